@@ -1,0 +1,1 @@
+"""Benchmarks for compaction-suite: traces to replay and the code that makes them."""

@@ -1,0 +1,57 @@
+"""Assertion helpers that name the clause and show the messages (in the style of array-api-tests)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .clauses import clauses
+
+PREVIEW = 90
+
+
+class ClauseViolation(AssertionError):
+    """A clause does not hold; ``history`` is the input that shows it (Hypothesis shrinks it)."""
+
+    def __init__(self, clause_id: str, reason: str, history: Any = None, output: Any = None) -> None:
+        self.clause_id = clause_id
+        self.reason = reason
+        self.history = history
+        self.output = output
+        clause = clauses()[clause_id]
+        parts = [f"{clause_id} ({clause.level}: {clause.title}): {reason}"]
+        if history is not None:
+            parts.append(render("input", history))
+        if output is not None:
+            parts.append(render("output", output))
+        super().__init__("\n".join(parts))
+
+
+def require(clause_id: str, problem: str | None, history: Any = None, output: Any = None) -> None:
+    """Raise `ClauseViolation` when a check found a problem (``problem`` is its reason)."""
+    if problem is not None:
+        raise ClauseViolation(clause_id, problem, history, output)
+
+
+def render(label: str, messages: Any) -> str:
+    """A compact listing of messages: index, role, tool ids and the start of the text."""
+    if not isinstance(messages, Sequence) or isinstance(messages, str):
+        return f"  {label}: {messages!r}"
+    lines = [f"  {label} ({len(messages)} messages):"]
+    for i, m in enumerate(messages):
+        lines.append(f"    [{i}] {_one_line(m)}")
+    return "\n".join(lines)
+
+
+def _one_line(message: Any) -> str:
+    if not isinstance(message, dict):
+        return repr(message)[:PREVIEW]
+    role = message.get("role")
+    ids = [c.get("id") for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    tag = f" calls {ids}" if ids else ""
+    tag += f" answers {message['tool_call_id']!r}" if "tool_call_id" in message else ""
+    content = message.get("content")
+    body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    body = body.replace("\n", "\\n")
+    return f"{role}{tag}: {body[:PREVIEW]}{'…' if len(body) > PREVIEW else ''}"

@@ -1,0 +1,741 @@
+"""Hypothesis strategies for agent histories (OpenAI chat-completions message lists).
+
+These strategies are public: a compactor's own test suite may draw from them.
+Every strategy builds fresh dicts for every example, so a compactor that
+mutates its input (a CORE-5 violation) never corrupts a later example.
+
+The vocabulary of a history:
+
+- ``system_prompts()``: a ``system`` (or ``developer``) message.
+- ``earlier_summaries()``: a ``user`` message starting with ``[Context Summary]``,
+  as an earlier compaction leaves it (SPEC SUM-2), placed right after the system prompts.
+- ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"),
+  with plain or multimodal (text and image parts) content.
+- ``assistant_replies()``: a bare assistant text reply.
+- ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
+  ``tool`` result per call, in any order (SPEC ROUND-1).
+- ``histories()``: all of the above in a realistic agent order.
+
+Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes tens
+of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``
+(an entity, SPEC STRUCT-2); ``reportProgress`` takes ``{"tasks": [{"title", "status"}]}``
+(SPEC STRUCT-3) and returns a short acknowledgement. Only ``createEntity`` results are
+JSON objects, so `entity_ids` finds exactly the entities the generator created.
+
+Tool-call ids are ``call_0001``, ``call_0002``, ... numbered in drawing order and
+unique across everything drawn in one example (a counter held in ``st.shared``), so
+``st.lists(tool_rounds())`` concatenated is still a valid history (SPEC HIST-6).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import itertools
+import json
+import random
+import struct
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.strategies import SearchStrategy
+
+T = TypeVar("T")
+Message = dict[str, Any]
+"""An OpenAI chat-completions message as a plain dict."""
+
+SUMMARY_PREFIX = "[Context Summary]"
+"""How a summary message's content starts (SPEC SUM-2)."""
+
+GENERIC_TOOLS = ("readFile", "search", "runCommand")
+ENTITY_TOOL = "createEntity"
+PROGRESS_TOOL = "reportProgress"
+TOOL_NAMES = (*GENERIC_TOOLS, ENTITY_TOOL, PROGRESS_TOOL)
+TASK_STATUSES = ("completed", "in_progress", "pending")
+
+__all__ = [
+    "ENTITY_TOOL",
+    "GENERIC_TOOLS",
+    "Message",
+    "PROGRESS_TOOL",
+    "SUMMARY_PREFIX",
+    "TASK_STATUSES",
+    "TOOL_NAMES",
+    "assistant_replies",
+    "earlier_summaries",
+    "entity_ids",
+    "histories",
+    "image_parts",
+    "latest_task_list",
+    "long_tool_outputs",
+    "multimodal_contents",
+    "system_prompts",
+    "task_lists",
+    "text",
+    "tool_rounds",
+    "user_turns",
+]
+
+# --- vocabulary --------------------------------------------------------------
+
+WORDS = (
+    "the", "config", "parser", "cache", "deploy", "build", "test", "service", "request",
+    "handler", "database", "migration", "schema", "token", "budget", "retry", "timeout",
+    "endpoint", "queue", "worker", "index", "query", "module", "release", "branch",
+    "report", "invoice", "customer", "order", "dashboard", "error", "log", "latency",
+    "a", "to", "for", "with", "and", "in", "is", "not", "after", "before",
+)  # fmt: skip
+NON_ASCII_WORDS = (
+    "café", "naïve", "Zürich", "façade", "São Paulo", "crème brûlée", "Ångström",  # accents
+    "e\u0301tude",  # a combining accent (not NFC)
+    "日本語", "数据库连接", "東京", "設定ファイル", "こんにちは", "한국어", "검색 결과",  # CJK, kana, hangul
+    "Привет", "Ελληνικά", "नमस्ते",
+    "שלום", "עברית", "مرحبا", "العربية",  # RTL
+    "🚀", "👍🏽", "\U0001F468\u200d\U0001F469\u200d\U0001F467", "🇯🇵", "✅",  # emoji: skin tone, ZWJ family, flag
+)  # fmt: skip
+ALTERNATIVES = (
+    ("pytest", "unittest"), ("pnpm", "npm"), ("PostgreSQL", "SQLite"), ("httpx", "requests"),
+    ("UTC", "local time"), ("ruff", "flake8"), ("the staging database", "production"),
+    ("tabs", "spaces"), ("async def", "threads"), ("git rebase", "git merge"),
+)  # fmt: skip
+PATHS = (
+    "src/app.py", "src/compactor/rounds.py", "tests/test_rounds.py", "README.md",
+    "pyproject.toml", "web/src/index.ts", "config/settings.yaml", "docs/設計メモ.md",
+    "src/café/menu.py",
+)  # fmt: skip
+CODE_LINES = (
+    "import json",
+    "from dataclasses import dataclass",
+    "",
+    "def handler(request):",
+    "    payload = json.loads(request.body)",
+    "    if not payload:",
+    '        raise ValueError("empty payload")',
+    "    return {'ok': True, 'items': payload.get('items', [])}",
+    "class Settings:",
+    "    timeout: float = 30.0",
+    "    # TODO: make the retry budget configurable",
+    "export function render(node: Node): string {",
+    "  return node.children.map(render).join('');",
+    "}",
+    'name = "compaction-suite"',
+)
+COMMANDS = (
+    "pytest -q", "git status", "ls -la src", "npm run build", "python -m mypy src",
+    "cat /etc/os-release", "grep -rn TODO src", "docker compose ps",
+)  # fmt: skip
+ENTITY_TYPES = ("task", "ticket", "document", "customer", "invoice", "project", "note")
+TASK_VERBS = ("Fix", "Add", "Refactor", "Document", "Test", "Migrate", "Review", "Deploy")
+SYSTEM_PERSONAS = (
+    "You are a coding agent working in the user's repository.",
+    "You are an admin assistant for a ticketing system.",
+    "You are a research agent. Cite your sources.",
+)
+ACKS = ("Progress updated.", "OK", "Task list saved.")
+
+_CALL_IDS = st.shared(st.builds(itertools.count, st.just(1)), key="compaction_suite.histories.call_ids")
+"""One counter per example, shared by every strategy drawing tool calls in it."""
+
+# --- drawing helpers -------------------------------------------------------------
+# Generation speed is draw count: each draw costs Hypothesis some microseconds, so
+# choices are drawn as one integer each and strategies are built once and cached.
+
+_cached = functools.lru_cache(maxsize=256)
+"""Memoize a strategy factory: building and validating strategies costs more than drawing."""
+
+
+@_cached
+def _below(n: int) -> SearchStrategy[int]:
+    return st.integers(0, n - 1)
+
+
+def _pick(draw: st.DrawFn, options: Sequence[T]) -> T:
+    """One of ``options``; shrinks to the first."""
+    return options[draw(_below(len(options)))]
+
+
+def _one_in(draw: st.DrawFn, n: int) -> bool:
+    """True about one time in ``n``; shrinks to False."""
+    return draw(_below(n)) == n - 1
+
+
+# --- text ----------------------------------------------------------------------
+
+_WORD_POOL = WORDS * 3 + NON_ASCII_WORDS
+"""English words, each three times as likely as a non-ASCII one."""
+
+_SPICE = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=6
+)
+"""A few arbitrary characters; line and paragraph separators are left out so lines stay lines."""
+
+
+@st.composite
+def _texts(draw: st.DrawFn, count: SearchStrategy[int], non_ascii: bool) -> str:
+    pool = _WORD_POOL if non_ascii else WORDS
+    words = [_pick(draw, pool) for _ in range(draw(count))]
+    if non_ascii and words and _one_in(draw, 10):
+        words[draw(_below(len(words)))] = draw(_SPICE)
+    return " ".join(words)
+
+
+@_cached
+def text(*, min_words: int = 1, max_words: int = 12, non_ascii: bool = True) -> SearchStrategy[str]:
+    """Space-separated words from a small vocabulary; never empty when ``min_words >= 1``.
+
+    With ``non_ascii`` (the default) some words are accented (one not in NFC), CJK,
+    Cyrillic, Greek, Devanagari, RTL (Hebrew, Arabic) or emoji (skin tones, ZWJ
+    sequences, flags), and one text in ten has a word of arbitrary Unicode characters
+    (no control characters, no line or paragraph separators). Shrinks to ``"the"``.
+    """
+    if not 0 <= min_words <= max_words:
+        raise InvalidArgument(f"need 0 <= min_words <= max_words, got {min_words}, {max_words}")
+    return _texts(st.integers(min_words, max_words), non_ascii)
+
+
+# --- system, user and assistant messages ---------------------------------------
+
+
+@st.composite
+def _system_prompts(draw: st.DrawFn) -> Message:
+    role = _pick(draw, ("system", "system", "developer"))
+    rules = [f"- {draw(text(max_words=8))}" for _ in range(draw(_below(4)))]
+    return {"role": role, "content": "\n".join([_pick(draw, SYSTEM_PERSONAS), *rules])}
+
+
+@_cached
+def system_prompts() -> SearchStrategy[Message]:
+    """A ``system`` message (one in three is ``developer``): a persona and up to three rules."""
+    return _system_prompts()
+
+
+def _question(draw: st.DrawFn) -> str:
+    """A plain request: a templated question, one about a path, or free-form words."""
+    kind = draw(_below(3))
+    if kind == 0:
+        return f"How do I {draw(text(max_words=4))}?"
+    if kind == 1:
+        return f"Can you look at {_pick(draw, PATHS)} and {draw(text(max_words=6))}?"
+    return draw(text(max_words=16))
+
+
+def _correction(draw: st.DrawFn) -> str:
+    """A user correcting the agent, e.g. "No, use pytest instead of unittest."."""
+    instead, of = _pick(draw, ALTERNATIVES)
+    kind = draw(_below(3))
+    if kind == 0:
+        return f"No, use {instead} instead of {of}."
+    if kind == 1:
+        return f"Actually, use {instead} instead of {of}: {draw(text(max_words=6))}"
+    return f"No, that's wrong. {draw(text(max_words=10))}"
+
+
+@st.composite
+def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message:
+    words = _correction(draw) if corrections and _one_in(draw, 4) else _question(draw)
+    if multimodal and _one_in(draw, 6):
+        return {"role": "user", "content": [{"type": "text", "text": words}, *draw(multimodal_contents())]}
+    return {"role": "user", "content": words}
+
+
+@_cached
+def user_turns(*, corrections: bool = True, multimodal: bool = True) -> SearchStrategy[Message]:
+    """A ``user`` message: a question or instruction, or (one in four, with ``corrections``)
+    a correction such as "No, use pytest instead of unittest.".
+
+    With ``multimodal``, one in six has list content: a text part, then
+    `multimodal_contents`; the others have string content.
+    """
+    return _user_turns(corrections, multimodal)
+
+
+@st.composite
+def _assistant_replies(draw: st.DrawFn) -> Message:
+    body = draw(text(max_words=20))
+    if _one_in(draw, 4):
+        start, length = draw(_below(len(CODE_LINES))), draw(st.integers(1, 4))
+        body = f"{body}\n\n```python\n{_excerpt(start, length)}\n```"
+    return {"role": "assistant", "content": body}
+
+
+@_cached
+def assistant_replies() -> SearchStrategy[Message]:
+    """A bare ``assistant`` text reply (no tool calls): prose, one in four with a code block."""
+    return _assistant_replies()
+
+
+# --- multimodal content -------------------------------------------------------
+
+
+def _png(width: int, height: int, seed: int) -> bytes:
+    """A valid RGB PNG of noise pixels (noise does not compress, so big images stay big)."""
+    pixels = random.Random(seed).randbytes(width * height * 3)
+    rows = b"".join(b"\x00" + pixels[y * width * 3 : (y + 1) * width * 3] for y in range(height))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@st.composite
+def _image_parts(draw: st.DrawFn) -> dict[str, Any]:
+    side = _pick(draw, (1, 2, 8, 32, 64))
+    png = _png(side, side, draw(_below(2**32)))
+    image_url = {"url": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}
+    detail = _pick(draw, (None, "auto", "low", "high"))
+    if detail is not None:
+        image_url["detail"] = detail
+    return {"type": "image_url", "image_url": image_url}
+
+
+@_cached
+def image_parts() -> SearchStrategy[dict[str, Any]]:
+    """An ``image_url`` content part: ``{"type": "image_url", "image_url": {"url", "detail"?}}``.
+
+    The url is ``data:image/png;base64,...`` holding a valid square PNG of 1 to 64
+    pixels a side (up to about 16 kB of base64).
+    """
+    return _image_parts()
+
+
+@st.composite
+def _multimodal_contents(draw: st.DrawFn, max_parts: int) -> list[dict[str, Any]]:
+    parts = []
+    for _ in range(draw(_below(max_parts))):
+        parts.append(draw(image_parts()) if _one_in(draw, 2) else {"type": "text", "text": draw(text(max_words=10))})
+    at = draw(_below(len(parts) + 1))
+    return [*parts[:at], draw(image_parts()), *parts[at:]]
+
+
+@_cached
+def multimodal_contents(*, max_parts: int = 4) -> SearchStrategy[list[dict[str, Any]]]:
+    """User content as a list of 1..``max_parts`` parts, ``{"type": "text", "text"}`` and
+    `image_parts` mixed, with at least one image. Shrinks to a lone image."""
+    if max_parts < 1:
+        raise InvalidArgument(f"max_parts must be >= 1, got {max_parts}")
+    return _multimodal_contents(max_parts)
+
+
+# --- tool outputs --------------------------------------------------------------
+
+
+def _excerpt(start: int, length: int) -> str:
+    """``length`` consecutive lines of `CODE_LINES` from ``start``, wrapping around."""
+    return "\n".join(CODE_LINES[(start + i) % len(CODE_LINES)] for i in range(length))
+
+
+@st.composite
+def _log_lines(draw: st.DrawFn) -> str:
+    """One line of command or log output."""
+    kind = draw(_below(4))
+    if kind == 0:
+        second, level = draw(_below(60)), _pick(draw, ("INFO", "DEBUG", "WARNING", "ERROR"))
+        return f"2025-03-14T09:26:{second:02d}Z {level} {draw(text(max_words=8))}"
+    if kind == 1:
+        return f"PASSED tests/test_{_pick(draw, WORDS)}.py::test_{_pick(draw, WORDS)}"
+    if kind == 2:
+        return f'  File "{_pick(draw, PATHS)}", line {draw(_below(1000))}, in handler'
+    return draw(text(max_words=12))
+
+
+_LOG_LINE = _log_lines()
+_CODE_LINE = st.sampled_from(CODE_LINES)
+_SEARCH_HIT = st.builds("{}:1: {}".format, st.sampled_from(PATHS), _CODE_LINE)
+
+
+def _repeat_lines(lines: Sequence[str], size: int) -> str:
+    """Number and repeat ``lines`` until the text is ``size`` characters long, cut exactly there."""
+    numbered: Iterator[str] = (f"{n:>6}  {line}\n" for n, line in enumerate(itertools.cycle(lines), 1))
+    chunks, total = [], 0
+    while total < size:
+        chunk = next(numbered)
+        chunks.append(chunk)
+        total += len(chunk)
+    return "".join(chunks)[:size]
+
+
+@st.composite
+def _long_outputs(draw: st.DrawFn, size: SearchStrategy[int], lines: SearchStrategy[str]) -> str:
+    pattern = [draw(lines) for _ in range(1 + draw(_below(6)))]
+    return _repeat_lines(pattern, draw(size))
+
+
+@_cached
+def long_tool_outputs(
+    *, min_size: int = 2_000, max_size: int = 40_000, lines: SearchStrategy[str] = _LOG_LINE
+) -> SearchStrategy[str]:
+    """A long tool output of exactly ``min_size..max_size`` characters.
+
+    One to six drawn ``lines`` (log lines by default) are numbered and repeated, so
+    even 40 kB cost only a few draws; the text is cut at the drawn size, possibly
+    mid-line as a truncated output would be. Shrinks to ``min_size``.
+    """
+    if not 1 <= min_size <= max_size:
+        raise InvalidArgument(f"need 1 <= min_size <= max_size, got {min_size}, {max_size}")
+    return _long_outputs(st.integers(min_size, max_size), lines)
+
+
+def _maybe_long(draw: st.DrawFn, short: str, long_outputs: bool, lines: SearchStrategy[str]) -> str:
+    """``short``, or one time in eight (with ``long_outputs``) a long output of ``lines``."""
+    if long_outputs and _one_in(draw, 8):
+        return draw(long_tool_outputs(lines=lines))
+    return short
+
+
+# --- tools: each draws (arguments, result content) ---------------------------
+
+ToolCall = tuple[dict[str, Any], str]
+
+
+@st.composite
+def _read_file(draw: st.DrawFn, long_outputs: bool) -> ToolCall:
+    path = _pick(draw, PATHS)
+    if _one_in(draw, 6):
+        return {"path": path}, f"Error: ENOENT: no such file or directory, open '{path}'"
+    start, length = draw(_below(len(CODE_LINES))), draw(st.integers(1, 12))
+    short = "\n".join(f"{n}\t{line}" for n, line in enumerate(_excerpt(start, length).split("\n"), 1))
+    return {"path": path}, _maybe_long(draw, short, long_outputs, _CODE_LINE)
+
+
+@st.composite
+def _search(draw: st.DrawFn, long_outputs: bool) -> ToolCall:
+    query = draw(text(max_words=3))
+    hits = [
+        f"{_pick(draw, PATHS)}:{1 + draw(_below(500))}: {_pick(draw, CODE_LINES)}" for _ in range(draw(_below(5)))
+    ]
+    return {"query": query}, _maybe_long(draw, "\n".join(hits) or "No matches found.", long_outputs, _SEARCH_HIT)
+
+
+@st.composite
+def _run_command(draw: st.DrawFn, long_outputs: bool) -> ToolCall:
+    command = _pick(draw, COMMANDS)
+    exit_code = _pick(draw, (0, 0, 0, 1, 2, 127))
+    output = "\n".join(draw(_LOG_LINE) for _ in range(draw(_below(5))))
+    output = _maybe_long(draw, output, long_outputs, _LOG_LINE)
+    return {"command": command}, f"$ {command}\n{output}\n[exit code {exit_code}]"
+
+
+def _entity_id(draw: st.DrawFn) -> str:
+    """``ent-`` and 12 hex digits, or a UUID."""
+    if _one_in(draw, 2):
+        return str(draw(st.uuids()))
+    return f"ent-{draw(_below(2**48)):012x}"
+
+
+@st.composite
+def _create_entity(draw: st.DrawFn, long_outputs: bool) -> ToolCall:
+    """``createEntity``: the result is a JSON object with a top-level string ``"id"``."""
+    kind, title = _pick(draw, ENTITY_TYPES), draw(text(max_words=6))
+    entity = {"id": _entity_id(draw), "type": kind, "title": title}
+    if _one_in(draw, 2):
+        entity["status"] = _pick(draw, ("open", "draft", "active"))
+    indent, ensure_ascii = _pick(draw, (None, 2)), _one_in(draw, 2)
+    return {"type": kind, "title": title}, json.dumps(entity, indent=indent, ensure_ascii=ensure_ascii)
+
+
+@st.composite
+def _tasks(draw: st.DrawFn) -> dict[str, str]:
+    title = f"{_pick(draw, TASK_VERBS)} {draw(text(max_words=5))}"
+    return {"title": title, "status": _pick(draw, TASK_STATUSES)}
+
+
+@_cached
+def task_lists(*, max_tasks: int = 5) -> SearchStrategy[list[dict[str, str]]]:
+    """1..``max_tasks`` tasks ``{"title": str, "status": "completed"|"in_progress"|"pending"}``, titles unique."""
+    if max_tasks < 1:
+        raise InvalidArgument(f"max_tasks must be >= 1, got {max_tasks}")
+    return st.lists(_tasks(), min_size=1, max_size=max_tasks, unique_by=lambda task: task["title"])
+
+
+@st.composite
+def _report_progress(draw: st.DrawFn, long_outputs: bool) -> ToolCall:
+    """``reportProgress``: arguments ``{"tasks": [...]}``, a short acknowledgement as result."""
+    return {"tasks": draw(task_lists())}, _pick(draw, ACKS)
+
+
+_TOOLS = {
+    long_outputs: {
+        "readFile": _read_file(long_outputs),
+        "search": _search(long_outputs),
+        "runCommand": _run_command(long_outputs),
+        ENTITY_TOOL: _create_entity(long_outputs),
+        PROGRESS_TOOL: _report_progress(long_outputs),
+    }
+    for long_outputs in (False, True)
+}
+"""Per tool name, the strategy for (arguments, result content), with and without long outputs."""
+
+
+# --- tool rounds -----------------------------------------------------------------
+
+
+@st.composite
+def _tool_rounds(
+    draw: st.DrawFn, calls: SearchStrategy[int], tools: tuple[str, ...], long_outputs: bool, in_flight: bool
+) -> list[Message]:
+    ids = draw(_CALL_IDS)
+    tool_calls, results = [], []
+    for _ in range(draw(calls)):
+        name = _pick(draw, tools)
+        arguments, content = draw(_TOOLS[long_outputs][name])
+        call_id = f"call_{next(ids):04d}"
+        function = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
+        tool_calls.append({"id": call_id, "type": "function", "function": function})
+        results.append({"role": "tool", "tool_call_id": call_id, "content": content})
+    order = draw(_permutations(len(results)))
+    answered = len(results) - 1 - draw(_below(len(results))) if in_flight else len(results)
+    preamble = draw(text(max_words=10)) if _one_in(draw, 3) else None
+    assistant = {"role": "assistant", "content": preamble, "tool_calls": tool_calls}
+    return [assistant, *(results[i] for i in order[:answered])]
+
+
+@_cached
+def _permutations(n: int) -> SearchStrategy[list[int]]:
+    return st.permutations(range(n))
+
+
+def _check_tools(tools: Sequence[str]) -> tuple[str, ...]:
+    unknown = set(tools) - set(TOOL_NAMES)
+    if not tools or unknown:
+        raise InvalidArgument(f"tools must be a non-empty subset of {TOOL_NAMES}, got {tools!r}")
+    return tuple(tools)
+
+
+def tool_rounds(
+    *,
+    min_calls: int = 1,
+    max_calls: int = 3,
+    tools: Sequence[str] = TOOL_NAMES,
+    long_outputs: bool = True,
+    in_flight: bool = False,
+) -> SearchStrategy[list[Message]]:
+    """One tool round: an assistant message with ``min_calls..max_calls`` parallel calls, then the results.
+
+    Each call is ``{"id", "type": "function", "function": {"name", "arguments"}}`` with
+    ``arguments`` a JSON string; each result is ``{"role": "tool", "tool_call_id", "content"}``
+    with string content. The results come in any order (shrinking to call order). The
+    assistant's ``content`` is ``None`` (two in three) or a short preamble. Tools are
+    drawn uniformly from ``tools``; with ``long_outputs``, one generic tool result in
+    eight is `long_tool_outputs`. With ``in_flight``, at least one call has no result
+    yet (SPEC ROUND-3) and the others' results are present, in any order.
+    """
+    if not 1 <= min_calls <= max_calls:
+        raise InvalidArgument(f"need 1 <= min_calls <= max_calls, got {min_calls}, {max_calls}")
+    return _tool_round_strategy(min_calls, max_calls, _check_tools(tools), long_outputs, in_flight)
+
+
+@_cached
+def _tool_round_strategy(
+    min_calls: int, max_calls: int, tools: tuple[str, ...], long_outputs: bool, in_flight: bool
+) -> SearchStrategy[list[Message]]:
+    return _tool_rounds(st.integers(min_calls, max_calls), tools, long_outputs, in_flight)
+
+
+# --- earlier summaries -------------------------------------------------------------
+
+
+@st.composite
+def _earlier_summaries(draw: st.DrawFn) -> Message:
+    bullets = [f"- {draw(text(max_words=10))}" for _ in range(1 + draw(_below(4)))]
+    if not _one_in(draw, 2):
+        return {"role": "user", "content": "\n".join([SUMMARY_PREFIX, *bullets])}
+    entities = [
+        f'- [{_pick(draw, ENTITY_TYPES)}] "{draw(text(max_words=4))}" (id: {_entity_id(draw)})'
+        for _ in range(draw(_below(4)))
+    ]
+    tasks = [
+        f"- [{'x' if task['status'] == 'completed' else ' '}] {task['title']} ({task['status']})"
+        for task in draw(task_lists(max_tasks=3))
+    ]
+    lines = [
+        SUMMARY_PREFIX,
+        "## Conversation Summary (auto-compacted)",
+        "### Entities Created/Modified",
+        *(entities or ["- (none)"]),
+        "### Current Task List",
+        *tasks,
+        "### Key Decisions",
+        *bullets[:1],
+        "### Context",
+        *(bullets[1:] or ["- (none)"]),
+    ]
+    return {"role": "user", "content": "\n".join(lines)}
+
+
+@_cached
+def earlier_summaries() -> SearchStrategy[Message]:
+    """A ``user`` message whose content starts with ``[Context Summary]`` (SPEC SUM-2).
+
+    Either bullet points (seed 000's format, what shrinking prefers) or the structured
+    sections of seed 001: entities with their ids, a task list, key decisions, context.
+    """
+    return _earlier_summaries()
+
+
+# --- histories -----------------------------------------------------------------
+
+_NEXT_KIND = {
+    "start": ("user",),
+    "summary": ("user", "tool_calls", "assistant"),
+    "user": ("assistant", "tool_calls", "tool_calls", "tool_calls", "user"),
+    "tool_calls": ("assistant", "assistant", "tool_calls", "tool_calls", "tool_calls", "user"),
+    "assistant": ("user", "user", "user", "tool_calls", "assistant"),
+}
+"""Which round may follow which, weighted by repetition; shrinking prefers the first."""
+
+
+def _presence(draw: st.DrawFn, wanted: bool | None) -> bool:
+    """``wanted``, or drawn when it is None (shrinking to absent)."""
+    return _one_in(draw, 2) if wanted is None else wanted
+
+
+@st.composite
+def _histories(
+    draw: st.DrawFn,
+    min_rounds: int,
+    max_rounds: int,
+    system: bool | None,
+    earlier_summary: bool | None,
+    in_flight: bool,
+    tool_round: SearchStrategy[list[Message]],
+    last_round: SearchStrategy[list[Message]],
+    multimodal: bool,
+) -> list[Message]:
+    messages: list[Message] = []
+    if _presence(draw, system):
+        messages += [draw(system_prompts()) for _ in range(1 + int(_one_in(draw, 4)))]
+    summary = _presence(draw, earlier_summary)
+    if summary:
+        messages.append(draw(earlier_summaries()))
+    least = (1 if summary else 2) if in_flight else 0
+    rounds = draw(st.integers(max(min_rounds, least), max_rounds))
+    previous = "summary" if summary else "start"
+    for _ in range(rounds - int(in_flight)):
+        kind = _pick(draw, _NEXT_KIND[previous])
+        if kind == "user":
+            messages.append(draw(user_turns(corrections=previous != "start", multimodal=multimodal)))
+        elif kind == "assistant":
+            messages.append(draw(assistant_replies()))
+        else:
+            messages += draw(tool_round)
+        previous = kind
+    if in_flight:
+        messages += draw(last_round)
+    return messages
+
+
+def histories(
+    min_rounds: int = 0,
+    max_rounds: int = 10,
+    *,
+    system: bool | None = True,
+    earlier_summary: bool | None = None,
+    in_flight: bool = False,
+    max_parallel_calls: int = 3,
+    tools: Sequence[str] = TOOL_NAMES,
+    multimodal: bool = True,
+    long_outputs: bool = True,
+) -> SearchStrategy[list[Message]]:
+    """A valid agent history: the messages a compactor is handed between two agent-loop iterations.
+
+    Layout: one or (one in four) two system/developer prompts (``system=True``;
+    ``None`` = maybe; ``False`` = none), then an earlier ``[Context Summary]``
+    (``earlier_summary``: ``True`` always, ``False`` never, ``None`` maybe), then
+    ``min_rounds..max_rounds`` rounds (SPEC ROUND-1; prompts and summary are not
+    counted). Without a summary the first round is a user turn; tool rounds,
+    assistant replies and further user turns and corrections follow in a realistic
+    agent order.
+
+    Every history passes ``reference.rounds.split_rounds``. With ``in_flight=True`` the
+    last round is a tool round with at least one unanswered call, so ``call_in_flight``
+    is true; it counts as one of the rounds, and a user turn or summary precedes it.
+    Otherwise every call is answered. ``max_parallel_calls`` bounds the calls per tool
+    round, ``tools`` restricts the tools used, ``multimodal`` allows image parts in
+    user turns and ``long_outputs`` tool outputs of tens of kB.
+    """
+    if not 0 <= min_rounds <= max_rounds:
+        raise InvalidArgument(f"need 0 <= min_rounds <= max_rounds, got {min_rounds}, {max_rounds}")
+    if in_flight and max_rounds < (1 if earlier_summary else 2):
+        raise InvalidArgument("in_flight needs max_rounds >= 2 (a user turn, then the call), or 1 with a summary")
+    if max_parallel_calls < 1:
+        raise InvalidArgument(f"max_parallel_calls must be >= 1, got {max_parallel_calls}")
+    rounds = {
+        flight: tool_rounds(max_calls=max_parallel_calls, tools=tools, long_outputs=long_outputs, in_flight=flight)
+        for flight in (False, True)
+    }
+    return _histories(
+        min_rounds, max_rounds, system, earlier_summary, in_flight, rounds[False], rounds[True], multimodal
+    )
+
+
+# --- helpers for the conformance clauses ---------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    """A message's text: string content, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (part.get("text") for part in content if isinstance(part, dict) and part.get("type") == "text")
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
+def _json_object(text: Any) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def entity_ids(history: Sequence[Message]) -> list[str]:
+    """The entity ids created in ``history``, in order of first appearance, without repeats (SPEC STRUCT-2).
+
+    An entity id is the top-level ``"id"``, when it is a string, of a ``tool`` message
+    whose text parses as a JSON object. The text is the string content, or the text
+    parts joined by newlines. Which tool produced the result does not matter; in
+    generated histories only ``createEntity`` results are JSON objects. Summary
+    messages are not tool messages, so ids they mention do not count.
+    """
+    found: dict[str, None] = {}
+    for message in history:
+        if isinstance(message, dict) and message.get("role") == "tool":
+            value = _json_object(_text_of(message.get("content")))
+            if value is not None and isinstance(value.get("id"), str):
+                found.setdefault(value["id"])
+    return list(found)
+
+
+def _tasks_of(call: Any) -> list[dict[str, Any]] | None:
+    """The task list of a ``reportProgress`` call, or None for another call or unreadable arguments."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or function.get("name") != PROGRESS_TOOL:
+        return None
+    tasks = (_json_object(function.get("arguments")) or {}).get("tasks")
+    return [task for task in tasks if isinstance(task, dict)] if isinstance(tasks, list) else None
+
+
+def latest_task_list(history: Sequence[Message]) -> list[dict[str, Any]] | None:
+    """The tasks of the latest ``reportProgress`` call in ``history``, or None if there is none (SPEC STRUCT-3).
+
+    The latest call is the last one in message order (and, among parallel calls of
+    one message, in call order) whose ``arguments`` parse as a JSON object with a
+    list ``"tasks"``; calls with unreadable arguments are passed over. Whether the call
+    was answered does not matter. The result keeps the dict items of ``"tasks"``
+    (``{"title", "status"}`` in generated histories) in their order. Task lists in
+    earlier summaries are not calls and do not count.
+    """
+    for message in reversed(history):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        for call in reversed(message.get("tool_calls") or []):
+            tasks = _tasks_of(call)
+            if tasks is not None:
+                return tasks
+    return None

@@ -1,0 +1,192 @@
+"""Structural checks on a compactor's output, written apart from the reference.
+
+Each ``check_*`` returns ``None`` when its clause holds, else a one-line reason.
+They never raise on a malformed output: judging malformed output is their job.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+SYSTEM_ROLES = {"system", "developer"}
+ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
+SUMMARY_PREFIX = "[Context Summary]"
+
+
+def text(message: Any) -> str:
+    """A message's text: string content or its text parts."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def is_summary(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("role") == "user" and text(message).startswith(SUMMARY_PREFIX)
+
+
+def call_ids(message: Any) -> list[str]:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    return [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def rounds(messages: Sequence[dict]) -> list[list[int]]:
+    """Indices grouped into rounds: a tool message joins the round before it."""
+    groups: list[list[int]] = []
+    for i, message in enumerate(messages):
+        if message.get("role") == "tool" and groups:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def non_system_rounds(messages: Sequence[dict]) -> list[list[dict]]:
+    return [[messages[i] for i in r] for r in rounds(messages) if messages[r[0]].get("role") not in SYSTEM_ROLES]
+
+
+def chars4(messages: Sequence[dict]) -> int:
+    """chars/4 over what the model reads (SPEC TOK-1), for compactors without an estimate."""
+    chars = 0
+    for m in messages:
+        chars += len(text(m)) + len(str(m.get("name") or "")) + len(str(m.get("refusal") or ""))
+        for call in m.get("tool_calls") or []:
+            function = call.get("function") or {}
+            chars += len(str(function.get("name") or "")) + len(str(function.get("arguments") or ""))
+    return math.floor(chars / 4)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Byte-identical as JSON (key order aside): what "kept verbatim" means."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+# --- core
+
+
+def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
+    """CORE-1."""
+    for r in rounds(out):
+        opener = out[r[0]]
+        for i in r:
+            message = out[i]
+            if message.get("role") != "tool":
+                continue
+            if opener.get("role") != "assistant" or message.get("tool_call_id") not in call_ids(opener):
+                return f"message {i}: tool result {message.get('tool_call_id')!r} has no matching call in its round"
+    return None
+
+
+def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
+    """CORE-2."""
+    for r in rounds(out):
+        answered = [out[i].get("tool_call_id") for i in r[1:]]
+        for call_id in call_ids(out[r[0]]):
+            if answered.count(call_id) != 1:
+                return f"message {r[0]}: tool call {call_id!r} has {answered.count(call_id)} results in its round"
+    return None
+
+
+def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: bool) -> str | None:
+    """CORE-3."""
+    before = [m for m in history if m.get("role") in SYSTEM_ROLES]
+    after = [m for m in out if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
+    if not same(before, after):
+        return f"system messages changed: {len(before)} in, {len(after)} out (or their text differs)"
+    if compacted and not same(list(out[: len(after)]), after):
+        return "system messages are not first in the compacted output"
+    return None
+
+
+def kept_indices(history: Sequence[dict], out: Sequence[dict]) -> tuple[dict[int, int], str | None]:
+    """Match output messages equal to input messages, in order: {output index: input index}."""
+    positions: dict[str, list[int]] = {}
+    for i, message in enumerate(history):
+        positions.setdefault(json.dumps(message, sort_keys=True), []).append(i)
+    matched: dict[int, int] = {}
+    last = -1
+    for j, message in enumerate(out):
+        candidates = positions.get(json.dumps(message, sort_keys=True), [])
+        later = next((i for i in candidates if i > last), None)
+        if candidates and later is None:
+            return matched, f"output message {j} is input message {candidates[0]} moved out of order"
+        if later is not None:
+            matched[j] = last = later
+    return matched, None
+
+
+def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | None:
+    """CORE-4."""
+    matched, problem = kept_indices(history, out)
+    if problem:
+        return problem
+    kept = set(matched.values())
+    out_tool_ids = {m.get("tool_call_id") for m in out if m.get("role") == "tool"}
+    out_call_sets = [sorted(call_ids(m)) for m in out if m.get("role") == "assistant"]
+    for r in rounds(history):
+        if not kept.intersection(r):
+            continue
+        for i in r:
+            message = history[i]
+            if i in kept:
+                continue
+            if message.get("role") == "tool" and message.get("tool_call_id") in out_tool_ids:
+                continue  # replaced in place (a masked result)
+            if call_ids(message) and sorted(call_ids(message)) in out_call_sets:
+                continue
+            return f"input message {i} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
+    return None
+
+
+def check_valid_messages(out: Any) -> str | None:
+    """CORE-6."""
+    if not isinstance(out, list):
+        return f"the output is a {type(out).__name__}, not a list"
+    seen: set[str] = set()
+    for i, m in enumerate(out):
+        if not isinstance(m, dict):
+            return f"message {i} is a {type(m).__name__}, not a dict"
+        role = m.get("role")
+        if role not in ROLES:
+            return f"message {i} has unknown role {role!r}"
+        if role != "assistant" and not isinstance(m.get("content"), (str, list)):
+            return f"message {i} ({role}) has no string or list content"
+        if role == "assistant" and m.get("content") is None and not m.get("tool_calls"):
+            return f"message {i} (assistant) has neither content nor tool_calls"
+        if role == "tool" and not isinstance(m.get("tool_call_id"), str):
+            return f"message {i} (tool) has no tool_call_id"
+        for call in m.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(function, dict):
+                return f"message {i} has a malformed tool call"
+            if call["id"] in seen:
+                return f"message {i} repeats tool_call id {call['id']!r}"
+            seen.add(call["id"])
+    return None
+
+
+# --- summary
+
+
+def expected_summary_shape(history: Sequence[dict], k: int) -> tuple[list[dict], list[dict]]:
+    """(system messages, the last k non-system rounds flattened) of an input."""
+    system = [m for m in history if m.get("role") in SYSTEM_ROLES]
+    tail = [m for r in non_system_rounds(history)[-k:] for m in r] if k else []
+    return system, tail
+
+
+def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int) -> str | None:
+    """SUM-1."""
+    system, tail = expected_summary_shape(history, k)
+    if len(out) != len(system) + 1 + len(tail):
+        return f"expected {len(system)} system + 1 summary + {len(tail)} tail messages, got {len(out)} messages"
+    if sum(map(is_summary, out)) != 1:
+        return f"expected exactly one summary message, found {sum(map(is_summary, out))}"
+    if not is_summary(out[len(system)]):
+        return f"message {len(system)} should be the summary"
+    return None

@@ -1,0 +1,178 @@
+"""The pytest plugin (entry point ``pytest11: compaction_suite``).
+
+Inert unless a compactor is named (``--compactor`` or ``$COMPACTION_COMPACTOR``)
+or conformance tests are collected. Options are grouped under
+"compaction-suite" and prefixed ``--compaction-`` (``--compactor`` aside).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+from . import report
+from .assertions import ClauseViolation
+from .clauses import clauses
+from .suite import Suite
+from .target import ENV, TargetError, resolve
+
+SUITE = pytest.StashKey[Suite]()
+RESULTS = pytest.StashKey[dict[str, list[dict[str, Any]]]]()
+FAST_EXAMPLES = 10
+DEFAULT_EXAMPLES = 50
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("compaction-suite", "context-compaction conformance (compaction-suite)")
+    group.addoption("--compactor", metavar="TARGET", help=f"compactor under test: module:attr, a registered name, or cmd:<command> (default: ${ENV})")
+    group.addoption("--compaction-profile", action="append", metavar="P", help="check only this profile (repeatable; default: every profile the compactor claims)")
+    group.addoption("--compaction-fast", action="store_true", help=f"{FAST_EXAMPLES} Hypothesis examples per test, for quick local runs")
+    group.addoption("--compaction-max-examples", type=int, metavar="N", help=f"Hypothesis examples per test (default {DEFAULT_EXAMPLES})")
+    group.addoption("--compaction-random", action="store_true", help="draw new examples each run (default: derandomized, the same examples every run)")
+    group.addoption("--compaction-xfails", metavar="FILE", help="file of test ids (one a line) expected to fail; ids matching no test warn")
+    group.addoption("--compaction-report", action="append", metavar="PATH", help="write the clause report to PATH.json or PATH.md (repeatable)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "clause(id): the SPEC clause this conformance test checks")
+    config.stash[RESULTS] = {}
+    spec = config.getoption("--compactor") or None
+    if spec is None and not _collecting_conformance(config):
+        return
+    try:
+        target = resolve(spec)
+    except TargetError as error:
+        raise pytest.UsageError(str(error)) from error
+    config.stash[SUITE] = Suite(target, config.getoption("--compaction-profile"))
+    _load_hypothesis_profile(config)
+
+
+def _collecting_conformance(config: pytest.Config) -> bool:
+    return any(str(arg).split("::")[0].startswith("conformance") for arg in config.args)
+
+
+def examples(config: pytest.Config) -> int:
+    """Hypothesis examples per test, from the options (one profile built from the CLI)."""
+    if config.getoption("--compaction-fast"):
+        return FAST_EXAMPLES
+    return config.getoption("--compaction-max-examples") or DEFAULT_EXAMPLES
+
+
+def _load_hypothesis_profile(config: pytest.Config) -> None:
+    hypothesis_settings.register_profile(
+        "compaction-suite",
+        max_examples=examples(config),
+        derandomize=not config.getoption("--compaction-random"),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    hypothesis_settings.load_profile("compaction-suite")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    suite = config.stash.get(SUITE, None)
+    if suite is None:
+        return None
+    s = suite.settings
+    target = suite.target
+    return [
+        f"compaction-suite: compactor {target.spec} ({target.origin}{', ' + target.version if target.version else ''})",
+        f"compaction-suite: profiles claimed {sorted(suite.claimed)}"
+        + (f", requested {sorted(suite.requested)}" if suite.requested else ""),
+        f"compaction-suite: settings threshold_iterations={s.threshold_iterations} max_context_tokens={s.max_context_tokens} "
+        f"keep_recent_rounds={s.keep_recent_rounds} model={s.model} summarizer_timeout={s.summarizer_timeout}s",
+        f"compaction-suite: summarizer test double at {s.base_url}; hypothesis max_examples={examples(config)} "
+        f"derandomize={not config.getoption('--compaction-random')}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def suite(request: pytest.FixtureRequest) -> Suite:
+    """The conformance session: ``suite.new()`` builds a fresh compactor."""
+    found = request.config.stash.get(SUITE, None)
+    if found is None:
+        raise pytest.UsageError(f"conformance tests need a compactor: pass --compactor TARGET or set {ENV}")
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    path = config.getoption("--compaction-xfails")
+    if not path:
+        return
+    wanted = [line.strip() for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
+    for test_id in wanted:
+        hits = [item for item in items if item.nodeid == test_id or item.nodeid.endswith("::" + test_id) or item.name == test_id]
+        for item in hits:
+            item.add_marker(pytest.mark.xfail(reason=f"listed in {path}", strict=False))
+        if not hits:
+            warnings.warn(pytest.PytestWarning(f"{path}: {test_id!r} matches no test"), stacklevel=1)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    clause_id = _clause_of(item)
+    suite = item.config.stash.get(SUITE, None)
+    if clause_id is None or suite is None:
+        return
+    reason = suite.active(clauses()[clause_id].profile)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    rep = yield
+    clause_id = _clause_of(item)
+    if clause_id is None:
+        return rep
+    violation = call.excinfo.value if call.excinfo is not None else None
+    if rep.failed and not clauses()[clause_id].must:
+        rep.outcome = "skipped"
+        rep.wasxfail = f"{clause_id} is a SHOULD clause: reported, never failing"
+    if rep.when == "call" or rep.outcome != "passed":
+        _record(item, rep, clause_id, violation)
+    return rep
+
+
+def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any) -> None:
+    if rep.when != "call" and rep.outcome == "passed":
+        return
+    entry: dict[str, Any] = {"test": item.nodeid, "outcome": report.outcome_of(rep)}
+    if isinstance(violation, ClauseViolation):
+        entry["reason"] = violation.reason
+        entry["history"] = violation.history
+        entry["output"] = violation.output
+    elif rep.skipped and not hasattr(rep, "wasxfail") and isinstance(rep.longrepr, tuple):
+        entry["reason"] = str(rep.longrepr[2]).removeprefix("Skipped: ")
+    elif violation is not None:
+        entry["reason"] = f"{type(violation).__name__}: {str(violation).splitlines()[0] if str(violation) else ''}"
+    item.config.stash[RESULTS].setdefault(clause_id, []).append(entry)
+
+
+def _clause_of(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("clause")
+    return marker.args[0] if marker else None
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    suite = config.stash.get(SUITE, None)
+    if suite is None or not config.stash[RESULTS]:
+        return
+    data = report.build(suite, config.stash[RESULTS])
+    terminalreporter.section("compaction-suite clauses")
+    for line in report.summary_lines(data):
+        terminalreporter.write_line(line)
+    for path in config.getoption("--compaction-report") or []:
+        report.write(data, Path(path))
+        terminalreporter.write_line(f"report written to {path}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    suite = config.stash.get(SUITE, None)
+    if suite is not None:
+        suite.close()

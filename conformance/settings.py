@@ -1,0 +1,58 @@
+"""`Settings`: what the suite hands a compactor factory (SPEC Part A, "The plug-in contract")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import openai
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The configuration a factory builds its compactor from.
+
+    ``client`` and ``async_client`` point at the summarizer the suite controls;
+    ``base_url``/``api_key`` are the same endpoint for compactors that build
+    their own client (``cmd:`` targets always do).
+    """
+
+    threshold_iterations: int = 8
+    max_context_tokens: int = 80_000
+    keep_recent_rounds: int = 2
+    model: str = "compaction-suite-summarizer"
+    summary_prompt: str | None = None
+    """An operator's override of the summarization prompt; None means the compactor's default."""
+    base_url: str | None = None
+    api_key: str = "compaction-suite-test-double"
+    summarizer_timeout: float = 2.0
+    client: openai.OpenAI | None = field(default=None, repr=False, compare=False)
+    async_client: openai.AsyncOpenAI | None = field(default=None, repr=False, compare=False)
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some fields changed (clients are rebuilt when the endpoint changes)."""
+        return replace(self, **changes)
+
+    def as_json(self) -> dict[str, Any]:
+        """The settings a ``cmd:`` compactor receives (no client objects)."""
+        return {
+            "threshold_iterations": self.threshold_iterations,
+            "max_context_tokens": self.max_context_tokens,
+            "keep_recent_rounds": self.keep_recent_rounds,
+            "model": self.model,
+            "summary_prompt": self.summary_prompt,
+            "base_url": self.base_url,
+            "api_key": self.api_key,
+            "summarizer_timeout": self.summarizer_timeout,
+        }
+
+
+def connected(settings: Settings, base_url: str) -> Settings:
+    """``settings`` with clients pointed at ``base_url``; retries off so each fault is seen once."""
+    kwargs = {"base_url": base_url, "api_key": settings.api_key, "timeout": settings.summarizer_timeout, "max_retries": 0}
+    return replace(
+        settings,
+        base_url=base_url,
+        client=openai.OpenAI(**kwargs),
+        async_client=openai.AsyncOpenAI(**kwargs),
+    )

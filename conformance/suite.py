@@ -1,0 +1,103 @@
+"""The session object the conformance tests talk to: target, settings, summarizer.
+
+Tests never build a compactor themselves: ``suite.new()`` calls the factory
+afresh, so no state leaks between Hypothesis examples, and `Subject` hides
+whether the compactor is sync, async or another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from .clauses import PROFILES
+from .settings import Settings, connected
+from .summarizer_server import SummarizerServer
+from .target import Target
+
+
+class Subject:
+    """One compactor instance under test, behind a uniform interface."""
+
+    def __init__(self, compactor: Any) -> None:
+        self.compactor = compactor
+
+    def compact(self, messages: list[dict], iteration: int) -> Any:
+        """Call ``compact``; an implementation's 'skipped' answer skips the test."""
+        from .protocol import ImplementationSkipped
+
+        try:
+            result = self.compactor.compact(messages, iteration=iteration)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
+        except ImplementationSkipped as skipped:
+            pytest.skip(f"the implementation skipped this case: {skipped}")
+        return result
+
+    def estimate(self, messages: list[dict]) -> int | None:
+        """The compactor's own estimate, or None when it offers none."""
+        estimate = getattr(self.compactor, "estimate_tokens", None)
+        return None if estimate is None else int(estimate(copy.deepcopy(messages)))
+
+    @property
+    def event(self) -> dict[str, Any] | None:
+        """``last_event`` as a dict (a mapping, a dataclass or an object with ``as_dict``)."""
+        event = getattr(self.compactor, "last_event", None)
+        if event is None or isinstance(event, Mapping):
+            return dict(event) if event is not None else None
+        if hasattr(event, "as_dict"):
+            return event.as_dict()
+        if dataclasses.is_dataclass(event):
+            return dataclasses.asdict(event)
+        return vars(event)
+
+    @property
+    def profiles(self) -> set[str]:
+        return set(getattr(self.compactor, "profiles", None) or {"core"})
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
+
+
+class Suite:
+    """Everything a conformance run shares: the target, the summarizer server, the settings."""
+
+    def __init__(self, target: Target, requested: list[str] | None, base: Settings | None = None) -> None:
+        self.target = target
+        self.server = SummarizerServer()
+        self.server.start()
+        self.settings = connected(base or Settings(), self.server.base_url)
+        self.claimed = self.new().profiles
+        unknown = sorted(self.claimed - set(PROFILES))
+        self.unknown_profiles = unknown
+        self.requested = set(requested) if requested else None
+
+    def new(self, **changes: Any) -> Subject:
+        """A fresh compactor from the factory, with ``changes`` applied to the settings."""
+        settings = self.settings.with_(**changes) if changes else self.settings
+        if "summarizer_timeout" in changes:
+            settings = connected(settings, self.server.base_url)
+        return Subject(self.target.factory(settings))
+
+    def reset_server(self) -> None:
+        """Clear faults, fixed replies and recorded requests before an example."""
+        self.server.reset()
+
+    def active(self, profile: str) -> str | None:
+        """None when ``profile``'s clauses run, else the reason they are skipped."""
+        if profile not in self.claimed:
+            return f"profile {profile!r} is not claimed by {self.target.spec} (claims {sorted(self.claimed)})"
+        if self.requested is not None and profile not in self.requested:
+            return f"profile {profile!r} was not requested (--compaction-profile)"
+        return None
+
+    def close(self) -> None:
+        self.server.stop()
+        self.target.close()

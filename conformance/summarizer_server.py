@@ -1,0 +1,628 @@
+"""A TEST DOUBLE of the OpenAI chat-completions API: the suite's summarizer model.
+
+Compactors under test call their summarizer through the official ``openai``
+client. The conformance suite points that client at this local HTTP server
+(``SummarizerServer.base_url``) so it controls every answer offline:
+
+* deterministic mode (default): the answer is derived only from the request
+  messages, so identical requests get identical bodies. It is short (bounded by
+  ``MAX_SUMMARY_CHARS``), names a SHA-256 of the request messages and a few plain
+  words of the last user message, and never repeats anything that looks like an
+  identifier (UUIDs, ``ent-...``, digits, hex, ``id`` values). The suite relies on
+  that: a compactor must keep entity ids even when the summarizer omits them;
+* fixed mode: ``reply_with(text)`` makes every answer ``text``;
+* faults: ``fault(name, times=N, **params)`` makes the next ``N`` requests (or all
+  of them) fail in one of the ways listed in ``FAULTS``: HTTP 429/500/503 with an
+  OpenAI-style error body, a body that is not JSON, no choices, empty or null
+  content, a hang, a dropped connection, a truncated body or stream.
+
+``usage`` is real: tiktoken ``o200k_base`` counts (through ``reference.bpe``) of
+the request messages with the chat overhead OpenAI documents (SPEC TOK-2) and of
+the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
+chunk when ``stream_options.include_usage`` is set.
+
+Nothing here is a real model. Every response says so: the
+``X-Test-Double: compaction-suite summarizer`` header, ``system_fingerprint``,
+the ids and error messages. ``model`` echoes the requested model so compactors
+that check it still work. The server binds 127.0.0.1 on an ephemeral port and
+runs werkzeug's threaded development server in a daemon thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import select
+import socket
+import string
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
+
+TEST_DOUBLE_HEADER = "X-Test-Double"
+TEST_DOUBLE_LABEL = "compaction-suite summarizer"
+SYSTEM_FINGERPRINT = "fp_compaction-suite-test-double"
+DEFAULT_MODEL = "compaction-suite-test-double"
+CREATED = 1_700_000_000
+"""The fixed ``created`` timestamp of every answer (determinism)."""
+
+MAX_SUMMARY_CHARS = 300
+MAX_SUMMARY_WORDS = 12
+MAX_WORD_CHARS = 20
+STREAM_PIECE_CHARS = 40
+
+PER_MESSAGE = 3
+PER_NAME = 1
+REPLY_PRIMING = 3
+"""Chat-format overhead OpenAI documents for gpt-4o-class models (SPEC TOK-2)."""
+
+DEFAULT_HANG_SECONDS = 30.0
+HANG_POLL_SECONDS = 0.05
+SERVE_POLL_SECONDS = 0.05
+STOP_GRACE_SECONDS = 5.0
+
+FAULTS: dict[str, frozenset[str]] = {
+    "429": frozenset({"retry_after"}),
+    "500": frozenset(),
+    "503": frozenset(),
+    "malformed": frozenset({"content_type"}),
+    "no_choices": frozenset(),
+    "empty_content": frozenset(),
+    "null_content": frozenset(),
+    "hang": frozenset({"hang_seconds"}),
+    "drop": frozenset(),
+    "truncated_stream": frozenset({"chunks"}),
+}
+"""Fault names and the parameters each accepts (besides ``times``)."""
+
+_ERRORS: dict[str, tuple[int, str, str]] = {
+    "429": (429, "requests", "rate_limit_exceeded"),
+    "500": (500, "server_error", "internal_error"),
+    "503": (503, "server_error", "service_unavailable"),
+}
+"""HTTP fault -> (status, error type, error code)."""
+
+CHAT_PATHS = re.compile(r"^(?:/v1|/openai/deployments/[^/]+)/chat/completions$")
+"""``/v1/chat/completions``, and Azure's ``/openai/deployments/<name>/chat/completions``."""
+
+_ID_PREFIXES = ("ent", "id", "ids", "uuid", "guid")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_PUNCTUATION = string.punctuation + "“”‘’«»…"
+
+
+# --- what a request says ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received: ``body`` is the parsed JSON (``None`` if it was not JSON)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def message_texts(message: Mapping[str, Any]) -> list[str]:
+    """The text a model reads in one message: content (string or text parts), refusal, name, tool calls."""
+    texts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") in ("text", "refusal"):
+                texts.append(str(part.get(part["type"], "")))
+    for key in ("refusal", "name"):
+        if isinstance(message.get(key), str):
+            texts.append(message[key])
+    for call in message.get("tool_calls") or []:
+        function = (call.get("function") if isinstance(call, Mapping) else None) or {}
+        texts.extend(str(function.get(key, "")) for key in ("name", "arguments"))
+    return texts
+
+
+def _encoding() -> Any:
+    """tiktoken's ``o200k_base``, installed offline by ``reference.bpe`` (imported lazily)."""
+    from reference.bpe import encoding
+
+    return encoding("o200k_base")
+
+
+def count_tokens(text: str) -> int:
+    """``o200k_base`` tokens of ``text``, special-token strings read as plain text."""
+    return len(_encoding().encode_ordinary(text))
+
+
+def prompt_tokens(messages: list[Mapping[str, Any]]) -> int:
+    """Tokens of the request messages with the chat overhead (SPEC TOK-2)."""
+    if not messages:
+        return 0
+    total = REPLY_PRIMING
+    for message in messages:
+        total += PER_MESSAGE + (PER_NAME if isinstance(message.get("name"), str) else 0)
+        total += count_tokens(str(message.get("role", "")))
+        total += sum(count_tokens(text) for text in message_texts(message))
+    return total
+
+
+def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, int]:
+    prompt = prompt_tokens(messages)
+    completion = count_tokens(content) if content else 0
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+# --- the deterministic answer ----------------------------------------------------
+
+
+def messages_digest(messages: list[Any]) -> str:
+    """SHA-256 of the canonical JSON of the request messages."""
+    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _looks_like_id(word: str) -> bool:
+    lowered = word.lower()
+    return (
+        lowered in _ID_PREFIXES
+        or (len(word) >= 6 and set(word) <= _HEX)
+        or (any(c.isupper() for c in word[1:]) and not word.isupper())
+    )
+
+
+def plain_words(text: str) -> list[str]:
+    """Words of ``text`` that cannot be identifiers: letters only, short, not hex, not mixed case."""
+    words = (raw.strip(_PUNCTUATION) for raw in text.split())
+    return [w for w in words if w.isalpha() and len(w) <= MAX_WORD_CHARS and not _looks_like_id(w)]
+
+
+def _last_user_text(messages: list[Mapping[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return " ".join(message_texts(message))
+    return ""
+
+
+def deterministic_summary(messages: list[Mapping[str, Any]]) -> str:
+    """The default answer: a function of the request messages only, short, with no identifiers."""
+    words = " ".join(plain_words(_last_user_text(messages))[:MAX_SUMMARY_WORDS]) or "(no user text)"
+    head = (
+        f"Deterministic test-double summary of {len(messages)} messages "
+        f"(sha256 {messages_digest(messages)[:8]} of the request messages): "
+    )
+    return (head + words)[:MAX_SUMMARY_CHARS]
+
+
+# --- response bodies ---------------------------------------------------------------
+
+
+def _completion_id(body: Any) -> str:
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "chatcmpl-testdouble-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+
+
+def _envelope(body: Mapping[str, Any], obj: str) -> dict[str, Any]:
+    return {
+        "id": _completion_id(body),
+        "object": obj,
+        "created": CREATED,
+        "model": body.get("model") or DEFAULT_MODEL,
+        "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
+
+
+def completion_body(body: Mapping[str, Any], content: str | None, *, with_choices: bool = True) -> dict[str, Any]:
+    """A ``chat.completion`` answering ``body`` with ``content``."""
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content, "refusal": None},
+        "logprobs": None,
+        "finish_reason": "stop",
+    }
+    return {
+        **_envelope(body, "chat.completion"),
+        "choices": [choice] if with_choices else [],
+        "usage": usage(body["messages"], content),
+    }
+
+
+def _chunk(body: Mapping[str, Any], choices: list[dict[str, Any]], include_usage: bool) -> dict[str, Any]:
+    chunk = {**_envelope(body, "chat.completion.chunk"), "choices": choices}
+    if include_usage:
+        chunk["usage"] = None
+    return chunk
+
+
+def _delta(delta: dict[str, Any], finish_reason: str | None = None) -> list[dict[str, Any]]:
+    return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+
+
+def stream_chunks(
+    body: Mapping[str, Any], content: str | None, *, with_choices: bool = True
+) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` objects of a streamed answer, usage chunk included if asked."""
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    if with_choices:
+        text = content or ""
+        pieces = [text[start : start + STREAM_PIECE_CHARS] for start in range(0, len(text), STREAM_PIECE_CHARS)]
+        deltas = [
+            _delta({"role": "assistant", "content": "" if content is not None else None}),
+            *(_delta({"content": piece}) for piece in pieces),
+            _delta({}, "stop"),
+        ]
+    else:
+        deltas = [[]]
+    chunks = [_chunk(body, choices, include_usage) for choices in deltas]
+    if include_usage:
+        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], content)})
+    return chunks
+
+
+def sse(data: Any) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return f"data: {payload}\n\n".encode("utf-8")
+
+
+def error_body(message: str, error_type: str, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
+def _json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    text = json.dumps(data, ensure_ascii=False)
+    return Response(text, status=status, headers=dict(headers or {}), mimetype="application/json")
+
+
+def _error_response(
+    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None
+) -> Response:
+    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}``."""
+    body = error_body(f"{message} (compaction-suite test double)", error_type, code)
+    return _json_response(body, status, headers)
+
+
+# --- connection tricks -------------------------------------------------------------
+
+
+def _raw_socket(request: Request) -> socket.socket:
+    """The client's socket; werkzeug's development server puts it in the environ."""
+    sock = request.environ.get("werkzeug.socket")
+    if sock is None:
+        raise RuntimeError("werkzeug did not expose the connection socket (environ['werkzeug.socket'])")
+    return sock
+
+
+def _close_connection(sock: socket.socket) -> None:
+    """End the connection now, whatever was or was not sent (FIN, no HTTP response or no terminator)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    """Whether the client has gone away (the request body was already read, so readable means EOF)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+# --- the server ----------------------------------------------------------------------
+
+
+@dataclass
+class _Fault:
+    name: str
+    remaining: int | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """werkzeug's handler without the per-request access log; errors are still logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+class SummarizerServer:
+    """The suite's summarizer: an OpenAI-compatible TEST DOUBLE on 127.0.0.1 (see the module docstring).
+
+    Use as a context manager, or call ``start()`` and ``stop()``. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._requests: list[RecordedRequest] = []
+        self._counts: Counter[str] = Counter()
+        self._errors: list[str] = []
+        self._fault: _Fault | None = None
+        self._fixed: str | None = None
+        self._in_flight = 0
+        self._stopping = threading.Event()
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> SummarizerServer:
+        if self._server is not None or self._stopping.is_set():
+            raise RuntimeError("a SummarizerServer starts once")
+        _encoding()  # fail here, not as an HTTP 500, if the tokenizer cannot load
+        self._server = make_server(
+            "127.0.0.1", 0, self._wsgi_app, threaded=True, request_handler=_QuietHandler
+        )
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": SERVE_POLL_SECONDS},
+            name=f"summarizer-test-double:{self._server.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; hanging requests are released at once (their connections are dropped)."""
+        self._stopping.set()
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        with self._cond:
+            self._cond.wait_for(lambda: self._in_flight == 0, timeout=STOP_GRACE_SECONDS)
+
+    def __enter__(self) -> SummarizerServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the server is not started")
+        return self._server.port
+
+    @property
+    def base_url(self) -> str:
+        """For ``openai.OpenAI(base_url=...)``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def azure_endpoint(self) -> str:
+        """For ``openai.AzureOpenAI(azure_endpoint=...)`` (deployments under ``/openai/deployments``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # behaviour
+
+    def reply_with(self, text: str | None) -> None:
+        """Answer every request with ``text``; ``None`` returns to the deterministic summary."""
+        with self._cond:
+            self._fixed = text
+
+    def fault(self, name: str | None, *, times: int | None = None, **params: Any) -> None:
+        """Fail the next ``times`` requests (all if ``None``) with fault ``name``; ``fault(None)`` clears.
+
+        Parameters: ``retry_after`` for "429" (default "1"), ``content_type`` for
+        "malformed" (default "application/json": the client then fails to decode
+        the body; with another type the client does not parse it at all),
+        ``hang_seconds`` for "hang" (default 30), ``chunks`` for "truncated_stream"
+        (SSE chunks sent before the connection is closed, default 2).
+        """
+        if name is None:
+            with self._cond:
+                self._fault = None
+            return
+        if name not in FAULTS:
+            raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
+        unknown = set(params) - FAULTS[name]
+        if unknown:
+            raise ValueError(f"fault {name!r} takes no parameter {', '.join(sorted(unknown))}")
+        if times is not None and times < 1:
+            raise ValueError("times must be at least 1 (or None for every request)")
+        with self._cond:
+            self._fault = _Fault(name, times, params)
+
+    # what happened
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, in order (a copy)."""
+        with self._cond:
+            return list(self._requests)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The parsed JSON bodies of ``requests``."""
+        return [recorded.body for recorded in self.requests]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Requests answered per mode: "summary", "fixed", a fault name, "bad_request", "not_found"."""
+        with self._cond:
+            return dict(self._counts)
+
+    @property
+    def errors(self) -> list[str]:
+        """Tracebacks of bugs in the test double itself (answered with HTTP 500); should stay empty."""
+        with self._cond:
+            return list(self._errors)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests whose answer has not been produced yet (a hanging request counts)."""
+        with self._cond:
+            return self._in_flight
+
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Block until ``count`` requests were received; ``False`` on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._requests) >= count, timeout=timeout)
+
+    def reset(self) -> None:
+        """Back to the deterministic mode with no fault, and forget what was recorded."""
+        self.reply_with(None)
+        self.fault(None)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget recorded requests, counts and errors (the mode and fault stay)."""
+        with self._cond:
+            self._requests.clear()
+            self._counts.clear()
+            self._errors.clear()
+
+    # the WSGI application
+
+    def _wsgi_app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        request = Request(environ)
+        with self._cond:
+            self._in_flight += 1
+        try:
+            response = self._handle(request)
+        except Exception:
+            with self._cond:
+                self._errors.append(traceback.format_exc())
+            response = _error_response(500, "bug in the summarizer test double", "test_double_error", None)
+            response.headers["X-Test-Double-Error"] = "1"
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._cond.notify_all()
+        response.headers[TEST_DOUBLE_HEADER] = TEST_DOUBLE_LABEL
+        return response(environ, start_response)
+
+    def _record(self, request: Request) -> Any:
+        raw = request.get_data(cache=True)
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        recorded = RecordedRequest(request.method, request.path, headers, body)
+        with self._cond:
+            self._requests.append(recorded)
+            self._cond.notify_all()
+        return body
+
+    def _count(self, mode: str) -> None:
+        with self._cond:
+            self._counts[mode] += 1
+
+    def _handle(self, request: Request) -> Response:
+        body = self._record(request)
+        if not CHAT_PATHS.match(request.path):
+            self._count("not_found")
+            message = f"no route {request.method} {request.path}"
+            return _error_response(404, message, "invalid_request_error", "unknown_url")
+        if request.method != "POST":
+            self._count("bad_request")
+            return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed")
+        problem = _invalid(body)
+        if problem:
+            self._count("bad_request")
+            return _error_response(400, problem, "invalid_request_error", "invalid_request")
+        fault, fixed = self._next_mode()
+        if fault is not None:
+            self._count(fault.name)
+            return self._faulty(request, body, fault)
+        content = fixed if fixed is not None else deterministic_summary(body["messages"])
+        self._count("fixed" if fixed is not None else "summary")
+        return _answer(body, content)
+
+    def _next_mode(self) -> tuple[_Fault | None, str | None]:
+        """The fault for this request (using up one of its ``times``), and the fixed reply."""
+        with self._cond:
+            fault = self._fault
+            if fault is not None and fault.remaining is not None:
+                fault.remaining -= 1
+                if fault.remaining <= 0:
+                    self._fault = None
+            return fault, self._fixed
+
+    def _faulty(self, request: Request, body: dict[str, Any], fault: _Fault) -> Response:
+        name = fault.name
+        if name in _ERRORS:
+            status, error_type, code = _ERRORS[name]
+            headers = {"Retry-After": str(fault.params.get("retry_after", "1"))} if name == "429" else {}
+            return _error_response(status, f"simulated HTTP {status}", error_type, code, headers)
+        if name == "malformed":
+            return _malformed(body, str(fault.params.get("content_type", "application/json")))
+        if name == "no_choices":
+            return _answer(body, None, with_choices=False)
+        if name in ("empty_content", "null_content"):
+            return _answer(body, "" if name == "empty_content" else None)
+        if name == "hang":
+            return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)))
+        if name == "drop":
+            _close_connection(_raw_socket(request))
+            return Response(b"")
+        return _truncated(request, body, int(fault.params.get("chunks", 2)))
+
+    def _hang(self, request: Request, body: dict[str, Any], seconds: float) -> Response:
+        """Answer normally after ``seconds``; drop the connection if the server stops or the client leaves."""
+        sock = _raw_socket(request)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self._stopping.wait(HANG_POLL_SECONDS) or _peer_closed(sock):
+                _close_connection(sock)
+                return Response(b"")
+        with self._cond:
+            fixed = self._fixed
+        return _answer(body, fixed if fixed is not None else deterministic_summary(body["messages"]))
+
+
+def _invalid(body: Any) -> str | None:
+    """Why ``body`` is not a chat-completions request, or ``None``."""
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return "'messages' must be a list of objects"
+    return None
+
+
+def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True) -> Response:
+    if not body.get("stream"):
+        return _json_response(completion_body(body, content, with_choices=with_choices))
+    events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
+    return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream")
+
+
+def _malformed(body: dict[str, Any], content_type: str) -> Response:
+    """HTTP 200 whose body (or first SSE event) is not JSON."""
+    if body.get("stream"):
+        return Response(iter([sse("{this is not json"), sse("[DONE]")]), mimetype="text/event-stream")
+    return Response('{"id": "chatcmpl-testdouble", "choices": [ <this is not json', content_type=content_type)
+
+
+def _truncated(request: Request, body: dict[str, Any], chunks: int) -> Response:
+    """A stream cut after ``chunks`` SSE events (no [DONE]); a JSON body cut in half otherwise."""
+    sock = _raw_socket(request)
+    if body.get("stream"):
+        all_chunks = stream_chunks(body, deterministic_summary(body["messages"]))
+        events = [sse(chunk) for chunk in all_chunks[:chunks]]
+        return Response(_then_close(events, sock), mimetype="text/event-stream")
+    payload = json.dumps(completion_body(body, deterministic_summary(body["messages"]))).encode("utf-8")
+    response = Response(_then_close([payload[: len(payload) // 2]], sock), mimetype="application/json")
+    response.headers["Content-Length"] = str(len(payload))
+    return response
+
+
+def _then_close(pieces: list[bytes], sock: socket.socket) -> Iterator[bytes]:
+    """Yield ``pieces`` (werkzeug flushes each), then close the connection before the body ends."""
+    yield from pieces
+    _close_connection(sock)

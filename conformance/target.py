@@ -1,0 +1,84 @@
+"""Resolving a TARGET to a compactor factory (SPEC Part A, "The plug-in contract")."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+GROUP = "compaction_suite.compactors"
+ENV = "COMPACTION_COMPACTOR"
+
+
+class TargetError(Exception):
+    """The target cannot be resolved; the message says why (a usage error)."""
+
+
+@dataclass
+class Target:
+    spec: str
+    """What the user gave: ``module:attr``, an entry-point name, or ``cmd:<command>``."""
+    factory: Callable[..., Any]
+    origin: str
+    """Where the factory comes from, for the report header."""
+    version: str | None
+
+    def close(self) -> None:
+        close = getattr(self.factory, "close", None)
+        if callable(close):
+            close()
+
+
+def resolve(spec: str | None) -> Target:
+    """The factory for ``spec``, or for ``$COMPACTION_COMPACTOR`` when ``spec`` is empty."""
+    spec = spec or os.environ.get(ENV, "")
+    if not spec:
+        raise TargetError(f"no compactor given: pass --compactor TARGET or set {ENV}")
+    if spec.startswith("cmd:"):
+        from .protocol import CommandTarget
+
+        command = spec[len("cmd:") :].strip()
+        if not command:
+            raise TargetError("cmd: needs a command, as in cmd:node compactor.mjs")
+        return Target(spec, CommandTarget(command), f"process `{command}`", None)
+    if ":" in spec:
+        return _from_module(spec, spec)
+    return _from_entry_point(spec)
+
+
+def _from_module(spec: str, path: str) -> Target:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}") from error
+    factory = module
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise TargetError(f"{module_name!r} has no attribute {attr!r} (target {spec!r})")
+    if not callable(factory):
+        raise TargetError(f"{path} is not callable: a target names a factory(settings) -> compactor")
+    return Target(spec, factory, path, _version(module_name))
+
+
+def _from_entry_point(name: str) -> Target:
+    found = metadata.entry_points(group=GROUP, name=name)
+    if not found:
+        known = sorted(ep.name for ep in metadata.entry_points(group=GROUP))
+        raise TargetError(
+            f"unknown target {name!r}: not module:attr, not cmd:<command>, and no entry point of that name "
+            f"in {GROUP} (registered: {', '.join(known) or 'none'})"
+        )
+    entry = next(iter(found))
+    return _from_module(name, entry.value)
+
+
+def _version(module_name: str) -> str | None:
+    top = module_name.split(".")[0]
+    for dist in metadata.packages_distributions().get(top, []):
+        return f"{dist} {metadata.version(dist)}"
+    return getattr(importlib.import_module(top), "__version__", None)

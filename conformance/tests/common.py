@@ -1,0 +1,69 @@
+"""What the conformance tests share: calling the compactor and reading histories."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+from conformance import oracle
+from conformance.histories import histories
+from conformance.suite import Subject, Suite
+
+
+substantial = histories(min_rounds=8, max_rounds=14)
+"""Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
+still has something older to compact (used where a clause needs a compaction to happen)."""
+
+
+def clause(clause_id: str) -> pytest.MarkDecorator:
+    """Mark a test with the SPEC clause it checks."""
+    return pytest.mark.clause(clause_id)
+
+
+def iterations(suite_threshold: int = 8) -> st.SearchStrategy[int]:
+    return st.integers(1, 2 * suite_threshold)
+
+
+def run(suite: Suite, history: list[dict], iteration: int, **changes: Any) -> tuple[Subject, Any]:
+    """A fresh compactor compacts a copy of ``history`` (so a mutation cannot leak into the check)."""
+    suite.reset_server()
+    subject = suite.new(**changes)
+    return subject, subject.compact(copy.deepcopy(history), iteration)
+
+
+def compacts(suite: Suite, history: list[dict]) -> bool:
+    """Whether a fresh compactor compacts ``history`` when both triggers fire (iteration T, M=1).
+
+    Clauses about *when* or *how* a compaction happens apply to such histories only: what a
+    compactor keeps as its tail (rounds, messages) is its own business.
+    """
+    _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
+    return well_formed(out) and changed(history, out)
+
+
+def estimate(subject: Subject, history: list[dict]) -> int:
+    """The compactor's estimate, or chars/4 when it offers none."""
+    found = subject.estimate(history)
+    return oracle.chars4(history) if found is None else found
+
+
+def compactable(history: list[dict], keep_rounds: int) -> bool:
+    """Something older than the last ``keep_rounds`` rounds, besides one earlier summary (TRIG-5)."""
+    older = [m for r in oracle.non_system_rounds(history)[:-keep_rounds or None] for m in r]
+    return bool(older) and not (len(older) == 1 and oracle.is_summary(older[0]))
+
+
+def well_formed(out: Any) -> bool:
+    """A list of dicts: the structural clauses judge only that (CORE-6 judges the rest)."""
+    return isinstance(out, list) and all(isinstance(m, dict) for m in out)
+
+
+def changed(history: list[dict], out: Any) -> bool:
+    return not oracle.same(history, out)
+
+
+def summaries(out: list[dict]) -> list[dict]:
+    return [m for m in out if oracle.is_summary(m)]

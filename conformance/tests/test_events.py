@@ -1,0 +1,70 @@
+"""Profile events: seed 000's audit trail (SPEC EVT-1..EVT-3)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import assume, given
+
+from conformance.assertions import require
+from conformance.histories import histories
+from conformance.settings import Settings
+from conformance.summarizer_server import deterministic_summary, usage
+
+from .common import changed, clause, compacts, run, substantial
+
+DEFAULT = Settings()
+T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
+HEX8 = re.compile(r"^[0-9a-f]{8}$")
+
+
+def _event(suite, history, clause_id, **changes):
+    subject, out = run(suite, history, T, **changes)
+    assume(changed(history, out))  # the event of a compaction
+    event = subject.event
+    require(clause_id, None if event is not None else "no last_event after a compaction", history, out)
+    return event, out
+
+
+@clause("EVT-1")
+@given(history=substantial)
+def test_event_fields(suite, history):
+    event, out = _event(suite, history, "EVT-1")
+    bodies = [r.body for r in suite.server.requests if isinstance(r.body, dict)]
+    expected = usage(bodies[-1]["messages"], deterministic_summary(bodies[-1]["messages"])) if bodies else {}
+    problems = []
+    for key, want in [("messages_before", len(history)), ("messages_after", len(out))]:
+        if event.get(key) != want:
+            problems.append(f"{key}={event.get(key)!r}, expected {want}")
+    if not isinstance(event.get("estimated_tokens_saved"), int):
+        problems.append(f"estimated_tokens_saved={event.get('estimated_tokens_saved')!r} is not an integer")
+    for key, usage_key in [("summarizer_prompt_tokens", "prompt_tokens"), ("summarizer_completion_tokens", "completion_tokens")]:
+        if event.get(key) != expected.get(usage_key):
+            problems.append(f"{key}={event.get(key)!r}, the response's usage said {expected.get(usage_key)!r}")
+    if not HEX8.match(str(event.get("prompt_hash"))):
+        problems.append(f"prompt_hash={event.get('prompt_hash')!r} is not 8 lowercase hex characters")
+    require("EVT-1", "; ".join(problems) or None, history, out)
+
+
+@clause("EVT-2")
+@given(first=substantial, second=substantial)
+def test_prompt_hash_follows_the_prompt(suite, first, second):
+    a, _ = _event(suite, first, "EVT-2")
+    b, _ = _event(suite, second, "EVT-2")
+    require("EVT-2", None if a.get("prompt_hash") == b.get("prompt_hash") else "same prompt, different hashes", second)
+    c, _ = _event(suite, first, "EVT-2", summary_prompt="Summarize tersely for an auditor.")
+    d, _ = _event(suite, second, "EVT-2", summary_prompt="Summarize tersely for an auditor.")
+    require("EVT-2", None if c.get("prompt_hash") == d.get("prompt_hash") else "same override, different hashes", second)
+    require("EVT-2", None if c.get("prompt_hash") != a.get("prompt_hash") else "the override did not change the hash", first)
+
+
+@clause("EVT-3")
+@given(history=substantial)
+def test_failure_reason(suite, history):
+    assume(compacts(suite, history))
+    suite.reset_server()
+    subject = suite.new()
+    suite.server.fault("500")
+    subject.compact(history, T)
+    reason = (subject.event or {}).get("failure_reason")
+    require("EVT-3", None if isinstance(reason, str) and reason.strip() else f"failure_reason={reason!r}", history)

@@ -1,0 +1,98 @@
+"""Profile failure: a summarizer's failure never escapes and never changes the history
+(SPEC FAIL-1..FAIL-5). Each fault is answered for real by the suite's HTTP server."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import settings as hypothesis_settings
+
+from conformance import oracle
+from conformance.assertions import require
+from conformance.histories import histories
+from conformance.settings import Settings
+
+from .common import clause, compacts, substantial
+
+DEFAULT = Settings()
+T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
+HANG_TIMEOUT = 0.3
+"""The client timeout in the hang tests: small, so a run stays short."""
+
+
+def few(n: int):
+    """At most ``n`` examples: these clauses are about the fault, not the history's shape."""
+    return hypothesis_settings(max_examples=min(n, hypothesis_settings.default.max_examples))
+
+
+def _under_fault(suite, history, clause_id: str, fault: str, **changes):
+    """Compact with the summarizer failing as ``fault``; the input must come back unchanged."""
+    assume(compacts(suite, history))  # it would compact, were the summarizer well
+    suite.reset_server()
+    subject = suite.new(**changes)
+    suite.server.fault(fault, **({"hang_seconds": 5} if fault == "hang" else {}))
+    try:
+        out = subject.compact(history, T)
+    except Exception as error:  # noqa: BLE001 - any exception is the violation under test
+        require(clause_id, f"the {fault} fault escaped as {type(error).__name__}: {error}", history)
+    require(clause_id, None if oracle.same(history, out) else f"after a {fault} fault the output differs from the input", history, out)
+    return subject
+
+
+@clause("FAIL-1")
+@few(10)
+@given(history=substantial)
+def test_rate_limit(suite, history):
+    _under_fault(suite, history, "FAIL-1", "429")
+
+
+@clause("FAIL-2")
+@pytest.mark.parametrize("fault", ["500", "503"])
+@few(10)
+@given(history=substantial)
+def test_server_errors(suite, fault, history):
+    _under_fault(suite, history, "FAIL-2", fault)
+
+
+@clause("FAIL-3")
+@pytest.mark.parametrize("fault", ["malformed", "no_choices", "empty_content", "null_content"])
+@few(10)
+@given(history=substantial)
+def test_unusable_answers(suite, fault, history):
+    _under_fault(suite, history, "FAIL-3", fault)
+
+
+@clause("FAIL-4")
+@pytest.mark.parametrize("fault", ["hang", "drop"])
+@few(3)
+@given(history=substantial)
+def test_no_answer(suite, fault, history):
+    _under_fault(suite, history, "FAIL-4", fault, summarizer_timeout=HANG_TIMEOUT)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@clause("FAIL-5")
+@few(5)
+@given(history=substantial)
+def test_failure_logged_at_warning(suite, history):
+    if suite.target.spec.startswith("cmd:"):
+        pytest.skip("log records of another process are not visible to the suite")
+    handler = _Records()
+    logging.getLogger().addHandler(handler)
+    try:
+        _under_fault(suite, history, "FAIL-1", "429")
+    finally:
+        logging.getLogger().removeHandler(handler)
+    lines = [r.getMessage() for r in handler.records]
+    named = any("RateLimit" in line or "429" in line for line in lines)
+    require("FAIL-5", None if named else f"no WARNING naming the error type; warnings seen: {lines}", history)

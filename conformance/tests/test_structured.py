@@ -1,0 +1,77 @@
+"""Profile structured: seed 001's summary keeps entity ids and the task list (SPEC STRUCT-1..4)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import assume, given
+
+from conformance import oracle
+from conformance.assertions import require
+from conformance.histories import entity_ids, histories, latest_task_list
+from conformance.settings import Settings
+
+from .common import changed, clause, run, summaries
+
+T = Settings().threshold_iterations
+KEEP = 10
+SECTIONS = ("Entities Created/Modified", "Current Task List", "Key Decisions", "Context")
+OMITS_IDS = "The agent worked through several steps; nothing specific is worth repeating."
+"""A summarizer answer that drops every identifier, as small models do."""
+
+structured_histories = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
+
+
+def _compact(suite, history):
+    """Compact at iteration T, with the summarizer omitting every id; returns the output."""
+    assume(len(history) > KEEP + 2)
+    suite.reset_server()
+    subject = suite.new()
+    suite.server.reply_with(OMITS_IDS)
+    out = subject.compact(json.loads(json.dumps(history)), T)
+    assume(isinstance(out, list) and changed(history, out))  # STRUCT-* speak of compacted outputs
+    return out
+
+
+def _summary_text(out) -> str:
+    return "\n".join(oracle.text(m) for m in summaries(out))
+
+
+@clause("STRUCT-1")
+@given(history=structured_histories)
+def test_sections_present(suite, history):
+    out = _compact(suite, history)
+    text = _summary_text(out)
+    missing = [s for s in ("Conversation Summary (auto-compacted)", *SECTIONS) if s not in text]
+    require("STRUCT-1", f"the summary lacks {missing}" if missing else None, history, out)
+
+
+@clause("STRUCT-2")
+@given(history=structured_histories)
+def test_entity_ids_survive(suite, history):
+    ids = entity_ids(history)
+    assume(ids)
+    out = _compact(suite, history)
+    text = json.dumps(out, ensure_ascii=False)
+    lost = [i for i in ids if i not in text]
+    require("STRUCT-2", f"entity ids lost: {lost}" if lost else None, history, out)
+
+
+@clause("STRUCT-3")
+@given(history=structured_histories)
+def test_task_list_verbatim(suite, history):
+    tasks = latest_task_list(history)
+    assume(tasks)
+    out = _compact(suite, history)
+    text = json.dumps(out, ensure_ascii=False)
+    lost = [t["title"] for t in tasks if json.dumps(t["title"], ensure_ascii=False)[1:-1] not in text]
+    require("STRUCT-3", f"task titles lost: {lost}" if lost else None, history, out)
+
+
+@clause("STRUCT-4")
+@given(history=structured_histories)
+def test_last_ten_messages_kept(suite, history):
+    out = _compact(suite, history)
+    tail = history[-KEEP:]
+    problem = None if oracle.same(out[-KEEP:], tail) else f"the last {KEEP} messages of the input are not the output's last {KEEP}"
+    require("STRUCT-4", problem, history, out)

@@ -1,0 +1,78 @@
+"""Profile summary: seed 000's single ``[Context Summary]`` message (SPEC SUM-1..SUM-5)."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given
+
+from conformance import oracle
+from conformance.assertions import require
+from conformance.histories import histories
+from conformance.settings import Settings
+
+from .common import changed, clause, compactable, run, summaries, well_formed
+
+DEFAULT = Settings()
+T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
+
+
+def _compact(suite, history):
+    """Compact a history that has something to compact, at iteration T."""
+    assume(compactable(history, K))
+    subject, out = run(suite, history, T)
+    assume(well_formed(out) and changed(history, out))  # SUM-1..4 speak of compacted outputs
+    return subject, out
+
+
+@clause("SUM-1")
+@given(history=histories(min_rounds=K + 1))
+def test_system_then_one_summary_then_tail(suite, history):
+    _, out = _compact(suite, history)
+    require("SUM-1", oracle.check_summary_shape(history, out, K), history, out)
+
+
+@clause("SUM-2")
+@given(history=histories(min_rounds=K + 1))
+def test_summary_is_a_context_summary_user_message(suite, history):
+    _, out = _compact(suite, history)
+    system, _ = oracle.expected_summary_shape(history, K)
+    first = out[len(system)] if len(out) > len(system) else None
+    problem = None
+    if not oracle.is_summary(first or {}):
+        problem = f"message {len(system)} is {(first or {}).get('role')!r}, not a user message starting with {oracle.SUMMARY_PREFIX}"
+    require("SUM-2", problem, history, out)
+
+
+@clause("SUM-3")
+@given(history=histories(min_rounds=K + 1))
+def test_tail_is_byte_identical(suite, history):
+    _, out = _compact(suite, history)
+    _, tail = oracle.expected_summary_shape(history, K)
+    kept = out[len(out) - len(tail) :]
+    problem = None if oracle.same(kept, tail) else f"the last {K} rounds ({len(tail)} messages) differ from the input's"
+    require("SUM-3", problem, history, out)
+
+
+@clause("SUM-4")
+@given(history=histories(min_rounds=K + 1, earlier_summary=True))
+def test_one_summary_after_recompaction(suite, history):
+    _, out = _compact(suite, history)
+    require("SUM-4", None if len(summaries(out)) == 1 else f"{len(summaries(out))} summaries", history, out)
+    again = out + [{"role": "user", "content": "And one more thing, please."}]
+    _, out2 = run(suite, again, T)
+    assume(well_formed(out2))
+    require("SUM-4", None if len(summaries(out2)) == 1 else f"{len(summaries(out2))} summaries after a second compaction", again, out2)
+
+
+@clause("SUM-5")
+@given(history=histories(min_rounds=K + 1))
+def test_request_names_the_summary_model(suite, history):
+    assume(compactable(history, K))
+    model = "suite-summary-model-7f3a"
+    _, out = run(suite, history, T, model=model)
+    models = [r.body.get("model") for r in suite.server.requests if isinstance(r.body, dict)]
+    problem = None
+    if changed(history, out) and not models:
+        problem = "compacted without a request to the suite's summarizer"
+    elif any(m != model for m in models):
+        problem = f"summarizer requests named {sorted(set(map(str, models)))}, settings.model is {model!r}"
+    require("SUM-5", problem, history, out)

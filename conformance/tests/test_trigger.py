@@ -1,0 +1,75 @@
+"""Profile trigger: seed 000's ``iterations >= T OR tokens >= M`` (SPEC TRIG-1..TRIG-5)."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from conformance import oracle
+from conformance.assertions import require
+from conformance.histories import histories
+from conformance.settings import Settings
+
+from .common import changed, clause, compacts, estimate, run, substantial
+
+DEFAULT = Settings()
+T, M, K = DEFAULT.threshold_iterations, DEFAULT.max_context_tokens, DEFAULT.keep_recent_rounds
+
+
+def _unchanged(clause_id: str, history, out, why: str) -> None:
+    require(clause_id, None if oracle.same(history, out) else f"{why}, yet the output differs from the input", history, out)
+
+
+def _compacted(clause_id: str, history, out, why: str) -> None:
+    require(clause_id, None if changed(history, out) else f"{why}, yet the history was not compacted", history, out)
+
+
+@clause("TRIG-1")
+@given(history=histories(), iteration=st.integers(1, T - 1))
+def test_below_both_thresholds_nothing_changes(suite, history, iteration):
+    subject, out = run(suite, history, iteration)
+    assume(estimate(subject, history) < M)
+    _unchanged("TRIG-1", history, out, f"iteration {iteration} < {T} and tokens < {M}")
+
+
+@clause("TRIG-2")
+@given(history=substantial, iteration=st.integers(T, 2 * T))
+def test_iterations_alone_compact(suite, history, iteration):
+    assume(compacts(suite, history))
+    subject, out = run(suite, history, iteration)
+    assume(estimate(subject, history) < M)
+    _compacted("TRIG-2", history, out, f"iteration {iteration} >= {T}")
+
+
+@clause("TRIG-3")
+@given(history=substantial, iteration=st.integers(1, T - 1))
+def test_tokens_alone_compact(suite, history, iteration):
+    assume(compacts(suite, history))
+    limit = suite.new().estimate(history) or 1
+    _, out = run(suite, history, iteration, max_context_tokens=limit)
+    _compacted("TRIG-3", history, out, f"estimated tokens >= max_context_tokens={limit} at iteration {iteration}")
+
+
+@clause("TRIG-4")
+@given(history=substantial)
+def test_boundaries_inclusive(suite, history):
+    assume(compacts(suite, history))
+    subject, below = run(suite, history, T - 1)
+    assume(estimate(subject, history) < M)
+    _unchanged("TRIG-4", history, below, f"iteration {T - 1} is below T={T}")
+    _, at = run(suite, history, T)
+    _compacted("TRIG-4", history, at, f"iteration {T} equals T={T}")
+    tokens = subject.estimate(history)
+    if tokens is None:
+        return  # no estimate_tokens: the token boundary cannot be placed exactly
+    _, at_m = run(suite, history, 1, max_context_tokens=tokens)
+    _compacted("TRIG-4", history, at_m, f"the estimate {tokens} equals max_context_tokens")
+    _, below_m = run(suite, history, 1, max_context_tokens=tokens + 1)
+    _unchanged("TRIG-4", history, below_m, f"the estimate {tokens} is below max_context_tokens={tokens + 1}")
+
+
+@clause("TRIG-5")
+@given(history=histories(max_rounds=K, earlier_summary=False), iteration=st.integers(T, 2 * T))
+def test_nothing_older_than_the_tail(suite, history, iteration):
+    _, out = run(suite, history, iteration, max_context_tokens=1)
+    _unchanged("TRIG-5", history, out, f"only {len(oracle.non_system_rounds(history))} rounds (K={K}) exist")

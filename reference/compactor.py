@@ -1,0 +1,140 @@
+"""The compactor: trigger + strategy + events, called between rounds (seed 000).
+
+The agent loop calls ``compact(messages, iteration=i)`` at its COMPACTION POINT,
+after a complete round, and sends whatever comes back to the model. The
+compactor decides *when* (a trigger), delegates *what* (a strategy), never lets
+a summarizer failure escape (SUMZ-2), and leaves an event behind (EVENT-1).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from .events import CompactionEvent
+from .rounds import SYSTEM_ROLES, Message, call_in_flight, split_rounds
+from .strategies import Outcome, Strategy
+from .summarizer import SummarizerError
+from .tokens import CharsPerFour, Estimator, TokenLedger
+from .triggers import IterationsOrTokens, Observation, Trigger, decide
+
+log = logging.getLogger("reference.compactor")
+
+
+class Compactor:
+    """Compacts a history when its trigger fires (SPEC Part B).
+
+    ``profiles`` names the conformance profiles it claims (SPEC Part A).
+    """
+
+    def __init__(
+        self,
+        strategy: Strategy,
+        trigger: Trigger | None = None,
+        estimator: Estimator | None = None,
+        profiles: frozenset[str] = frozenset({"core"}),
+    ) -> None:
+        self.strategy = strategy
+        self.trigger = trigger or IterationsOrTokens()
+        self.estimator = estimator or CharsPerFour()
+        self.profiles = profiles
+        self.last_event: CompactionEvent | None = None
+        self._ledger = TokenLedger(self.estimator)
+        self._compacted_at = 0
+        """The iteration of the last compaction: RT-1 counts iterations from it."""
+        self._observed_prompt_tokens: int | None = None
+
+    def estimate_tokens(self, messages: Sequence[Message]) -> int:
+        return self.estimator.estimate(messages)
+
+    def compact(
+        self, messages: list[Message], *, iteration: int, skip: bool = False, force: bool = False
+    ) -> list[Message]:
+        """The history to send next: compacted, or the input unchanged (as a new list)."""
+        if not self._should_compact(messages, iteration, skip, force):
+            return list(messages)
+        try:
+            outcome = self.strategy.apply(list(messages))
+        except SummarizerError as error:
+            return self._failed(messages, error)
+        return self._finish(messages, outcome)
+
+    async def acompact(
+        self, messages: list[Message], *, iteration: int, skip: bool = False, force: bool = False
+    ) -> list[Message]:
+        """``compact`` for async agent loops; the summarizer uses the async client."""
+        if not self._should_compact(messages, iteration, skip, force):
+            return list(messages)
+        try:
+            outcome = await self.strategy.aapply(list(messages))
+        except SummarizerError as error:
+            return self._failed(messages, error)
+        return self._finish(messages, outcome)
+
+    def observe_usage(self, prompt_tokens: int) -> None:
+        """Report the next response's ``usage.prompt_tokens`` (EVENT-2; feeds RT-3 and RT-4)."""
+        self._observed_prompt_tokens = prompt_tokens
+        event = self.last_event
+        if event is not None and event.compacted and event.verified_prompt_tokens is None:
+            event.verified_prompt_tokens = prompt_tokens
+            log.info(event.log_line())
+
+    def _should_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> bool:
+        """Validate, then ask the trigger; records the event of a call that does not compact."""
+        rounds = split_rounds(messages)  # raises HistoryError (HIST-*)
+        if iteration < self._compacted_at:
+            self._compacted_at = 0  # a lower iteration means a new run (RT-1)
+        seen = self._observe(messages, iteration)
+        self.last_event = CompactionEvent(iteration, len(messages), seen.estimated_tokens)
+        if call_in_flight(rounds):
+            self.last_event.skipped_reason = "a tool call is in flight (ROUND-3)"
+            return False
+        self.last_event.trigger = decide(self.trigger, seen, skip=skip, force=force)
+        if self.last_event.trigger is None:
+            self.last_event.skipped_reason = "skipped for this run" if skip else "trigger did not fire"
+        return self.last_event.trigger is not None
+
+    def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
+        return Observation(
+            iterations=iteration - self._compacted_at,
+            estimated_tokens=self._ledger.update(messages),
+            messages=_non_system(messages),
+            observed_prompt_tokens=self._observed_prompt_tokens,
+        )
+
+    def _failed(self, messages: list[Message], error: SummarizerError) -> list[Message]:
+        """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""
+        event = self.last_event
+        event.failure_reason = str(error)
+        event.prompt_hash = getattr(getattr(self.strategy, "summarizer", None), "prompt_hash", None)
+        log.warning("compaction failed: %s: %s", error.error_type, error.reason)
+        return list(messages)
+
+    def _finish(self, messages: list[Message], outcome: Outcome) -> list[Message]:
+        event = self.last_event
+        event.prompt_hash = outcome.prompt_hash
+        if outcome.summary is not None:
+            event.summarizer_prompt_tokens = outcome.summary.prompt_tokens
+            event.summarizer_completion_tokens = outcome.summary.completion_tokens
+        if outcome.messages == messages:
+            event.skipped_reason = "nothing older than the kept tail (STRAT-9)"
+            return list(messages)
+        self._compacted_at = event.iteration
+        after = self.estimator.estimate(outcome.messages)
+        if after >= event.estimated_tokens_before:
+            event.skipped_reason = f"the result ({after} tokens) would not be smaller (STRAT-10)"
+            return list(messages)
+        self._ledger.reset()  # the history was replaced, not appended to (TOK-4)
+        self._ledger.update(outcome.messages)
+        event.compacted = True
+        event.messages_after = len(outcome.messages)
+        event.estimated_tokens_after = after
+        if outcome.fallback_reason is not None:
+            event.failure_reason = outcome.fallback_reason
+            log.warning("compaction fell back to truncation: %s", outcome.fallback_reason)
+        event.still_too_large = self.trigger.check(Observation(0, after, _non_system(outcome.messages))) is not None
+        return outcome.messages
+
+
+def _non_system(messages: Sequence[Message]) -> int:
+    return sum(m["role"] not in SYSTEM_ROLES for m in messages)

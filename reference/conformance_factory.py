@@ -1,0 +1,40 @@
+"""The factories the conformance suite calls (entry points ``reference`` and
+``reference-structured`` in the group ``compaction_suite.compactors``).
+
+They read only plain attributes of ``conformance.Settings``, so the reference
+does not import the suite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compactor import Compactor
+from .presets import openai_azure, structured_admin_chat
+from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
+from .triggers import IterationsOrTokens
+
+
+def seed_000(settings: Any) -> Compactor:
+    """Seed 000's compactor with the suite's thresholds, model, clients and prompt."""
+    return openai_azure(
+        settings.model,
+        client=settings.client,
+        async_client=settings.async_client,
+        threshold_iterations=settings.threshold_iterations,
+        max_context_tokens=settings.max_context_tokens,
+        keep_recent_rounds=settings.keep_recent_rounds,
+        prompt=settings.summary_prompt or DEFAULT_PROMPT,
+    )
+
+
+def seed_001(settings: Any) -> Compactor:
+    """Seed 001's structured summary behind seed 000's trigger, so the trigger clauses apply too."""
+    compactor = structured_admin_chat(
+        settings.model,
+        client=settings.client,
+        async_client=settings.async_client,
+        prompt=settings.summary_prompt or STRUCTURED_PROMPT,
+    )
+    compactor.trigger = IterationsOrTokens(settings.threshold_iterations, settings.max_context_tokens)
+    return compactor

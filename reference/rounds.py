@@ -1,0 +1,126 @@
+"""Rounds: the units compaction keeps or drops whole (SPEC ROUND-*, HIST-*).
+
+Seed 000: a round is an assistant message with ``tool_calls`` plus every tool
+message answering those ids, or a bare assistant reply. We add the two other
+kinds a history holds: a user message, and a system (or developer) message.
+Splitting a history into rounds is also where it is validated, because every
+rule a history can break is a rule about rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from openai.types.chat import ChatCompletionMessageParam
+
+from .errors import HistoryError
+
+Message = ChatCompletionMessageParam
+"""An OpenAI chat-completions message, as the plain dict the API takes."""
+
+RoundKind = Literal["system", "user", "assistant", "tool_calls"]
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+KNOWN_ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
+
+
+@dataclass(frozen=True)
+class Round:
+    """A run of messages that is kept or dropped as one (SPEC ROUND-1)."""
+
+    kind: RoundKind
+    start: int
+    messages: tuple[Message, ...]
+    pending: frozenset[str] = frozenset()
+    """Tool-call ids of this round that have no answer yet."""
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.messages)
+
+    @property
+    def complete(self) -> bool:
+        return not self.pending
+
+
+def split_rounds(messages: Sequence[Message]) -> list[Round]:
+    """Split a history into rounds, raising `HistoryError` on any HIST rule.
+
+    SPEC ROUND-1 defines the rounds; HIST-1..HIST-6 the rules checked here.
+    Only the last round may have unanswered calls (a call in flight, ROUND-3).
+    """
+    if not isinstance(messages, list):
+        raise HistoryError("HIST-1", None, f"expected a list of messages, got {type(messages).__name__}")
+    rounds: list[Round] = []
+    seen_call_ids: set[str] = set()
+    for index, message in enumerate(messages):
+        role = _role(message, index)
+        if role == "tool":
+            rounds[-1:] = [_answer(rounds[-1] if rounds else None, message, index)]
+            continue
+        if rounds and rounds[-1].pending:
+            missing = ", ".join(sorted(rounds[-1].pending))
+            raise HistoryError("HIST-5", index, f"new {role} message before tool call(s) {missing} were answered")
+        if role in SYSTEM_ROLES:
+            rounds.append(Round("system", index, (message,)))
+        elif role == "user":
+            rounds.append(Round("user", index, (message,)))
+        else:
+            call_ids = _call_ids(message, index, seen_call_ids)
+            kind: RoundKind = "tool_calls" if call_ids else "assistant"
+            rounds.append(Round(kind, index, (message,), frozenset(call_ids)))
+    return rounds
+
+
+def call_in_flight(rounds: Sequence[Round]) -> bool:
+    """True when the last round has an unanswered tool call (SPEC ROUND-3)."""
+    return bool(rounds) and not rounds[-1].complete
+
+
+def flatten(rounds: Sequence[Round]) -> list[Message]:
+    """The messages of ``rounds``, in order."""
+    return [message for round_ in rounds for message in round_.messages]
+
+
+def _role(message: Any, index: int) -> str:
+    if not isinstance(message, dict):
+        raise HistoryError("HIST-2", index, f"expected a message dict, got {type(message).__name__}")
+    role = message.get("role")
+    if role not in KNOWN_ROLES:
+        raise HistoryError("HIST-2", index, f"unknown role {role!r}; expected one of {sorted(KNOWN_ROLES)}")
+    if role in SYSTEM_ROLES | {"user", "tool"} and "content" not in message:
+        raise HistoryError("HIST-2", index, f"{role} message has no 'content'")
+    return role
+
+
+def _call_ids(message: dict[str, Any], index: int, seen: set[str]) -> list[str]:
+    """The ids of an assistant message's tool calls; HIST-2 and HIST-6."""
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise HistoryError("HIST-2", index, "'tool_calls' is not a list")
+    ids = []
+    for call in calls:
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if not isinstance(call_id, str) or not call_id:
+            raise HistoryError("HIST-2", index, "a tool call has no string 'id'")
+        if call_id in seen:
+            raise HistoryError("HIST-6", index, f"tool_call id {call_id!r} is used twice")
+        seen.add(call_id)
+        ids.append(call_id)
+    return ids
+
+
+def _answer(current: Round | None, message: dict[str, Any], index: int) -> Round:
+    """Attach a tool message to the round whose call it answers; HIST-3 and HIST-4."""
+    call_id = message.get("tool_call_id")
+    if not isinstance(call_id, str):
+        raise HistoryError("HIST-2", index, "tool message has no string 'tool_call_id'")
+    if current is None or current.kind != "tool_calls":
+        raise HistoryError("HIST-3", index, f"tool result {call_id!r} does not follow an assistant tool call")
+    if call_id not in current.pending:
+        answered = any(m.get("tool_call_id") == call_id for m in current.messages[1:])
+        rule, what = ("HIST-4", "answered twice") if answered else ("HIST-3", "answers no call of its round")
+        raise HistoryError(rule, index, f"tool result {call_id!r} {what}")
+    return Round(current.kind, current.start, current.messages + (message,), current.pending - {call_id})

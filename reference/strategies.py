@@ -1,0 +1,233 @@
+"""Strategies: what a compaction keeps (SPEC STRAT-1..STRAT-9).
+
+A strategy has seed 002's shape, ``compact(messages) -> messages``. Every
+strategy here works on whole rounds (ROUND-2) and sets system messages aside
+first and puts them back first (seed 004). ``apply`` returns an `Outcome`,
+which also carries what the event needs (summarizer usage, prompt hash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from .rounds import Message, Round, flatten, split_rounds
+from .summarizer import Summarizer, SummarizerError, Summary
+from .summary import entities, is_summary, latest_tasks, structured_body, summary_message, transcript, truncated
+from .tokens import CharsPerFour, Estimator
+
+
+@dataclass(frozen=True)
+class Outcome:
+    messages: list[Message]
+    summary: Summary | None = None
+    prompt_hash: str | None = None
+    fallback_reason: str | None = None
+    """Why fallback truncation stood in for the summarizer (SUMZ-3)."""
+
+
+class Strategy:
+    """Base class: subclasses implement ``apply``; summarizing ones also ``aapply``."""
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        raise NotImplementedError
+
+    async def aapply(self, messages: list[Message]) -> Outcome:
+        return self.apply(messages)
+
+    def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Seed 002's ``CompactionStrategy.compact(messages) -> messages``."""
+        return self.apply(list(messages)).messages
+
+    async def acompact(self, messages: Sequence[Message]) -> list[Message]:
+        return (await self.aapply(list(messages))).messages
+
+
+def split_system(messages: list[Message]) -> tuple[list[Message], list[Round]]:
+    """System messages (set aside, in order) and the other rounds (seed 004)."""
+    rounds = split_rounds(messages)
+    system = [r.messages[0] for r in rounds if r.kind == "system"]
+    return system, [r for r in rounds if r.kind != "system"]
+
+
+def tail_start(rounds: Sequence[Round], *, keep_rounds: int | None = None, keep_messages: int | None = None) -> int:
+    """Index of the first round of the kept tail: the last ``keep_rounds`` rounds, or
+    the shortest run of whole rounds holding at least ``keep_messages`` messages (STRAT-3)."""
+    if keep_rounds is not None:
+        return max(len(rounds) - keep_rounds, 0)
+    held, index = 0, len(rounds)
+    while index > 0 and held < (keep_messages or 0):
+        index -= 1
+        held += len(rounds[index].messages)
+    return index
+
+
+class Summarize(Strategy):
+    """Summarize the rounds before the kept tail into one ``[Context Summary]`` message (STRAT-1)."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        *,
+        keep_rounds: int | None = 2,
+        keep_messages: int | None = None,
+        fallback_truncation: bool = False,
+    ) -> None:
+        self.summarizer = summarizer
+        self.keep_rounds = None if keep_messages is not None else keep_rounds
+        self.keep_messages = keep_messages
+        self.fallback_truncation = fallback_truncation
+
+    def plan(self, messages: list[Message]) -> tuple[list[Message], list[Message], list[Message]] | None:
+        """(system, prefix to summarize, tail), or None when there is nothing to fold (STRAT-9)."""
+        system, rounds = split_system(messages)
+        start = tail_start(rounds, keep_rounds=self.keep_rounds, keep_messages=self.keep_messages)
+        prefix, tail = flatten(rounds[:start]), flatten(rounds[start:])
+        if not prefix or (len(prefix) == 1 and is_summary(prefix[0])):
+            return None
+        return system, prefix, tail
+
+    def body(self, prefix: list[Message], model_text: str) -> str:
+        """The summary's text after the prefix; the structured strategy adds its sections."""
+        return model_text
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        plan = self.plan(messages)
+        if plan is None:
+            return Outcome(list(messages))
+        try:
+            summary = self.summarizer.summarize(transcript(plan[1]))
+        except SummarizerError as error:
+            return self._fallback(plan, error)
+        return self._assemble(plan, summary)
+
+    async def aapply(self, messages: list[Message]) -> Outcome:
+        plan = self.plan(messages)
+        if plan is None:
+            return Outcome(list(messages))
+        try:
+            summary = await self.summarizer.asummarize(transcript(plan[1]))
+        except SummarizerError as error:
+            return self._fallback(plan, error)
+        return self._assemble(plan, summary)
+
+    def _assemble(self, plan: tuple[list[Message], ...], summary: Summary) -> Outcome:
+        system, prefix, tail = plan
+        message = summary_message(self.body(prefix, summary.text))
+        return Outcome(system + [message] + tail, summary, self.summarizer.prompt_hash)
+
+    def _fallback(self, plan: tuple[list[Message], ...], error: SummarizerError) -> Outcome:
+        """Seed 003's truncation stands in for a failed summarizer, if enabled (SUMZ-3)."""
+        if not self.fallback_truncation:
+            raise error
+        system, prefix, tail = plan
+        message = summary_message(self.body(prefix, truncated(prefix)))
+        return Outcome(system + [message] + tail, None, self.summarizer.prompt_hash, str(error))
+
+
+class StructuredSummarize(Summarize):
+    """Seed 001's structured summary; ids and tasks come from the history itself (STRAT-2)."""
+
+    def __init__(self, summarizer: Summarizer, *, keep_messages: int = 10, fallback_truncation: bool = False) -> None:
+        super().__init__(summarizer, keep_messages=keep_messages, fallback_truncation=fallback_truncation)
+
+    def body(self, prefix: list[Message], model_text: str) -> str:
+        return structured_body(entities(prefix), latest_tasks(prefix), model_text)
+
+
+class KeepLastMessages(Strategy):
+    """Keep system messages and the shortest tail of whole rounds with at least ``n`` messages (STRAT-3)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        system, rounds = split_system(messages)
+        return Outcome(system + flatten(rounds[tail_start(rounds, keep_messages=self.n) :]))
+
+
+MASK = "[tool output omitted: {chars} characters]"
+
+
+class MaskObservations(Strategy):
+    """Replace tool results outside the last ``keep_rounds`` rounds by a placeholder (STRAT-4).
+
+    The tool message stays, with its ``tool_call_id``, so every call keeps its result.
+    """
+
+    def __init__(self, keep_rounds: int = 2, placeholder: str = MASK) -> None:
+        self.keep_rounds = keep_rounds
+        self.placeholder = placeholder
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        system, rounds = split_system(messages)
+        start = tail_start(rounds, keep_rounds=self.keep_rounds)
+        older = [self._mask(m) if m["role"] == "tool" else m for m in flatten(rounds[:start])]
+        return Outcome(system + older + flatten(rounds[start:]))
+
+    def _mask(self, message: Message) -> Message:
+        content = message["content"]
+        if isinstance(content, str) and content.startswith(self.placeholder.split("{")[0]):
+            return message  # masked by an earlier compaction
+        chars = len(content) if isinstance(content, str) else sum(len(str(p)) for p in content)
+        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": self.placeholder.format(chars=chars)}
+
+
+class TokenBudget(Strategy):
+    """Drop the oldest rounds until the estimate fits ``budget``; the last round always stays (STRAT-5)."""
+
+    def __init__(self, budget: int, estimator: Estimator | None = None) -> None:
+        self.budget = budget
+        self.estimator = estimator or CharsPerFour()
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        system, rounds = split_system(messages)
+        units = [sum(map(self.estimator.units, r.messages)) for r in rounds]
+        total_units = sum(map(self.estimator.units, system)) + sum(units)
+        count = len(messages)
+        start = 0
+        while start < len(rounds) - 1 and self.estimator.total(total_units, count) > self.budget:
+            total_units -= units[start]
+            count -= len(rounds[start].messages)
+            start += 1
+        return Outcome(system + flatten(rounds[start:]))
+
+
+class DropSources(Strategy):
+    """Remove rounds holding a message whose ``source_id`` is in ``sources`` (STRAT-6)."""
+
+    def __init__(self, sources: Collection[str]) -> None:
+        self.sources = frozenset(sources)
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        system, rounds = split_system(messages)
+        kept = [r for r in rounds if not any(m.get("source_id") in self.sources for m in r.messages)]
+        return Outcome(system + flatten(kept))
+
+
+class Chain(Strategy):
+    """Apply strategies in turn; the event keeps the last summarizer's usage (STRAT-7)."""
+
+    def __init__(self, *strategies: Strategy) -> None:
+        self.strategies = strategies
+
+    def apply(self, messages: list[Message]) -> Outcome:
+        outcome = Outcome(messages)
+        for strategy in self.strategies:
+            outcome = _merge(outcome, strategy.apply(outcome.messages))
+        return outcome
+
+    async def aapply(self, messages: list[Message]) -> Outcome:
+        outcome = Outcome(messages)
+        for strategy in self.strategies:
+            outcome = _merge(outcome, await strategy.aapply(outcome.messages))
+        return outcome
+
+
+def _merge(before: Outcome, after: Outcome) -> Outcome:
+    return Outcome(
+        after.messages,
+        after.summary or before.summary,
+        after.prompt_hash or before.prompt_hash,
+        after.fallback_reason or before.fallback_reason,
+    )
