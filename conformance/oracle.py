@@ -61,6 +61,27 @@ def chars4(messages: Sequence[dict]) -> int:
     return math.floor(chars / 4)
 
 
+def readable_text(messages: Sequence[dict]) -> str:
+    """Everything a model reads in ``messages``: texts, and the strings inside tool-call arguments."""
+    parts = [text(m) for m in messages if isinstance(m, dict)]
+    for m in messages:
+        for call in (m.get("tool_calls") or []) if isinstance(m, dict) else []:
+            arguments = str((call.get("function") or {}).get("arguments", ""))
+            try:
+                parts.extend(_strings(json.loads(arguments)))
+            except ValueError:
+                parts.append(arguments)
+    return "\n".join(parts)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
+
+
 def same(a: Any, b: Any) -> bool:
     """Byte-identical as JSON (key order aside): what "kept verbatim" means."""
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck
@@ -18,10 +18,12 @@ from hypothesis import settings as hypothesis_settings
 from . import report
 from .assertions import ClauseViolation
 from .clauses import clauses
-from .suite import Suite
 from .target import ENV, TargetError, resolve
 
-SUITE = pytest.StashKey[Suite]()
+if TYPE_CHECKING:  # the suite imports openai; keep plugin loading light for every pytest run
+    from .suite import Suite
+
+SUITE = pytest.StashKey["Suite"]()
 RESULTS = pytest.StashKey[dict[str, list[dict[str, Any]]]]()
 FAST_EXAMPLES = 10
 DEFAULT_EXAMPLES = 50
@@ -48,6 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
         target = resolve(spec)
     except TargetError as error:
         raise pytest.UsageError(str(error)) from error
+    from .suite import Suite
+
     config.stash[SUITE] = Suite(target, config.getoption("--compaction-profile"))
     _load_hypothesis_profile(config)
 

@@ -283,7 +283,8 @@ class _Session:
         self.generation = 0
         """How many resets were answered; a `CommandCompactor` is valid for one generation."""
         self._seq = 0
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
+        """Held for one request and its answer (and by a compactor taking the process over)."""
         try:
             self.process = _Process(argv)
         except OSError as error:
@@ -314,7 +315,7 @@ class _Session:
 
     def reset(self, settings: dict[str, Any]) -> int:
         """Send ``reset``; returns the new generation."""
-        with self._lock:
+        with self.lock:
             answer = self.ask({"cmd": "reset", "settings": settings}, "reset_answer", "reset")
             if not answer["ok"]:
                 raise ImplementationErrored(f"{self.name}: reset failed: {answer['error']}")
@@ -323,14 +324,14 @@ class _Session:
 
     def ask_numbered(self, request: dict[str, Any], answer_def: str) -> dict[str, Any]:
         """`ask` for a request that carries the next ``seq`` (``compact``, ``estimate_tokens``)."""
-        with self._lock:
+        with self.lock:
             self._seq += 1
             numbered = {"cmd": request["cmd"], "seq": self._seq, **request}
             return self.ask(numbered, answer_def, f"{request['cmd']} (seq {self._seq})")
 
     def ask(self, request: dict[str, Any], answer_def: str, what: str) -> dict[str, Any]:
         """Send one request and return its validated answer, or raise `ProtocolError`."""
-        with self._lock:
+        with self.lock:
             if self.broken:
                 raise ProtocolError(f"{self.name}: the process was ended by an earlier protocol error")
             self.process.send(_encode(request))
@@ -421,8 +422,8 @@ class CommandTarget:
     def __call__(self, settings: Any) -> CommandCompactor:
         with self._lock:
             session = self._ensure_started()
-            generation = session.reset(_settings_json(settings))
-            return CommandCompactor(session, generation)
+            settings_json = _settings_json(settings)
+            return CommandCompactor(session, session.reset(settings_json), settings_json)
 
     def start(self) -> dict[str, Any]:
         """Start the process if needed and return its answer to ``start`` (implementation, profiles, capabilities)."""
@@ -476,11 +477,21 @@ class CommandCompactor:
 
     ``estimate_tokens`` and ``last_event`` exist (``hasattr``) only when the
     implementation declared the capability of that name.
+
+    The process holds one compactor at a time, the one of the last ``reset``.
+    An older `CommandCompactor` can still be used where that is exact: it
+    resets the process back to its own settings first, which is exact for
+    ``estimate_tokens`` (it depends on the settings and messages only) and for
+    a ``compact`` when this compactor has not compacted before (it had no state
+    yet). A ``compact`` on an older compactor that has state raises ``RuntimeError``.
     """
 
-    def __init__(self, session: _Session, generation: int) -> None:
+    def __init__(self, session: _Session, generation: int, settings: dict[str, Any]) -> None:
         self._session = session
         self._generation = generation
+        self._settings = settings
+        self._has_state = False
+        """True once ``compact`` was sent: the process then holds state a reset would lose."""
         self._last_event: dict[str, Any] | None = None
         self.implementation: dict[str, Any] = dict(session.implementation)
         self.profiles: set[str] = set(session.profiles)
@@ -519,11 +530,24 @@ class CommandCompactor:
 
     def _ask(self, request: dict[str, Any], answer_def: str) -> dict[str, Any]:
         session = self._session
-        if session.generation != self._generation and not session.broken:
-            raise RuntimeError(f"this compactor of {session.name} is stale: the process was reset for a newer one")
-        answer = session.ask_numbered(request, answer_def)
+        with session.lock:
+            if session.generation != self._generation and not session.broken:
+                self._take_over(request["cmd"])
+            if request["cmd"] == "compact":
+                self._has_state = True
+            answer = session.ask_numbered(request, answer_def)
         _emit_logs(answer.get("logs", ()))
         return answer
+
+
+    def _take_over(self, command: str) -> None:
+        """Reset the process back to this (older) compactor, where no state is lost."""
+        if command == "compact" and self._has_state:
+            raise RuntimeError(
+                f"this compactor of {self._session.name} is stale: the process was reset for a newer one, "
+                "and this one's state (from its earlier compact calls) is gone"
+            )
+        self._generation = self._session.reset(self._settings)
 
 
 def _answer_or_raise(answer: dict[str, Any]) -> None:
