@@ -50,6 +50,7 @@ __all__ = [
     "REQUEST_SCHEMA_ID",
     "RESPONSE_SCHEMA_ID",
     "DEFAULT_TIMEOUT",
+    "PREFIX",
     "CommandTarget",
     "CommandCompactor",
     "ProtocolError",
@@ -483,7 +484,8 @@ class CommandCompactor:
     resets the process back to its own settings first, which is exact for
     ``estimate_tokens`` (it depends on the settings and messages only) and for
     a ``compact`` when this compactor has not compacted before (it had no state
-    yet). A ``compact`` on an older compactor that has state raises ``RuntimeError``.
+    yet). A ``compact`` on an older compactor that has (or had) state raises
+    ``RuntimeError`` rather than silently run on a fresh one.
     """
 
     def __init__(self, session: _Session, generation: int, settings: dict[str, Any]) -> None:
@@ -492,6 +494,8 @@ class CommandCompactor:
         self._settings = settings
         self._has_state = False
         """True once ``compact`` was sent: the process then holds state a reset would lose."""
+        self._state_lost = False
+        """True once a reset for this compactor dropped its state: ``compact`` is refused from then on."""
         self._last_event: dict[str, Any] | None = None
         self.implementation: dict[str, Any] = dict(session.implementation)
         self.profiles: set[str] = set(session.profiles)
@@ -531,22 +535,23 @@ class CommandCompactor:
     def _ask(self, request: dict[str, Any], answer_def: str) -> dict[str, Any]:
         session = self._session
         with session.lock:
-            if session.generation != self._generation and not session.broken:
-                self._take_over(request["cmd"])
+            stale = session.generation != self._generation and not session.broken
+            if request["cmd"] == "compact" and (self._state_lost or (stale and self._has_state)):
+                raise RuntimeError(
+                    f"this compactor of {session.name} is stale: the process was reset for another one, "
+                    "and this one's state (from its earlier compact calls) is gone"
+                )
+            if stale:
+                self._take_over()
             if request["cmd"] == "compact":
                 self._has_state = True
             answer = session.ask_numbered(request, answer_def)
         _emit_logs(answer.get("logs", ()))
         return answer
 
-
-    def _take_over(self, command: str) -> None:
-        """Reset the process back to this (older) compactor, where no state is lost."""
-        if command == "compact" and self._has_state:
-            raise RuntimeError(
-                f"this compactor of {self._session.name} is stale: the process was reset for a newer one, "
-                "and this one's state (from its earlier compact calls) is gone"
-            )
+    def _take_over(self) -> None:
+        """Reset the process back to this (older) compactor's settings; its state, if any, is lost."""
+        self._state_lost = self._has_state
         self._generation = self._session.reset(self._settings)
 
 

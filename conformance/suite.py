@@ -75,6 +75,9 @@ class Suite:
         self.server.start()
         self.settings = connected(base or Settings(), self.server.base_url)
         self.claimed = self.new().profiles
+        if target.version is None and callable(getattr(target.factory, "start", None)):
+            impl = target.factory.start().get("implementation", {})  # a cmd: target names itself
+            target.version = f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
         unknown = sorted(self.claimed - set(PROFILES))
         self.unknown_profiles = unknown
         self.requested = set(requested) if requested else None

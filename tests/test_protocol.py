@@ -141,12 +141,28 @@ def test_echo_round_trip(target, caplog: pytest.LogCaptureFixture) -> None:
     assert fresh.last_event["compacts"] == 1
 
 
-def test_a_compactor_is_stale_after_the_next_reset(target) -> None:
-    echo = target("echo.py")
-    old = echo(Settings())
-    echo(Settings())
-    with pytest.raises(RuntimeError, match="stale"):
-        old.compact(HISTORY, iteration=1)
+def test_an_older_compactor_takes_the_process_back_only_where_that_is_exact(target, tmp_path: Path) -> None:
+    record = tmp_path / "requests.jsonl"
+    echo = target("echo.py", "--record", str(record))
+    first = echo(Settings(threshold_iterations=3))
+    first.compact(HISTORY, iteration=1)
+    second = echo(Settings(threshold_iterations=5))
+    third = echo(Settings(threshold_iterations=7))
+
+    assert first.estimate_tokens(HISTORY) > 0  # stateless: reset back to first's settings, then ask
+    second.compact(HISTORY, iteration=1)  # second never compacted: it has no state to lose
+    assert second.last_event["compacts"] == 1
+    with pytest.raises(RuntimeError, match="stale: .* state .* is gone"):
+        first.compact(HISTORY, iteration=2)  # first's state (one compaction) was reset away
+    third.estimate_tokens(HISTORY)
+    assert first.estimate_tokens(HISTORY) > 0
+    with pytest.raises(RuntimeError, match="stale"):  # current again, but its state stays lost
+        first.compact(HISTORY, iteration=2)
+
+    requests = [json.loads(line) for line in record.read_text("utf-8").splitlines()]
+    resets = [r["settings"]["threshold_iterations"] for r in requests if r["cmd"] == "reset"]
+    assert resets == [3, 5, 7, 3, 5, 7, 3]
+    assert [r["cmd"] for r in requests].count("compact") == 2
 
 
 def test_undeclared_capabilities_are_absent(target) -> None:
