@@ -106,7 +106,7 @@ class Compactor:
         """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""
         event = self.last_event
         event.failure_reason = str(error)
-        event.prompt_hash = getattr(getattr(self.strategy, "summarizer", None), "prompt_hash", None)
+        event.prompt_hash = error.prompt_hash
         log.warning("compaction failed: %s: %s", error.error_type, error.reason)
         return list(messages)
 

@@ -7,6 +7,8 @@ compactor turns into a non-fatal failure event) and SUMZ-4 (the prompt hash).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +34,11 @@ Entity ids and the task list are added by the system; you need not repeat them."
 class SummarizerError(Exception):
     """The summarizer failed; ``error_type`` names the underlying error (SUMZ-2)."""
 
-    def __init__(self, error_type: str, reason: str) -> None:
+    def __init__(self, error_type: str, reason: str, prompt_hash: str | None = None) -> None:
         self.error_type = error_type
         self.reason = reason
+        self.prompt_hash = prompt_hash
+        """The hash of the prompt that was sent, for the failure event (EVT-3)."""
         super().__init__(f"{error_type}: {reason}")
 
 
@@ -91,20 +95,29 @@ class Summarizer:
         return request
 
     def summarize(self, transcript: str) -> Summary:
-        if self.client is None:
-            raise SummarizerError("ConfigurationError", "no openai.OpenAI client was given")
-        try:
+        with self._failures():
+            if self.client is None:
+                raise SummarizerError("ConfigurationError", "no openai.OpenAI client was given")
             return _parse(self.client.chat.completions.create(**self.request(transcript)))
-        except (openai.OpenAIError, ValueError) as error:  # a body that is not JSON raises ValueError
-            raise _failure(error) from error
 
     async def asummarize(self, transcript: str) -> Summary:
-        if self.async_client is None:
-            raise SummarizerError("ConfigurationError", "no openai.AsyncOpenAI client was given")
-        try:
+        with self._failures():
+            if self.async_client is None:
+                raise SummarizerError("ConfigurationError", "no openai.AsyncOpenAI client was given")
             return _parse(await self.async_client.chat.completions.create(**self.request(transcript)))
-        except (openai.OpenAIError, ValueError) as error:
-            raise _failure(error) from error
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Turn every way the call can fail into `SummarizerError` (SUMZ-2)."""
+        try:
+            yield
+        except SummarizerError as error:
+            error.prompt_hash = self.prompt_hash
+            raise
+        except (openai.OpenAIError, ValueError) as error:  # a body that is not JSON raises ValueError
+            status = getattr(error, "status_code", None)
+            reason = f"HTTP {status}: {error}" if status else str(error) or type(error).__name__
+            raise SummarizerError(type(error).__name__, reason, self.prompt_hash) from error
 
 
 def _parse(response: Any) -> Summary:
@@ -119,9 +132,3 @@ def _parse(response: Any) -> Summary:
         raise SummarizerError("EmptySummary", "the response's content is empty")
     usage = getattr(response, "usage", None)
     return Summary(text.strip(), getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
-
-
-def _failure(error: Exception) -> SummarizerError:
-    status = getattr(error, "status_code", None)
-    reason = f"HTTP {status}: {error}" if status else str(error) or type(error).__name__
-    return SummarizerError(type(error).__name__, reason)
