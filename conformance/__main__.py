@@ -1,0 +1,5 @@
+"""``python -m conformance`` is ``compaction-suite``."""
+
+from .cli import main
+
+main()
