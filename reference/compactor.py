@@ -81,6 +81,7 @@ class Compactor:
 
     def _should_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> bool:
         """Validate, then ask the trigger; records the event of a call that does not compact."""
+        self.last_event = None
         rounds = split_rounds(messages)  # raises HistoryError (HIST-*)
         if iteration < self._compacted_at:
             self._compacted_at = 0  # a lower iteration means a new run (RT-1)
@@ -119,6 +120,9 @@ class Compactor:
         if outcome.messages == messages:
             event.skipped_reason = "nothing older than the kept tail (STRAT-9)"
             return list(messages)
+        if outcome.fallback_reason is not None:
+            event.failure_reason = outcome.fallback_reason
+            log.warning("compaction fell back to truncation: %s", outcome.fallback_reason)
         self._compacted_at = event.iteration
         after = self.estimator.estimate(outcome.messages)
         if after >= event.estimated_tokens_before:
@@ -129,9 +133,6 @@ class Compactor:
         event.compacted = True
         event.messages_after = len(outcome.messages)
         event.estimated_tokens_after = after
-        if outcome.fallback_reason is not None:
-            event.failure_reason = outcome.fallback_reason
-            log.warning("compaction fell back to truncation: %s", outcome.fallback_reason)
         event.still_too_large = self.trigger.check(Observation(0, after, _non_system(outcome.messages))) is not None
         return outcome.messages
 

@@ -90,8 +90,8 @@ def _role(message: Any, index: int) -> str:
     role = message.get("role")
     if role not in KNOWN_ROLES:
         raise HistoryError("HIST-2", index, f"unknown role {role!r}; expected one of {sorted(KNOWN_ROLES)}")
-    if role in SYSTEM_ROLES | {"user", "tool"} and "content" not in message:
-        raise HistoryError("HIST-2", index, f"{role} message has no 'content'")
+    if role in SYSTEM_ROLES | {"user", "tool"} and not isinstance(message.get("content"), (str, list)):
+        raise HistoryError("HIST-2", index, f"{role} message has no string or list 'content'")
     return role
 
 
@@ -105,6 +105,8 @@ def _call_ids(message: dict[str, Any], index: int, seen: set[str]) -> list[str]:
         call_id = call.get("id") if isinstance(call, dict) else None
         if not isinstance(call_id, str) or not call_id:
             raise HistoryError("HIST-2", index, "a tool call has no string 'id'")
+        if not isinstance(call.get("function"), dict) or not isinstance(call["function"].get("name"), str):
+            raise HistoryError("HIST-2", index, f"tool call {call_id!r} has no function with a string 'name'")
         if call_id in seen:
             raise HistoryError("HIST-6", index, f"tool_call id {call_id!r} is used twice")
         seen.add(call_id)

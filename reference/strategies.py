@@ -167,7 +167,8 @@ class MaskObservations(Strategy):
 
     def _mask(self, message: Message) -> Message:
         content = message["content"]
-        if isinstance(content, str) and content.startswith(self.placeholder.split("{")[0]):
+        marker = self.placeholder.split("{")[0]
+        if marker and isinstance(content, str) and content.startswith(marker):
             return message  # masked by an earlier compaction
         chars = len(content) if isinstance(content, str) else sum(len(str(p)) for p in content)
         return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": self.placeholder.format(chars=chars)}

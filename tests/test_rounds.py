@@ -1,0 +1,223 @@
+"""Rounds and history validation (SPEC ROUND-1..ROUND-3, HIST-1..HIST-6): reference/rounds.py."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from conformance.histories import histories
+from reference import HistoryError, call_in_flight, split_rounds
+from reference.rounds import flatten
+
+PROPERTY = settings(max_examples=50)
+
+
+def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
+    return {"role": role, "content": text}
+
+
+def user(text: str = "Please do the thing.") -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def reply(text: str = "Done.") -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def calls(*ids: str) -> dict[str, Any]:
+    """An assistant message calling ``readFile`` once per id."""
+    tool_calls = [{"id": i, "type": "function", "function": {"name": "readFile", "arguments": "{}"}} for i in ids]
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+
+def result(call_id: str, text: str = "ok") -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+# --- ROUND-1: the kinds of round --------------------------------------------------
+
+
+def test_each_kind_of_round_is_recognised() -> None:
+    history = [
+        system(),
+        system("Be brief.", role="developer"),
+        user(),
+        reply(),
+        calls("a", "b"),
+        result("b"),
+        result("a"),
+        user("Thanks."),
+    ]
+    rounds = split_rounds(history)
+    assert [r.kind for r in rounds] == ["system", "system", "user", "assistant", "tool_calls", "user"]
+    assert [r.start for r in rounds] == [0, 1, 2, 3, 4, 7]
+    assert [r.end for r in rounds] == [1, 2, 3, 4, 7, 8]
+    assert rounds[4].messages == (history[4], history[5], history[6])
+    assert all(r.complete for r in rounds)
+
+
+@pytest.mark.parametrize("tool_calls", [[], None], ids=["empty-list", "null"])
+def test_an_assistant_message_without_calls_is_a_bare_reply(tool_calls: Any) -> None:
+    rounds = split_rounds([user(), {"role": "assistant", "content": "Hi.", "tool_calls": tool_calls}])
+    assert [r.kind for r in rounds] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations("abc")), ids="".join)
+def test_parallel_calls_form_one_round_whatever_order_the_results_come_in(order: tuple[str, ...]) -> None:
+    history = [user(), calls("a", "b", "c"), *(result(i) for i in order), reply()]
+    rounds = split_rounds(history)
+    assert [r.kind for r in rounds] == ["user", "tool_calls", "assistant"]
+    assert rounds[1].messages == tuple(history[1:5])
+    assert rounds[1].complete
+
+
+def test_consecutive_tool_rounds_stay_separate() -> None:
+    history = [user(), calls("a"), result("a"), calls("b", "c"), result("c"), result("b")]
+    rounds = split_rounds(history)
+    assert [(r.kind, r.start, r.end) for r in rounds] == [("user", 0, 1), ("tool_calls", 1, 3), ("tool_calls", 3, 6)]
+
+
+def test_an_empty_history_has_no_rounds() -> None:
+    assert split_rounds([]) == []
+
+
+# --- ROUND-3: a call in flight ---------------------------------------------------------
+
+
+def test_a_last_round_with_an_unanswered_call_is_in_flight() -> None:
+    rounds = split_rounds([user(), calls("a", "b", "c"), result("b")])
+    assert call_in_flight(rounds)
+    assert rounds[-1].pending == frozenset({"a", "c"})
+    assert not rounds[-1].complete
+
+
+@pytest.mark.parametrize(
+    "history",
+    [[], [user()], [user(), calls("a"), result("a")], [user(), calls("a"), result("a"), reply()]],
+    ids=["empty", "user-only", "answered-call", "answered-then-reply"],
+)
+def test_a_history_whose_calls_are_all_answered_is_not_in_flight(history: list[dict[str, Any]]) -> None:
+    assert not call_in_flight(split_rounds(history))
+
+
+# --- HIST-1..HIST-6: bad histories ------------------------------------------------------
+
+BAD_HISTORIES: list[Any] = [
+    # (id, history, rule, index)
+    ("HIST-1-tuple", (user(),), "HIST-1", None),
+    ("HIST-1-dict", user(), "HIST-1", None),
+    ("HIST-1-none", None, "HIST-1", None),
+    ("HIST-2-message-not-a-dict", [user(), "hello"], "HIST-2", 1),
+    ("HIST-2-no-role", [user(), {"content": "x"}], "HIST-2", 1),
+    ("HIST-2-unknown-role", [user(), {"role": "robot", "content": "x"}], "HIST-2", 1),
+    ("HIST-2-system-without-content", [{"role": "system"}], "HIST-2", 0),
+    ("HIST-2-developer-without-content", [{"role": "developer"}, user()], "HIST-2", 0),
+    ("HIST-2-user-without-content", [system(), {"role": "user"}], "HIST-2", 1),
+    ("HIST-2-tool-without-content", [user(), calls("a"), {"role": "tool", "tool_call_id": "a"}], "HIST-2", 2),
+    ("HIST-2-tool-without-tool-call-id", [user(), calls("a"), {"role": "tool", "content": "ok"}], "HIST-2", 2),
+    (
+        "HIST-2-tool-call-id-not-a-string",
+        [user(), calls("a"), {"role": "tool", "tool_call_id": 1, "content": "ok"}],
+        "HIST-2",
+        2,
+    ),
+    (
+        "HIST-2-tool-calls-not-a-list",
+        [user(), {"role": "assistant", "content": None, "tool_calls": {"id": "a"}}],
+        "HIST-2",
+        1,
+    ),
+    (
+        "HIST-2-tool-call-without-id",
+        [user(), {"role": "assistant", "content": None, "tool_calls": [{"type": "function"}]}],
+        "HIST-2",
+        1,
+    ),
+    ("HIST-2-tool-call-with-empty-id", [user(), calls("")], "HIST-2", 1),
+    (
+        "HIST-2-tool-call-id-a-number",
+        [user(), {"role": "assistant", "content": None, "tool_calls": [{"id": 7}]}],
+        "HIST-2",
+        1,
+    ),
+    ("HIST-2-tool-call-not-a-dict", [user(), {"role": "assistant", "tool_calls": ["a"]}], "HIST-2", 1),
+    ("HIST-3-orphan-tool-result", [user(), result("a")], "HIST-3", 1),
+    ("HIST-3-tool-result-first", [result("a")], "HIST-3", 0),
+    ("HIST-3-tool-result-after-system", [system(), result("a")], "HIST-3", 1),
+    ("HIST-3-tool-result-after-bare-reply", [user(), reply(), result("a")], "HIST-3", 2),
+    ("HIST-3-unknown-call-id", [user(), calls("a"), result("z")], "HIST-3", 2),
+    (
+        "HIST-3-answers-an-earlier-round",
+        [user(), calls("a"), result("a"), calls("b"), result("a")],
+        "HIST-3",
+        4,
+    ),
+    ("HIST-4-answered-twice", [user(), calls("a"), result("a"), result("a")], "HIST-4", 3),
+    (
+        "HIST-4-answered-twice-among-parallel-calls",
+        [user(), calls("a", "b"), result("a"), result("a"), result("b")],
+        "HIST-4",
+        3,
+    ),
+    ("HIST-5-user-before-the-answer", [user(), calls("a"), user()], "HIST-5", 2),
+    ("HIST-5-reply-before-the-last-answer", [user(), calls("a", "b"), result("b"), reply()], "HIST-5", 3),
+    ("HIST-5-system-before-the-answer", [user(), calls("a"), system()], "HIST-5", 2),
+    ("HIST-5-new-calls-before-the-answer", [user(), calls("a"), calls("b"), result("b")], "HIST-5", 2),
+    ("HIST-6-id-reused-in-a-later-round", [user(), calls("a"), result("a"), calls("a")], "HIST-6", 3),
+    ("HIST-6-id-twice-in-one-message", [user(), calls("a", "a")], "HIST-6", 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("history", "rule", "index"),
+    [pytest.param(history, rule, index, id=name) for name, history, rule, index in BAD_HISTORIES],
+)
+def test_a_bad_history_raises_history_error_naming_rule_and_index(history: Any, rule: str, index: int | None) -> None:
+    before = copy.deepcopy(history)
+    with pytest.raises(HistoryError) as caught:
+        split_rounds(history)
+    error = caught.value
+    assert (error.rule, error.index) == (rule, index)
+    assert isinstance(error, ValueError)
+    where = "history" if index is None else f"message {index}"
+    assert str(error).startswith(f"{rule}: {where}: ")
+    assert error.detail
+    assert history == before, "validation must not change the input"
+
+
+def test_history_error_message_names_the_offending_index() -> None:
+    with pytest.raises(HistoryError, match=r"^HIST-3: message 3: tool result 'zz' "):
+        split_rounds([system(), user(), reply(), result("zz")])
+
+
+def test_history_error_for_a_pending_call_names_the_missing_ids() -> None:
+    with pytest.raises(HistoryError, match="a, c"):
+        split_rounds([user(), calls("c", "a", "b"), result("b"), user()])
+
+
+# --- property: splitting loses nothing -------------------------------------------------
+
+
+@PROPERTY
+@given(histories())
+def test_every_generated_history_splits_and_flattens_back_to_itself(history: list[dict[str, Any]]) -> None:
+    rounds = split_rounds(history)
+    flat = flatten(rounds)
+    assert flat == history
+    assert all(a is b for a, b in zip(flat, history, strict=True))
+    assert [r.start for r in rounds] == [sum(len(r.messages) for r in rounds[:i]) for i in range(len(rounds))]
+    assert all(r.complete for r in rounds)
+    assert not call_in_flight(rounds)
+
+
+@PROPERTY
+@given(histories(min_rounds=2, in_flight=True))
+def test_every_generated_in_flight_history_splits_with_its_last_round_pending(history: list[dict[str, Any]]) -> None:
+    rounds = split_rounds(history)
+    assert flatten(rounds) == history
+    assert call_in_flight(rounds)
+    assert all(r.complete for r in rounds[:-1])

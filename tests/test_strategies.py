@@ -1,0 +1,425 @@
+"""Strategies: what a compaction keeps (SPEC STRAT-1..STRAT-9, SUMZ-3): reference/strategies.py.
+
+Summarizing strategies talk to the summarizer test double over HTTP (conftest's
+``server``, ``client`` and ``async_client``); the others need no model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from typing import Any
+
+import openai
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.histories import histories
+from conformance.summarizer_server import SummarizerServer
+from reference import (
+    Chain,
+    CharsPerFour,
+    DropSources,
+    HistoryError,
+    KeepLastMessages,
+    MaskObservations,
+    StructuredSummarize,
+    Summarize,
+    Summarizer,
+    SummarizerError,
+    TokenBudget,
+    split_rounds,
+)
+from reference.rounds import SYSTEM_ROLES, call_in_flight
+from reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
+
+MODEL = "summary-model"
+REPLY = "- The user wants the parser fixed.\n- Tests pass."
+PROPERTY = settings(max_examples=50)
+
+
+def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
+    return {"role": role, "content": text}
+
+
+def user(text: str = "Please fix the parser.") -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def reply(text: str = "Done.") -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def calls(*ids: str, name: str = "readFile") -> dict[str, Any]:
+    tool_calls = [{"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}} for i in ids]
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+
+def result(call_id: str, text: str = "file contents") -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def summary(text: str = "- earlier work") -> dict[str, Any]:
+    return {"role": "user", "content": f"{SUMMARY_PREFIX}\n{text}"}
+
+
+def history() -> list[dict[str, Any]]:
+    """sys | u1 | a1 | tool round c1 | u2 | a2: five non-system rounds, seven messages."""
+    return [
+        system(),
+        user("Please fix the parser in src/app.py."),
+        reply("Looking at it."),
+        calls("c1"),
+        result("c1", "def parse(): ..."),
+        user("Now run the tests."),
+        reply("All tests pass."),
+    ]
+
+
+def non_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m["role"] not in SYSTEM_ROLES]
+
+
+@pytest.fixture
+def summarizer(client: openai.OpenAI, async_client: openai.AsyncOpenAI) -> Summarizer:
+    return Summarizer(MODEL, client=client, async_client=async_client)
+
+
+@pytest.fixture
+def fixed(server: SummarizerServer) -> SummarizerServer:
+    server.reply_with(REPLY)
+    return server
+
+
+# --- STRAT-1: Summarize ----------------------------------------------------------------------
+
+
+def test_summarize_replaces_all_but_the_last_k_rounds_by_one_summary(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    messages = history()
+    out = Summarize(summarizer, keep_rounds=2).compact(messages)
+    assert out == [messages[0], {"role": "user", "content": f"{SUMMARY_PREFIX}\n{REPLY}"}, *messages[5:]]
+    assert out[2] is messages[5] and out[3] is messages[6], "the tail is kept verbatim"
+    (body,) = fixed.bodies
+    assert body["messages"][1] == {"role": "user", "content": transcript(messages[1:5])}
+
+
+def test_summarize_defaults_to_two_rounds(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    assert Summarize(summarizer).compact(history())[2:] == history()[5:]
+
+
+@pytest.mark.parametrize(("keep_messages", "tail_from"), [(1, 6), (2, 5), (3, 3), (4, 3), (5, 2)])
+def test_summarize_keep_messages_keeps_whole_rounds_rounding_up(
+    fixed: SummarizerServer, summarizer: Summarizer, keep_messages: int, tail_from: int
+) -> None:
+    messages = history()
+    out = Summarize(summarizer, keep_rounds=1, keep_messages=keep_messages).compact(messages)
+    assert out[0] == messages[0] and is_summary(out[1])
+    assert out[2:] == messages[tail_from:]
+    assert fixed.bodies[0]["messages"][1]["content"] == transcript(messages[1:tail_from])
+
+
+def test_summarize_sets_system_messages_aside_and_puts_them_first(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    messages = [system("one"), user("a"), system("two", role="developer"), reply("b"), user("c"), reply("d")]
+    out = Summarize(summarizer, keep_rounds=2).compact(messages)
+    assert out[:2] == [system("one"), system("two", role="developer")]
+    assert is_summary(out[2]) and out[3:] == messages[4:]
+    assert "two" not in fixed.bodies[0]["messages"][1]["content"], "system messages are not summarized"
+
+
+def test_summarize_folds_an_earlier_summary_into_the_new_one(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    messages = [system(), summary("- the user chose PostgreSQL"), *history()[1:]]
+    out = Summarize(summarizer, keep_rounds=2).compact(messages)
+    assert sum(map(is_summary, out)) == 1, "STRAT-8: never two summaries"
+    assert out[1] == {"role": "user", "content": f"{SUMMARY_PREFIX}\n{REPLY}"}
+    assert "the user chose PostgreSQL" in fixed.bodies[0]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [system(), user(), reply()],
+        [system(), summary(), user(), reply()],
+        [summary(), user(), reply()],
+        [system(), user(), calls("c1"), result("c1")],
+        [system()],
+        [],
+    ],
+    ids=["only-the-tail", "summary-then-tail", "summary-without-system", "tool-round-tail", "system-only", "empty"],
+)
+def test_summarize_leaves_a_history_with_nothing_to_fold_alone(
+    server: SummarizerServer, summarizer: Summarizer, messages: list[dict[str, Any]]
+) -> None:
+    out = Summarize(summarizer, keep_rounds=2).compact(messages)
+    assert out == messages and out is not messages
+    assert server.requests == [], "STRAT-9: the summarizer is not asked"
+
+
+def test_summarize_does_fold_a_summary_followed_by_one_more_round(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    messages = [system(), summary(), user("x"), user("y"), reply()]
+    out = Summarize(summarizer, keep_rounds=2).compact(messages)
+    assert out == [system(), {"role": "user", "content": f"{SUMMARY_PREFIX}\n{REPLY}"}, user("y"), reply()]
+
+
+def test_summarize_apply_reports_usage_and_prompt_hash(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    outcome = Summarize(summarizer).apply(history())
+    assert outcome.summary is not None and outcome.summary.text == REPLY
+    assert outcome.summary.prompt_tokens and outcome.summary.completion_tokens
+    assert outcome.prompt_hash == summarizer.prompt_hash
+    assert outcome.fallback_reason is None
+
+
+def test_summarize_acompact_uses_the_async_client(fixed: SummarizerServer, async_client: openai.AsyncOpenAI) -> None:
+    strategy = Summarize(Summarizer(MODEL, async_client=async_client), keep_rounds=2)
+    out = asyncio.run(strategy.acompact(history()))
+    assert out == [history()[0], {"role": "user", "content": f"{SUMMARY_PREFIX}\n{REPLY}"}, *history()[5:]]
+    assert len(fixed.requests) == 1
+
+
+def test_summarize_acompact_with_nothing_to_fold_makes_no_request(server: SummarizerServer, summarizer: Summarizer) -> None:
+    messages = [system(), user(), reply()]
+    assert asyncio.run(Summarize(summarizer).acompact(messages)) == messages
+    assert server.requests == []
+
+
+# --- SUMZ-3: fallback truncation ---------------------------------------------------------------
+
+
+def test_summarizer_failure_raises_without_fallback(server: SummarizerServer, summarizer: Summarizer) -> None:
+    server.fault("500")
+    with pytest.raises(SummarizerError) as caught:
+        Summarize(summarizer).compact(history())
+    assert caught.value.error_type == "InternalServerError"
+
+
+def test_summarizer_failure_raises_without_fallback_async(server: SummarizerServer, summarizer: Summarizer) -> None:
+    server.fault("503")
+    with pytest.raises(SummarizerError, match="HTTP 503"):
+        asyncio.run(Summarize(summarizer).acompact(history()))
+
+
+def test_fallback_truncation_keeps_the_first_200_characters_of_each_summarized_message(
+    server: SummarizerServer, summarizer: Summarizer
+) -> None:
+    server.fault("500")
+    long = "x" * 1_000
+    messages = [system(), user(long), reply("short"), calls("c1"), result("c1", "y" * 500), user("u"), reply("r")]
+    outcome = Summarize(summarizer, keep_rounds=2, fallback_truncation=True).apply(messages)
+    lines = [transcript([m])[:TRUNCATE_CHARS] for m in messages[1:5]]
+    assert outcome.messages == [messages[0], {"role": "user", "content": SUMMARY_PREFIX + "\n" + "\n".join(lines)}, *messages[5:]]
+    assert [len(line) for line in lines] == [200, len("assistant:\nshort"), len(transcript([messages[3]])), 200]
+    assert outcome.summary is None
+    assert outcome.fallback_reason is not None and "InternalServerError" in outcome.fallback_reason
+    assert outcome.prompt_hash == summarizer.prompt_hash
+
+
+def test_fallback_truncation_also_stands_in_for_the_async_summarizer(
+    server: SummarizerServer, summarizer: Summarizer
+) -> None:
+    server.fault("drop")
+    strategy = Summarize(summarizer, keep_rounds=2, fallback_truncation=True)
+    out = asyncio.run(strategy.acompact(history()))
+    assert out[1]["content"].startswith(f"{SUMMARY_PREFIX}\nuser:\nPlease fix the parser")
+    assert out[2:] == history()[5:]
+
+
+def test_fallback_truncation_works_with_no_client_at_all() -> None:
+    strategy = Summarize(Summarizer(MODEL), fallback_truncation=True)
+    outcome = strategy.apply(history())
+    assert is_summary(outcome.messages[1])
+    assert outcome.fallback_reason is not None and outcome.fallback_reason.startswith("ConfigurationError")
+
+
+# --- STRAT-2: StructuredSummarize ------------------------------------------------------------
+
+
+def test_structured_summarize_keeps_ten_messages_and_writes_the_sections(
+    server: SummarizerServer, summarizer: Summarizer
+) -> None:
+    server.reply_with("### Key Decisions\n- Use PostgreSQL.\n### Context\nThe user set up a ticket.")
+    created = json.dumps({"id": "ent-42", "type": "ticket", "title": "Login fails"})
+    messages = [system(), user("Open a ticket."), calls("c1", name="createEntity"), result("c1", created)]
+    messages += [user(f"question {i}") if i % 2 == 0 else reply(f"answer {i}") for i in range(10)]
+    out = StructuredSummarize(summarizer).compact(messages)
+    assert out[2:] == messages[-10:]
+    text = out[1]["content"]
+    assert text.startswith(f"{SUMMARY_PREFIX}\n## Conversation Summary (auto-compacted)\n")
+    assert '- [ticket] "Login fails" (id: ent-42)' in text
+    assert "### Key Decisions\n- Use PostgreSQL.\n### Context\nThe user set up a ticket." in text
+
+
+# --- STRAT-3: KeepLastMessages -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "tail_from"),
+    [(0, 7), (1, 6), (2, 5), (3, 3), (4, 3), (5, 2), (6, 1), (7, 1), (100, 1)],
+)
+def test_keep_last_messages_keeps_the_shortest_tail_of_whole_rounds_with_at_least_n(n: int, tail_from: int) -> None:
+    messages = history()
+    assert KeepLastMessages(n).compact(messages) == [messages[0], *messages[tail_from:]]
+
+
+def test_keep_last_messages_never_splits_parallel_calls_from_their_results() -> None:
+    messages = [user(), calls("a", "b", "c"), result("c"), result("a"), result("b")]
+    assert KeepLastMessages(1).compact(messages) == messages[1:]
+
+
+# --- STRAT-4: MaskObservations ------------------------------------------------------------------
+
+
+def masking_history() -> list[dict[str, Any]]:
+    return [
+        system(),
+        user(),
+        calls("a", "b"),
+        result("b", "B" * 120),
+        result("a", "A" * 30),
+        user("next"),
+        calls("c"),
+        result("c", "C" * 50),
+        reply("done"),
+    ]
+
+
+def test_mask_observations_replaces_older_tool_results_keeping_their_call_ids() -> None:
+    messages = masking_history()
+    out = MaskObservations(keep_rounds=3).compact(messages)
+    assert out[:3] == messages[:3]
+    assert out[3] == {"role": "tool", "tool_call_id": "b", "content": "[tool output omitted: 120 characters]"}
+    assert out[4] == {"role": "tool", "tool_call_id": "a", "content": "[tool output omitted: 30 characters]"}
+    assert all(a is b for a, b in zip(out[5:], messages[5:], strict=True)), "the last K rounds are untouched"
+    split_rounds(out)  # every call still has its result
+
+
+def test_mask_observations_is_idempotent() -> None:
+    once = MaskObservations(keep_rounds=1).compact(masking_history())
+    assert MaskObservations(keep_rounds=1).compact(once) == once
+    assert once[7]["content"] == "[tool output omitted: 50 characters]"
+
+
+def test_mask_observations_with_a_custom_placeholder() -> None:
+    out = MaskObservations(keep_rounds=0, placeholder="<{chars} chars elided>").compact(masking_history())
+    assert [m["content"] for m in out if m["role"] == "tool"] == ["<120 chars elided>", "<30 chars elided>", "<50 chars elided>"]
+
+
+def test_mask_observations_with_a_placeholder_starting_with_a_field() -> None:
+    out = MaskObservations(keep_rounds=0, placeholder="{chars} chars elided").compact(masking_history())
+    assert [m["content"] for m in out if m["role"] == "tool"] == ["120 chars elided", "30 chars elided", "50 chars elided"]
+
+
+def test_mask_observations_leaves_a_short_history_alone() -> None:
+    messages = masking_history()
+    assert MaskObservations(keep_rounds=10).compact(messages) == messages
+
+
+# --- STRAT-5: TokenBudget --------------------------------------------------------------------------
+
+
+def budget_history() -> list[dict[str, Any]]:
+    """System 10 tokens; rounds of 25, 50 (a tool round) and 25 tokens by chars/4."""
+    return [system("s" * 40), user("u" * 100), calls("c1"), result("c1", "r" * 190), reply("a" * 100)]
+
+
+@pytest.mark.parametrize(
+    ("budget", "tail_from"),
+    [(10**6, 1), (110, 1), (109, 2), (85, 2), (84, 4), (35, 4), (34, 4), (0, 4)],
+)
+def test_token_budget_drops_the_oldest_rounds_until_within_budget(budget: int, tail_from: int) -> None:
+    messages = budget_history()
+    assert CharsPerFour().estimate(messages) == 110
+    assert CharsPerFour().estimate(messages[2:4]) == 50
+    assert TokenBudget(budget).compact(messages) == [messages[0], *messages[tail_from:]]
+
+
+def test_token_budget_keeps_the_last_round_even_when_it_alone_is_over() -> None:
+    messages = [system(), user("u" * 400), calls("c1"), result("c1", "r" * 4_000)]
+    assert TokenBudget(10).compact(messages) == [messages[0], *messages[2:]]
+
+
+# --- STRAT-6: DropSources -----------------------------------------------------------------------------
+
+
+def test_drop_sources_removes_the_whole_round_of_a_marked_message() -> None:
+    marked = {**result("b", "from the wiki"), "source_id": "wiki"}
+    messages = [system(), user(), calls("a", "b"), result("a"), marked, {**user("later"), "source_id": "chat"}, reply()]
+    assert DropSources({"wiki"}).compact(messages) == [messages[0], messages[1], messages[5], messages[6]]
+    assert DropSources({"wiki", "chat"}).compact(messages) == [messages[0], messages[1], messages[6]]
+    assert DropSources(set()).compact(messages) == messages
+
+
+# --- STRAT-7: Chain --------------------------------------------------------------------------------------
+
+
+def test_chain_applies_each_strategy_in_turn() -> None:
+    messages = masking_history()
+    chained = Chain(MaskObservations(keep_rounds=1), KeepLastMessages(4)).compact(messages)
+    assert chained == KeepLastMessages(4).compact(MaskObservations(keep_rounds=1).compact(messages))
+    assert chained[0] == messages[0]
+    assert chained[3] == {"role": "tool", "tool_call_id": "c", "content": "[tool output omitted: 50 characters]"}
+
+
+def test_chain_keeps_the_summarizers_outcome(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    outcome = Chain(MaskObservations(keep_rounds=1), Summarize(summarizer), KeepLastMessages(100)).apply(history())
+    assert outcome.summary is not None and outcome.summary.text == REPLY
+    assert outcome.prompt_hash == summarizer.prompt_hash
+    assert sum(map(is_summary, outcome.messages)) == 1
+
+
+def test_chain_acompact_runs_async_summarizers(fixed: SummarizerServer, summarizer: Summarizer) -> None:
+    out = asyncio.run(Chain(MaskObservations(keep_rounds=2), Summarize(summarizer)).acompact(history()))
+    assert out[1] == {"role": "user", "content": f"{SUMMARY_PREFIX}\n{REPLY}"}
+
+
+# --- histories that pass validation but have null fields -------------------------------------------
+
+
+def test_a_tool_call_with_a_null_function_is_rejected() -> None:
+    messages = [user(), {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": None}]}, result("a"), user(), reply()]
+    with pytest.raises(HistoryError, match="HIST-2: message 1: tool call 'a' has no function"):
+        Summarize(Summarizer(MODEL), fallback_truncation=True).compact(messages)
+
+
+def test_a_tool_result_with_null_content_is_rejected() -> None:
+    messages = [user(), calls("a"), {"role": "tool", "tool_call_id": "a", "content": None}, user(), reply()]
+    with pytest.raises(HistoryError, match="HIST-2: message 2: tool message has no string or list 'content'"):
+        MaskObservations(keep_rounds=1).compact(messages)
+
+
+# --- properties: every model-free strategy keeps the history valid --------------------------------------
+
+MODEL_FREE = st.one_of(
+    st.integers(0, 30).map(KeepLastMessages),
+    st.integers(0, 5).map(MaskObservations),
+    st.integers(0, 3_000).map(TokenBudget),
+    st.sampled_from([DropSources({"wiki"}), Chain(MaskObservations(1), KeepLastMessages(6))]),
+    st.integers(0, 4).map(lambda k: Summarize(Summarizer(MODEL), keep_rounds=k, fallback_truncation=True)),
+)
+"""Summarize without a client fails over to truncation, so it runs with no model either."""
+
+
+def _with_sources(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**m, "source_id": "wiki"} if m["role"] == "user" and i % 3 == 0 else m for i, m in enumerate(messages)]
+
+
+@PROPERTY
+@given(histories(system=None).map(_with_sources), MODEL_FREE)
+def test_every_model_free_strategy_keeps_rounds_whole_and_system_first(messages: list[dict[str, Any]], strategy: Any) -> None:
+    before = copy.deepcopy(messages)
+    out = strategy.compact(messages)
+    assert messages == before, "the input is never mutated"
+    rounds = split_rounds(out)  # no orphans, no unanswered calls
+    assert not call_in_flight(rounds)
+    system_in = [m for m in messages if m["role"] in SYSTEM_ROLES]
+    assert out[: len(system_in)] == system_in
+    assert not any(m["role"] in SYSTEM_ROLES for m in out[len(system_in) :])
+    assert sum(map(is_summary, out)) <= max(1, sum(map(is_summary, messages)))
+
+
+@PROPERTY
+@given(histories(), st.integers(0, 3_000))
+def test_token_budget_output_fits_or_is_down_to_its_last_round(messages: list[dict[str, Any]], budget: int) -> None:
+    out = TokenBudget(budget).compact(messages)
+    rest = [r for r in split_rounds(out) if r.kind != "system"]
+    assert CharsPerFour().estimate(out) <= budget or len(rest) <= 1
