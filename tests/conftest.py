@@ -7,6 +7,11 @@ from collections.abc import Iterator
 
 import openai
 import pytest
+from hypothesis import HealthCheck, settings
+
+# These machines are shared and noisy: generation speed is not what the tests are about.
+settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("project")
 
 from conformance.summarizer_server import SummarizerServer
 

@@ -113,8 +113,10 @@ def test_write_refuses_an_invalid_history(tmp_path: Path) -> None:
     path = tmp_path / "never.jsonl"
     with pytest.raises(TraceFormatError, match="HIST-2"):
         write_trace(path, _header(), [{"role": "robot", "content": "hi"}])
-    with pytest.raises(TraceFormatError, match="content must be a string"):
+    with pytest.raises(TraceFormatError, match="HIST-2: message 0: user message has no string or list 'content'"):
         write_trace(path, _header(), [{"role": "user", "content": 3}])
+    with pytest.raises(TraceFormatError, match="content must be a string"):
+        write_trace(path, _header(), [{"role": "user", "content": "hi"}, {"role": "assistant", "content": 3}])
     assert not path.exists()
 
 
