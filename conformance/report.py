@@ -60,6 +60,8 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]]) -> dict[str, A
         "compactor_version": suite.target.version,
         "profiles_claimed": sorted(suite.claimed),
         "settings": suite.settings.as_json() | {"base_url": "(suite's summarizer test double)"},
+        "compact_calls": suite.calls,
+        "compacted_calls": suite.compacted,
         "passed": all(c["status"] in ("pass", "skip", "xfail") or c["level"] == "SHOULD" for c in out.values()),
         "clauses": out,
     }
@@ -73,7 +75,13 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"{clause_id:<9} {status:<14}{reason.splitlines()[0] if reason else ''}")
     verdict = "conforms" if data["passed"] else "does NOT conform"
     lines.append(f"{data['compactor']} {verdict} to the profiles it claims ({', '.join(data['profiles_claimed'])})")
+    lines.append(_exercised(data))
     return lines
+
+
+def _exercised(data: dict[str, Any]) -> str:
+    """How much compacting the verdict rests on (a compactor that never compacts passes core)."""
+    return f"it compacted the history in {data['compacted_calls']} of the {data['compact_calls']} compact calls the tests made"
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -82,7 +90,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"# compaction-suite report: `{data['compactor']}`",
         "",
         f"{data['origin']}{' (' + data['compactor_version'] + ')' if data['compactor_version'] else ''} "
-        f"{verdict} to the profiles it claims: {', '.join(data['profiles_claimed'])}.",
+        f"{verdict} to the profiles it claims: {', '.join(data['profiles_claimed'])}; "
+        f"{_exercised(data)}.",
         "",
         "| clause | level | status | reason |",
         "|---|---|---|---|",

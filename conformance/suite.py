@@ -11,7 +11,7 @@ import asyncio
 import copy
 import dataclasses
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -25,8 +25,9 @@ from .target import Target
 class Subject:
     """One compactor instance under test, behind a uniform interface."""
 
-    def __init__(self, compactor: Any) -> None:
+    def __init__(self, compactor: Any, tally: Callable[[bool], None] | None = None) -> None:
         self.compactor = compactor
+        self.tally = tally
 
     def compact(self, messages: list[dict], iteration: int) -> Any:
         """Call ``compact``; an implementation's 'skipped' answer skips the test."""
@@ -38,6 +39,8 @@ class Subject:
                 result = asyncio.run(_awaited(result))
         except ImplementationSkipped as skipped:
             pytest.skip(f"the implementation skipped this case: {skipped}")
+        if self.tally is not None:
+            self.tally(result != messages)
         return result
 
     def estimate(self, messages: list[dict]) -> int | None:
@@ -74,6 +77,10 @@ class Suite:
         self.server = SummarizerServer()
         self.server.start()
         self.settings = connected(base or Settings(), self.server.base_url)
+        self.calls = 0
+        self.compacted = 0
+        """How many ``compact`` calls the tests made, and how many changed the history: a
+        compactor that conforms by never compacting shows here."""
         self.claimed = self.new().profiles
         if target.version is None and callable(getattr(target.factory, "start", None)):
             impl = target.factory.start().get("implementation", {})  # a cmd: target names itself
@@ -87,7 +94,11 @@ class Suite:
         settings = self.settings.with_(**changes) if changes else self.settings
         if "summarizer_timeout" in changes:
             settings = connected(settings, self.server.base_url)
-        return Subject(self.target.factory(settings))
+        return Subject(self.target.factory(settings), self._tally)
+
+    def _tally(self, changed: bool) -> None:
+        self.calls += 1
+        self.compacted += changed
 
     def reset_server(self) -> None:
         """Clear faults, fixed replies and recorded requests before an example."""
