@@ -1,0 +1,64 @@
+"""Adapters: the compactors of agent frameworks behind compaction-suite's plug-in contract.
+
+One module per framework; each imports only the standard library at import time and
+imports its framework inside the factories, so ``import adapters.langchain`` costs nothing
+when LangChain is absent. Install a framework with its extra::
+
+    pip install 'compaction-suite[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai
+    pip install 'compaction-suite[frameworks]'     # all of them
+
+then check one configuration::
+
+    compaction-suite check adapters.langchain:trim_messages
+    COMPACTION_ADAPTER_OPTIONS='{"max_tokens": 256}' compaction-suite check adapters.langchain:trim_messages
+
+``compaction-suite matrix`` runs every installed adapter over its ``CONFIGURATIONS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from importlib import metadata
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One adapter module and what it needs."""
+
+    name: str
+    module: str
+    """``adapters.<module>``: the adapter (standard library at import time)."""
+    probe: str
+    """A module of the framework: the framework counts as installed when it is importable."""
+    extra: str
+
+    def installed(self) -> bool:
+        try:
+            return importlib.util.find_spec(self.probe) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def adapter(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+    def versions(self) -> dict[str, str]:
+        """Installed versions of the framework's distributions."""
+        found = {}
+        for dist in self.adapter().DISTRIBUTIONS:
+            try:
+                found[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
+        return found
+
+
+FRAMEWORKS = (
+    Framework("LangChain", "adapters.langchain", "langchain_core", "langchain"),
+    Framework("Semantic Kernel", "adapters.semantic_kernel", "semantic_kernel", "semantic-kernel"),
+    Framework("Microsoft Agent Framework", "adapters.agent_framework", "agent_framework", "agent-framework"),
+    Framework("AutoGen", "adapters.autogen", "autogen_core", "autogen"),
+    Framework("Pydantic AI", "adapters.pydantic_ai", "pydantic_ai_harness", "pydantic-ai"),
+)

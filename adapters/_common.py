@@ -1,0 +1,334 @@
+"""What every framework adapter shares. Standard library only: importing an adapter
+module costs nothing when its framework is absent (the framework is imported inside
+the factory and the converters).
+
+The adapters speak OpenAI chat-completions dicts to the suite (SPEC Part A) and the
+framework's own message types to the framework. A conversion must be *faithful*:
+``from_framework(to_framework(messages))`` is ``messages`` exactly, so that a kept
+message compares equal (SPEC: "kept" is JSON equality) and a wrong conversion can never
+pass as a framework bug (``tests/test_adapters.py`` pins it).
+
+Where a framework type cannot hold a detail of the OpenAI dict (``content: None`` next
+to tool calls, the exact text of a call's JSON ``arguments``, an image part's
+``detail``, a ``developer`` role in a framework without one, whether content was a
+string or a one-part list), the converter writes it in a *note*, a side channel kept
+outside what the framework reads. A note is applied on the way back only where the
+framework's message still agrees with it (same text, same parsed arguments, same
+image), so a note can restore a representation but never undo a change the framework
+made.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
+"""JSON object of options for an adapter factory (the matrix sets it per configuration)."""
+
+SYSTEM_ROLES = ("system", "developer")
+
+
+# --- options --------------------------------------------------------------------------
+
+
+def options(defaults: dict[str, Any], given: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``defaults`` updated with ``$COMPACTION_ADAPTER_OPTIONS`` and then ``given``; unknown keys are an error."""
+    found = dict(defaults)
+    raw = os.environ.get(OPTIONS_ENV, "").strip()
+    from_env = json.loads(raw) if raw else {}
+    if not isinstance(from_env, dict):
+        raise ValueError(f"${OPTIONS_ENV} must be a JSON object, got {raw!r}")
+    for source in (from_env, given or {}):
+        unknown = sorted(set(source) - set(defaults))
+        if unknown:
+            raise ValueError(f"unknown adapter option(s) {unknown}; known: {sorted(defaults)}")
+        found.update(source)
+    return found
+
+
+# --- OpenAI dict helpers ------------------------------------------------------------------
+
+
+def leading_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
+    """The system/developer messages a history starts with (an agent's system prompt), and the rest."""
+    n = 0
+    while n < len(messages) and isinstance(messages[n], dict) and messages[n].get("role") in SYSTEM_ROLES:
+        n += 1
+    return list(messages[:n]), list(messages[n:])
+
+
+def tool_runs(messages: Sequence[Message]) -> list[list[int]]:
+    """Indices grouped so that consecutive ``tool`` messages form one run (others stand alone)."""
+    runs: list[list[int]] = []
+    for i, message in enumerate(messages):
+        if message.get("role") == "tool" and runs and messages[runs[-1][0]].get("role") == "tool":
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def call_names(messages: Sequence[Message]) -> dict[str, str]:
+    """Tool-call id -> function name, over every assistant message."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                names[str(call.get("id"))] = str(call["function"].get("name", ""))
+    return names
+
+
+def parse_arguments(text: Any) -> Any:
+    """The JSON value of a call's ``arguments`` string, or the string itself when it is not JSON."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def arguments_text(framework_value: Any, original: str | None) -> str:
+    """A call's ``arguments`` string on the way back.
+
+    The framework's own value when it holds a string; else the original string when it
+    still parses to the framework's parsed value (JSON spacing and escaping are not
+    something a parsed dict can carry); else the framework's value as JSON.
+    """
+    if isinstance(framework_value, str):
+        return framework_value
+    if original is not None and parse_arguments(original) == framework_value:
+        return original
+    return json.dumps(framework_value, ensure_ascii=False)
+
+
+def text_of_parts(content: Any) -> str:
+    """String content, or the text parts of a list joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def deep(value: Any) -> Any:
+    return copy.deepcopy(value)
+
+
+# --- parts --------------------------------------------------------------------------------
+
+
+@dataclass
+class PartView:
+    """A content part as the framework holds it: ``kind`` text/image/other and its value."""
+
+    kind: str
+    value: Any
+    same_object: Any = None
+    """The framework object itself, for an identity check against the one we created."""
+
+
+def restore_parts(views: Sequence[PartView], original: list[Any] | None, created: Sequence[Any] | None) -> list[Any]:
+    """OpenAI content parts from the framework's parts.
+
+    The original parts are returned when the framework's parts still match them one to
+    one (same kinds, same texts, and for an image either the same url or the very object
+    the converter created); otherwise parts are rebuilt from the framework's values.
+    """
+    if original is not None and len(original) == len(views):
+        same = True
+        for i, (view, part) in enumerate(zip(views, original, strict=True)):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if view.kind == "text":
+                same = kind == "text" and part.get("text") == view.value
+            elif view.kind == "image":
+                url = (part.get("image_url") or {}).get("url") if kind == "image_url" else None
+                made = created[i] if created is not None and i < len(created) else None
+                same = kind == "image_url" and (url == view.value or (made is not None and made is view.same_object))
+            else:
+                same = part == view.value
+            if not same:
+                break
+        if same:
+            return deep(original)
+    rebuilt: list[Any] = []
+    for view in views:
+        if view.kind == "text":
+            rebuilt.append({"type": "text", "text": view.value})
+        elif view.kind == "image":
+            rebuilt.append({"type": "image_url", "image_url": {"url": view.value}})
+        else:
+            rebuilt.append(view.value)
+    return rebuilt
+
+
+# --- notes --------------------------------------------------------------------------------
+
+
+@dataclass
+class Note:
+    """What a framework message cannot carry about the OpenAI dict it came from."""
+
+    original: Message
+    created_parts: list[Any] | None = None
+    """The framework part objects the converter made for the original's content parts."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Framework-specific facts (e.g. the framework object for an identity check)."""
+
+
+class Notes:
+    """Notes by key (a message id, or the framework object's identity)."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[Any, Note] = {}
+        self._keep: list[Any] = []  # keeps objects alive while their id() is a key
+
+    def put(self, key: Any, note: Note, keep: Any = None) -> None:
+        self._by_key[key] = note
+        if keep is not None:
+            self._keep.append(keep)
+
+    def get(self, key: Any) -> Note | None:
+        return self._by_key.get(key)
+
+
+def finish(d: Message, note: Note | None, *, role_free: bool = False) -> Message:
+    """Apply a note's role-independent facts to a dict rebuilt from a framework message.
+
+    Keys of the original the adapters do not model (``refusal``, ``audio``, a custom key)
+    are restored as they were; ``content: None`` is restored where the framework holds
+    an empty string for it.
+    """
+    if note is None:
+        return d
+    original = note.original
+    if original.get("role") != d.get("role") and not role_free:
+        return d
+    if "content" in original and original["content"] is None and d.get("content") in ("", None, []):
+        d["content"] = None
+    if "content" not in original and d.get("content") in ("", None, []):
+        d.pop("content", None)
+    for key, value in original.items():
+        if key not in MODELLED_KEYS:
+            d.setdefault(key, deep(value))
+    return order_like(d, original)
+
+
+MODELLED_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
+
+
+def order_like(d: Message, original: Message) -> Message:
+    """``d`` with its keys in the original's order first (cosmetic: equality ignores order)."""
+    ordered = {k: d[k] for k in original if k in d}
+    ordered.update({k: v for k, v in d.items() if k not in ordered})
+    return ordered
+
+
+# --- the compactor the suite sees -----------------------------------------------------------
+
+
+def make(
+    name: str,
+    profiles: Iterable[str],
+    run: Callable[[list[Message]], Any],
+    *,
+    estimate: Callable[[list[Message]], int] | None = None,
+    is_async: bool = False,
+) -> Any:
+    """A compactor object with ``compact`` (sync or async), ``profiles`` and, when given, ``estimate_tokens``."""
+    claimed = frozenset(profiles)
+
+    if is_async:
+
+        class _Async:
+            profiles = claimed
+
+            async def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+                return await run(deep(messages))
+
+            def __repr__(self) -> str:
+                return f"<{name} adapter>"
+
+        obj: Any = _Async()
+    else:
+
+        class _Sync:
+            profiles = claimed
+
+            def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+                return run(deep(messages))
+
+            def __repr__(self) -> str:
+                return f"<{name} adapter>"
+
+        obj = _Sync()
+    if estimate is not None:
+        obj.estimate_tokens = lambda messages: int(estimate(deep(messages)))
+    return obj
+
+
+def requires(module: str, extra: str) -> Any:
+    """Import ``module`` or fail with the install line for the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"{module} is not installed: pip install 'compaction-suite[{extra}]' ({error})") from error
+
+
+def content_back(views: Sequence[PartView], note: Note | None) -> Any:
+    """An OpenAI ``content`` from a framework message's parts.
+
+    With a note: the original string when the framework holds exactly that text; ``None``
+    when the original was ``None`` and the framework holds nothing; the original parts
+    when they still match (`restore_parts`). Without one (a message the framework made):
+    a lone text part is a string, no part is ``""``, anything else a list of parts.
+    """
+    original = note.original.get("content") if note is not None else None
+    if note is not None:
+        if isinstance(original, str) and len(views) == 1 and views[0].kind == "text" and views[0].value == original:
+            return original
+        if isinstance(original, str) and original == "" and not views:
+            return ""
+        if original is None and not views:
+            return None
+        if isinstance(original, list):
+            return restore_parts(views, original, note.created_parts)
+    if not views:
+        return ""
+    if len(views) == 1 and views[0].kind == "text":
+        return views[0].value
+    return restore_parts(views, None, None)
+
+
+def tool_result_back(call_id: Any, content: Any, originals: dict[Any, Message]) -> Message:
+    """A ``tool`` dict; the original one (every key) when it answers the same call with the same content."""
+    original = originals.get(call_id)
+    if original is not None and original.get("content") == content:
+        return deep(original)
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def originals_by_call(messages: Sequence[Message]) -> dict[Any, Message]:
+    """Each tool result of ``messages`` by the call it answers."""
+    return {m.get("tool_call_id"): deep(m) for m in messages if m.get("role") == "tool"}
+
+
+def call_back(call_id: Any, name: Any, arguments: str, originals: dict[Any, dict[str, Any]]) -> dict[str, Any]:
+    """A ``tool_calls`` entry; the original one (every key) when it has the same name and arguments."""
+    original = originals.get(call_id)
+    function = (original or {}).get("function") or {}
+    if original is not None and function.get("name") == name and function.get("arguments") == arguments:
+        return deep(original)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def calls_by_id(messages: Sequence[Message]) -> dict[Any, dict[str, Any]]:
+    return {c.get("id"): deep(c) for m in messages for c in (m.get("tool_calls") or []) if isinstance(c, dict)}

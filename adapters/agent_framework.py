@@ -1,0 +1,328 @@
+"""Microsoft Agent Framework: the compaction strategies of ``agent_framework`` (``_compaction.py``).
+
+What the installed package offers (agent-framework-core 1.x, checked in its source):
+``TruncationStrategy``, ``SlidingWindowStrategy``, ``SelectiveToolCallCompactionStrategy``,
+``ToolResultCompactionStrategy``, ``SummarizationStrategy``, ``TokenBudgetComposedStrategy``,
+``ContextWindowCompactionStrategy``, applied by ``apply_compaction(messages, strategy=...)``
+(what ``CompactionProvider`` runs before/after a turn), which annotates groups, runs the
+strategy and returns the *included* messages. Targets::
+
+    compaction-suite check adapters.agent_framework:truncation          # TruncationStrategy
+    compaction-suite check adapters.agent_framework:sliding_window      # SlidingWindowStrategy
+    compaction-suite check adapters.agent_framework:selective_tool_call # SelectiveToolCallCompactionStrategy
+    compaction-suite check adapters.agent_framework:tool_result         # ToolResultCompactionStrategy
+    compaction-suite check adapters.agent_framework:summarization       # SummarizationStrategy
+    compaction-suite check adapters.agent_framework:token_budget        # TokenBudgetComposedStrategy
+    compaction-suite check adapters.agent_framework:context_window      # ContextWindowCompactionStrategy
+
+Conversion (OpenAI dict <-> ``Message``): ``role`` is kept as is (``Message`` takes any role
+string; ``developer`` stays ``developer``, which AF's own chat-completions client sends as
+``developer``); text is ``Content.from_text``; an ``image_url`` part is ``Content.from_uri``
+(``detail`` has no field: it is in the note); each tool call is
+``Content.from_function_call(call_id, name, arguments=<the JSON string>)`` after the text;
+a tool result is ``Content.from_function_result(call_id, result=content)`` in a ``tool``
+message. **Parallel tool results: one message by default** (``"tool_results": "grouped"``),
+as AF's function-invocation loop returns a round's results in one ``tool`` message;
+``"separate"`` (one message per result, also valid for AF's client) is tested too.
+``message_id = "oai-<index>"`` finds a message's note (AF would assign ``msg_<index>``).
+
+Profiles claimed, and why (the matrix shows them): every strategy claims ``core``; only
+``SummarizationStrategy`` also claims ``failure``, because AF documents and implements
+"Skipping summarization compaction: summary generation failed" / "summarizer returned no
+text" (the messages stay as they were, a WARNING is logged). None claims ``trigger`` (their
+triggers are message/token/group counts, never iterations), ``summary`` (the summary is an
+``assistant`` message with AF's own text, and the kept tail is counted in messages or
+groups, not K rounds) or ``events`` (AF logs "Compaction applied" with its own fields, no
+``last_event``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    Message,
+    Note,
+    Notes,
+    PartView,
+    call_back,
+    calls_by_id,
+    content_back,
+    deep,
+    finish,
+    make,
+    options,
+    originals_by_call,
+    requires,
+    tool_result_back,
+    tool_runs,
+)
+
+FRAMEWORK = "Microsoft Agent Framework"
+DISTRIBUTIONS = ("agent-framework-core", "agent-framework-openai")
+EXTRA = "agent-framework"
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "truncation": {"max_n": 20, "compact_to": 10, "tokens": False, "preserve_system": True, "preserve_first_user_group": False},
+    "sliding_window": {"keep_last_groups": 6, "preserve_system": True},
+    "selective_tool_call": {"keep_last_tool_call_groups": 1},
+    "tool_result": {"keep_last_tool_call_groups": 1},
+    "summarization": {"target_count": 4, "threshold": 2, "max_summary_input_tokens": 8000},
+    "token_budget": {"token_budget": 2000, "strategies": ["tool_result", "sliding_window"], "keep_last_groups": 6},
+    "context_window": {"max_context_window_tokens": 4000, "max_output_tokens": 1000, "keep_last_tool_call_groups": 4},
+}
+"""AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
+ContextWindow keep 4 tool groups); sizes where it requires them."""
+
+WHY = {
+    "truncation": "core only: message/token-count trigger, excludes oldest groups; no summarizer, no event",
+    "sliding_window": "core only: keeps the last N non-system groups on every call; no trigger, no summarizer",
+    "selective_tool_call": "core only: drops older tool-call groups; no trigger, no summarizer",
+    "tool_result": "core only: collapses older tool-call groups into an assistant '[Tool results: ...]' message",
+    "summarization": (
+        "core + failure: documented 'Skipping summarization compaction' on summarizer errors or empty text; "
+        "summary is an assistant message (not [Context Summary]); message-count trigger; no event"
+    ),
+    "token_budget": "core only: token-budget trigger, composed strategies then oldest-group fallback",
+    "context_window": "core only: token thresholds of a context window; tool-result eviction then truncation",
+}
+
+CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("truncation", {"max_n": 8, "compact_to": 4}),
+    ("truncation", {"max_n": 20, "compact_to": 10}),
+    ("truncation", {"max_n": 2000, "compact_to": 1000, "tokens": True}),
+    ("sliding_window", {"keep_last_groups": 2}),
+    ("sliding_window", {"keep_last_groups": 6}),
+    ("sliding_window", {"keep_last_groups": 6, "tool_results": "separate"}),
+    ("selective_tool_call", {"keep_last_tool_call_groups": 0}),
+    ("selective_tool_call", {"keep_last_tool_call_groups": 2}),
+    ("tool_result", {"keep_last_tool_call_groups": 1}),
+    ("summarization", {"target_count": 4, "threshold": 2}),
+    ("summarization", {"target_count": 12, "threshold": 2}),
+    ("summarization", {"target_count": 4, "threshold": 2, "tool_results": "separate"}),
+    ("token_budget", {"token_budget": 500}),
+    ("token_budget", {"token_budget": 2000}),
+    ("context_window", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
+    ("context_window", {"max_context_window_tokens": 16000, "max_output_tokens": 4000}),
+]
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+
+def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
+    if content is None:
+        return [], None
+    if isinstance(content, str):
+        return [af.Content.from_text(content)], None
+    made = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            made.append(af.Content.from_text(part.get("text", "")))
+        elif kind == "image_url":
+            url = (part.get("image_url") or {}).get("url", "")
+            media = url[5 : url.index(";")] if url.startswith("data:") and ";" in url else None
+            made.append(af.Content.from_uri(url, media_type=media))
+        else:
+            raise ValueError(f"content part {part!r} has no Agent Framework content here")
+    return made, list(made)
+
+
+def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped") -> tuple[list[Any], Notes]:
+    """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``."""
+    af = requires("agent_framework", EXTRA)
+    if tool_results not in ("separate", "grouped"):
+        raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
+    notes = Notes()
+    notes.put("tool_results", Note(original={}, extra={"by_call": originals_by_call(messages), "calls": calls_by_id(messages)}))
+    out: list[Any] = []
+    runs = tool_runs(messages) if tool_results == "grouped" else [[i] for i in range(len(messages))]
+    for run in runs:
+        first = messages[run[0]]
+        role = first.get("role")
+        mid = f"oai-{run[0]}"
+        if role == "tool":
+            results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=deep(messages[i].get("content"))) for i in run]
+            out.append(af.Message(role="tool", contents=results, message_id=mid))
+            continue
+        contents, created = _contents(af, first.get("content"))
+        if role == "assistant":
+            if first.get("content") == "" and first.get("tool_calls"):
+                contents = []
+            for call in first.get("tool_calls") or []:
+                function = call.get("function") or {}
+                contents.append(af.Content.from_function_call(call.get("id"), function.get("name"), arguments=function.get("arguments")))
+        out.append(af.Message(role=role, contents=contents, author_name=first.get("name"), message_id=mid))
+        notes.put(mid, Note(original=deep(first), created_parts=created))
+    return out, notes
+
+
+def _views(items: list[Any]) -> list[PartView]:
+    views = []
+    for item in items:
+        if item.type == "text":
+            views.append(PartView("text", item.text or ""))
+        elif item.type in ("uri", "data"):
+            views.append(PartView("image", item.uri, item))
+    return views
+
+
+def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> list[Message]:
+    """OpenAI dicts for AF messages (a ``tool`` message with n results gives n dicts)."""
+    notes = notes or Notes()
+    shared = notes.get("tool_results")
+    by_call = shared.extra["by_call"] if shared else {}
+    calls = shared.extra["calls"] if shared else {}
+    out: list[Message] = []
+    for msg in messages:
+        results = [c for c in msg.contents if c.type == "function_result"]
+        if msg.role == "tool" or results:
+            for item in results:
+                out.append(tool_result_back(item.call_id, deep(item.result), by_call))
+            continue
+        note = notes.get(msg.message_id)
+        d: Message = {"role": str(msg.role), "content": content_back(_views(msg.contents), note)}
+        function_calls = [c for c in msg.contents if c.type == "function_call"]
+        if function_calls:
+            d["tool_calls"] = [call_back(c.call_id, c.name, _arguments(c.arguments), calls) for c in function_calls]
+            if d["content"] == "" and note is None:
+                d["content"] = None
+        if msg.author_name is not None:
+            d["name"] = msg.author_name
+        out.append(finish(d, note))
+    return out
+
+
+def _arguments(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value if value is not None else {}, ensure_ascii=False)
+
+
+# --- factories ------------------------------------------------------------------------------------
+
+
+def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None) -> Any:
+    af = requires("agent_framework", EXTRA)
+
+    async def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_agent_framework(messages, tool_results=tool_results)
+        kept = await af.apply_compaction(converted, strategy=strategy_of(), tokenizer=tokenizer)
+        return from_agent_framework(list(kept), notes)
+
+    estimate = None
+    if tokenizer is not None:
+        compaction = requires("agent_framework._compaction", EXTRA)
+
+        def estimate(messages: list[Message]) -> int:
+            converted, _ = to_agent_framework(messages, tool_results=tool_results)
+            compaction.annotate_token_counts(converted, tokenizer=tokenizer)
+            return int(compaction.included_token_count(converted))
+
+    return make(f"agent_framework.{name}", profiles, run, estimate=estimate, is_async=True)
+
+
+def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
+    o = options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
+    return o
+
+
+def truncation(settings: Any, **given: Any) -> Any:
+    o = _opts("truncation", given)
+    af = requires("agent_framework", EXTRA)
+    tokenizer = af.CharacterEstimatorTokenizer() if o["tokens"] else None
+
+    def strategy() -> Any:
+        return af.TruncationStrategy(
+            max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer,
+            preserve_system=o["preserve_system"], preserve_first_user_group=o["preserve_first_user_group"],
+        )  # fmt: skip
+
+    return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+
+
+def sliding_window(settings: Any, **given: Any) -> Any:
+    o = _opts("sliding_window", given)
+    af = requires("agent_framework", EXTRA)
+    return _compactor(
+        "SlidingWindowStrategy",
+        lambda: af.SlidingWindowStrategy(keep_last_groups=o["keep_last_groups"], preserve_system=o["preserve_system"]),
+        o["tool_results"],
+        {"core"},
+    )
+
+
+def selective_tool_call(settings: Any, **given: Any) -> Any:
+    o = _opts("selective_tool_call", given)
+    af = requires("agent_framework", EXTRA)
+    return _compactor(
+        "SelectiveToolCallCompactionStrategy",
+        lambda: af.SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
+        o["tool_results"],
+        {"core"},
+    )
+
+
+def tool_result(settings: Any, **given: Any) -> Any:
+    o = _opts("tool_result", given)
+    af = requires("agent_framework", EXTRA)
+    return _compactor(
+        "ToolResultCompactionStrategy",
+        lambda: af.ToolResultCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
+        o["tool_results"],
+        {"core"},
+    )
+
+
+def summarization(settings: Any, **given: Any) -> Any:
+    """``SummarizationStrategy`` with ``OpenAIChatCompletionClient(async_client=settings.async_client)``."""
+    o = _opts("summarization", given)
+    af = requires("agent_framework", EXTRA)
+    client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
+    client = client_class(model=settings.model, async_client=settings.async_client)
+
+    def strategy() -> Any:
+        return af.SummarizationStrategy(
+            client=client, target_count=o["target_count"], threshold=o["threshold"],
+            prompt=settings.summary_prompt, max_summary_input_tokens=o["max_summary_input_tokens"],
+        )  # fmt: skip
+
+    return _compactor("SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"})
+
+
+def _named(af: Any, name: str, o: dict[str, Any]) -> Any:
+    if name == "tool_result":
+        return af.ToolResultCompactionStrategy(keep_last_tool_call_groups=1)
+    if name == "sliding_window":
+        return af.SlidingWindowStrategy(keep_last_groups=o["keep_last_groups"])
+    if name == "selective_tool_call":
+        return af.SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=1)
+    raise ValueError(f"token_budget strategies are tool_result, sliding_window, selective_tool_call; got {name!r}")
+
+
+def token_budget(settings: Any, **given: Any) -> Any:
+    o = _opts("token_budget", given)
+    af = requires("agent_framework", EXTRA)
+    tokenizer = af.CharacterEstimatorTokenizer()
+
+    def strategy() -> Any:
+        return af.TokenBudgetComposedStrategy(
+            token_budget=o["token_budget"], tokenizer=tokenizer, strategies=[_named(af, n, o) for n in o["strategies"]]
+        )
+
+    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+
+
+def context_window(settings: Any, **given: Any) -> Any:
+    o = _opts("context_window", given)
+    af = requires("agent_framework", EXTRA)
+    tokenizer = af.CharacterEstimatorTokenizer()
+
+    def strategy() -> Any:
+        return af.ContextWindowCompactionStrategy(
+            max_context_window_tokens=o["max_context_window_tokens"], max_output_tokens=o["max_output_tokens"],
+            tokenizer=tokenizer, keep_last_tool_call_groups=o["keep_last_tool_call_groups"],
+        )  # fmt: skip
+
+    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer)

@@ -1,0 +1,262 @@
+"""AutoGen (autogen-core) model contexts: ``BufferedChatCompletionContext``,
+``TokenLimitedChatCompletionContext``, ``HeadAndTailChatCompletionContext``.
+
+Targets::
+
+    compaction-suite check adapters.autogen:buffered
+    compaction-suite check adapters.autogen:token_limited
+    compaction-suite check adapters.autogen:head_and_tail
+
+A model context is a *view*: the adapter adds every message to a fresh context
+(``initial_messages``) and returns ``await context.get_messages()``, as ``AssistantAgent``
+does before each model call. ``AssistantAgent`` keeps its system message out of the model
+context and puts it first (``system_messages + await model_context.get_messages()``), so by
+default (``"system": "agent"``) the leading system messages are held aside and put back in
+front; ``"system": "context"`` puts them in the context, as a caller who adds a
+``SystemMessage`` to the context does.
+
+Conversion (OpenAI dict <-> ``LLMMessage``): ``system``/``developer`` -> ``SystemMessage``
+(AutoGen has no developer role: the note keeps it); ``user`` -> ``UserMessage(content=str |
+[str | Image], source=<name or "user">)`` (an image part is ``Image.from_uri`` of its data
+URL; AutoGen re-encodes the pixels, so the original part, ``detail`` included, is restored
+when the context returns the very ``Image`` object made for it); ``assistant`` with tool
+calls -> ``AssistantMessage(content=[FunctionCall(id, arguments=<the JSON string>, name)],
+thought=<the text or None>)``, without -> ``AssistantMessage(content=<text>)``; ``tool`` ->
+``FunctionExecutionResult(call_id, name=<the call's function>, content, is_error=False)`` in
+a ``FunctionExecutionResultMessage``. **Parallel tool results: one message by default**
+(``"tool_results": "grouped"``), as AutoGen's tool execution returns a round's results in one
+``FunctionExecutionResultMessage``; ``"separate"`` (one message per result, also accepted by
+AutoGen's OpenAI client) is tested too. Notes are found by the identity of the message
+object (the contexts return the objects they were given, or new placeholder messages).
+
+Profiles claimed, and why (the matrix shows them): each context claims ``core`` only. They
+are views recomputed on every call: no trigger (not ``trigger``; ``TokenLimited``'s token
+limit caps the view, it does not fire on ``iteration``), no summary (``HeadAndTail`` inserts
+a ``UserMessage`` "Skipped N messages."), no summarizer (not ``failure``), no event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    Message,
+    Note,
+    Notes,
+    PartView,
+    call_back,
+    call_names,
+    calls_by_id,
+    content_back,
+    deep,
+    finish,
+    leading_system,
+    make,
+    options,
+    originals_by_call,
+    requires,
+    text_of_parts,
+    tool_result_back,
+    tool_runs,
+)
+
+FRAMEWORK = "AutoGen"
+DISTRIBUTIONS = ("autogen-core", "autogen-ext")
+EXTRA = "autogen"
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "buffered": {"buffer_size": 10},
+    "token_limited": {"token_limit": 2000},
+    "head_and_tail": {"head_size": 2, "tail_size": 8},
+}
+COMMON = {"system": "agent", "tool_results": "grouped"}
+
+WHY = {
+    "buffered": "core only: a view of the last N messages on every call; no trigger, no summary, no summarizer",
+    "token_limited": "core only: a view cut to a token limit (middle messages popped); no iteration trigger, no summarizer",
+    "head_and_tail": "core only: first N + 'Skipped k messages.' + last M on every call; no summarizer",
+}
+
+CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("buffered", {"buffer_size": 4}),
+    ("buffered", {"buffer_size": 10}),
+    ("buffered", {"buffer_size": 20}),
+    ("buffered", {"buffer_size": 10, "tool_results": "separate"}),
+    ("buffered", {"buffer_size": 10, "system": "context"}),
+    ("token_limited", {"token_limit": 500}),
+    ("token_limited", {"token_limit": 2000}),
+    ("token_limited", {"token_limit": 8000}),
+    ("head_and_tail", {"head_size": 2, "tail_size": 8}),
+    ("head_and_tail", {"head_size": 1, "tail_size": 4}),
+    ("head_and_tail", {"head_size": 2, "tail_size": 8, "system": "context"}),
+]
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+
+def to_autogen(messages: list[Message], *, tool_results: str = "grouped") -> tuple[list[Any], Notes]:
+    """AutoGen ``LLMMessage`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``."""
+    models = requires("autogen_core.models", EXTRA)
+    core = requires("autogen_core", EXTRA)
+    if tool_results not in ("separate", "grouped"):
+        raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
+    names = call_names(messages)
+    notes = Notes()
+    notes.put("tool_results", Note(original={}, extra={"by_call": originals_by_call(messages), "calls": calls_by_id(messages)}))
+    out: list[Any] = []
+    runs = tool_runs(messages) if tool_results == "grouped" else [[i] for i in range(len(messages))]
+    for run in runs:
+        first = messages[run[0]]
+        role = first.get("role")
+        content = first.get("content")
+        created = None
+        if role == "tool":
+            results = [
+                models.FunctionExecutionResult(
+                    call_id=str(messages[i].get("tool_call_id")),
+                    name=names.get(str(messages[i].get("tool_call_id")), ""),
+                    content=messages[i].get("content") if isinstance(messages[i].get("content"), str) else text_of_parts(messages[i].get("content")),
+                    is_error=False,
+                )
+                for i in run
+            ]
+            out.append(models.FunctionExecutionResultMessage(content=results))
+            continue
+        if role in ("system", "developer"):
+            msg = models.SystemMessage(content=text_of_parts(content))
+        elif role == "user":
+            if isinstance(content, list):
+                created = []
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "image_url":
+                        created.append(core.Image.from_uri((part.get("image_url") or {}).get("url", "")))
+                    elif isinstance(part, dict) and part.get("type") == "text":
+                        created.append(part.get("text", ""))
+                    else:
+                        raise ValueError(f"content part {part!r} has no AutoGen form here")
+                msg = models.UserMessage(content=list(created), source=first.get("name") or "user")
+            else:
+                msg = models.UserMessage(content=content if content is not None else "", source=first.get("name") or "user")
+        elif role == "assistant":
+            calls = first.get("tool_calls") or []
+            if calls:
+                function_calls = [
+                    core.FunctionCall(id=str(c.get("id")), arguments=(c.get("function") or {}).get("arguments", ""), name=(c.get("function") or {}).get("name", ""))
+                    for c in calls
+                ]
+                thought = content if isinstance(content, str) or content is None else text_of_parts(content)
+                msg = models.AssistantMessage(content=function_calls, thought=thought, source=first.get("name") or "assistant")
+            else:
+                msg = models.AssistantMessage(content=text_of_parts(content) if content is not None else "", source=first.get("name") or "assistant")
+        else:
+            raise ValueError(f"role {role!r} has no AutoGen message type here")
+        notes.put(id(msg), Note(original=deep(first), created_parts=created), keep=msg)
+        out.append(msg)
+    return out, notes
+
+
+def from_autogen(messages: list[Any], notes: Notes | None = None) -> list[Message]:
+    """OpenAI dicts for AutoGen messages (a results message with n results gives n dicts)."""
+    models = requires("autogen_core.models", EXTRA)
+    core = requires("autogen_core", EXTRA)
+    notes = notes or Notes()
+    shared = notes.get("tool_results")
+    by_call = shared.extra["by_call"] if shared else {}
+    calls = shared.extra["calls"] if shared else {}
+    out: list[Message] = []
+    for msg in messages:
+        if isinstance(msg, models.FunctionExecutionResultMessage):
+            out.extend(tool_result_back(r.call_id, r.content, by_call) for r in msg.content)
+            continue
+        note = notes.get(id(msg))
+        original_role = note.original.get("role") if note else None
+        if isinstance(msg, models.SystemMessage):
+            role = "developer" if original_role == "developer" else "system"
+            d: Message = {"role": role, "content": content_back([PartView("text", msg.content)], note)}
+        elif isinstance(msg, models.UserMessage):
+            if isinstance(msg.content, str):
+                views = [PartView("text", msg.content)]
+            else:
+                views = [PartView("text", p) if isinstance(p, str) else PartView("image", p.data_uri, p) for p in msg.content]
+            d = {"role": "user", "content": content_back(views, note)}
+            if msg.source not in ("user", "System") or (note and note.original.get("name") is not None):
+                d["name"] = msg.source
+        elif isinstance(msg, models.AssistantMessage):
+            if isinstance(msg.content, list):
+                views = [] if msg.thought is None else [PartView("text", msg.thought)]
+                d = {"role": "assistant", "content": content_back(views, note)}
+                if msg.thought is None and note is None:
+                    d["content"] = None
+                d["tool_calls"] = [call_back(c.id, c.name, c.arguments, calls) for c in msg.content if isinstance(c, core.FunctionCall)]
+            else:
+                d = {"role": "assistant", "content": content_back([PartView("text", msg.content)], note)}
+            if msg.source != "assistant":
+                d["name"] = msg.source
+        else:
+            raise ValueError(f"AutoGen message {type(msg).__name__} has no OpenAI form here")
+        out.append(finish(d, note))
+    return out
+
+
+# --- factories ------------------------------------------------------------------------------------
+
+
+def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = None) -> Any:
+    if o["system"] not in ("agent", "context"):
+        raise ValueError(f"system must be 'agent' or 'context', got {o['system']!r}")
+
+    async def run(messages: list[Message]) -> list[Message]:
+        system, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
+        converted, notes = to_autogen(rest, tool_results=o["tool_results"])
+        context = context_of(converted)
+        return system + from_autogen(list(await context.get_messages()), notes)
+
+    return make(f"autogen.{name}", {"core"}, run, estimate=estimate, is_async=True)
+
+
+def buffered(settings: Any, **given: Any) -> Any:
+    o = options(DEFAULTS["buffered"] | COMMON, given)
+    contexts = requires("autogen_core.model_context", EXTRA)
+    return _compactor(
+        "BufferedChatCompletionContext",
+        lambda messages: contexts.BufferedChatCompletionContext(buffer_size=o["buffer_size"], initial_messages=messages),
+        o,
+    )
+
+
+def head_and_tail(settings: Any, **given: Any) -> Any:
+    o = options(DEFAULTS["head_and_tail"] | COMMON, given)
+    contexts = requires("autogen_core.model_context", EXTRA)
+    return _compactor(
+        "HeadAndTailChatCompletionContext",
+        lambda messages: contexts.HeadAndTailChatCompletionContext(head_size=o["head_size"], tail_size=o["tail_size"], initial_messages=messages),
+        o,
+    )
+
+
+MODEL_INFO = {"vision": True, "function_calling": True, "json_output": False, "family": "unknown", "structured_output": False}
+
+
+def token_limited(settings: Any, **given: Any) -> Any:
+    """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
+    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``reference.bpe``)."""
+    o = options(DEFAULTS["token_limited"] | COMMON, given)
+    contexts = requires("autogen_core.model_context", EXTRA)
+    client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
+    from reference import bpe
+
+    bpe.install("cl100k_base")
+    bpe.install("o200k_base")
+    client = client_class(model=settings.model, base_url=settings.base_url, api_key=settings.api_key, model_info=MODEL_INFO, max_retries=0)
+
+    def estimate(messages: list[Message]) -> int:
+        _, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
+        return int(client.count_tokens(to_autogen(rest, tool_results=o["tool_results"])[0]))
+
+    return _compactor(
+        "TokenLimitedChatCompletionContext",
+        lambda messages: contexts.TokenLimitedChatCompletionContext(client, token_limit=o["token_limit"], initial_messages=messages),
+        o,
+        estimate,
+    )

@@ -1,0 +1,276 @@
+"""LangChain: ``langchain_core.messages.trim_messages`` and ``langchain.agents.middleware.SummarizationMiddleware``.
+
+Targets::
+
+    compaction-suite check adapters.langchain:trim_messages
+    compaction-suite check adapters.langchain:summarization_middleware
+
+Options come from ``$COMPACTION_ADAPTER_OPTIONS`` (a JSON object; see ``TRIM_DEFAULTS`` and
+``SUMMARIZATION_DEFAULTS``), e.g. ``{"max_tokens": 256}``.
+
+Conversion (OpenAI dict <-> LangChain message), following ``langchain_openai``'s own
+``_convert_dict_to_message``: ``system`` -> ``SystemMessage``; ``developer`` ->
+``SystemMessage`` with ``additional_kwargs["__openai_role__"] = "developer"`` (langchain_openai's
+marker); ``user`` -> ``HumanMessage`` (string or the list of OpenAI parts, as given);
+``assistant`` -> ``AIMessage`` with ``tool_calls`` ``{"id", "name", "args": parsed JSON}``
+(``invalid_tool_calls`` when ``arguments`` is not a JSON object, as langchain_openai does) and
+``content: None`` held as ``""``; ``tool`` -> ``ToolMessage(tool_call_id=...)``.
+**Parallel tool results are always several messages in LangChain**: a ``ToolMessage`` answers
+exactly one ``tool_call_id``, so one OpenAI tool message is one ``ToolMessage``.
+Every converted message gets ``id = "oai-<index>"`` (the ids LangGraph's message reducer
+gives anyway); the note for a message is found by that id.
+
+Profiles claimed, and why (the matrix shows them):
+
+* ``trim_messages`` claims ``core`` only. It is a view that trims to ``max_tokens`` every
+  time it is called: no iteration/token trigger (not ``trigger``), no summary (not
+  ``summary``), no summarizer (not ``failure``), no audit event (not ``events``).
+* ``SummarizationMiddleware`` claims ``core`` only. Its trigger is tokens/messages/fraction
+  of the model's window, never an iteration count (not ``trigger``: TRIG-2 needs
+  ``iteration >= T`` to compact); its summary is a ``HumanMessage`` starting "Here is a
+  summary of the conversation to date:" rather than ``[Context Summary]`` and it keeps a
+  number of *messages*, not K rounds (not ``summary``); a summarizer error propagates after
+  its retries, by its documentation ("the underlying error propagates rather than
+  fabricating a summary", so not ``failure``); no ``last_event`` (not ``events``).
+
+The middleware runs as ``create_agent`` runs it: ``before_model(state, runtime)`` on
+``state["messages"]``. ``create_agent`` keeps the system prompt out of the state
+(``system_prompt=``), so by default (``"system": "agent"``) the leading system messages are
+held aside and put back in front; ``"system": "state"`` puts them in the state messages, as
+a caller who stores a ``SystemMessage`` in the state does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import Message, Note, Notes, arguments_text, deep, finish, leading_system, make, options, parse_arguments, requires
+
+FRAMEWORK = "LangChain"
+DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
+EXTRA = "langchain"
+
+TRIM_DEFAULTS: dict[str, Any] = {
+    "max_tokens": 1024,
+    "token_counter": "approximate",  # "approximate" (count_tokens_approximately) or "len" (count messages)
+    "strategy": "last",
+    "start_on": "human",
+    "end_on": ["human", "tool"],
+    "include_system": True,
+    "allow_partial": False,
+}
+"""LangChain's documented recipe for chat models (strategy last, start on a human message,
+end on a human or tool message, keep the system message)."""
+
+SUMMARIZATION_DEFAULTS: dict[str, Any] = {
+    "trigger_tokens": 4000,
+    "trigger_messages": None,
+    "keep_messages": 20,
+    "keep_tokens": None,
+    "trim_tokens_to_summarize": 4000,
+    "system": "agent",  # "agent": create_agent's system_prompt; "state": SystemMessage in the state
+}
+"""``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
+call) with a token trigger, since it has no default trigger."""
+
+NOT_ADAPTED = "langchain.agents.middleware.ContextEditingMiddleware (ClearToolUsesEdit) is not adapted yet"
+
+WHY = {
+    "trim_messages": "core only: a view trimmed to max_tokens on every call; no trigger, no summary, no summarizer, no event",
+    "summarization_middleware": (
+        "core only: token/message trigger (no iteration trigger); summary is a 'Here is a summary of the "
+        "conversation to date:' HumanMessage keeping N messages (not [Context Summary] + K rounds); "
+        "summarizer errors propagate by design; no event"
+    ),
+}
+
+CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("trim_messages", {"max_tokens": 256}),
+    ("trim_messages", {"max_tokens": 1024}),
+    ("trim_messages", {"max_tokens": 4096}),
+    ("trim_messages", {"token_counter": "len", "max_tokens": 6}),
+    ("trim_messages", {"token_counter": "len", "max_tokens": 12}),
+    ("trim_messages", {"max_tokens": 1024, "allow_partial": True}),
+    ("trim_messages", {"max_tokens": 1024, "strategy": "first", "start_on": None, "end_on": None}),
+    ("trim_messages", {"max_tokens": 1024, "start_on": None, "end_on": None, "include_system": False}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6}),
+    ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20}),
+    ("summarization_middleware", {"trigger_messages": 12, "trigger_tokens": None, "keep_messages": 6}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "system": "state"}),
+]
+"""What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+
+def to_langchain(messages: list[Message]) -> tuple[list[Any], Notes]:
+    """LangChain messages for OpenAI dicts, and the notes to convert them back exactly."""
+    lc = requires("langchain_core.messages", EXTRA)
+    notes = Notes()
+    out: list[Any] = []
+    for i, m in enumerate(messages):
+        mid = f"oai-{i}"
+        role = m.get("role")
+        common: dict[str, Any] = {"id": mid}
+        if m.get("name") is not None:
+            common["name"] = m["name"]
+        content = m.get("content")
+        if role in ("system", "developer"):
+            extra = {"__openai_role__": "developer"} if role == "developer" else {}
+            msg = lc.SystemMessage(content=deep(content) if content is not None else "", additional_kwargs=extra, **common)
+        elif role == "user":
+            msg = lc.HumanMessage(content=deep(content) if content is not None else "", **common)
+        elif role == "assistant":
+            calls, invalid = [], []
+            for call in m.get("tool_calls") or []:
+                function = call.get("function") or {}
+                raw = function.get("arguments")
+                args = parse_arguments(raw)
+                if isinstance(args, dict):
+                    calls.append({"id": call.get("id"), "name": function.get("name"), "args": args, "type": "tool_call"})
+                else:
+                    invalid.append(
+                        {"id": call.get("id"), "name": function.get("name"), "args": raw, "error": "arguments are not a JSON object", "type": "invalid_tool_call"}
+                    )
+            msg = lc.AIMessage(content=deep(content) if content is not None else "", tool_calls=calls, invalid_tool_calls=invalid, **common)
+        elif role == "tool":
+            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **common)
+        else:
+            raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")
+        notes.put(mid, Note(original=deep(m)))
+        out.append(msg)
+    return out, notes
+
+
+def from_langchain(messages: list[Any], notes: Notes | None = None) -> list[Message]:
+    """OpenAI dicts for LangChain messages (a ``RemoveMessage`` is skipped)."""
+    lc = requires("langchain_core.messages", EXTRA)
+    notes = notes or Notes()
+    out: list[Message] = []
+    for msg in messages:
+        if isinstance(msg, lc.RemoveMessage):
+            continue
+        note = notes.get(msg.id)
+        content = deep(msg.content)
+        if isinstance(msg, lc.SystemMessage):
+            role = "developer" if msg.additional_kwargs.get("__openai_role__") == "developer" else "system"
+            d: Message = {"role": role, "content": content}
+        elif isinstance(msg, lc.HumanMessage):
+            d = {"role": "user", "content": content}
+        elif isinstance(msg, lc.AIMessage):
+            d = {"role": "assistant", "content": content}
+            calls = _calls_back(msg, note)
+            if calls:
+                d["tool_calls"] = calls
+                if content == "" and note is None:
+                    d["content"] = None  # as langchain_openai sends it
+        elif isinstance(msg, lc.ToolMessage):
+            d = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": content}
+        else:
+            d = {"role": getattr(msg, "role", msg.type), "content": content}
+        if msg.name is not None:
+            d["name"] = msg.name
+        out.append(finish(d, note))
+    return out
+
+
+def _calls_back(msg: Any, note: Note | None) -> list[dict[str, Any]]:
+    originals = {c.get("id"): c for c in (note.original.get("tool_calls") or [])} if note else {}
+    found: list[dict[str, Any]] = []
+    for call in msg.tool_calls:
+        original = originals.get(call["id"])
+        raw = ((original or {}).get("function") or {}).get("arguments")
+        found.append(_call(original, call["id"], call["name"], arguments_text(call["args"], raw)))
+    for call in msg.invalid_tool_calls:
+        found.append(_call(originals.get(call.get("id")), call.get("id"), call.get("name"), call.get("args") or ""))
+    order = [c.get("id") for c in (note.original.get("tool_calls") or [])] if note else []
+    if sorted(map(str, order)) == sorted(str(c["id"]) for c in found):
+        found.sort(key=lambda c: order.index(c["id"]))
+    return found
+
+
+def _call(original: dict[str, Any] | None, call_id: Any, name: Any, arguments: str) -> dict[str, Any]:
+    function = (original or {}).get("function") or {}
+    if original is not None and function.get("name") == name and function.get("arguments") == arguments:
+        return deep(original)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+# --- factories ------------------------------------------------------------------------------------
+
+
+def _counter(name: str) -> Any:
+    if name == "approximate":
+        return requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately
+    if name == "len":
+        return len
+    raise ValueError(f"token_counter must be 'approximate' or 'len', got {name!r}")
+
+
+def _types(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def trim_messages(settings: Any, **given: Any) -> Any:
+    """``trim_messages`` with ``TRIM_DEFAULTS`` (updated by the options) on every call."""
+    o = options(TRIM_DEFAULTS, given)
+    lc = requires("langchain_core.messages", EXTRA)
+    counter = _counter(o["token_counter"])
+    kwargs: dict[str, Any] = {"max_tokens": o["max_tokens"], "token_counter": counter, "strategy": o["strategy"]}
+    if o["strategy"] == "last":
+        kwargs.update(include_system=o["include_system"], allow_partial=o["allow_partial"])
+        if o["start_on"] is not None:
+            kwargs["start_on"] = _types(o["start_on"])
+    elif o["allow_partial"]:
+        kwargs["allow_partial"] = True
+    if o["end_on"] is not None:
+        kwargs["end_on"] = _types(o["end_on"])
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages)
+        return from_langchain(lc.trim_messages(converted, **kwargs), notes)
+
+    def estimate(messages: list[Message]) -> int:
+        return int(counter(to_langchain(messages)[0]))
+
+    return make("langchain.trim_messages", {"core"}, run, estimate=estimate)
+
+
+def summarization_middleware(settings: Any, **given: Any) -> Any:
+    """``SummarizationMiddleware`` with its summarizer a ``ChatOpenAI`` on the suite's server."""
+    o = options(SUMMARIZATION_DEFAULTS, given)
+    middleware_module = requires("langchain.agents.middleware", EXTRA)
+    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
+    lc = requires("langchain_core.messages", EXTRA)
+    model = chat_openai(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        timeout=settings.summarizer_timeout,
+        max_retries=0,
+    )
+    trigger: list[tuple[str, int]] = []
+    if o["trigger_tokens"] is not None:
+        trigger.append(("tokens", int(o["trigger_tokens"])))
+    if o["trigger_messages"] is not None:
+        trigger.append(("messages", int(o["trigger_messages"])))
+    keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
+    middleware = middleware_module.SummarizationMiddleware(
+        model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"]
+    )
+    if o["system"] not in ("agent", "state"):
+        raise ValueError(f"system must be 'agent' or 'state', got {o['system']!r}")
+
+    def run(messages: list[Message]) -> list[Message]:
+        system, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
+        converted, notes = to_langchain(rest)
+        update = middleware.before_model({"messages": converted}, None)
+        result = converted if update is None else [m for m in update["messages"] if not isinstance(m, lc.RemoveMessage)]
+        return system + from_langchain(result, notes)
+
+    def estimate(messages: list[Message]) -> int:
+        _, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
+        return int(middleware.token_counter(to_langchain(rest)[0]))
+
+    return make("langchain.SummarizationMiddleware", {"core"}, run, estimate=estimate)

@@ -1,0 +1,317 @@
+"""``compaction-suite matrix``: the conformance suite over every installed framework adapter.
+
+Each configuration (an adapter factory and options over its size parameters, from the
+adapter module's ``CONFIGURATIONS``) runs ``compaction-suite check TARGET --report`` in its
+own subprocess, with the options in ``$COMPACTION_ADAPTER_OPTIONS``. The results are
+written to ``OUT/matrix.json`` and ``OUT/matrix.md``, and each failing clause's smallest
+failing history (the report's ``history``, shrunk by Hypothesis) to
+``OUT/reproducers/<framework>--<compactor>--<configuration>--<clause>.json`` with the
+command that replays it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .clauses import clauses
+
+FORMAT = "compaction-suite-matrix"
+FORMAT_VERSION = 1
+OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
+SYMBOL = {"pass": "✓", "fail": "✗", "error": "!", "skip": "·", "xfail": "x", "timeout": "⏱"}
+
+
+@dataclass
+class Job:
+    """One configuration to check."""
+
+    framework: str
+    versions: dict[str, str]
+    factory: str
+    target: str
+    options: dict[str, Any] = field(default_factory=dict)
+    why: str = ""
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={json.dumps(v)}" for k, v in self.options.items()) or "defaults"
+
+    @property
+    def slug(self) -> str:
+        parts = [_slug(self.framework), _slug(self.factory), _slug(self.label)]
+        return "--".join(p for p in parts if p)
+
+    def command(self) -> str:
+        env = f"{OPTIONS_ENV}={shlex.quote(json.dumps(self.options))} " if self.options else ""
+        return f"{env}compaction-suite check {shlex.quote(self.target)}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "-", text.replace('"', "")).strip("-").lower()[:80]
+
+
+def plan(only: tuple[str, ...], extra_targets: tuple[str, ...], with_adapters: bool) -> tuple[list[Job], list[dict[str, Any]]]:
+    """The jobs to run, and every framework with what the matrix knows of it."""
+    jobs: list[Job] = []
+    frameworks: list[dict[str, Any]] = []
+    if with_adapters:
+        from adapters import FRAMEWORKS
+
+        for fw in FRAMEWORKS:
+            entry: dict[str, Any] = {"framework": fw.name, "adapter": fw.module, "extra": fw.extra, "installed": fw.installed()}
+            module = fw.adapter()
+            entry["claims"] = {name: why for name, why in getattr(module, "WHY", {}).items()}
+            if getattr(module, "NOT_ADAPTED", None):
+                entry["not_adapted"] = module.NOT_ADAPTED
+            unavailable = getattr(module, "UNAVAILABLE", None)
+            if not entry["installed"]:
+                entry["not_run"] = f"not installed (pip install 'compaction-suite[{fw.extra}]')"
+            elif unavailable:
+                entry["not_run"] = unavailable
+            if "not_run" in entry:
+                frameworks.append(entry)
+                continue
+            entry["versions"] = fw.versions()
+            frameworks.append(entry)
+            for factory, opts in module.CONFIGURATIONS:
+                job = Job(fw.name, entry["versions"], factory, f"{fw.module}:{factory}", dict(opts), module.WHY.get(factory, ""))
+                if not only or any(o.lower() in f"{fw.name} {fw.module} {factory} {job.label}".lower() for o in only):
+                    jobs.append(job)
+    for target in extra_targets:
+        jobs.append(Job(target, _target_version(target), target.rsplit(":", 1)[-1], target, {}, "as registered"))
+    return jobs, frameworks
+
+
+def _target_version(target: str) -> dict[str, str]:
+    name = "compaction-suite"
+    try:
+        return {name: metadata.version(name)}
+    except metadata.PackageNotFoundError:
+        return {}
+
+
+def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, workdir: Path) -> dict[str, Any]:
+    """Run ``compaction-suite check`` for one job in a subprocess; its report, summarized."""
+    report_path = workdir / f"{job.slug}.json"
+    args = [sys.executable, "-c", "import sys; from conformance.cli import main; sys.exit(main())", "check", job.target, "--report", str(report_path)]
+    args += ["--fast"] if fast else []
+    args += [f"--max-examples={max_examples}"] if max_examples else []
+    env = dict(os.environ)
+    env.pop(OPTIONS_ENV, None)
+    if job.options:
+        env[OPTIONS_ENV] = json.dumps(job.options)
+    started = time.monotonic()
+    result: dict[str, Any] = {
+        "framework": job.framework,
+        "versions": job.versions,
+        "compactor": job.factory,
+        "target": job.target,
+        "options": job.options,
+        "configuration": job.label,
+        "command": job.command() + (" --fast" if fast else "") + (f" --max-examples={max_examples}" if max_examples else ""),
+        "why": job.why,
+    }
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        result["exit_code"] = proc.returncode
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+    except subprocess.TimeoutExpired:
+        result["exit_code"] = None
+        result["status"] = "timeout"
+        tail = [f"timed out after {timeout:.0f}s"]
+    result["seconds"] = round(time.monotonic() - started, 1)
+    if report_path.exists():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        result["profiles_claimed"] = report["profiles_claimed"]
+        result["passed"] = report["passed"]
+        result["clauses"] = report["clauses"]
+        result.setdefault("status", "conforms" if report["passed"] else "fails")
+    else:
+        result.setdefault("status", "error")
+        result["passed"] = False
+        result["clauses"] = {}
+        result["error"] = "\n".join(tail)
+    return result
+
+
+def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast: bool, max_examples: int | None, out: Path, seconds: float) -> dict[str, Any]:
+    """The matrix document; writes the reproducers under ``out/reproducers``."""
+    repro_dir = out / "reproducers"
+    repro_dir.mkdir(parents=True, exist_ok=True)
+    for old in repro_dir.glob("*.json"):
+        old.unlink()
+    runs = []
+    for r in results:
+        failures = []
+        for clause_id, c in r["clauses"].items():
+            if c["status"] not in ("fail", "error"):
+                continue
+            failure: dict[str, Any] = {"clause": clause_id, "level": c["level"], "status": c["status"], "reason": c.get("reason", "")}
+            if c.get("history") is not None:
+                name = f"{_slug(r['framework'])}--{_slug(r['compactor'])}--{_slug(r['configuration'])}--{clause_id}.json"
+                reproducer = {
+                    "framework": r["framework"],
+                    "versions": r["versions"],
+                    "target": r["target"],
+                    "options": r["options"],
+                    "command": r["command"],
+                    "clause": clause_id,
+                    "level": c["level"],
+                    "title": c["title"],
+                    "reason": c.get("reason", ""),
+                    "test": c.get("test"),
+                    "history": c["history"],
+                    "output": c.get("output"),
+                }
+                (repro_dir / name).write_text(json.dumps(reproducer, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+                failure["reproducer"] = f"reproducers/{name}"
+            failures.append(failure)
+        run = {k: v for k, v in r.items() if k != "clauses"}
+        run["clauses"] = {cid: c["status"] for cid, c in r["clauses"].items()}
+        run["failures"] = failures
+        runs.append(run)
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "suite_version": _suite_version(),
+        "python": platform.python_version(),
+        "examples_per_clause": max_examples or (10 if fast else 50),
+        "fast": fast,
+        "seconds": round(seconds, 1),
+        "frameworks": frameworks,
+        "runs": runs,
+    }
+
+
+def _suite_version() -> str | None:
+    try:
+        return metadata.version("compaction-suite")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The matrix for a person: one row per configuration, one column per clause checked."""
+    registry = clauses()
+    checked = [cid for cid in registry if any(run["clauses"].get(cid) not in (None, "skip") for run in data["runs"])]
+    lines = [
+        "# Conformance matrix: agent-framework compactors",
+        "",
+        f"`compaction-suite matrix` ran `compaction-suite check` on each configuration below "
+        f"({data['examples_per_clause']} Hypothesis examples per clause{', --fast' if data['fast'] else ''}; "
+        f"{data['seconds']:.0f} s in all; Python {data['python']}, compaction-suite {data['suite_version']}). "
+        "A framework is checked only against the profiles it claims (SPEC.md Part A): the reasons are under "
+        "*What each compactor claims*. ✓ holds, ✗ fails (MUST), (✗) fails a SHOULD clause (reported, never "
+        "failing), ! the test crashed, · not applicable. Each failure links the smallest history Hypothesis "
+        "found (`reproducers/`), with the command that replays it.",
+        "",
+        "## Frameworks",
+        "",
+        "| framework | versions | configurations | conform | status |",
+        "|---|---|---|---|---|",
+    ]
+    for fw in data["frameworks"]:
+        runs = [r for r in data["runs"] if r["framework"] == fw["framework"]]
+        versions = ", ".join(f"{k} {v}" for k, v in (fw.get("versions") or {}).items()) or "–"
+        status = fw.get("not_run") or ("all conform" if runs and all(r["passed"] for r in runs) else f"{sum(not r['passed'] for r in runs)} do not conform")
+        lines.append(f"| {fw['framework']} | {versions} | {len(runs)} | {sum(r['passed'] for r in runs)} | {status.replace('|', '/')} |")
+    others = sorted({r["framework"] for r in data["runs"]} - {fw["framework"] for fw in data["frameworks"]})
+    for name in others:
+        runs = [r for r in data["runs"] if r["framework"] == name]
+        lines.append(f"| {name} | {', '.join(f'{k} {v}' for k, v in runs[0]['versions'].items())} | {len(runs)} | {sum(r['passed'] for r in runs)} | (extra target) |")
+    lines += ["", "## Clause by clause", "", "| framework | compactor | configuration | claims | " + " | ".join(checked) + " | s |"]
+    lines.append("|---|---|---|---|" + "---|" * len(checked) + "---|")
+    for run in data["runs"]:
+        links = {f["clause"]: f.get("reproducer") for f in run["failures"]}
+        cells = []
+        for cid in checked:
+            status = run["clauses"].get(cid, "skip")
+            mark = SYMBOL.get(status, status)
+            if status == "fail" and registry[cid].level == "SHOULD":
+                mark = "(✗)"
+            if links.get(cid):
+                mark = f"[{mark}]({links[cid]})"
+            cells.append(mark)
+        claims = ", ".join(run.get("profiles_claimed") or []) or run["status"]
+        lines.append(f"| {run['framework']} | {run['compactor']} | {run['configuration'].replace('|', '/')} | {claims} | " + " | ".join(cells) + f" | {run['seconds']:.0f} |")
+    lines += ["", "## Failures", ""]
+    any_failure = False
+    for run in data["runs"]:
+        for f in run["failures"]:
+            any_failure = True
+            level = "" if f["level"] == "MUST" else " (SHOULD)"
+            where = f" — [{f['reproducer'].split('/')[-1]}]({f['reproducer']})" if f.get("reproducer") else ""
+            lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}): {f['clause']}{level} {f['reason'].splitlines()[0] if f['reason'] else ''}{where}")
+        if run.get("error"):
+            any_failure = True
+            lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}): did not produce a report: `{run['error'].splitlines()[-1] if run['error'] else ''}`")
+    if not any_failure:
+        lines.append("None.")
+    lines += ["", "## What each compactor claims", ""]
+    for fw in data["frameworks"]:
+        for name, why in (fw.get("claims") or {}).items():
+            lines.append(f"- **{fw['framework']} `{name}`**: {why}")
+        if fw.get("not_run"):
+            lines.append(f"- **{fw['framework']}**: not run: {fw['not_run']}")
+        if fw.get("not_adapted"):
+            lines.append(f"- **{fw['framework']}**, not in the matrix: {fw['not_adapted']}")
+    lines += ["", "Replay one configuration: the `command` of its run in `matrix.json` (or of a reproducer file)."]
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.option("--out", "out_dir", default="matrix", show_default=True, type=click.Path(file_okay=False), help="Directory for matrix.md, matrix.json and reproducers/.")
+@click.option("--fast", is_flag=True, help="10 Hypothesis examples per clause instead of 50 (check --fast).")
+@click.option("--max-examples", type=click.IntRange(min=1), help="Hypothesis examples per clause (overrides --fast).")
+@click.option("--only", multiple=True, metavar="TEXT", help="Run only configurations whose framework/compactor/options contain TEXT (repeatable).")
+@click.option("--target", "targets", multiple=True, metavar="TARGET", help="Also check TARGET (module:attr, entry point, cmd:...) with its defaults (repeatable).")
+@click.option("--adapters/--no-adapters", default=True, show_default=True, help="Run the framework adapters (--no-adapters: only --target).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Configurations checked at once.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=1800, show_default=True, help="Seconds allowed per configuration.")
+def matrix(out_dir, fast, max_examples, only, targets, adapters, jobs, timeout) -> None:
+    """Check every installed framework adapter over its configurations; write a matrix.
+
+    Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
+    history of each failure). Exit status 0 when the matrix was written (failing
+    configurations are results, not errors), 2 when nothing could be run.
+    """
+    out = Path(out_dir)
+    todo, frameworks = plan(tuple(only), tuple(targets), adapters)
+    if not todo:
+        raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="compaction-matrix-") as tmp:
+
+        def one(job: Job) -> dict[str, Any]:
+            click.echo(f"checking {job.framework} {job.factory} ({job.label}) ...", err=True)
+            r = run_job(job, fast, max_examples, timeout, Path(tmp))
+            click.echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s", err=True)
+            return r
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(one, todo))
+    data = build(results, frameworks, fast, max_examples, out, time.monotonic() - started)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "matrix.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "matrix.md").write_text(markdown(data), encoding="utf-8")
+    conform = sum(r["passed"] for r in data["runs"])
+    click.echo(f"{len(data['runs'])} configurations, {conform} conform; {data['seconds']:.0f}s; written to {out}/matrix.md and {out}/matrix.json")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    matrix()
