@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-PROFILES = ("core", "trigger", "summary", "structured", "failure", "events")
+PROFILES = ("core", "trigger", "summary", "structured", "failure", "events", "storage")
 
 
 @dataclass(frozen=True)

@@ -53,3 +53,60 @@ def pytest_args(target, profiles, reports, fast, max_examples, randomize, xfails
     args += [f"--compaction-xfails={xfails}"] if xfails else []
     args += ["-" + "v" * verbose] if verbose else []
     return args
+
+
+@main.command()
+@click.argument("target", required=False)
+@click.option("--base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8765/v1 or https://api.openai.com/v1.")
+@click.option("--azure-endpoint", help="An Azure OpenAI resource, e.g. https://NAME.openai.azure.com (with --api-version).")
+@click.option("--api-version", help="Azure OpenAI api-version.")
+@click.option("--model", required=True, help="The summary model (Azure: the deployment name).")
+@click.option("--history", "histories", multiple=True, type=click.Path(exists=True, dir_okay=False), help="History JSON to compact (repeatable; default: the three in cassettes/histories/).")
+@click.option("--out", default="cassettes/provider", show_default=True, type=click.Path(file_okay=False), help="Cassettes go to OUT/<target>/<history>.yaml.")
+@click.option("--name", help="Directory name for the target under OUT (default: derived from TARGET).")
+@click.option("--iteration", type=click.IntRange(min=1), help="Iteration passed to compact (default: Settings().threshold_iterations).")
+@click.option("--timeout", default=600.0, show_default=True, type=float, help="Seconds a summarizer call may take.")
+@click.option("--model-file", type=click.Path(exists=True, dir_okay=False), help="The local model file, hashed into the meta file.")
+@click.option("--server-info", help='What serves the model, for the meta file (e.g. "llama-cpp-python 0.3.36").')
+def record(target, base_url, azure_endpoint, api_version, model, histories, out, name, iteration, timeout, model_file, server_info) -> None:
+    """Record TARGET's summarizer calls on each history as vcrpy cassettes (cassettes/README.md).
+
+    The key comes from $OPENAI_API_KEY (Azure: $AZURE_OPENAI_API_KEY), never from the command line.
+    Exit status: 0 when every history was compacted and the endpoint accepted the result, 1 otherwise, 2 on a usage error.
+    """
+    import shlex
+
+    from .recording import Endpoint, RecordingError, default_histories
+    from .recording import record as record_histories
+    from .target import TargetError
+
+    try:
+        endpoint = Endpoint.from_env(model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version, timeout=timeout)
+        context, command = click.get_current_context(), ["compaction-suite", "record", *([target] if target else [])]
+        for param in context.command.params:  # the command as given, for the meta files
+            value = context.params[param.name]
+            if isinstance(param, click.Option) and value not in (None, (), param.default):
+                command += [arg for v in (value if isinstance(value, tuple) else (value,)) for arg in (param.opts[0], str(v))]
+        command = shlex.join(command)
+        recordings = record_histories(
+            target, histories or default_histories(), out, endpoint, iteration=iteration, name=name,
+            model_file=model_file, server_info=server_info, command=command,
+        )
+    except (RecordingError, TargetError) as error:
+        raise click.UsageError(str(error)) from error
+    for recording in recordings:
+        tokens = recording.meta.get("verified_prompt_tokens")
+        click.echo(f"{recording.cassette}: {recording.problem or f'compacted; verified {tokens} prompt tokens'}")
+    sys.exit(1 if any(r.problem for r in recordings) else 0)
+
+
+def _attach() -> None:
+    """Commands that live in their own modules (each imports its heavy parts only when run)."""
+    from .matrix import matrix
+    from .store_cli import compact_store
+
+    main.add_command(matrix)
+    main.add_command(compact_store)
+
+
+_attach()

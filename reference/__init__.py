@@ -2,13 +2,17 @@
 
 Read in this order: ``rounds`` (what is kept together), ``triggers`` (when),
 ``strategies`` (what), ``summary`` and ``summarizer`` (the model call),
-``compactor`` (the three put together, with events), ``presets`` (the seeds).
+``compactor`` (the three put together, with events), ``presets`` (the seeds);
+then ``store`` (durable history) and ``points`` (the four compaction points).
 """
 
 from .compactor import Compactor
 from .errors import HistoryError
 from .events import CompactionEvent
+from .fast_estimate import ByteClassTokens
+from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
+from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoredMessage, StoreConflict, StoreError
 from .strategies import (
     Chain,
     DropSources,
@@ -34,21 +38,29 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnyOf",
+    "ByteClassTokens",
     "Chain",
     "CharsPerFour",
     "CompactionEvent",
     "Compactor",
     "ContextFraction",
     "DropSources",
+    "DurableHistory",
     "ExactTokens",
+    "HistoryCompacted",
     "HistoryError",
     "IterationsOrTokens",
     "KeepLastMessages",
     "MaskObservations",
+    "MemoryStore",
     "Message",
     "MessageCount",
     "ObservedTokenBudget",
     "Round",
+    "SQLiteStore",
+    "StoreConflict",
+    "StoreError",
+    "StoredMessage",
     "Strategy",
     "StructuredSummarize",
     "Summarize",
@@ -57,6 +69,7 @@ __all__ = [
     "TokenBudget",
     "TokenLedger",
     "TokenThreshold",
+    "agent_loop",
     "call_in_flight",
     "split_rounds",
 ]

@@ -1,5 +1,5 @@
-"""The factories the conformance suite calls (entry points ``reference`` and
-``reference-structured`` in the group ``compaction_suite.compactors``).
+"""The factories the conformance suite calls (entry points ``reference``,
+``reference-structured`` and ``reference-store`` in the group ``compaction_suite.compactors``).
 
 They read only plain attributes of ``conformance.Settings``, so the reference
 does not import the suite.
@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .compactor import Compactor
+from .points import DurableHistory
 from .presets import openai_azure, structured_admin_chat
+from .store import SQLiteStore
 from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
 from .triggers import IterationsOrTokens
 
@@ -38,3 +40,24 @@ def seed_001(settings: Any) -> Compactor:
     )
     compactor.trigger = IterationsOrTokens(settings.threshold_iterations, settings.max_context_tokens)
     return compactor
+
+
+class StoreTarget:
+    """Seed 000's compactor plus ``store(path)``: the storage profile's target (entry point
+    ``reference-store``). Everything else (``compact``, ``last_event``…) is the compactor's."""
+
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+        self.profiles = compactor.profiles | {"storage"}
+
+    def store(self, path: str) -> DurableHistory:
+        """A durable history in the SQLite file ``path``, compacted by this target's compactor."""
+        return DurableHistory(SQLiteStore(path), self.compactor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compactor, name)
+
+
+def seed_000_store(settings: Any) -> StoreTarget:
+    """Seed 000's compactor behind the embedded SQLite store (SPEC storage profile, DUR-*)."""
+    return StoreTarget(seed_000(settings))

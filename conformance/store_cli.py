@@ -1,0 +1,64 @@
+"""``compaction-suite compact-store``: maintenance compaction of a stored session (SPEC DUR-12).
+
+Seed 002's fourth compaction point, "on existing storage … (e.g., cron job, manual
+trigger)", for the reference's SQLite store. Attached to the ``compaction-suite`` group
+in ``conformance/cli.py``; the reference itself stays free of click.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("compact-store")
+@click.argument("db", type=click.Path(exists=True, dir_okay=False))
+@click.option("--session", required=True, help="The session to compact.")
+@click.option("--branch", default="main", show_default=True, help="The branch to compact.")
+@click.option("--retention", type=click.Choice(["preserve", "compact", "delete"]), default="compact", show_default=True,
+              help="preserve: report only; compact: replace the compacted range; delete: remove it (seed 004).")
+@click.option("--boundary", "boundaries", multiple=True, type=click.Choice(["exact", "previous", "turn", "tool-group"]),
+              help="Boundary policy for hard retention (repeatable: a composite). Default: exact.")
+@click.option("--keep-messages", type=click.IntRange(min=1), help="Keep the last N messages (whole rounds); no model needed.")
+@click.option("--summarize", "model", metavar="MODEL", help="Summarize older rounds with MODEL (seed 000; OPENAI_* environment).")
+@click.option("--keep-rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Rounds kept verbatim by --summarize.")
+def compact_store(db, session, branch, retention, boundaries, keep_messages, model, keep_rounds) -> None:
+    """Compact SESSION's BRANCH in the SQLite store DB now (the trigger is not consulted)."""
+    from reference import Compactor, KeepLastMessages, presets
+    from reference.points import BOUNDARIES, DurableHistory, composite
+    from reference.store import SQLiteStore, StoreError
+
+    if (keep_messages is None) == (model is None):
+        raise click.UsageError("give exactly one of --keep-messages N and --summarize MODEL")
+    if model is not None:
+        import openai
+
+        compactor = presets.openai_azure(model, client=openai.OpenAI(max_retries=0), keep_recent_rounds=keep_rounds)
+    else:
+        compactor = Compactor(KeepLastMessages(keep_messages))
+    boundary = composite(*(BOUNDARIES[b] for b in boundaries)) if boundaries else BOUNDARIES["exact"]
+    store = SQLiteStore(db)
+    history = DurableHistory(store, compactor, retention=retention, boundary=boundary)
+    try:
+        before = len(history.events(session, branch))
+        view = history.compact(session, branch, force=True)
+    except StoreError as error:
+        click.echo(f"compact-store: {error}", err=True)
+        sys.exit(1)
+    finally:
+        store.close()
+    event = getattr(compactor, "last_event", None)
+    if getattr(event, "failure_reason", None):
+        click.echo(f"compact-store: nothing removed: the compaction failed: {event.failure_reason}", err=True)
+        sys.exit(1)
+    store = SQLiteStore(db)
+    events, stored = store.events(session, branch)[before:], store.load(session, branch)
+    store.close()
+    removed = [i for e in events for i in e.removed_ids]
+    inserted = [r.id for e in events for r in e.replacement]
+    click.echo(
+        f"session {session!r} branch {branch!r}: the model sees {len(view)} messages; "
+        f"{retention} retention removed {len(removed)} ({', '.join(removed) or 'none'}), "
+        f"inserted {len(inserted)} ({', '.join(inserted) or 'none'}); {len(stored)} stored"
+    )

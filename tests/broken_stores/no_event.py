@@ -1,0 +1,18 @@
+"""Hard retention rewrites the branch but records no history-compacted event."""
+
+from __future__ import annotations
+
+from reference.store import SQLiteStore, project
+
+from ._base import target
+
+EXPECTED = "STORE-7"
+
+
+class SilentStore(SQLiteStore):
+    def apply(self, session, event, branch="main"):
+        return self.replace(session, project(self.load(session, branch), event), branch)
+
+
+def factory(settings):
+    return target(settings, store=SilentStore)
