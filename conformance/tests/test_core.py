@@ -13,7 +13,7 @@ from conformance.assertions import require
 from conformance.histories import histories
 from conformance.settings import Settings
 
-from .common import changed, clause, estimate, run, well_formed
+from .common import changed, clause, estimate, run, substantial, well_formed
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400
@@ -42,6 +42,15 @@ def test_every_call_has_one_result(suite, history, iteration):
 @given(history=histories(system=None), iteration=iterations)
 def test_system_messages_kept_first(suite, history, iteration):
     _, out = run(suite, history, iteration)
+    if well_formed(out):
+        require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
+
+
+@clause("CORE-3")
+@given(history=substantial)
+def test_system_messages_kept_first_when_compacting(suite, history):
+    """CORE-3 where it bites: system prompts and both triggers firing (iteration T, M=1)."""
+    _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
     if well_formed(out):
         require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
 

@@ -1,0 +1,423 @@
+"""The reference compactor with one defect each (the suite is worth what it catches).
+
+Every factory builds the correct reference (`reference.conformance_factory`) and changes
+one behaviour; its docstring names the defect. `CONTROLS` maps each factory to the clause
+expected to reject it and the profiles worth running for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from reference import Compactor, Summarizer, SummarizerError, call_in_flight, split_rounds
+from reference.conformance_factory import seed_000, seed_001
+from reference.strategies import StructuredSummarize
+from reference.summarizer import Summary
+from reference.summary import entities, is_summary, latest_tasks, structured_body
+from reference.triggers import Observation
+
+
+@dataclass(frozen=True)
+class Control:
+    expected: str
+    profiles: tuple[str, ...]
+
+
+class Wrapper:
+    """Delegates to a correct compactor; subclasses change one thing in ``fix``."""
+
+    def __init__(self, inner: Compactor) -> None:
+        self.inner = inner
+        self.profiles = inner.profiles
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.fix(messages, self.inner.compact(messages, iteration=iteration))
+
+    def fix(self, messages: list[dict], out: list[dict]) -> list[dict]:
+        return out
+
+    def estimate_tokens(self, messages: list[dict]) -> int:
+        return self.inner.estimate_tokens(messages)
+
+    @property
+    def last_event(self) -> Any:
+        return self.inner.last_event
+
+
+def _compacted(messages: list[dict], out: list[dict]) -> bool:
+    return out != messages
+
+
+# --- core
+
+
+def cut_through_round(settings: Any) -> Wrapper:
+    """Keeps the last 3 messages by count, whatever round they belong to (orphans tool results)."""
+
+    class Cut(Wrapper):
+        def fix(self, messages, out):
+            system = [m for m in messages if m["role"] == "system"]
+            rest = [m for m in messages if m["role"] != "system"]
+            return system + rest[-3:] if _compacted(messages, out) else out
+
+    return Cut(seed_000(settings))
+
+
+def drop_parallel_result(settings: Any) -> Wrapper:
+    """Loses the last result of a round with parallel tool calls."""
+
+    class Drop(Wrapper):
+        def fix(self, messages, out):
+            for i, m in enumerate(out):
+                if len(m.get("tool_calls") or []) > 1:
+                    last = i + len(m["tool_calls"])
+                    return out[:last] + out[last + 1 :]
+            return out
+
+    return Drop(seed_000(settings))
+
+
+def strip_system(settings: Any) -> Wrapper:
+    """Drops the system prompt from a compacted history."""
+
+    class Strip(Wrapper):
+        def fix(self, messages, out):
+            return [m for m in out if m["role"] != "system"] if _compacted(messages, out) else out
+
+    return Strip(seed_000(settings))
+
+
+def reorder_rounds(settings: Any) -> Wrapper:
+    """Puts the last kept round before the one it followed."""
+
+    class Reorder(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            rounds = split_rounds(out)
+            if len(rounds) < 3 or rounds[-2].kind == "system" or is_summary(rounds[-2].messages[0]):
+                return out
+            head = [m for r in rounds[:-2] for m in r.messages]
+            return head + list(rounds[-1].messages) + list(rounds[-2].messages)
+
+    return Reorder(seed_000(settings))
+
+
+def mutate_input(settings: Any) -> Wrapper:
+    """Marks the caller's messages in place as it reads them."""
+
+    class Mutate(Wrapper):
+        def compact(self, messages, *, iteration):
+            for message in messages:
+                message["seen_by_compactor"] = True
+            return super().compact(messages, iteration=iteration)
+
+    return Mutate(seed_000(settings))
+
+
+def invalid_role(settings: Any) -> Wrapper:
+    """Gives its summary the role 'summary', which the API does not know."""
+
+    class Role(Wrapper):
+        def fix(self, messages, out):
+            return [dict(m, role="summary") if is_summary(m) else m for m in out]
+
+    return Role(seed_000(settings))
+
+
+_counter = itertools.count()
+
+
+def nondeterministic(settings: Any) -> Wrapper:
+    """Numbers its summaries with a process-wide counter."""
+
+    class Numbered(Wrapper):
+        def fix(self, messages, out):
+            return [dict(m, content=f"{m['content']} (#{next(_counter)})") if is_summary(m) else m for m in out]
+
+    return Numbered(seed_000(settings))
+
+
+def compacts_in_flight(settings: Any) -> Wrapper:
+    """Compacts what precedes an unanswered tool call and puts the open round back."""
+
+    class InFlight(Wrapper):
+        def compact(self, messages, *, iteration):
+            rounds = split_rounds(messages)
+            if not call_in_flight(rounds):
+                return self.inner.compact(messages, iteration=iteration)
+            done = messages[: rounds[-1].start]
+            head = self.inner.compact(done, iteration=iteration) if done else done
+            kept = head if head != done else [m for m in done if m["role"] == "system"]
+            return kept + list(rounds[-1].messages)
+
+    return InFlight(seed_000(settings))
+
+
+# --- trigger
+
+
+class _Trigger:
+    def __init__(self, settings: Any, rule: str) -> None:
+        self.t, self.m, self.rule = settings.threshold_iterations, settings.max_context_tokens, rule
+
+    def check(self, seen: Observation) -> str | None:
+        i, tokens = seen.iterations, seen.estimated_tokens
+        fires = {
+            "and": i >= self.t and tokens >= self.m,
+            "strict": i > self.t or tokens > self.m,
+            "always": True,
+        }[self.rule]
+        return self.rule if fires else None
+
+
+def _with_trigger(settings: Any, rule: str) -> Compactor:
+    compactor = seed_000(settings)
+    compactor.trigger = _Trigger(settings, rule)
+    return compactor
+
+
+def and_not_or(settings: Any) -> Compactor:
+    """Fires only when iterations AND tokens cross their thresholds."""
+    return _with_trigger(settings, "and")
+
+
+def strict_boundaries(settings: Any) -> Compactor:
+    """Uses > where seed 000 says >=."""
+    return _with_trigger(settings, "strict")
+
+
+def always_fires(settings: Any) -> Compactor:
+    """Compacts on every call, below both thresholds too."""
+    return _with_trigger(settings, "always")
+
+
+# --- summary
+
+
+def summary_as_system(settings: Any) -> Wrapper:
+    """Sends its summary as a system message."""
+
+    class AsSystem(Wrapper):
+        def fix(self, messages, out):
+            return [dict(m, role="system") if is_summary(m) else m for m in out]
+
+    return AsSystem(seed_000(settings))
+
+
+def stacked_summaries(settings: Any) -> Wrapper:
+    """Keeps an earlier summary next to the new one."""
+
+    class Stacked(Wrapper):
+        def fix(self, messages, out):
+            earlier = [m for m in messages if is_summary(m)]
+            if not earlier or not _compacted(messages, out):
+                return out
+            at = next(i for i, m in enumerate(out) if is_summary(m))
+            return out[:at] + earlier + out[at:]
+
+    return Stacked(seed_000(settings))
+
+
+def one_round_short(settings: Any) -> Compactor:
+    """Keeps K - 1 recent rounds."""
+    return seed_000(settings.with_(keep_recent_rounds=settings.keep_recent_rounds - 1))
+
+
+def paraphrased_tail(settings: Any) -> Wrapper:
+    """Tidies the whitespace of the last message it keeps."""
+
+    class Tidy(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out) or not isinstance(out[-1].get("content"), str):
+                return out
+            return out[:-1] + [dict(out[-1], content=out[-1]["content"] + " ")]
+
+    return Tidy(seed_000(settings))
+
+
+def wrong_model(settings: Any) -> Compactor:
+    """Sends the summary request to the agent's model instead of settings.model."""
+    return seed_000(settings.with_(model="gpt-4.1"))
+
+
+# --- failure
+
+
+def propagates_errors(settings: Any) -> Compactor:
+    """Lets the summarizer's exception escape (a 429 crashes the run)."""
+
+    class Raising(Compactor):
+        def _failed(self, messages, error):
+            raise error
+
+    inner = seed_000(settings)
+    return Raising(inner.strategy, inner.trigger, profiles=inner.profiles)
+
+
+class _Lenient(Summarizer):
+    def __init__(self, inner: Summarizer, swallow: str) -> None:
+        super().__init__(inner.model, client=inner.client, prompt=inner.prompt)
+        self.swallow = swallow
+
+    def summarize(self, transcript: str) -> Summary:
+        try:
+            return super().summarize(transcript)
+        except SummarizerError as error:
+            if self.swallow == "empty" and error.error_type == "EmptySummary":
+                return Summary("(no summary)", None, None)
+            if self.swallow == "timeout" and error.error_type in ("APITimeoutError", "APIConnectionError"):
+                raise TimeoutError(error.reason) from error
+            raise
+
+
+def _lenient(settings: Any, swallow: str) -> Compactor:
+    compactor = seed_000(settings)
+    compactor.strategy.summarizer = _Lenient(compactor.strategy.summarizer, swallow)
+    return compactor
+
+
+def accepts_empty_answer(settings: Any) -> Compactor:
+    """Takes an empty answer for a summary."""
+    return _lenient(settings, "empty")
+
+
+def hang_escapes(settings: Any) -> Compactor:
+    """Turns a timed-out or dropped summarizer call into an exception the agent sees."""
+    return _lenient(settings, "timeout")
+
+
+# --- events
+
+
+def bare_event(settings: Any) -> Wrapper:
+    """Reports only the message counts in its event."""
+
+    class Bare(Wrapper):
+        @property
+        def last_event(self):
+            event = self.inner.last_event
+            return None if event is None else {"messages_before": event.messages_before, "messages_after": event.messages_after}
+
+    return Bare(seed_000(settings))
+
+
+def hash_of_transcript(settings: Any) -> Wrapper:
+    """Hashes the history instead of the summarization prompt."""
+
+    class Hashed(Wrapper):
+        def compact(self, messages, *, iteration):
+            self.digest = hashlib.sha256(repr(messages).encode()).hexdigest()[:8]
+            return super().compact(messages, iteration=iteration)
+
+        @property
+        def last_event(self):
+            event = self.inner.last_event
+            return None if event is None else event.as_dict() | {"prompt_hash": self.digest}
+
+    return Hashed(seed_000(settings))
+
+
+def failure_without_reason(settings: Any) -> Wrapper:
+    """Records a failure event with no reason."""
+
+    class Silent(Wrapper):
+        @property
+        def last_event(self):
+            event = self.inner.last_event
+            return None if event is None else event.as_dict() | {"failure_reason": None}
+
+    return Silent(seed_000(settings))
+
+
+# --- structured (seed 001)
+
+
+class _Structured(StructuredSummarize):
+    def __init__(self, inner: StructuredSummarize, defect: str) -> None:
+        super().__init__(inner.summarizer, keep_messages=5 if defect == "keeps_five" else inner.keep_messages)
+        self.defect = defect
+
+    def body(self, prefix, model_text):
+        if self.defect == "ids_from_model":
+            return structured_body([], latest_tasks(prefix), model_text)
+        if self.defect == "tasks_from_model":
+            return structured_body(entities(prefix), None, model_text)
+        if self.defect == "missing_section":
+            return super().body(prefix, model_text).replace("### Key Decisions", "### Notes")
+        return super().body(prefix, model_text)
+
+
+def _structured(settings: Any, defect: str) -> Compactor:
+    compactor = seed_001(settings)
+    compactor.strategy = _Structured(compactor.strategy, defect)
+    return compactor
+
+
+def ids_from_model(settings: Any) -> Compactor:
+    """Trusts the model to list entity ids."""
+    return _structured(settings, "ids_from_model")
+
+
+def tasks_from_model(settings: Any) -> Compactor:
+    """Trusts the model to carry the task list."""
+    return _structured(settings, "tasks_from_model")
+
+
+def keeps_five(settings: Any) -> Compactor:
+    """Keeps only the last 5 messages verbatim."""
+    return _structured(settings, "keeps_five")
+
+
+def missing_section(settings: Any) -> Compactor:
+    """Calls seed 001's Key Decisions section 'Notes'."""
+    return _structured(settings, "missing_section")
+
+
+# --- SHOULD: reported, never failing
+
+
+def pads_summary(settings: Any) -> Wrapper:
+    """Writes summaries far longer than what they replace (CORE-7 is a SHOULD clause)."""
+
+    class Pad(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            return [dict(m, content=m["content"] + " padding" * 5000) if is_summary(m) else m for m in out]
+
+    return Pad(seed_000(settings))
+
+
+CONTROLS: dict[str, Control] = {
+    "cut_through_round": Control("CORE-1", ("core",)),
+    "drop_parallel_result": Control("CORE-2", ("core",)),
+    "strip_system": Control("CORE-3", ("core",)),
+    "reorder_rounds": Control("CORE-4", ("core",)),
+    "mutate_input": Control("CORE-5", ("core",)),
+    "invalid_role": Control("CORE-6", ("core",)),
+    "nondeterministic": Control("CORE-8", ("core",)),
+    "compacts_in_flight": Control("CORE-9", ("core",)),
+    "and_not_or": Control("TRIG-2", ("trigger",)),
+    "strict_boundaries": Control("TRIG-4", ("trigger",)),
+    "always_fires": Control("TRIG-1", ("trigger",)),
+    "summary_as_system": Control("SUM-2", ("summary",)),
+    "stacked_summaries": Control("SUM-4", ("summary",)),
+    "one_round_short": Control("SUM-1", ("summary",)),
+    "paraphrased_tail": Control("SUM-3", ("summary",)),
+    "wrong_model": Control("SUM-5", ("summary",)),
+    "propagates_errors": Control("FAIL-1", ("failure",)),
+    "accepts_empty_answer": Control("FAIL-3", ("failure",)),
+    "hang_escapes": Control("FAIL-4", ("failure",)),
+    "bare_event": Control("EVT-1", ("events",)),
+    "hash_of_transcript": Control("EVT-2", ("events",)),
+    "failure_without_reason": Control("EVT-3", ("events",)),
+    "ids_from_model": Control("STRUCT-2", ("structured",)),
+    "tasks_from_model": Control("STRUCT-3", ("structured",)),
+    "keeps_five": Control("STRUCT-4", ("structured",)),
+    "missing_section": Control("STRUCT-1", ("structured",)),
+}
+SHOULD_CONTROLS: dict[str, Control] = {"pads_summary": Control("CORE-7", ("core",))}
