@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 
 from .events import CompactionEvent
-from .rounds import SYSTEM_ROLES, Message, call_in_flight, split_rounds
+from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
 from .strategies import Outcome, Strategy
 from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
@@ -40,6 +40,8 @@ class Compactor:
         self.profiles = profiles
         self.last_event: CompactionEvent | None = None
         self._ledger = TokenLedger(self.estimator)
+        self._rounds = RoundLog()
+        """Validates only what was appended since the last call, like the ledger (TOK-4)."""
         self._compacted_at = 0
         """The iteration of the last compaction: RT-1 counts iterations from it."""
         self._observed_prompt_tokens: int | None = None
@@ -51,10 +53,11 @@ class Compactor:
         self, messages: list[Message], *, iteration: int, skip: bool = False, force: bool = False
     ) -> list[Message]:
         """The history to send next: compacted, or the input unchanged (as a new list)."""
-        if not self._should_compact(messages, iteration, skip, force):
+        rounds = self._rounds_to_compact(messages, iteration, skip, force)
+        if rounds is None:
             return list(messages)
         try:
-            outcome = self.strategy.apply(list(messages))
+            outcome = self.strategy.apply(list(messages), rounds)
         except SummarizerError as error:
             return self._failed(messages, error)
         return self._finish(messages, outcome)
@@ -63,10 +66,11 @@ class Compactor:
         self, messages: list[Message], *, iteration: int, skip: bool = False, force: bool = False
     ) -> list[Message]:
         """``compact`` for async agent loops; the summarizer uses the async client."""
-        if not self._should_compact(messages, iteration, skip, force):
+        rounds = self._rounds_to_compact(messages, iteration, skip, force)
+        if rounds is None:
             return list(messages)
         try:
-            outcome = await self.strategy.aapply(list(messages))
+            outcome = await self.strategy.aapply(list(messages), rounds)
         except SummarizerError as error:
             return self._failed(messages, error)
         return self._finish(messages, outcome)
@@ -79,27 +83,32 @@ class Compactor:
             event.verified_prompt_tokens = prompt_tokens
             log.info(event.log_line())
 
-    def _should_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> bool:
-        """Validate, then ask the trigger; records the event of a call that does not compact."""
+    def _rounds_to_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> list[Round] | None:
+        """Validate, then ask the trigger: the history's rounds when it fires, else None.
+
+        Records the event of a call that does not compact. Both the validation and the
+        estimate cost time in the messages appended since the last call only (TOK-4).
+        """
         self.last_event = None
-        rounds = split_rounds(messages)  # raises HistoryError (HIST-*)
+        rounds = self._rounds.update(messages)  # raises HistoryError (HIST-*)
         if iteration < self._compacted_at:
             self._compacted_at = 0  # a lower iteration means a new run (RT-1)
         seen = self._observe(messages, iteration)
         self.last_event = CompactionEvent(iteration, len(messages), seen.estimated_tokens)
         if call_in_flight(rounds):
             self.last_event.skipped_reason = "a tool call is in flight (ROUND-3)"
-            return False
+            return None
         self.last_event.trigger = decide(self.trigger, seen, skip=skip, force=force)
         if self.last_event.trigger is None:
             self.last_event.skipped_reason = "skipped for this run" if skip else "trigger did not fire"
-        return self.last_event.trigger is not None
+            return None
+        return rounds
 
     def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
         return Observation(
             iterations=iteration - self._compacted_at,
             estimated_tokens=self._ledger.update(messages),
-            messages=_non_system(messages),
+            messages=len(messages) - self._rounds.system_messages,
             observed_prompt_tokens=self._observed_prompt_tokens,
         )
 
@@ -130,6 +139,7 @@ class Compactor:
             return list(messages)
         self._ledger.reset()  # the history was replaced, not appended to (TOK-4)
         self._ledger.update(outcome.messages)
+        self._rounds.update(outcome.messages)  # a shorter list: split from scratch
         event.compacted = True
         event.messages_after = len(outcome.messages)
         event.estimated_tokens_after = after

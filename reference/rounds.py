@@ -24,6 +24,8 @@ RoundKind = Literal["system", "user", "assistant", "tool_calls"]
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 KNOWN_ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
+CONTENT_ROLES = SYSTEM_ROLES | {"user", "tool"}
+"""Roles whose messages must have ``content`` (HIST-2)."""
 
 
 @dataclass(frozen=True)
@@ -51,27 +53,64 @@ def split_rounds(messages: Sequence[Message]) -> list[Round]:
     SPEC ROUND-1 defines the rounds; HIST-1..HIST-6 the rules checked here.
     Only the last round may have unanswered calls (a call in flight, ROUND-3).
     """
-    if not isinstance(messages, list):
-        raise HistoryError("HIST-1", None, f"expected a list of messages, got {type(messages).__name__}")
-    rounds: list[Round] = []
-    seen_call_ids: set[str] = set()
-    for index, message in enumerate(messages):
+    return RoundLog().update(messages)
+
+
+class RoundLog:
+    """`split_rounds` for a history that grows by appending: `update` splits and validates
+    only the messages added since the last call (SPEC ROUND-1; the ledger's idea, TOK-4).
+
+    A list extends the one seen last when that list's last message is, by identity, at the
+    same place in the new one; any other list is split from scratch. So, like `TokenLedger`,
+    it relies on messages already seen not being changed in place. The rounds it returns are
+    its own list: read them, do not change them.
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything; the next `update` splits from scratch."""
+        self.rounds: list[Round] = []
+        self.system_messages = 0
+        self._call_ids: set[str] = set()
+        self._seen = 0
+        self._last: Message | None = None
+
+    def update(self, messages: Sequence[Message]) -> list[Round]:
+        """The rounds of ``messages``; raises `HistoryError` (and forgets all) on a HIST rule."""
+        if not isinstance(messages, list):
+            raise HistoryError("HIST-1", None, f"expected a list of messages, got {type(messages).__name__}")
+        if not (self._seen == 0 or (len(messages) >= self._seen and messages[self._seen - 1] is self._last)):
+            self.reset()
+        try:
+            for index in range(self._seen, len(messages)):
+                self._add(messages[index], index)
+        except HistoryError:
+            self.reset()
+            raise
+        self._seen = len(messages)
+        self._last = messages[-1] if messages else None
+        return self.rounds
+
+    def _add(self, message: Any, index: int) -> None:
+        rounds = self.rounds
         role = _role(message, index)
         if role == "tool":
             rounds[-1:] = [_answer(rounds[-1] if rounds else None, message, index)]
-            continue
+            return
         if rounds and rounds[-1].pending:
             missing = ", ".join(sorted(rounds[-1].pending))
             raise HistoryError("HIST-5", index, f"new {role} message before tool call(s) {missing} were answered")
         if role in SYSTEM_ROLES:
             rounds.append(Round("system", index, (message,)))
+            self.system_messages += 1
         elif role == "user":
             rounds.append(Round("user", index, (message,)))
         else:
-            call_ids = _call_ids(message, index, seen_call_ids)
+            call_ids = _call_ids(message, index, self._call_ids)
             kind: RoundKind = "tool_calls" if call_ids else "assistant"
             rounds.append(Round(kind, index, (message,), frozenset(call_ids)))
-    return rounds
 
 
 def call_in_flight(rounds: Sequence[Round]) -> bool:
@@ -90,7 +129,7 @@ def _role(message: Any, index: int) -> str:
     role = message.get("role")
     if role not in KNOWN_ROLES:
         raise HistoryError("HIST-2", index, f"unknown role {role!r}; expected one of {sorted(KNOWN_ROLES)}")
-    if role in SYSTEM_ROLES | {"user", "tool"} and not isinstance(message.get("content"), (str, list)):
+    if role in CONTENT_ROLES and not isinstance(message.get("content"), (str, list)):
         raise HistoryError("HIST-2", index, f"{role} message has no string or list 'content'")
     return role
 

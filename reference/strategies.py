@@ -27,13 +27,17 @@ class Outcome:
 
 
 class Strategy:
-    """Base class: subclasses implement ``apply``; summarizing ones also ``aapply``."""
+    """Base class: subclasses implement ``apply``; summarizing ones also ``aapply``.
 
-    def apply(self, messages: list[Message]) -> Outcome:
+    ``rounds`` is ``split_rounds(messages)`` when the caller has it already (the
+    compactor does), so a long history is not split twice.
+    """
+
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
         raise NotImplementedError
 
-    async def aapply(self, messages: list[Message]) -> Outcome:
-        return self.apply(messages)
+    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        return self.apply(messages, rounds)
 
     def compact(self, messages: Sequence[Message]) -> list[Message]:
         """Seed 002's ``CompactionStrategy.compact(messages) -> messages``."""
@@ -43,9 +47,9 @@ class Strategy:
         return (await self.aapply(list(messages))).messages
 
 
-def split_system(messages: list[Message]) -> tuple[list[Message], list[Round]]:
+def split_system(messages: list[Message], rounds: list[Round] | None = None) -> tuple[list[Message], list[Round]]:
     """System messages (set aside, in order) and the other rounds (seed 004)."""
-    rounds = split_rounds(messages)
+    rounds = split_rounds(messages) if rounds is None else rounds
     system = [r.messages[0] for r in rounds if r.kind == "system"]
     return system, [r for r in rounds if r.kind != "system"]
 
@@ -78,9 +82,11 @@ class Summarize(Strategy):
         self.keep_messages = keep_messages
         self.fallback_truncation = fallback_truncation
 
-    def plan(self, messages: list[Message]) -> tuple[list[Message], list[Message], list[Message]] | None:
+    def plan(
+        self, messages: list[Message], rounds: list[Round] | None = None
+    ) -> tuple[list[Message], list[Message], list[Message]] | None:
         """(system, prefix to summarize, tail), or None when there is nothing to fold (STRAT-9)."""
-        system, rounds = split_system(messages)
+        system, rounds = split_system(messages, rounds)
         start = tail_start(rounds, keep_rounds=self.keep_rounds, keep_messages=self.keep_messages)
         prefix, tail = flatten(rounds[:start]), flatten(rounds[start:])
         if not prefix or (len(prefix) == 1 and is_summary(prefix[0])):
@@ -91,8 +97,8 @@ class Summarize(Strategy):
         """The summary's text after the prefix; the structured strategy adds its sections."""
         return model_text
 
-    def apply(self, messages: list[Message]) -> Outcome:
-        plan = self.plan(messages)
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        plan = self.plan(messages, rounds)
         if plan is None:
             return Outcome(list(messages))
         try:
@@ -101,8 +107,8 @@ class Summarize(Strategy):
             return self._fallback(plan, error)
         return self._assemble(plan, summary)
 
-    async def aapply(self, messages: list[Message]) -> Outcome:
-        plan = self.plan(messages)
+    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        plan = self.plan(messages, rounds)
         if plan is None:
             return Outcome(list(messages))
         try:
@@ -141,8 +147,8 @@ class KeepLastMessages(Strategy):
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def apply(self, messages: list[Message]) -> Outcome:
-        system, rounds = split_system(messages)
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        system, rounds = split_system(messages, rounds)
         return Outcome(system + flatten(rounds[tail_start(rounds, keep_messages=self.n) :]))
 
 
@@ -159,8 +165,8 @@ class MaskObservations(Strategy):
         self.keep_rounds = keep_rounds
         self.placeholder = placeholder
 
-    def apply(self, messages: list[Message]) -> Outcome:
-        system, rounds = split_system(messages)
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        system, rounds = split_system(messages, rounds)
         start = tail_start(rounds, keep_rounds=self.keep_rounds)
         older = [self._mask(m) if m["role"] == "tool" else m for m in flatten(rounds[:start])]
         return Outcome(system + older + flatten(rounds[start:]))
@@ -181,8 +187,8 @@ class TokenBudget(Strategy):
         self.budget = budget
         self.estimator = estimator or CharsPerFour()
 
-    def apply(self, messages: list[Message]) -> Outcome:
-        system, rounds = split_system(messages)
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        system, rounds = split_system(messages, rounds)
         units = [sum(map(self.estimator.units, r.messages)) for r in rounds]
         total_units = sum(map(self.estimator.units, system)) + sum(units)
         count = len(messages)
@@ -200,8 +206,8 @@ class DropSources(Strategy):
     def __init__(self, sources: Collection[str]) -> None:
         self.sources = frozenset(sources)
 
-    def apply(self, messages: list[Message]) -> Outcome:
-        system, rounds = split_system(messages)
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        system, rounds = split_system(messages, rounds)
         kept = [r for r in rounds if not any(m.get("source_id") in self.sources for m in r.messages)]
         return Outcome(system + flatten(kept))
 
@@ -212,17 +218,22 @@ class Chain(Strategy):
     def __init__(self, *strategies: Strategy) -> None:
         self.strategies = strategies
 
-    def apply(self, messages: list[Message]) -> Outcome:
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
         outcome = Outcome(messages)
         for strategy in self.strategies:
-            outcome = _merge(outcome, strategy.apply(outcome.messages))
+            outcome = _merge(outcome, strategy.apply(outcome.messages, _same(outcome, messages, rounds)))
         return outcome
 
-    async def aapply(self, messages: list[Message]) -> Outcome:
+    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
         outcome = Outcome(messages)
         for strategy in self.strategies:
-            outcome = _merge(outcome, await strategy.aapply(outcome.messages))
+            outcome = _merge(outcome, await strategy.aapply(outcome.messages, _same(outcome, messages, rounds)))
         return outcome
+
+
+def _same(outcome: Outcome, messages: list[Message], rounds: list[Round] | None) -> list[Round] | None:
+    """``rounds`` while the chain still holds the list they split, else None (split again)."""
+    return rounds if outcome.messages is messages else None
 
 
 def _merge(before: Outcome, after: Outcome) -> Outcome:

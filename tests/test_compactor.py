@@ -145,6 +145,28 @@ def test_a_growing_history_is_estimated_like_a_fresh_count(server: SummarizerSer
     assert seen.count(True) >= 2, "the estimate grows past the limit again after a compaction"
 
 
+def test_a_growing_history_is_validated_once_per_message(server: SummarizerServer, make: Make, monkeypatch) -> None:
+    """TOK-4: the compactor's RoundLog checks only what was appended, and across a compaction
+    it checks the (short) compacted history once, not the input again."""
+    import reference.rounds as rounds_module
+
+    checked: list[int] = []
+    real = rounds_module._role
+    monkeypatch.setattr(rounds_module, "_role", lambda message, index: checked.append(index) or real(message, index))
+    compactor = make(threshold_iterations=3)
+    messages = chat(1)
+    for iteration in range(1, 3):
+        messages = compactor.compact(messages + turn(iteration), iteration=iteration)
+    assert sorted(checked) == list(range(len(messages)))  # 1 + 2 * 3 messages, each checked once
+    checked.clear()
+    compacted = compactor.compact(messages + turn(3), iteration=3)
+    assert compactor.last_event.compacted
+    assert checked == [7, 8] + list(range(len(compacted)))  # the new turn, then the compacted output
+    checked.clear()
+    compactor.compact(compacted + turn(4), iteration=4)
+    assert checked == [len(compacted), len(compacted) + 1]
+
+
 # --- RT-7: skip and force ------------------------------------------------------------------------------
 
 

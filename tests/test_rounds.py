@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from conformance.histories import histories
 from reference import HistoryError, call_in_flight, split_rounds
-from reference.rounds import flatten
+from reference.rounds import RoundLog, flatten
 
 PROPERTY = settings(max_examples=50)
 
@@ -221,3 +221,50 @@ def test_every_generated_in_flight_history_splits_with_its_last_round_pending(hi
     assert flatten(rounds) == history
     assert call_in_flight(rounds)
     assert all(r.complete for r in rounds[:-1])
+
+
+# --- RoundLog: split_rounds for a growing history (ROUND-1 incrementally, TOK-4's idea)
+
+
+@PROPERTY
+@given(histories(max_rounds=12))
+def test_round_log_agrees_with_split_rounds_on_every_prefix(history):
+    log = RoundLog()
+    grown: list[dict[str, Any]] = []
+    for message in history:
+        grown.append(message)
+        assert log.update(grown) == split_rounds(list(grown))
+        assert log.system_messages == sum(m["role"] in ("system", "developer") for m in grown)
+
+
+def test_round_log_validates_only_the_new_messages(monkeypatch):
+    import reference.rounds as rounds_module
+
+    checked: list[int] = []
+    real = rounds_module._role
+    monkeypatch.setattr(rounds_module, "_role", lambda message, index: checked.append(index) or real(message, index))
+    log = RoundLog()
+    history = [system(), user(), calls("a", "b"), result("b")]
+    log.update(history)
+    history += [result("a"), reply()]
+    rounds = log.update(history)
+    assert checked == [0, 1, 2, 3, 4, 5]
+    assert [r.kind for r in rounds] == ["system", "user", "tool_calls", "assistant"] and rounds[2].complete
+
+
+def test_round_log_splits_a_list_that_does_not_extend_the_last_one_from_scratch():
+    log = RoundLog()
+    log.update([system(), user(), reply()])
+    shorter = [system(), user("Something else.")]
+    assert log.update(shorter) == split_rounds(shorter)
+    assert log.system_messages == 1
+
+
+def test_round_log_forgets_everything_after_a_history_error():
+    log = RoundLog()
+    history = [system(), user(), calls("a")]
+    log.update(history)
+    with pytest.raises(HistoryError) as error:
+        log.update(history + [user()])
+    assert error.value.rule == "HIST-5"
+    assert log.update([user(), reply()]) == split_rounds([user(), reply()])
