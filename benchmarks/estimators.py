@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import corpus
-from reference.bpe import encoding
 from reference.fast_estimate import BYTE_CLASSES, FEATURES, SCALE, ByteClassTokens, features
 from reference.tokens import CharsPerFour, ExactTokens, message_text
 

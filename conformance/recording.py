@@ -30,12 +30,10 @@ does not hold fails instead of reaching a network.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import functools
 import hashlib
-import inspect
 import json
 import os
 import platform
@@ -57,6 +55,7 @@ import vcr
 from vcr.request import Request as VcrRequest
 
 from .settings import Settings, connected
+from .suite import call_compact
 from .target import Target, TargetError, resolve
 
 FORMAT = "compaction-suite recording v1"
@@ -253,18 +252,6 @@ def offline_settings(meta: Mapping[str, Any]) -> Settings:
 
 
 _SETTINGS_FIELDS = ("threshold_iterations", "max_context_tokens", "keep_recent_rounds", "summary_prompt")
-
-
-def call_compact(compactor: Any, messages: list[dict[str, Any]], iteration: int) -> Any:
-    """``compactor.compact(messages, iteration=...)``, awaited when it is ``async def``."""
-    result = compactor.compact(messages, iteration=iteration)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_awaited(result))
-    return result
-
-
-async def _awaited(result: Any) -> Any:
-    return await result
 
 
 def event_of(compactor: Any) -> dict[str, Any] | None:

@@ -34,9 +34,7 @@ class Subject:
         from .protocol import ImplementationSkipped
 
         try:
-            result = self.compactor.compact(messages, iteration=iteration)
-            if inspect.isawaitable(result):
-                result = asyncio.run(_awaited(result))
+            result = call_compact(self.compactor, messages, iteration)
         except ImplementationSkipped as skipped:
             pytest.skip(f"the implementation skipped this case: {skipped}")
         if self.tally is not None:
@@ -63,6 +61,14 @@ class Subject:
     @property
     def profiles(self) -> set[str]:
         return set(getattr(self.compactor, "profiles", None) or {"core"})
+
+
+def call_compact(compactor: Any, messages: list[dict], iteration: int) -> Any:
+    """``compactor.compact(messages, iteration=...)``, awaited when it is ``async def``."""
+    result = compactor.compact(messages, iteration=iteration)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_awaited(result))
+    return result
 
 
 async def _awaited(result: Any) -> Any:
