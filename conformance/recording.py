@@ -56,6 +56,7 @@ from vcr.request import Request as VcrRequest
 
 from .settings import Settings, connected
 from .suite import call_compact
+from .summarizer_server import TEST_DOUBLE_HEADER, QuietHandler
 from .target import Target, TargetError, resolve
 
 FORMAT = "compaction-suite recording v1"
@@ -364,7 +365,7 @@ class ForwardingProxy:
         self._http = httpx.Client(timeout=endpoint.timeout)
         upstream = urlsplit(endpoint.url)
         self._origin = f"{upstream.scheme}://{upstream.netloc}"
-        self._server = make_server("127.0.0.1", 0, self._app, threaded=True)
+        self._server = make_server("127.0.0.1", 0, self._app, threaded=True, request_handler=QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="recording-proxy", daemon=True)
 
     @property
@@ -531,38 +532,20 @@ def _record_one(
     else:
         settings = endpoint.settings()
     client = endpoint.clients()[0]
-    problem = None
     verification: dict[str, Any] = {}
     with recorder(secrets).use_cassette(os.fspath(cassette_path)) as cassette:
-        compactor = target.factory(settings)
-        output = call_compact(compactor, copy.deepcopy(history), iteration)
+        compactor, output, problem = _run(target, settings, history, iteration)
         compactor_calls = len(cassette.data)
-        compacted = isinstance(output, list) and output != history
-        event = event_of(compactor)
-        if not compacted:
-            reason = (event or {}).get("failure_reason") or (event or {}).get("skipped_reason")
-            problem = "the compactor did not compact" + (f": {reason}" if reason else "")
-        elif (event or {}).get("failure_reason"):
-            problem = f"the summarizer failed: {event['failure_reason']}"
-        else:
-            try:
-                reply = client.chat.completions.create(model=endpoint.model, messages=output, **VERIFY)
-            except openai.OpenAIError as error:
-                problem = f"the endpoint rejected the compacted history: {type(error).__name__}: {error}"
-                verification = {"error": problem}
-            else:
-                usage = reply.usage.model_dump() if reply.usage is not None else None
-                verification = {"request": {"model": endpoint.model, "messages": "the output below", **VERIFY}, "usage": usage}
-                prompt_tokens = (usage or {}).get("prompt_tokens")
-                if isinstance(prompt_tokens, int) and callable(getattr(compactor, "observe_usage", None)):
-                    compactor.observe_usage(prompt_tokens)
-                    event = event_of(compactor)
-                verification["prompt_tokens"] = prompt_tokens
+        event = event_of(compactor) if compactor is not None else None
+        problem = problem or _unusable(history, output, event)
+        if problem is None:
+            problem, verification, event = _verify(client, endpoint, compactor, output, event)
         interactions = _interactions(cassette, compactor_calls)
         server_header = _header(cassette.data[0][1], "server") if cassette.data else None
+        double = any(_header(response, TEST_DOUBLE_HEADER.lower()) for _, response in cassette.data)
     meta = {
         "format": FORMAT,
-        "produced_by": produced_by or f"real answers of {endpoint.model!r} at {endpoint.describe()['host']}",
+        "produced_by": produced_by or _produced_by(endpoint, double),
         "cassette": cassette_path.name,
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
@@ -584,6 +567,56 @@ def _record_one(
     text = scrub_text(json.dumps(meta, indent=2, ensure_ascii=False), secrets) + "\n"
     meta_path(cassette_path).write_text(text, encoding="utf-8")
     return Recording(cassette_path, json.loads(text), problem)
+
+
+def _run(target: Target, settings: Settings, history: list[dict[str, Any]], iteration: int) -> tuple[Any, Any, str | None]:
+    """(compactor, output, problem): a compactor that raises is a problem of the recording, not a crash."""
+    try:
+        compactor = target.factory(settings)
+        return compactor, call_compact(compactor, copy.deepcopy(history), iteration), None
+    except Exception as error:  # noqa: BLE001 - reported in the meta file and the exit status
+        return None, None, f"the compactor raised {type(error).__name__}: {error}"
+
+
+def _unusable(history: list[dict[str, Any]], output: Any, event: dict[str, Any] | None) -> str | None:
+    """Why a compactor's answer cannot be verified: it did not compact, or its summarizer failed."""
+    event = event or {}
+    if not isinstance(output, list) or output == history:
+        reason = event.get("failure_reason") or event.get("skipped_reason")
+        return "the compactor did not compact" + (f": {reason}" if reason else "")
+    if event.get("failure_reason"):
+        return f"the summarizer failed: {event['failure_reason']}"
+    return None
+
+
+def _verify(
+    client: openai.OpenAI, endpoint: Endpoint, compactor: Any, output: list[dict[str, Any]], event: dict[str, Any] | None
+) -> tuple[str | None, dict[str, Any], dict[str, Any] | None]:
+    """Send the compacted history as the agent's next call: (problem, verification, event).
+
+    The server's ``usage.prompt_tokens`` is seed 000's verified figure; it is reported to the
+    compactor (``observe_usage``) when it listens, and its event read again.
+    """
+    try:
+        reply = client.chat.completions.create(model=endpoint.model, messages=output, **VERIFY)
+    except openai.OpenAIError as error:
+        problem = f"the endpoint rejected the compacted history: {type(error).__name__}: {error}"
+        return problem, {"error": problem}, event
+    usage = reply.usage.model_dump() if reply.usage is not None else None
+    prompt_tokens = (usage or {}).get("prompt_tokens")
+    if isinstance(prompt_tokens, int) and callable(getattr(compactor, "observe_usage", None)):
+        compactor.observe_usage(prompt_tokens)
+        event = event_of(compactor)
+    request = {"model": endpoint.model, "messages": "the output below", **VERIFY}
+    return None, {"request": request, "usage": usage, "prompt_tokens": prompt_tokens}, event
+
+
+def _produced_by(endpoint: Endpoint, double: bool) -> str:
+    """Who wrote the answers: the suite's test double says so in a header; anything else is taken as a model."""
+    host = endpoint.describe()["host"]
+    if double:
+        return f"the compaction-suite summarizer TEST DOUBLE at {host} (not a model: its responses carry {TEST_DOUBLE_HEADER})"
+    return f"real answers of {endpoint.model!r} at {host}"
 
 
 # --- the failure exchanges of the test double ----------------------------------------------------------

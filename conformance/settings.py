@@ -30,7 +30,7 @@ class Settings:
     async_client: openai.AsyncOpenAI | None = field(default=None, repr=False, compare=False)
 
     def with_(self, **changes: Any) -> Settings:
-        """A copy with some fields changed (clients are rebuilt when the endpoint changes)."""
+        """A copy with some fields changed; the clients stay as they are (`connected` points them elsewhere)."""
         return replace(self, **changes)
 
     def as_json(self) -> dict[str, Any]:

@@ -327,7 +327,7 @@ class _Fault:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-class _QuietHandler(WSGIRequestHandler):
+class QuietHandler(WSGIRequestHandler):
     """werkzeug's handler without the per-request access log; errors are still logged."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
@@ -359,7 +359,7 @@ class SummarizerServer:
             raise RuntimeError("a SummarizerServer starts once")
         _encoding()  # fail here, not as an HTTP 500, if the tokenizer cannot load
         self._server = make_server(
-            "127.0.0.1", 0, self._wsgi_app, threaded=True, request_handler=_QuietHandler
+            "127.0.0.1", 0, self._wsgi_app, threaded=True, request_handler=QuietHandler
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever,

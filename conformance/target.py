@@ -36,7 +36,7 @@ def resolve(spec: str | None) -> Target:
     """The factory for ``spec``, or for ``$COMPACTION_COMPACTOR`` when ``spec`` is empty."""
     spec = spec or os.environ.get(ENV, "")
     if not spec:
-        raise TargetError(f"no compactor given: pass --compactor TARGET or set {ENV}")
+        raise TargetError(f"no compactor given: name a TARGET (pytest: --compactor TARGET) or set {ENV}")
     if spec.startswith("cmd:"):
         from .protocol import CommandTarget
 

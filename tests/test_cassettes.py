@@ -426,6 +426,29 @@ def test_record_then_replay(server, tmp_path):
         assert played.play_count == 1
     assert out == meta["output"]
     assert event_of(compactor)["summarizer_prompt_tokens"] == meta["event"]["summarizer_prompt_tokens"]
+    assert meta["produced_by"].startswith("the compaction-suite summarizer TEST DOUBLE")
+
+
+def crashing_factory(settings):
+    """A compactor that raises instead of failing softly (for the recorder's sake)."""
+
+    class Crashing:
+        def compact(self, messages, *, iteration):
+            settings.client.chat.completions.create(model=settings.model, messages=[{"role": "user", "content": "hi"}])
+            raise RuntimeError("boom")
+
+    return Crashing()
+
+
+def test_record_reports_a_compactor_that_raises_and_goes_on(server, tmp_path):
+    args = ["record", "test_cassettes:crashing_factory", "--base-url", server.base_url, "--model", "m", "--out", str(tmp_path)]
+    args += ["--history", str(HISTORIES / "entities-and-progress.json"), "--history", str(HISTORIES / "earlier-summary.json")]
+    result = CliRunner().invoke(main, args, env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 1, result.output
+    assert result.output.count("the compactor raised RuntimeError: boom") == 2
+    for cassette in sorted((tmp_path / "test_cassettes-crashing_factory").glob("*.yaml")):
+        meta = load_meta(cassette)  # every cassette has its meta file
+        assert meta["problem"] == "the compactor raised RuntimeError: boom" and meta["output"] is None
 
 
 def test_record_reports_a_compactor_that_did_not_compact(server, tmp_path):
