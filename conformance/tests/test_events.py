@@ -7,7 +7,6 @@ import re
 from hypothesis import assume, given
 
 from conformance.assertions import require
-from conformance.histories import histories
 from conformance.settings import Settings
 from conformance.summarizer_server import deterministic_summary, usage
 

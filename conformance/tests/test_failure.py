@@ -11,7 +11,6 @@ from hypothesis import settings as hypothesis_settings
 
 from conformance import oracle
 from conformance.assertions import require
-from conformance.histories import histories
 from conformance.settings import Settings
 
 from .common import clause, compacts, substantial

@@ -11,7 +11,7 @@ from conformance.assertions import require
 from conformance.histories import entity_ids, histories, latest_task_list
 from conformance.settings import Settings
 
-from .common import changed, clause, run, summaries
+from .common import changed, clause, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
