@@ -102,9 +102,11 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
 
 def _attach() -> None:
     """Commands that live in their own modules (each imports its heavy parts only when run)."""
+    from .bench_cli import bench
     from .matrix import matrix
     from .store_cli import compact_store
 
+    main.add_command(bench)
     main.add_command(matrix)
     main.add_command(compact_store)
 

@@ -1,0 +1,266 @@
+"""Replay a recorded trace through a compactor as an agent loop would (benchmarks issue: replay harness).
+
+The trace's rounds (SPEC ROUND-1) arrive one at a time. Each assistant round is the answer of
+one model call, so before it the harness does what seed 000's agent loop does at its
+COMPACTION POINT: it calls ``compact(context, iteration=n)``, where ``n`` is the number of model
+calls made so far, and sends what comes back to the "model", i.e. it measures that context.
+Then the assistant round (the call's answer and the tool results) is appended. Rounds of other
+kinds (user turns) are appended without a call. Compaction is therefore asked for at every round
+boundary that precedes a model call, the only boundaries where it changes what a call costs.
+
+Per model call the harness records the exact input tokens (`reference.tokens.ExactTokens`,
+o200k_base, chat overhead included), the tokens the provider's prompt cache would serve
+(`benchmarks.prices`), the output tokens (the assistant message the trace says the model
+wrote), whether a compaction happened just before, and what the context still holds of the
+trace's entity ids, latest task list and planted facts. After every compaction it checks the
+structural clauses CORE-1..CORE-4 and CORE-6 on the result (`conformance.oracle`) and keeps
+any violation. The compactor may be anything the conformance contract accepts (a plain or
+``async`` ``compact``); if it has ``observe_usage`` (the reference does) it is told each call's
+exact input tokens, as a real loop tells it the response's ``usage.prompt_tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import oracle
+from conformance.histories import entity_ids, latest_task_list
+from conformance.recording import call_compact, event_of
+from reference.rounds import Message, Round, split_rounds
+from reference.tokens import REPLY_PRIMING, ExactTokens
+
+from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
+
+ASSISTANT_KINDS = ("assistant", "tool_calls")
+
+
+@dataclass
+class Call:
+    """One model call of the replayed run."""
+
+    iteration: int
+    """1-based: the n-th model call."""
+    messages: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    compacted: bool
+    """A compaction changed the context just before this call."""
+    entity_ids: float
+    """Share of the entity ids created so far that the context still mentions (1.0 when none yet)."""
+    task_list: bool
+    """Every title of the latest task list so far is in the context (True when there is none yet)."""
+    facts: float
+    """Share of the facts planted so far that the context still holds (1.0 when none yet)."""
+
+
+@dataclass
+class Run:
+    """A whole replay: every call, the compactions and what they cost and lost."""
+
+    trace: str
+    compactor: str
+    calls: list[Call] = field(default_factory=list)
+    summarizer_prompt_tokens: int = 0
+    summarizer_completion_tokens: int = 0
+    violations: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """Exceptions ``compact`` raised (the harness then goes on with the uncompacted context)."""
+
+    @property
+    def compactions(self) -> int:
+        return sum(call.compacted for call in self.calls)
+
+    @property
+    def cumulative_input_tokens(self) -> int:
+        return sum(call.input_tokens for call in self.calls)
+
+    @property
+    def peak_context_tokens(self) -> int:
+        return max((call.input_tokens for call in self.calls), default=0)
+
+    def cost(self, *, cache: bool, agent_model: str = AGENT_MODEL, summarizer_model: str = SUMMARIZER_MODEL) -> float:
+        """USD for the agent's calls plus the summarizer's, with or without the prompt cache."""
+        price = PRICES[agent_model]
+        agent = sum(price.cost(c.input_tokens, c.cached_tokens if cache else 0, c.output_tokens) for c in self.calls)
+        summarizer = PRICES[summarizer_model].cost(self.summarizer_prompt_tokens, 0, self.summarizer_completion_tokens)
+        return agent + summarizer
+
+    def summary(self) -> dict[str, Any]:
+        """The run's headline figures, JSON-ready."""
+        return {
+            "trace": self.trace,
+            "compactor": self.compactor,
+            "model_calls": len(self.calls),
+            "compactions": self.compactions,
+            "cumulative_input_tokens": self.cumulative_input_tokens,
+            "cumulative_cached_tokens": sum(c.cached_tokens for c in self.calls),
+            "peak_context_tokens": self.peak_context_tokens,
+            "output_tokens": sum(c.output_tokens for c in self.calls),
+            "summarizer_prompt_tokens": self.summarizer_prompt_tokens,
+            "summarizer_completion_tokens": self.summarizer_completion_tokens,
+            "cost_usd_no_cache": round(self.cost(cache=False), 6),
+            "cost_usd_with_cache": round(self.cost(cache=True), 6),
+            "min_entity_id_retention": min((c.entity_ids for c in self.calls), default=1.0),
+            "task_list_always_kept": all(c.task_list for c in self.calls),
+            "min_fact_retention": min((c.facts for c in self.calls), default=1.0),
+            "final_fact_retention": self.calls[-1].facts if self.calls else 1.0,
+            "violations": self.violations,
+            "errors": self.errors,
+        }
+
+
+class _Tokens:
+    """Exact o200k_base counts, each message counted once however often it is sent."""
+
+    def __init__(self) -> None:
+        self._exact = ExactTokens("o200k_base")
+        self._memo: dict[int, tuple[Message, int]] = {}
+
+    def message(self, message: Message) -> int:
+        held = self._memo.get(id(message))
+        if held is None or held[0] is not message:
+            held = (message, self._exact.units(message))
+            self._memo[id(message)] = held  # holding the message keeps its id from being reused
+        return held[1]
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        return sum(map(self.message, messages)) + (REPLY_PRIMING if messages else 0)
+
+
+class _Memory:
+    """What the trace has introduced so far: entity ids, the latest task list, planted facts."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.ids: list[str] = []
+        self.tasks: list[str] = []
+        self.facts: list[str] = []
+        self._unplanted = list(facts)
+
+    def learn(self, round_: Round) -> None:
+        messages = list(round_.messages)
+        self.ids += [i for i in entity_ids(messages) if i not in self.ids]
+        tasks = latest_task_list(messages)
+        if tasks is not None:
+            self.tasks = [str(t.get("title")) for t in tasks]
+        text = oracle.readable_text(messages)
+        planted = [f for f in self._unplanted if f in text]
+        self.facts += planted
+        self._unplanted = [f for f in self._unplanted if f not in planted]
+
+    def retention(self, text: str) -> tuple[float, bool, float]:
+        """(share of ids, whole task list, share of facts) found in ``text``."""
+        return (
+            _share(self.ids, text),
+            all(title in text for title in self.tasks),
+            _share(self.facts, text),
+        )
+
+
+def _share(items: Sequence[str], text: str) -> float:
+    return sum(item in text for item in items) / len(items) if items else 1.0
+
+
+def violations(before: list[Message], after: Any) -> list[str]:
+    """The structural clauses a compaction broke (CORE-1..4, CORE-6), as ``"CORE-n: reason"``."""
+    problem = oracle.check_valid_messages(after)
+    if problem:
+        return [f"CORE-6: {problem}"]
+    checks = {
+        "CORE-1": lambda: oracle.check_tool_results_have_calls(after),
+        "CORE-2": lambda: oracle.check_calls_have_one_result(after),
+        "CORE-3": lambda: oracle.check_system_kept(before, after, True),
+        "CORE-4": lambda: oracle.check_rounds_whole(before, after),
+    }
+    return [f"{clause}: {reason}" for clause, check in checks.items() if (reason := check())]
+
+
+def common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+    """How many messages ``a`` and ``b`` start with in common."""
+    n = 0
+    for x, y in zip(a, b):
+        if x is not y and x != y:
+            break
+        n += 1
+    return n
+
+
+def replay(
+    messages: list[Message],
+    compactor: Any,
+    *,
+    trace: str = "trace",
+    name: str = "compactor",
+    facts: Sequence[str] = (),
+    on_call: Callable[[], None] | None = None,
+) -> Run:
+    """Replay ``messages`` (a complete history) through ``compactor``; see the module docstring."""
+    run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts)
+    context: list[Message] = []
+    previous: list[Message] = []
+    text = ""
+    for round_ in split_rounds(messages):
+        if round_.kind in ASSISTANT_KINDS:
+            before = context
+            context, text = _compaction_point(run, compactor, context, text)
+            run.calls.append(_call(len(run.calls) + 1, context, previous, round_, context is not before, tokens, memory, text))
+            _observe(compactor, run.calls[-1].input_tokens)
+            previous = context
+            if on_call is not None:
+                on_call()
+        memory.learn(round_)
+        context = context + list(round_.messages)
+        text += "\n" + oracle.readable_text(list(round_.messages))
+    return run
+
+
+def _compaction_point(run: Run, compactor: Any, context: list[Message], text: str) -> tuple[list[Message], str]:
+    """Ask for a compaction; keep the event's summarizer usage and any clause violation."""
+    iteration = len(run.calls)
+    try:
+        out = call_compact(compactor, list(context), iteration)
+    except Exception as error:  # noqa: BLE001 - a benchmark reports a crashing compactor, it does not stop
+        run.errors.append(f"call {iteration + 1}: {type(error).__name__}: {error}")
+        return context, text
+    if out == context:
+        return context, text
+    event = event_of(compactor) or {}
+    run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
+    run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
+    run.violations += [f"call {iteration + 1}: {v}" for v in violations(context, out)]
+    return list(out), oracle.readable_text(out)
+
+
+def _call(
+    iteration: int,
+    context: list[Message],
+    previous: list[Message],
+    answer: Round,
+    compacted: bool,
+    tokens: _Tokens,
+    memory: _Memory,
+    text: str,
+) -> Call:
+    shared = common_prefix(context, previous)
+    prefix_tokens = sum(map(tokens.message, context[:shared])) if shared else 0
+    ids, tasks, facts = memory.retention(text)
+    return Call(
+        iteration=iteration,
+        messages=len(context),
+        input_tokens=tokens.prompt(context),
+        cached_tokens=cached_tokens(prefix_tokens),
+        output_tokens=tokens.message(answer.messages[0]),
+        compacted=compacted,
+        entity_ids=ids,
+        task_list=tasks,
+        facts=facts,
+    )
+
+
+def _observe(compactor: Any, prompt_tokens: int) -> None:
+    """Report the call's input tokens as ``usage.prompt_tokens``, if the compactor listens (EVENT-2)."""
+    observe = getattr(compactor, "observe_usage", None)
+    if callable(observe):
+        observe(prompt_tokens)

@@ -1,0 +1,104 @@
+"""``compaction-suite bench``: the benchmarks, with reports (JSON, Markdown, PNG) in ``--out``.
+
+Attached to the ``compaction-suite`` group in ``conformance/cli.py``; each subcommand imports
+its benchmark only when it runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+OUT = click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("benchmarks/results"), show_default=True,
+    help="Directory for the reports.",
+)
+QUIET = click.option("--quiet", is_flag=True, help="No progress bar.")
+
+
+@click.group()
+def bench() -> None:
+    """Run the benchmarks (benchmarks/README.md says what each one measures)."""
+
+
+@bench.command()
+@click.argument("targets", nargs=-1)
+@click.option("--trace", "traces", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A trace to replay: .jsonl (trace format), SWE-agent .traj or tau-bench .json (repeatable; default: cassettes/traces/*.jsonl).")
+@click.option("--with-reference", is_flag=True, help="With TARGETs: compare them with the reference strategies too.")
+@OUT
+@QUIET
+def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, out: Path, quiet: bool) -> None:
+    """Replay traces through compactors: tokens, cost, what survives (replay.md).
+
+    TARGETS are compactors of the plug-in contract (module:attr, a registered name, cmd:...);
+    without any, the reference strategies of benchmarks/lineup.py are compared. Summarizers
+    talk to the suite's summarizer test double. No compaction is always the baseline.
+    """
+    from benchmarks import cost
+    from benchmarks.lineup import LINEUP
+
+    from .target import TargetError, resolve
+
+    compactors = dict(LINEUP) if with_reference or not targets else {}
+    try:
+        for spec in targets:
+            compactors[spec] = resolve(spec).factory
+    except TargetError as error:
+        raise click.UsageError(str(error)) from error
+    results = cost.run(out, list(traces) or None, compactors, progress=not quiet)
+    click.echo(cost.headline(results))
+    click.echo(cost.verdict(results))
+    click.echo(f"reports in {out}/: replay.json, replay.md, replay-context.png, replay-retention.png")
+
+
+@bench.command()
+@click.option("--docs-per-class", type=click.IntRange(min=10), default=200, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Corpus sampling seed.")
+@OUT
+@QUIET
+def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
+    """Token estimators against exact o200k_base/cl100k_base counts, per content class (estimators.md)."""
+    from benchmarks import estimators as bench_estimators
+
+    results = bench_estimators.run(out, docs_per_class=docs_per_class, progress=not quiet, seed=seed)
+    click.echo(bench_estimators.markdown(results))
+
+
+@bench.command()
+@click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated.")
+@OUT
+@QUIET
+def speed(sizes: str, out: Path, quiet: bool) -> None:
+    """pytest-benchmark timings of the reference's non-model operations by history size (speed.md)."""
+    from benchmarks import speed as bench_speed
+
+    try:
+        counts = [int(s) for s in sizes.split(",")]
+    except ValueError as error:
+        raise click.BadParameter(f"expected comma-separated whole numbers, got {sizes!r}", param_hint="--sizes") from error
+    bench_speed.run(out, counts, progress=not quiet)
+    click.echo((out / "speed.md").read_text(encoding="utf-8"))
+
+
+@bench.command()
+@OUT
+def battery(out: Path) -> None:
+    """How long `compaction-suite check` takes against the reference, full and --fast (battery.md)."""
+    from benchmarks import battery as bench_battery
+
+    bench_battery.run(out)
+    click.echo((out / "battery.md").read_text(encoding="utf-8"))
+
+
+@bench.command("all")
+@OUT
+@QUIET
+@click.pass_context
+def all_(context: click.Context, out: Path, quiet: bool) -> None:
+    """Every benchmark with its defaults: the committed baseline in benchmarks/results."""
+    context.invoke(estimators, out=out, quiet=quiet)
+    context.invoke(speed, out=out, quiet=quiet)
+    context.invoke(battery, out=out)
+    context.invoke(replay, out=out, quiet=quiet)

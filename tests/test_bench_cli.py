@@ -1,0 +1,39 @@
+"""The ``compaction-suite bench`` group: its commands, usage errors, and the battery table
+(benchmarks/battery.py). The benchmarks' own figures are tested in test_replay.py,
+test_speed_bench.py and test_estimator_bench.py; no test here times anything."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from benchmarks import battery
+from conformance.cli import main
+
+
+def test_bench_lists_every_benchmark():
+    result = CliRunner().invoke(main, ["bench", "--help"])
+    assert result.exit_code == 0
+    for command in ("all", "battery", "estimators", "replay", "speed"):
+        assert f"  {command} " in result.output
+
+
+def test_speed_sizes_must_be_numbers(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "speed", "--sizes", "100,many", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--sizes" in result.output and "100,many" in result.output
+
+
+def test_battery_table_from_pytest_benchmark_json():
+    results = {
+        "version": "5.3.1",
+        "datetime": "2026-11-23T17:12:40",
+        "machine_info": {"cpu": {"brand_raw": "Some CPU", "count": 2}, "python_implementation": "CPython", "python_version": "3.11.7"},
+        "benchmarks": [
+            {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}},
+            {"params": {"target": "slow-one", "mode": "full"}, "stats": {"median": 75.0}},
+        ],
+    }
+    text = battery.markdown(results)
+    assert "Some CPU, 2 cores, CPython 3.11.7" in text
+    assert "| reference | full | 26.9 | yes |" in text
+    assert "| slow-one | full | 75.0 | no |" in text

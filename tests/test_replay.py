@@ -1,0 +1,211 @@
+"""The replay harness and the cost benchmark (benchmarks/replay.py, benchmarks/cost.py).
+
+No timings here: these tests pin what the harness counts (calls, exact tokens, the cache
+model, retention, clause violations, crashes) on a slice of a shipped trace.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmarks import cost
+from benchmarks.lineup import NoCompaction, seed_000_structured
+from benchmarks.prices import PRICES, Price, cached_tokens
+from benchmarks.replay import ASSISTANT_KINDS, common_prefix, replay
+from benchmarks.traces.format import read_trace, write_trace
+from conformance.cli import main
+from conformance.settings import Settings, connected
+from conformance.summarizer_server import SummarizerServer
+from reference import Compactor, IterationsOrTokens, KeepLastMessages, split_rounds
+from reference.tokens import ExactTokens
+
+TRACE = Path(__file__).resolve().parents[1] / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl"
+SWE_AGENT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swe-agent"
+
+
+@pytest.fixture(scope="module")
+def sliced() -> tuple[dict, list[dict]]:
+    """The first 120 rounds of a shipped trace: entity ids, a task list and planted facts included."""
+    header, messages = read_trace(TRACE)
+    rounds = split_rounds(messages)[:120]
+    return header, [m for r in rounds for m in r.messages]
+
+
+@pytest.fixture(scope="module")
+def summarizer_settings():
+    with SummarizerServer() as server:
+        yield connected(Settings(summarizer_timeout=30.0), server.base_url)
+
+
+def always(strategy) -> Compactor:
+    """A compactor whose trigger fires at every call."""
+    return Compactor(strategy, IterationsOrTokens(threshold_iterations=1))
+
+
+def assistant_rounds(messages: list[dict]) -> int:
+    return sum(r.kind in ASSISTANT_KINDS for r in split_rounds(messages))
+
+
+def test_one_call_per_assistant_round_and_exact_input_tokens(sliced):
+    header, messages = sliced
+    run = replay(messages, NoCompaction(), facts=header["planted_facts"])
+    assert len(run.calls) == assistant_rounds(messages)
+    exact = ExactTokens("o200k_base")
+    rounds = split_rounds(messages)
+    answers = [r for r in rounds if r.kind in ASSISTANT_KINDS]
+    for call, answer in zip(run.calls, answers):
+        assert call.input_tokens == exact.estimate(messages[: answer.start])
+        assert call.messages == answer.start
+        assert call.output_tokens == exact.units(answer.messages[0])
+    assert run.compactions == 0 and not run.violations and not run.errors
+    assert run.peak_context_tokens == run.calls[-1].input_tokens
+
+
+def test_append_only_history_reads_its_previous_prompt_from_the_cache(sliced):
+    _, messages = sliced
+    run = replay(messages, NoCompaction())
+    exact = ExactTokens("o200k_base")
+    for before, call in zip(run.calls, run.calls[1:]):
+        previous_prompt = sum(map(exact.units, messages[: before.messages]))
+        assert call.cached_tokens == cached_tokens(previous_prompt)
+
+
+def test_cache_rule():
+    assert cached_tokens(1023) == 0
+    assert cached_tokens(1024) == 1024
+    assert cached_tokens(1024 + 127) == 1024
+    assert cached_tokens(5000) == 4992
+
+
+def test_price_of_a_call():
+    price = Price(input=2.0, cached_input=0.5, output=8.0)
+    assert price.cost(1_000_000, 0, 0) == pytest.approx(2.0)
+    assert price.cost(1_000_000, 1_000_000, 0) == pytest.approx(0.5)
+    assert price.cost(1_000_000, 400_000, 1_000_000) == pytest.approx(1.2 + 0.2 + 8.0)
+    assert PRICES["gpt-4.1"].cached_input < PRICES["gpt-4.1"].input
+
+
+def test_common_prefix_counts_equal_messages():
+    a = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    assert common_prefix(a, [dict(m) for m in a]) == 2
+    assert common_prefix(a, [a[0], {"role": "user", "content": "other"}]) == 1
+    assert common_prefix(a, []) == 0
+
+
+def test_compaction_is_counted_and_shrinks_the_context(sliced):
+    _, messages = sliced
+    baseline = replay(messages, NoCompaction())
+    run = replay(messages, always(KeepLastMessages(10)))
+    assert run.compactions > 0
+    assert run.cumulative_input_tokens < baseline.cumulative_input_tokens
+    assert max(c.messages for c in run.calls) <= 10 + 1 + max(len(r.messages) for r in split_rounds(messages))
+    compacted = [c for c in run.calls if c.compacted]
+    assert all(c.cached_tokens < c.input_tokens for c in compacted)
+    assert not run.violations
+
+
+def test_keeping_only_a_tail_loses_ids_while_the_structured_summary_keeps_them(sliced, summarizer_settings):
+    header, messages = sliced
+    tail = replay(messages, always(KeepLastMessages(10)), facts=header["planted_facts"])
+    structured = replay(messages, seed_000_structured(summarizer_settings), facts=header["planted_facts"])
+    assert min(c.entity_ids for c in tail.calls) < 1.0
+    assert structured.compactions > 0
+    assert all(c.entity_ids == 1.0 and c.task_list for c in structured.calls)
+    assert structured.summarizer_prompt_tokens > 0 and structured.summarizer_completion_tokens > 0
+
+
+class Orphaning:
+    """A broken compactor: drops every assistant message with tool calls, leaving their results."""
+
+    def compact(self, messages, *, iteration):
+        if iteration < 5:
+            return list(messages)
+        return [m for m in messages if not (m["role"] == "assistant" and m.get("tool_calls"))]
+
+
+class Crashing:
+    def compact(self, messages, *, iteration):
+        raise RuntimeError("summarizer down")
+
+
+def test_violations_are_reported_with_their_clause(sliced):
+    _, messages = sliced
+    run = replay(messages, Orphaning())
+    assert run.violations and all("CORE-" in v for v in run.violations)
+    assert any("CORE-1" in v for v in run.violations)
+
+
+def test_a_crashing_compactor_is_reported_and_the_run_goes_on(sliced):
+    _, messages = sliced
+    run = replay(messages, Crashing())
+    assert len(run.errors) == len(run.calls) == assistant_rounds(messages)
+    assert "RuntimeError: summarizer down" in run.errors[0]
+    assert run.cumulative_input_tokens == replay(messages, NoCompaction()).cumulative_input_tokens
+
+
+def test_async_compactors_are_awaited(sliced):
+    _, messages = sliced
+
+    class Async:
+        def __init__(self):
+            self.inner = always(KeepLastMessages(10))
+
+        async def compact(self, messages, *, iteration):
+            return self.inner.compact(messages, iteration=iteration)
+
+    run, sync = replay(messages, Async()), replay(messages, always(KeepLastMessages(10)))
+    assert not run.errors and run.compactions == sync.compactions > 0
+    assert run.cumulative_input_tokens == sync.cumulative_input_tokens
+
+
+def test_cost_report_files_and_verdict(sliced, tmp_path):
+    header, messages = sliced
+    trace = tmp_path / "slice.jsonl"
+    write_trace(trace, header | {"id": "slice"}, messages)
+    lineup = {"keep last 10": lambda settings: always(KeepLastMessages(10)), "structured": seed_000_structured}
+    results = cost.run(tmp_path / "out", [trace], lineup, progress=False)
+    names = [row["compactor"] for row in results["strategies"]]
+    assert names == [cost.BASELINE, "keep last 10", "structured"]
+    rows = {row["compactor"]: row for row in results["strategies"]}
+    assert rows[cost.BASELINE]["input_reduction"] == 0
+    assert rows["structured"]["meets_target"] == (rows["structured"]["worst_trace_input_reduction"] >= 0.6)
+    assert not rows["keep last 10"]["meets_target"]  # loses entity ids
+    saved = json.loads((tmp_path / "out" / "replay.json").read_text())
+    assert {c["compactor"] for c in saved["curves"]} == set(names)
+    calls = {s["compactor"]: s["model_calls"] for s in saved["runs"]}
+    for curve in saved["curves"]:
+        assert {len(values) for values in curve["calls"].values()} == {calls[curve["compactor"]]}
+    report = (tmp_path / "out" / "replay.md").read_text()
+    assert "| keep last 10 |" in report and "TEST DOUBLE" in report
+    for png in ("replay-context.png", "replay-retention.png"):
+        assert (tmp_path / "out" / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bench_replay_command_with_a_target(sliced, tmp_path):
+    header, messages = sliced
+    trace = tmp_path / "slice.jsonl"
+    write_trace(trace, header | {"id": "slice"}, messages[:80])
+    args = ["bench", "replay", "benchmarks.lineup:seed_000", "--trace", str(trace), "--out", str(tmp_path / "o"), "--quiet"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "| benchmarks.lineup:seed_000 |" in result.output
+    saved = json.loads((tmp_path / "o" / "replay.json").read_text())
+    assert [r["compactor"] for r in saved["strategies"]] == [cost.BASELINE, "benchmarks.lineup:seed_000"]
+
+
+def test_bench_replay_rejects_an_unknown_target(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "replay", "no.such.module:factory", "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 2
+    assert "no.such.module" in result.output
+
+
+@pytest.mark.skipif(not SWE_AGENT.is_dir(), reason="../shared/traces/swe-agent is not beside the repository")
+def test_imported_swe_agent_traces_replay():
+    path = next(p for p in sorted(SWE_AGENT.glob("*.traj")) if "function_calling" in p.name)
+    [(header, messages)] = cost.load_traces([path])
+    run = replay(messages, always(KeepLastMessages(6)), trace=header["id"])
+    assert run.calls and not run.violations and not run.errors
