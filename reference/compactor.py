@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from .errors import HistoryError
 from .events import CompactionEvent
 from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
 from .strategies import Outcome, Strategy
@@ -102,7 +103,11 @@ class Compactor:
         if self.last_event.trigger is None:
             self.last_event.skipped_reason = "skipped for this run" if skip else "trigger did not fire"
             return None
-        return rounds
+        try:
+            return self._rounds.verified(messages)  # a message replaced in place is split (and checked) again
+        except HistoryError:
+            self.last_event = None
+            raise
 
     def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
         return Observation(

@@ -9,6 +9,8 @@ rule a history can break is a rule about rounds.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -91,6 +93,16 @@ class RoundLog:
             raise
         self._seen = len(messages)
         self._last = messages[-1] if messages else None
+        return self.rounds
+
+    def verified(self, messages: list[Message]) -> list[Round]:
+        """The rounds of ``messages`` (last given to `update`), split again from scratch if a
+        message seen before was replaced since: an identity check of every message, cheap
+        next to a split, so that a compaction never builds on a stale round."""
+        seen = itertools.chain.from_iterable(round_.messages for round_ in self.rounds)
+        if not all(map(operator.is_, seen, messages)):
+            self.reset()
+            return self.update(messages)
         return self.rounds
 
     def _add(self, message: Any, index: int) -> None:

@@ -23,6 +23,7 @@ from reference import (
     Compactor,
     HistoryError,
     IterationsOrTokens,
+    KeepLastMessages,
     ObservedTokenBudget,
     Summarize,
     Summarizer,
@@ -165,6 +166,32 @@ def test_a_growing_history_is_validated_once_per_message(server: SummarizerServe
     checked.clear()
     compactor.compact(compacted + turn(4), iteration=4)
     assert checked == [len(compacted), len(compacted) + 1]
+
+
+def test_a_message_replaced_in_place_is_not_lost_when_compacting() -> None:
+    """TOK-4's decision: before compacting, the compactor re-splits a history whose messages
+    are not the ones it saw, so the caller's replacement is what it keeps."""
+    compactor = Compactor(KeepLastMessages(4), IterationsOrTokens(threshold_iterations=100))
+    messages = chat(4)
+    compactor.compact(messages, iteration=1)
+    stale = messages[-2]
+    messages[-2] = user("A corrected question.")  # not the last message: the RoundLog still extends
+    out = compactor.compact(messages + turn(5), iteration=2, force=True)
+    assert compactor.last_event.compacted
+    assert out[-4:] == [user("A corrected question."), messages[-1], *turn(5)]
+    assert not any(m is stale for m in out)
+
+
+def test_an_invalid_replacement_is_caught_before_compacting(server: SummarizerServer, make: Make) -> None:
+    compactor = make(threshold_iterations=100)
+    messages = chat(4)
+    compactor.compact(messages, iteration=1)
+    messages[2] = {"role": "tool", "tool_call_id": "nobody", "content": "orphan"}
+    with pytest.raises(HistoryError) as error:
+        compactor.compact(messages + turn(5), iteration=2, force=True)
+    assert error.value.rule == "HIST-3" and error.value.index == 2
+    assert compactor.last_event is None
+    assert not server.requests
 
 
 # --- RT-7: skip and force ------------------------------------------------------------------------------
