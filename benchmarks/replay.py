@@ -1,9 +1,10 @@
 """Replay a recorded trace through a compactor as an agent loop would (benchmarks issue: replay harness).
 
 The trace's rounds (SPEC ROUND-1) arrive one at a time. Each assistant round is the answer of
-one model call, so before it the harness does what seed 000's agent loop does at its
-COMPACTION POINT: it calls ``compact(context, iteration=n)``, where ``n`` is the number of model
-calls made so far, and sends what comes back to the "model", i.e. it measures that context.
+one model call, so before it (from the second call on) the harness does what seed 000's agent
+loop does at its COMPACTION POINT: it calls ``compact(context, iteration=n)``, where ``n >= 1``
+is the number of model calls made so far, and sends what comes back to the "model", i.e. it
+measures that context.
 Then the assistant round (the call's answer and the tool results) is appended. Rounds of other
 kinds (user turns) are appended without a call. Compaction is therefore asked for at every round
 boundary that precedes a model call, the only boundaries where it changes what a call costs.
@@ -204,7 +205,8 @@ def replay(
     for round_ in split_rounds(messages):
         if round_.kind in ASSISTANT_KINDS:
             before = context
-            context, text = _compaction_point(run, compactor, context, text)
+            if run.calls:  # a compaction point follows a completed iteration
+                context, text = _compaction_point(run, compactor, context, text)
             run.calls.append(_call(len(run.calls) + 1, context, previous, round_, context is not before, tokens, memory, text))
             _observe(compactor, run.calls[-1].input_tokens)
             previous = context
