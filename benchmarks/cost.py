@@ -118,24 +118,27 @@ def _results(runs: list[Run], loaded: list[tuple[dict[str, Any], list[dict]]]) -
     }
 
 
+def _total(key: str, group: list[dict[str, Any]]) -> float:
+    return sum(s[key] for s in group)
+
+
 def _by_strategy(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per compactor over all traces: totals, worst retention, the 60% target."""
     rows = []
     for name in dict.fromkeys(s["compactor"] for s in summaries):
         mine = [s for s in summaries if s["compactor"] == name]
         base = [s for s in summaries if s["compactor"] == BASELINE]
-        total = lambda key, group: sum(s[key] for s in group)  # noqa: E731
         row = {
             "compactor": name,
-            "compactions": total("compactions", mine),
-            "cumulative_input_tokens": total("cumulative_input_tokens", mine),
-            "input_reduction": 1 - total("cumulative_input_tokens", mine) / total("cumulative_input_tokens", base),
+            "compactions": _total("compactions", mine),
+            "cumulative_input_tokens": _total("cumulative_input_tokens", mine),
+            "input_reduction": 1 - _total("cumulative_input_tokens", mine) / _total("cumulative_input_tokens", base),
             "worst_trace_input_reduction": min(s["input_reduction"] for s in mine),
             "peak_context_tokens": max(s["peak_context_tokens"] for s in mine),
-            "summarizer_tokens": total("summarizer_prompt_tokens", mine) + total("summarizer_completion_tokens", mine),
-            "cost_usd_no_cache": total("cost_usd_no_cache", mine),
-            "cost_usd_with_cache": total("cost_usd_with_cache", mine),
-            "cost_reduction_with_cache": 1 - total("cost_usd_with_cache", mine) / total("cost_usd_with_cache", base),
+            "summarizer_tokens": _total("summarizer_prompt_tokens", mine) + _total("summarizer_completion_tokens", mine),
+            "cost_usd_no_cache": _total("cost_usd_no_cache", mine),
+            "cost_usd_with_cache": _total("cost_usd_with_cache", mine),
+            "cost_reduction_with_cache": 1 - _total("cost_usd_with_cache", mine) / _total("cost_usd_with_cache", base),
             "min_entity_id_retention": min(s["min_entity_id_retention"] for s in mine),
             "task_list_always_kept": all(s["task_list_always_kept"] for s in mine),
             "min_fact_retention": min(s["min_fact_retention"] for s in mine),
