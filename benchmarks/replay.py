@@ -30,7 +30,7 @@ from conformance import oracle
 from conformance.histories import entity_ids, latest_task_list
 from conformance.recording import call_compact, event_of
 from reference.rounds import Message, Round, split_rounds
-from reference.tokens import REPLY_PRIMING, ExactTokens
+from reference.tokens import ExactTokens
 
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 
@@ -128,7 +128,7 @@ class _Tokens:
         return held[1]
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return sum(map(self.message, messages)) + (REPLY_PRIMING if messages else 0)
+        return self._exact.total(sum(map(self.message, messages)), len(messages))
 
 
 class _Memory:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .errors import HistoryError
 from .events import CompactionEvent
-from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
+from .rounds import Message, Round, RoundLog, call_in_flight
 from .strategies import Outcome, Strategy
 from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
@@ -148,9 +148,6 @@ class Compactor:
         event.compacted = True
         event.messages_after = len(outcome.messages)
         event.estimated_tokens_after = after
-        event.still_too_large = self.trigger.check(Observation(0, after, _non_system(outcome.messages))) is not None
+        kept = len(outcome.messages) - self._rounds.system_messages
+        event.still_too_large = self.trigger.check(Observation(0, after, kept)) is not None
         return outcome.messages
-
-
-def _non_system(messages: Sequence[Message]) -> int:
-    return sum(m["role"] not in SYSTEM_ROLES for m in messages)

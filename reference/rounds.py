@@ -49,6 +49,13 @@ class Round:
         return not self.pending
 
 
+def extends(messages: Sequence[Message], seen: int, last: Message | None) -> bool:
+    """Whether ``messages`` grew by appending from a list of ``seen`` messages ending in
+    ``last``: that message, by identity, is still at its place (TOK-4). An empty start
+    is extended by anything."""
+    return seen == 0 or (len(messages) >= seen and messages[seen - 1] is last)
+
+
 def split_rounds(messages: Sequence[Message]) -> list[Round]:
     """Split a history into rounds, raising `HistoryError` on any HIST rule.
 
@@ -83,7 +90,7 @@ class RoundLog:
         """The rounds of ``messages``; raises `HistoryError` (and forgets all) on a HIST rule."""
         if not isinstance(messages, list):
             raise HistoryError("HIST-1", None, f"expected a list of messages, got {type(messages).__name__}")
-        if not (self._seen == 0 or (len(messages) >= self._seen and messages[self._seen - 1] is self._last)):
+        if not extends(messages, self._seen, self._last):
             self.reset()
         try:
             for index in range(self._seen, len(messages)):

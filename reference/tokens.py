@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from .bpe import encoding
-from .rounds import Message
+from .rounds import Message, extends
 
 PER_MESSAGE = 3
 """Tokens framing each message, as OpenAI documents for gpt-4o and gpt-4 (TOK-2)."""
@@ -133,14 +133,10 @@ class TokenLedger:
 
     def update(self, messages: Sequence[Message]) -> int:
         """The estimate for ``messages``; costs time in the new messages only (TOK-4)."""
-        if not self._extends(messages):
+        if not extends(messages, self._seen, self._last):
             self.reset()
         for index in range(self._seen, len(messages)):
             self._units += self.estimator.units(messages[index])
         self._seen = len(messages)
         self._last = messages[-1] if messages else None
         return self.estimator.total(self._units, self._seen)
-
-    def _extends(self, messages: Sequence[Message]) -> bool:
-        seen = self._seen
-        return seen == 0 or (len(messages) >= seen and messages[seen - 1] is self._last)
