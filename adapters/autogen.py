@@ -240,11 +240,11 @@ MODEL_INFO = {"vision": True, "function_calling": True, "json_output": False, "f
 
 def token_limited(settings: Any, **given: Any) -> Any:
     """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
-    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.reference.bpe``)."""
+    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.bpe``)."""
     o = options(DEFAULTS["token_limited"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
     client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
-    from compaction_suite.reference import bpe
+    from compaction_suite import bpe
 
     bpe.install("cl100k_base")
     bpe.install("o200k_base")

@@ -43,12 +43,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
+from compaction_suite.text import SUMMARY_PREFIX
+
 T = TypeVar("T")
 Message = dict[str, Any]
 """An OpenAI chat-completions message as a plain dict."""
-
-SUMMARY_PREFIX = "[Context Summary]"
-"""How a summary message's content starts (SPEC SUM-2)."""
 
 GENERIC_TOOLS = ("readFile", "search", "runCommand")
 ENTITY_TOOL = "createEntity"

@@ -16,9 +16,9 @@ client. The conformance suite points that client at this local HTTP server
   OpenAI-style error body, a body that is not JSON, no choices, empty or null
   content, a hang, a dropped connection, a truncated body or stream.
 
-``usage`` is real: tiktoken ``o200k_base`` counts (through ``compaction_suite.reference.bpe``) of
-the request messages with the chat overhead OpenAI documents (SPEC TOK-2) and of
-the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
+``usage`` is real: exact ``o200k_base`` counts (``compaction_suite.text``, the module the
+reference and the verifier share) of the request messages with the chat overhead OpenAI
+documents (SPEC TOK-2) and of the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
 chunk when ``stream_options.include_usage`` is set.
 
 Nothing here is a real model. Every response says so: the
@@ -48,6 +48,8 @@ from typing import Any
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
+from compaction_suite.text import count_tokens, message_text, prompt_tokens
+
 TEST_DOUBLE_HEADER = "X-Test-Double"
 TEST_DOUBLE_LABEL = "compaction-suite summarizer"
 SYSTEM_FINGERPRINT = "fp_compaction-suite-test-double"
@@ -59,11 +61,6 @@ MAX_SUMMARY_CHARS = 300
 MAX_SUMMARY_WORDS = 12
 MAX_WORD_CHARS = 20
 STREAM_PIECE_CHARS = 40
-
-PER_MESSAGE = 3
-PER_NAME = 1
-REPLY_PRIMING = 3
-"""Chat-format overhead OpenAI documents for gpt-4o-class models (SPEC TOK-2)."""
 
 DEFAULT_HANG_SECONDS = 30.0
 HANG_POLL_SECONDS = 0.05
@@ -112,49 +109,6 @@ class RecordedRequest:
     body: Any
 
 
-def message_texts(message: Mapping[str, Any]) -> list[str]:
-    """The text a model reads in one message: content (string or text parts), refusal, name, tool calls."""
-    texts: list[str] = []
-    content = message.get("content")
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, Mapping) and part.get("type") in ("text", "refusal"):
-                texts.append(str(part.get(part["type"], "")))
-    for key in ("refusal", "name"):
-        if isinstance(message.get(key), str):
-            texts.append(message[key])
-    for call in message.get("tool_calls") or []:
-        function = (call.get("function") if isinstance(call, Mapping) else None) or {}
-        texts.extend(str(function.get(key, "")) for key in ("name", "arguments"))
-    return texts
-
-
-def _encoding() -> Any:
-    """tiktoken's ``o200k_base``, installed offline by ``compaction_suite.reference.bpe`` (imported lazily)."""
-    from compaction_suite.reference.bpe import encoding
-
-    return encoding("o200k_base")
-
-
-def count_tokens(text: str) -> int:
-    """``o200k_base`` tokens of ``text``, special-token strings read as plain text."""
-    return len(_encoding().encode_ordinary(text))
-
-
-def prompt_tokens(messages: list[Mapping[str, Any]]) -> int:
-    """Tokens of the request messages with the chat overhead (SPEC TOK-2)."""
-    if not messages:
-        return 0
-    total = REPLY_PRIMING
-    for message in messages:
-        total += PER_MESSAGE + (PER_NAME if isinstance(message.get("name"), str) else 0)
-        total += count_tokens(str(message.get("role", "")))
-        total += sum(count_tokens(text) for text in message_texts(message))
-    return total
-
-
 def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, int]:
     prompt = prompt_tokens(messages)
     completion = count_tokens(content) if content else 0
@@ -188,7 +142,7 @@ def plain_words(text: str) -> list[str]:
 def _last_user_text(messages: list[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
-            return " ".join(message_texts(message))
+            return " ".join(message_text(message))
     return ""
 
 
@@ -357,7 +311,7 @@ class SummarizerServer:
     def start(self) -> SummarizerServer:
         if self._server is not None or self._stopping.is_set():
             raise RuntimeError("a SummarizerServer starts once")
-        _encoding()  # fail here, not as an HTTP 500, if the tokenizer cannot load
+        count_tokens("")  # fail here, not as an HTTP 500, if the tokenizer cannot load
         self._server = make_server(
             "127.0.0.1", 0, self._wsgi_app, threaded=True, request_handler=QuietHandler
         )

@@ -1,7 +1,7 @@
 """The summarizer test double, exercised over real HTTP through the official ``openai`` client.
 
 Expected token counts are computed here from tiktoken ``o200k_base`` (made available
-offline by ``compaction_suite.reference.bpe``), not taken from the server.
+offline by ``compaction_suite.bpe``), not taken from the server.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 import compaction_suite.conformance.summarizer_server as module
 from compaction_suite.conformance.summarizer_server import MAX_SUMMARY_CHARS, SummarizerServer
-from compaction_suite.reference.bpe import encoding
+from compaction_suite.bpe import encoding
 
 MODEL = "summary-model"
 CLIENT_TIMEOUT = 10.0

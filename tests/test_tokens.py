@@ -1,4 +1,4 @@
-"""Token counting offline (SPEC TOK-1..TOK-4): reference/bpe.py and reference/tokens.py."""
+"""Token counting offline (SPEC TOK-1..TOK-4): compaction_suite/bpe.py, compaction_suite/text.py and reference/tokens.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
-from compaction_suite.reference import bpe
+from compaction_suite import bpe
 from compaction_suite.reference.rounds import Message
 from compaction_suite.reference.tokens import (
     PER_MESSAGE,
@@ -155,7 +155,7 @@ def test_cache_dir_resolution_follows_tiktoken(tmp_path: Path, monkeypatch: pyte
 
 
 def test_install_does_not_import_quicktok(tmp_path: Path) -> None:
-    code = "import sys; from reference import bpe; bpe.install('cl100k_base'); assert 'quicktok' not in sys.modules"
+    code = "import sys; from compaction_suite import bpe; bpe.install('cl100k_base'); assert 'quicktok' not in sys.modules"
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
