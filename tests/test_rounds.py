@@ -56,7 +56,7 @@ def test_each_kind_of_round_is_recognised() -> None:
     assert [r.kind for r in rounds] == ["system", "system", "user", "assistant", "tool_calls", "user"]
     assert [r.start for r in rounds] == [0, 1, 2, 3, 4, 7]
     assert [r.end for r in rounds] == [1, 2, 3, 4, 7, 8]
-    assert rounds[4].messages == (history[4], history[5], history[6])
+    assert rounds[4].messages == [history[4], history[5], history[6]]
     assert all(r.complete for r in rounds)
 
 
@@ -71,7 +71,7 @@ def test_parallel_calls_form_one_round_whatever_order_the_results_come_in(order:
     history = [user(), calls("a", "b", "c"), *(result(i) for i in order), reply()]
     rounds = split_rounds(history)
     assert [r.kind for r in rounds] == ["user", "tool_calls", "assistant"]
-    assert rounds[1].messages == tuple(history[1:5])
+    assert rounds[1].messages == history[1:5]
     assert rounds[1].complete
 
 
@@ -91,7 +91,7 @@ def test_an_empty_history_has_no_rounds() -> None:
 def test_a_last_round_with_an_unanswered_call_is_in_flight() -> None:
     rounds = split_rounds([user(), calls("a", "b", "c"), result("b")])
     assert call_in_flight(rounds)
-    assert rounds[-1].pending == frozenset({"a", "c"})
+    assert rounds[-1].pending == {"a", "c"}
     assert not rounds[-1].complete
 
 
