@@ -16,14 +16,13 @@ and compared with tiktoken's exact count:
   published chars/4 errors quoted in the issue.
 
 ``run`` writes ``estimators.json``, ``estimators.md`` and ``estimator-error.png`` and
-returns the results; ``python -m compaction_suite.benchmarks.estimators --out benchmarks/results`` does the
+returns the results; ``compaction-suite bench estimators --out benchmarks/results`` does the
 same from the command line, and ``--calibrate`` refits `compaction_suite.reference.fast_estimate`'s weights
 on the ``train`` split and prints them.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import platform
@@ -406,6 +405,14 @@ def training_set(encoding_name: str, docs_per_class: int, seed: int = 0) -> tupl
     return rows, targets, labels
 
 
+def weights_source(weights: dict[str, dict[str, float]]) -> str:
+    """Fitted weights as the Python source of ``WEIGHTS`` in ``reference/fast_estimate.py``."""
+    lines = ["WEIGHTS: dict[str, dict[str, float]] = {"]
+    for name, table in weights.items():
+        lines += [f"    {name!r}: {{", *(f"        {feature!r}: {value!r}," for feature, value in table.items()), "    },"]
+    return "\n".join([*lines, "}"])
+
+
 def fit(rows: Sequence[Sequence[int]], targets: Sequence[int], labels: Sequence[str], *, rounds: int = 8) -> dict[str, float]:
     """Weights minimizing relative squared error, classes reweighted by their error (minimax-ish).
 
@@ -461,30 +468,3 @@ def _bounded_lstsq(a: Any, b: Any, lower: Any, upper: Any) -> Any:
 def calibrate(docs_per_class: int = 200, seed: int = 0) -> dict[str, dict[str, float]]:
     """Fitted weights per encoding on the train split (paste into compaction_suite.reference.fast_estimate.WEIGHTS)."""
     return {name: fit(*training_set(name, docs_per_class, seed)) for name in ENCODINGS}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.estimators", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--docs-per-class", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--calibrate", action="store_true", help="refit the fast estimator's weights on the train split and print them")
-    args = parser.parse_args(argv)
-    if args.calibrate:
-        weights = calibrate(args.docs_per_class, args.seed)
-        print("WEIGHTS: dict[str, dict[str, float]] = {")
-        for name, table in weights.items():
-            print(f"    {name!r}: {{")
-            for feature, value in table.items():
-                print(f"        {feature!r}: {value!r},")
-            print("    },")
-        print("}")
-        return 0
-    results = run(args.out, docs_per_class=args.docs_per_class, progress=not args.quiet, seed=args.seed)
-    print(markdown(results))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

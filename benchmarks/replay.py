@@ -28,7 +28,7 @@ from typing import Any
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import entity_ids, latest_task_list
-from compaction_suite.conformance.recording import call_compact, event_of
+from compaction_suite.conformance.target import call_compact, last_event_json
 from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
 
@@ -228,7 +228,7 @@ def _compaction_point(run: Run, compactor: Any, context: list[Message], text: st
         return context, text
     if out == context:
         return context, text
-    event = event_of(compactor) or {}
+    event = last_event_json(compactor) or {}
     run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
     run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
     run.violations += [f"call {iteration + 1}: {v}" for v in violations(context, out)]

@@ -47,8 +47,8 @@ def message_text(message: Mapping[str, Any]) -> list[str]:
             texts.append(value)
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else ():
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if isinstance(function, Mapping):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
             texts += [value for value in (function.get("name"), function.get("arguments")) if isinstance(value, str)]
     return texts
 
@@ -56,7 +56,7 @@ def message_text(message: Mapping[str, Any]) -> list[str]:
 def _part_texts(content: Any) -> list[str]:
     """The ``text`` of text parts and the ``refusal`` of refusal parts (an assistant's content may hold both)."""
     parts = content if isinstance(content, list) else ()
-    found = (part.get(part.get("type")) for part in parts if isinstance(part, Mapping) and part.get("type") in ("text", "refusal"))
+    found = (part.get(part.get("type")) for part in parts if isinstance(part, dict) and part.get("type") in ("text", "refusal"))
     return [text for text in found if isinstance(text, str)]
 
 

@@ -7,11 +7,8 @@ whether the compactor is sync, async or another process.
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import dataclasses
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,7 +16,7 @@ import pytest
 from .clauses import PROFILES
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import Target
+from .target import Target, call_compact, last_event
 
 
 class Subject:
@@ -49,30 +46,11 @@ class Subject:
     @property
     def event(self) -> dict[str, Any] | None:
         """``last_event`` as a dict (a mapping, a dataclass or an object with ``as_dict``)."""
-        event = getattr(self.compactor, "last_event", None)
-        if event is None or isinstance(event, Mapping):
-            return dict(event) if event is not None else None
-        if hasattr(event, "as_dict"):
-            return event.as_dict()
-        if dataclasses.is_dataclass(event):
-            return dataclasses.asdict(event)
-        return vars(event)
+        return last_event(self.compactor)
 
     @property
     def profiles(self) -> set[str]:
         return set(getattr(self.compactor, "profiles", None) or {"core"})
-
-
-def call_compact(compactor: Any, messages: list[dict], iteration: int) -> Any:
-    """``compactor.compact(messages, iteration=...)``, awaited when it is ``async def``."""
-    result = compactor.compact(messages, iteration=iteration)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_awaited(result))
-    return result
-
-
-async def _awaited(result: Any) -> Any:
-    return await result
 
 
 class Suite:

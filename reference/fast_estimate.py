@@ -113,7 +113,7 @@ def _runs(data: bytes, name: str) -> int:
     return kept.count(end + b".") + kept.endswith(end)
 
 
-# Fitted by ``python -m compaction_suite.benchmarks.estimators --calibrate`` on the train split of
+# Fitted by ``compaction-suite bench estimators --calibrate`` on the train split of
 # compaction_suite.benchmarks.corpus (200 documents per class, seed 0) on CPython 3.11.7 / Debian 12.
 # No class of the corpus has 4-byte characters (emoji): "4" is 0 for want of data, and
 # such a character is charged only its three continuation bytes.

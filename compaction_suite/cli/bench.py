@@ -65,29 +65,34 @@ def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: b
 @bench.command()
 @click.option("--docs-per-class", type=click.IntRange(min=10), default=200, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Corpus sampling seed.")
+@click.option("--calibrate", is_flag=True, help="Refit the byte-class estimator's weights on the train split and print them (no reports).")
 @OUT
 @QUIET
-def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
+def estimators(docs_per_class: int, seed: int, calibrate: bool, out: Path, quiet: bool) -> None:
     """Token estimators against exact o200k_base/cl100k_base counts, per content class (estimators.md)."""
     from compaction_suite.benchmarks import estimators as bench_estimators
 
+    if calibrate:
+        click.echo(bench_estimators.weights_source(bench_estimators.calibrate(docs_per_class, seed)))
+        return
     results = bench_estimators.run(out, docs_per_class=docs_per_class, progress=not quiet, seed=seed)
     click.echo(bench_estimators.markdown(results))
 
 
 @bench.command()
-@click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated.")
+@click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated, each at least 100.")
+@click.option("--max-time", type=click.FloatRange(min=0), default=1.0, show_default=True, help="pytest-benchmark's --benchmark-max-time (seconds).")
 @OUT
 @QUIET
-def speed(sizes: str, out: Path, quiet: bool) -> None:
+def speed(sizes: str, max_time: float, out: Path, quiet: bool) -> None:
     """pytest-benchmark timings of the reference's non-model operations by history size (speed.md)."""
     from compaction_suite.benchmarks import speed as bench_speed
 
     try:
-        counts = [int(s) for s in sizes.split(",")]
+        counts = bench_speed.parse_sizes(sizes)
     except ValueError as error:
-        raise click.BadParameter(f"expected comma-separated whole numbers, got {sizes!r}", param_hint="--sizes") from error
-    bench_speed.run(out, counts, progress=not quiet)
+        raise click.BadParameter(str(error), param_hint="--sizes") from error
+    bench_speed.run(out, counts, progress=not quiet, max_time=max_time)
     click.echo((out / "speed.md").read_text(encoding="utf-8"))
 
 
