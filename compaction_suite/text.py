@@ -12,7 +12,7 @@ generated and real text), several times faster (``benchmarks/results/estimators.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import quicktok
@@ -83,15 +83,16 @@ def count_tokens(text: str, encoding_name: str = "o200k_base") -> int:
     return encoding(encoding_name).count(text)
 
 
-def message_tokens(message: Mapping[str, Any], encoding_name: str = "o200k_base") -> int:
-    """One message's tokens in a prompt: framing, role, text, and a name's extra token (TOK-2)."""
+def message_tokens(message: Mapping[str, Any], tokens: Callable[[str], int] = count_tokens) -> int:
+    """One message's tokens in a prompt: framing, role, text, and a name's extra token (TOK-2).
+
+    ``tokens`` counts a text (default: `count_tokens`, o200k_base)."""
     overhead = PER_MESSAGE + (PER_NAME if isinstance(message.get("name"), str) else 0)
-    texts = [str(message.get("role", "")), *message_text(message)]
-    return overhead + sum(count_tokens(text, encoding_name) for text in texts)
+    return overhead + tokens(str(message.get("role", ""))) + sum(map(tokens, message_text(message)))
 
 
-def prompt_tokens(messages: Sequence[Mapping[str, Any]], encoding_name: str = "o200k_base") -> int:
+def prompt_tokens(messages: Sequence[Mapping[str, Any]], tokens: Callable[[str], int] = count_tokens) -> int:
     """A history's prompt tokens: its messages plus the reply priming, 0 when empty (TOK-2)."""
     if not messages:
         return 0
-    return sum(message_tokens(message, encoding_name) for message in messages) + REPLY_PRIMING
+    return sum(message_tokens(message, tokens) for message in messages) + REPLY_PRIMING

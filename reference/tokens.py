@@ -77,7 +77,7 @@ class ExactTokens(Estimator):
         return count_tokens(text, self.encoding_name)
 
     def units(self, message: Message) -> int:
-        return message_tokens(message, self.encoding_name)
+        return message_tokens(message, self.tokens)
 
     def total(self, units: int, messages: int) -> int:
         return units + REPLY_PRIMING if messages else 0

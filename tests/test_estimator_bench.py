@@ -183,7 +183,7 @@ def test_fast_estimator_rejects_missing_or_out_of_range_weights() -> None:
 @pytest.mark.parametrize("cls", corpus.CLASSES)
 def test_fast_estimator_accuracy_on_held_out_documents(cls: str) -> None:
     """MAE against exact o200k_base counts on test-split documents: an accuracy property."""
-    exact, fast, chars = (estimators.counters("o200k_base")[name] for name in ("tiktoken", "byte-classes:o200k_base", "chars/4"))
+    exact, fast, chars = (estimators.counters("o200k_base")[name] for name in ("exact", "byte-classes:o200k_base", "chars/4"))
     docs = [d for d in corpus.documents(cls, HELD_OUT_DOCS, split="test") if exact(d) > 0]
     mae = estimators.summarize([estimators.relative_error(fast(d), exact(d)) for d in docs])["mae"]
     chars_mae = estimators.summarize([estimators.relative_error(chars(d), exact(d)) for d in docs])["mae"]
@@ -194,7 +194,7 @@ def test_fast_estimator_accuracy_on_held_out_documents(cls: str) -> None:
 def test_messages_compare_with_exact_tokens_overhead_included() -> None:
     count = estimators.counters("o200k_base")
     doc = corpus.documents("messages", 1, split="test")[0]
-    assert count["tiktoken"](doc) == ExactTokens("o200k_base").estimate(list(doc.messages))
+    assert count["exact"](doc) == count["tiktoken"](doc) == ExactTokens("o200k_base").estimate(list(doc.messages))
 
 
 # --- the whole benchmark, tiny -----------------------------------------------------------------
@@ -207,9 +207,11 @@ def test_run_writes_json_markdown_and_png(tmp_path: Path) -> None:
     for name in estimators.ENCODINGS:
         assert set(saved["encodings"][name]["classes"]) == set(corpus.CLASSES)
         row = saved["encodings"][name]["classes"]["prose"]["estimators"]["chars/4"]
-        assert {"mean", "p5", "p95", "worst", "mae", "mb_s", "speedup"} <= set(row)
+        assert {"mean", "p5", "p95", "worst", "mae", "mb_s", "speedup", "vs_exact"} <= set(row)
+        assert saved["encodings"][name]["classes"]["prose"]["tiktoken_disagrees"] == 0
     assert "verdict" in saved and saved["verdict"]["claim"] == estimators.CLAIM
     markdown = (tmp_path / "estimators.md").read_text(encoding="utf-8")
     assert "## o200k_base" in markdown and "## cl100k_base" in markdown
+    assert "| prose | quicktok (exact) |" in markdown and "earns its place" in markdown
     assert (tmp_path / "estimator-error.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert results["docs_per_class"] == 2
