@@ -15,13 +15,12 @@ tiktoken's count is taken too, checked equal, and timed as the reference point):
 * each whole shipped trace as one history;
 * a verdict on seed 000's "accurate to ±5% for English text" and a comparison with the
   published chars/4 errors quoted in the issue;
-* whether the byte-class heuristic (`ByteClassTokens`) earns its place next to the exact
-  counter: only where it is much faster than quicktok, since it is never more accurate.
+* whether each heuristic earns its place next to the exact counter: only by being much
+  faster than quicktok (`EARNS_PLACE`), since it is never more accurate.
 
 ``run`` writes ``estimators.json``, ``estimators.md`` and ``estimator-error.png`` and
 returns the results; ``compaction-suite bench estimators --out benchmarks/results`` does the
-same from the command line, and ``--calibrate`` refits `compaction_suite.reference.fast_estimate`'s weights
-on the ``train`` split and prints them.
+same from the command line.
 """
 
 from __future__ import annotations
@@ -37,13 +36,9 @@ from typing import Any
 
 from compaction_suite import bpe
 from compaction_suite.benchmarks import corpus
-from compaction_suite.reference.fast_estimate import BYTE_CLASSES, FEATURES, SCALE, ByteClassTokens, features
 from compaction_suite.reference.tokens import CharsPerFour, ExactTokens, message_text
 
 ENCODINGS = ("o200k_base", "cl100k_base")
-TARGET_MAE = 0.03
-TARGET_SPEEDUP = 20.0
-"""The byte-class estimator's speed target against tiktoken (benchmarks issue)."""
 EARNS_PLACE = 2.0
 """How much faster than the exact counter (quicktok) a heuristic must be to be worth its error."""
 CLAIM = "The estimate uses a chars / 4 heuristic — accurate to ±5% for English text."
@@ -123,9 +118,6 @@ def counters(encoding_name: str) -> dict[str, Counter]:
     for name, exact in zip(EXACT, (ExactTokens(encoding_name), TiktokenTokens(encoding_name))):
         found[name] = (lambda e: lambda d: e.estimate(d.messages) if d.messages else e.tokens(d.text))(exact)
     found["chars/4"] = lambda d: chars.estimate(d.messages) if d.messages else chars.total(len(d.text), 1)
-    for name in ENCODINGS:
-        fast = ByteClassTokens(name)
-        found[fast.name] = (lambda f: lambda d: f.estimate(d.messages) if d.messages else round(f.tokens(d.text)))(fast)
     return found
 
 
@@ -263,7 +255,7 @@ def run(out_dir: Path, *, docs_per_class: int = 200, progress: bool = False, see
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "tiktoken": _version("tiktoken"),
                     "quicktok": _version("quicktok-v1")},
         "corpus": {cls: corpus.describe(cls) for cls in corpus.CLASSES},
-        "targets": {"mae": TARGET_MAE, "speedup": TARGET_SPEEDUP, "earns_place": EARNS_PLACE, "fast_estimator": "byte-classes"},
+        "targets": {"earns_place": EARNS_PLACE},
         "encodings": {},
     }
     for name in ENCODINGS:
@@ -312,7 +304,6 @@ def markdown(results: dict[str, Any]) -> str:
         f"tiktoken {results['machine']['tiktoken']}. The exact count is `ExactTokens` (quicktok); tiktoken's count is "
         "taken beside it and must agree. Error is `(estimate - exact) / exact` per document; MAE is the mean absolute error; MB/s counts UTF-8 bytes, "
         "best of 3, all measured in the same run (the machine is shared: read the speed-ups, not the MB/s). "
-        "`byte-classes:*` is `compaction_suite.reference.fast_estimate.ByteClassTokens`, calibrated on the `train` split. "
         "Corpus sources: `benchmarks/CORPUS.md`.",
         "",
         "## Verdict on seed 000's claim",
@@ -339,7 +330,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for name in ENCODINGS:
         measured = results["encodings"][name]
-        shown = ["chars/4", f"byte-classes:{name}"]
+        shown = measured["estimators"]
         lines += [
             "",
             f"## {name}",
@@ -353,7 +344,7 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {cls} | quicktok (exact) | | | | | | | {row['exact_mb_s']:.1f} | {row['exact_mb_s'] / row['tiktoken_mb_s']:.1f}x | 1.0x |")
             for est in shown:
                 s = row["estimators"][est]
-                mae = f"**{s['mae'] * 100:.1f}%**" if est.startswith("byte-classes") and s["mae"] > TARGET_MAE else f"{s['mae'] * 100:.1f}%"
+                mae = f"{s['mae'] * 100:.1f}%"
                 lines.append(
                     f"| {cls} | {est} | {_pct(s['mean'])} | {_pct(s['p5'])} | {_pct(s['p95'])} | {_pct(s['worst'])} | "
                     f"{mae} | {s['within5']:.0%} | {s['mb_s']:.1f} | {s['speedup']:.1f}x | {s['vs_exact']:.1f}x |"
@@ -364,37 +355,36 @@ def markdown(results: dict[str, Any]) -> str:
                   "|---|---|---|" + "---|" * len(measured["estimators"])]
         for trace, row in measured["whole_traces"].items():
             lines.append(f"| {trace} | {row['messages']} | {row['tokens']} | " + " | ".join(_pct(row[e]) for e in measured["estimators"]) + " |")
-    fast = results["encodings"]["o200k_base"]["classes"]
-    key = "byte-classes:o200k_base"
-    missed = [cls for cls, row in fast.items() if row["estimators"][key]["mae"] > TARGET_MAE]
-    speedups = [row["estimators"][key]["speedup"] for row in fast.values()]
-    vs_exact = [row["estimators"][key]["vs_exact"] for row in fast.values()]
-    exact_speedups = [row["exact_mb_s"] / row["tiktoken_mb_s"] for row in fast.values()]
-    earns = min(vs_exact) >= EARNS_PLACE
+    lines += ["", "## The exact counter, and whether a heuristic earns its place (o200k_base)", ""]
+    lines += earns_place(results["encodings"]["o200k_base"])
     lines += [
-        "",
-        "## The exact counter, and whether the byte-class heuristic earns its place (o200k_base)",
-        "",
-        f"- quicktok counts exactly (tiktoken agrees on every document above unless a row says otherwise) at "
-        f"{min(exact_speedups):.1f}x .. {max(exact_speedups):.1f}x tiktoken's speed across classes.",
-        f"- `ByteClassTokens` runs at {min(vs_exact):.1f}x .. {max(vs_exact):.1f}x quicktok's speed, with the errors above. "
-        + (f"It is at least {EARNS_PLACE:.0f}x faster on every class, so it stays as the cheap estimate for hot loops."
-           if earns else
-           f"It is not {EARNS_PLACE:.0f}x faster than the exact count on every class, so it does not earn its place as a "
-           "default: exact counts are the project's choice wherever a count matters; the heuristic stays only as a "
-           "documented example of a byte-class estimator (`reference/fast_estimate.py`), used by no preset."),
-        "",
-        "## Targets for the fast estimator (o200k_base), from the benchmarks issue",
-        "",
-        f"- MAE <= {TARGET_MAE:.0%} on every class: "
-        + ("met." if not missed else f"**not met** on {len(missed)} of {len(fast)} classes ({', '.join(missed)})."),
-        f"- >= {TARGET_SPEEDUP:.0f}x tiktoken: speed-up {min(speedups):.1f}x .. {max(speedups):.1f}x across classes: "
-        + ("met." if min(speedups) >= TARGET_SPEEDUP else "**not met**."),
         "",
         f"Full run: {results['seconds']:.0f} s.",
         "",
     ]
     return "\n".join(lines)
+
+
+def earns_place(measured: dict[str, Any]) -> list[str]:
+    """Markdown bullets: the exact counter's speed, and each heuristic's speed against it (`EARNS_PLACE`)."""
+    classes = measured["classes"].values()
+    exact = [row["exact_mb_s"] / row["tiktoken_mb_s"] for row in classes]
+    disagree = sum(row["tiktoken_disagrees"] for row in classes)
+    lines = [
+        f"- quicktok (`ExactTokens`) counts exactly at {min(exact):.1f}x .. {max(exact):.1f}x tiktoken's speed across "
+        f"classes; tiktoken's count differs on {disagree} of {sum(row['docs'] for row in classes)} documents."
+    ]
+    for name in measured["estimators"]:
+        ratios = [row["estimators"][name]["vs_exact"] for row in classes]
+        maes = [row["estimators"][name]["mae"] for row in classes]
+        earns = min(ratios) >= EARNS_PLACE
+        lines.append(
+            f"- `{name}` runs at {min(ratios):.1f}x .. {max(ratios):.1f}x quicktok's speed with a mean absolute error of "
+            f"{min(maes):.1%} .. {max(maes):.1%}: "
+            + (f"at least {EARNS_PLACE:.0f}x faster on every class, so it earns its place as the cheap estimate."
+               if earns else f"not {EARNS_PLACE:.0f}x faster on every class, so it does not earn its place.")
+        )
+    return lines
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
@@ -406,14 +396,13 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
     classes = list(results["encodings"]["o200k_base"]["classes"])
     limit = 100  # a few base64 documents of zero bytes reach +500% with chars/4: clipped, and counted
-    fig, axes = plt.subplots(2, 2, figsize=(13, 10.5))
-    for row, name in enumerate(ENCODINGS):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 6), squeeze=False)
+    for col, name in enumerate(ENCODINGS):
         measured = results["encodings"][name]["classes"]
-        for col, est in enumerate(("chars/4", f"byte-classes:{name}")):
+        for row, est in enumerate(results["encodings"][name]["estimators"]):
             ax = axes[row][col]
             data = [[e * 100 for e in measured[cls]["estimators"][est]["errors"]] for cls in classes]
             ax.axvspan(-5, 5, color="tab:green", alpha=0.15, label="±5% (seed 000's claim for English)")
-            ax.axvspan(-3, 3, color="tab:blue", alpha=0.15, label="±3% (the fast estimator's MAE target)")
             ax.boxplot(data, orientation="horizontal", whis=(5, 95), showfliers=True, flierprops={"markersize": 2, "alpha": 0.4})
             ax.axvline(0, color="black", linewidth=0.8)
             ax.set_yticks(range(1, len(classes) + 1), classes)
@@ -425,91 +414,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
             ax.set_xlabel("relative error % (box: quartiles, whiskers: p5..p95)")
             ax.grid(axis="x", alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=9)
+    fig.legend(handles, labels, loc="lower center", ncol=1, fontsize=9)
     fig.suptitle(f"Token estimate error per content class (held-out test split, {results['docs_per_class']} docs per class)")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-# --- calibration -------------------------------------------------------------------------------
-
-
-def training_set(encoding_name: str, docs_per_class: int, seed: int = 0) -> tuple[list[tuple[int, ...]], list[int], list[str]]:
-    """(features, exact tokens, class) of every train-split document with text."""
-    exact = ExactTokens(encoding_name)
-    rows, targets, labels = [], [], []
-    for cls in corpus.CLASSES:
-        for doc in corpus.documents(cls, docs_per_class, split="train", seed=seed):
-            texts = [t for m in doc.messages for t in message_text(m) if t] if doc.messages else [doc.text]
-            tokens = sum(exact.tokens(t) for t in texts)
-            if tokens:
-                rows.append(tuple(map(sum, zip(*(features(t) for t in texts)))))
-                targets.append(tokens)
-                labels.append(cls)
-    return rows, targets, labels
-
-
-def weights_source(weights: dict[str, dict[str, float]]) -> str:
-    """Fitted weights as the Python source of ``WEIGHTS`` in ``reference/fast_estimate.py``."""
-    lines = ["WEIGHTS: dict[str, dict[str, float]] = {"]
-    for name, table in weights.items():
-        lines += [f"    {name!r}: {{", *(f"        {feature!r}: {value!r}," for feature, value in table.items()), "    },"]
-    return "\n".join([*lines, "}"])
-
-
-def fit(rows: Sequence[Sequence[int]], targets: Sequence[int], labels: Sequence[str], *, rounds: int = 8) -> dict[str, float]:
-    """Weights minimizing relative squared error, classes reweighted by their error (minimax-ish).
-
-    Byte-class weights are kept in [0, 255/SCALE] (they go into a bytes table) and rounded
-    to 1/SCALE; pair and pattern weights are free.
-    """
-    import numpy as np
-
-    x = np.asarray(rows, dtype=float) / np.asarray(targets, dtype=float)[:, None]
-    y = np.ones(len(targets))
-    labels_arr = np.asarray(labels)
-    n_bytes = len(BYTE_CLASSES)
-    lower = np.r_[np.zeros(n_bytes), np.full(len(FEATURES) - n_bytes, -np.inf)]
-    upper = np.r_[np.full(n_bytes, 255 / SCALE), np.full(len(FEATURES) - n_bytes, np.inf)]
-    sample = np.ones(len(y))
-    coef = np.zeros(len(FEATURES))
-    for _ in range(rounds):
-        coef = _bounded_lstsq(x * np.sqrt(sample)[:, None], y * np.sqrt(sample), lower, upper)
-        errors = np.abs(x @ coef - 1)
-        per_class = {cls: errors[labels_arr == cls].mean() for cls in set(labels)}
-        sample = np.array([per_class[cls] for cls in labels])
-        sample /= sample.mean()
-    # The table holds multiples of 1/SCALE: round one byte weight at a time, most used first,
-    # refitting the others after each, so the rounding of one is absorbed by the rest.
-    weighted_x, weighted_y = x * np.sqrt(sample)[:, None], y * np.sqrt(sample)
-    for index in np.argsort(-x[:, :n_bytes].sum(axis=0)):
-        value = np.round(coef[index] * SCALE) / SCALE
-        lower[index] = upper[index] = value
-        coef = _bounded_lstsq(weighted_x, weighted_y, lower, upper)
-    return {name: round(float(value), 5) for name, value in zip(FEATURES, coef)}
-
-
-def _bounded_lstsq(a: Any, b: Any, lower: Any, upper: Any) -> Any:
-    """Least squares with box bounds by active set: clamp the worst violator, refit the rest."""
-    import numpy as np
-
-    fixed: dict[int, float] = {}
-    while True:
-        free = [i for i in range(a.shape[1]) if i not in fixed]
-        coef = np.zeros(a.shape[1])
-        for i, value in fixed.items():
-            coef[i] = value
-        rhs = b - a[:, list(fixed)] @ np.array(list(fixed.values())) if fixed else b
-        coef[free] = np.linalg.lstsq(a[:, free], rhs, rcond=None)[0]
-        below, above = coef - lower, upper - coef
-        below[list(fixed)] = above[list(fixed)] = 0.0
-        worst = int(np.argmin(np.minimum(below, above)))
-        if min(below[worst], above[worst]) >= -1e-12:
-            return coef
-        fixed[worst] = lower[worst] if below[worst] < above[worst] else upper[worst]
-
-
-def calibrate(docs_per_class: int = 200, seed: int = 0) -> dict[str, dict[str, float]]:
-    """Fitted weights per encoding on the train split (paste into compaction_suite.reference.fast_estimate.WEIGHTS)."""
-    return {name: fit(*training_set(name, docs_per_class, seed)) for name in ENCODINGS}

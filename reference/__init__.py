@@ -9,7 +9,6 @@ then ``store`` (durable history) and ``points`` (the four compaction points).
 from .compactor import Compactor
 from .errors import HistoryError
 from .events import CompactionEvent
-from .fast_estimate import ByteClassTokens
 from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
 from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoredMessage, StoreConflict, StoreError
@@ -38,7 +37,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AnyOf",
-    "ByteClassTokens",
     "Chain",
     "CharsPerFour",
     "CompactionEvent",

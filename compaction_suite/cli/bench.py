@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
-"""The modules of the ``bench`` extra (pyproject.toml): timings, plots, the calibration fit."""
+"""The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
 
 OUT = click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("benchmarks/results"), show_default=True,
@@ -65,16 +65,12 @@ def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: b
 @bench.command()
 @click.option("--docs-per-class", type=click.IntRange(min=10), default=200, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Corpus sampling seed.")
-@click.option("--calibrate", is_flag=True, help="Refit the byte-class estimator's weights on the train split and print them (no reports).")
 @OUT
 @QUIET
-def estimators(docs_per_class: int, seed: int, calibrate: bool, out: Path, quiet: bool) -> None:
+def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
     """Token estimators against exact o200k_base/cl100k_base counts, per content class (estimators.md)."""
     from compaction_suite.benchmarks import estimators as bench_estimators
 
-    if calibrate:
-        click.echo(bench_estimators.weights_source(bench_estimators.calibrate(docs_per_class, seed)))
-        return
     results = bench_estimators.run(out, docs_per_class=docs_per_class, progress=not quiet, seed=seed)
     click.echo(bench_estimators.markdown(results))
 
