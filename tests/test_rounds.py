@@ -13,29 +13,9 @@ from compaction_suite.conformance.histories import histories
 from compaction_suite.reference import HistoryError, call_in_flight, split_rounds
 from compaction_suite.reference.rounds import RoundLog, flatten
 
+from message_builders import calls, reply, result, system, user
+
 PROPERTY = settings(max_examples=50)
-
-
-def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
-    return {"role": role, "content": text}
-
-
-def user(text: str = "Please do the thing.") -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str = "Done.") -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def calls(*ids: str) -> dict[str, Any]:
-    """An assistant message calling ``readFile`` once per id."""
-    tool_calls = [{"id": i, "type": "function", "function": {"name": "readFile", "arguments": "{}"}} for i in ids]
-    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
-
-
-def result(call_id: str, text: str = "ok") -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 # --- ROUND-1: the kinds of round --------------------------------------------------
