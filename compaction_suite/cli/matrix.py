@@ -16,9 +16,6 @@ import os
 import platform
 import re
 import shlex
-import subprocess
-import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +26,7 @@ from typing import Any
 import click
 
 from compaction_suite.conformance.clauses import clauses
+from compaction_suite.conformance.runner import run_check
 
 FORMAT = "compaction-suite-matrix"
 FORMAT_VERSION = 1
@@ -75,7 +73,7 @@ def plan(only: tuple[str, ...], extra_targets: tuple[str, ...], with_adapters: b
         for fw in FRAMEWORKS:
             entry: dict[str, Any] = {"framework": fw.name, "adapter": fw.module, "extra": fw.extra, "installed": fw.installed()}
             module = fw.adapter()
-            entry["claims"] = {name: why for name, why in getattr(module, "WHY", {}).items()}
+            entry["claims"] = dict(getattr(module, "WHY", {}))
             if getattr(module, "NOT_ADAPTED", None):
                 entry["not_adapted"] = module.NOT_ADAPTED
             unavailable = getattr(module, "UNAVAILABLE", None)
@@ -105,17 +103,14 @@ def _target_version(target: str) -> dict[str, str]:
         return {}
 
 
-def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, workdir: Path) -> dict[str, Any]:
+def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float) -> dict[str, Any]:
     """Run ``compaction-suite check`` for one job in a subprocess; its report, summarized."""
-    report_path = workdir / f"{job.slug}.json"
-    args = [sys.executable, "-c", "import sys; from compaction_suite.cli import main; sys.exit(main())", "check", job.target, "--report", str(report_path)]
-    args += ["--fast"] if fast else []
+    args = ["--fast"] if fast else []
     args += [f"--max-examples={max_examples}"] if max_examples else []
     env = dict(os.environ)
     env.pop(OPTIONS_ENV, None)
     if job.options:
         env[OPTIONS_ENV] = json.dumps(job.options)
-    started = time.monotonic()
     result: dict[str, Any] = {
         "framework": job.framework,
         "versions": job.versions,
@@ -126,26 +121,21 @@ def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, work
         "command": job.command() + (" --fast" if fast else "") + (f" --max-examples={max_examples}" if max_examples else ""),
         "why": job.why,
     }
-    try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, check=False)
-        result["exit_code"] = proc.returncode
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-    except subprocess.TimeoutExpired:
-        result["exit_code"] = None
+    done = run_check(job.target, args, env=env, timeout=timeout)
+    result["exit_code"] = done.exit_code
+    if done.exit_code is None:
         result["status"] = "timeout"
-        tail = [f"timed out after {timeout:.0f}s"]
-    result["seconds"] = round(time.monotonic() - started, 1)
-    if report_path.exists():
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        result["profiles_claimed"] = report["profiles_claimed"]
-        result["passed"] = report["passed"]
-        result["clauses"] = report["clauses"]
-        result.setdefault("status", "conforms" if report["passed"] else "fails")
+    result["seconds"] = round(done.seconds, 1)
+    if done.report is not None:
+        result["profiles_claimed"] = done.report["profiles_claimed"]
+        result["passed"] = done.report["passed"]
+        result["clauses"] = done.report["clauses"]
+        result.setdefault("status", "conforms" if done.report["passed"] else "fails")
     else:
         result.setdefault("status", "error")
         result["passed"] = False
         result["clauses"] = {}
-        result["error"] = "\n".join(tail)
+        result["error"] = done.tail()
     return result
 
 
@@ -295,16 +285,15 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, jobs, timeout) 
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="compaction-matrix-") as tmp:
 
-        def one(job: Job) -> dict[str, Any]:
-            click.echo(f"checking {job.framework} {job.factory} ({job.label}) ...", err=True)
-            r = run_job(job, fast, max_examples, timeout, Path(tmp))
-            click.echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s", err=True)
-            return r
+    def one(job: Job) -> dict[str, Any]:
+        click.echo(f"checking {job.framework} {job.factory} ({job.label}) ...", err=True)
+        r = run_job(job, fast, max_examples, timeout)
+        click.echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s", err=True)
+        return r
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(one, todo))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, todo))
     data = build(results, frameworks, fast, max_examples, out, time.monotonic() - started)
     out.mkdir(parents=True, exist_ok=True)
     (out / "matrix.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
