@@ -145,7 +145,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "load_average_end": _load(),
     }
 
@@ -246,7 +246,7 @@ def fmt_time(seconds: float) -> str:
 
 
 def _sig3(value: float) -> str:
-    digits = max(0, 2 - int(math.floor(math.log10(value)))) if value > 0 else 0
+    digits = max(0, 2 - math.floor(math.log10(value))) if value > 0 else 0
     return f"{value:.{digits}f}"
 
 
@@ -309,7 +309,7 @@ def _tables(results: dict[str, Any]) -> list[str]:
     head = "| operation | " + " | ".join(f"{n:,}" for n in sizes)
     rule = "|---|" + "---:|" * len(sizes)
     time_rows, message_rows = [], []
-    for key, op in results["ops"].items():
+    for op in results["ops"].values():
         by_size = {r["size"]: r for r in op["results"]}
         cells = [fmt_time(by_size[n]["median_s"]) if n in by_size else "" for n in sizes]
         per = [f"{by_size[n]['us_per_message']:.3g}" if n in by_size else "" for n in sizes]

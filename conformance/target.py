@@ -70,7 +70,7 @@ def _from_module(spec: str, path: str) -> Target:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}") from error
-    factory = module
+    factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:

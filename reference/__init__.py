@@ -11,7 +11,7 @@ from .errors import HistoryError
 from .events import CompactionEvent
 from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
-from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoredMessage, StoreConflict, StoreError
+from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoreConflict, StoredMessage, StoreError
 from .strategies import (
     Chain,
     DropSources,

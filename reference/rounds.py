@@ -176,7 +176,7 @@ def _call_ids(message: dict[str, Any], index: int, seen: set[str]) -> list[str]:
     return ids
 
 
-def _answer(current: Round | None, message: dict[str, Any], index: int) -> None:
+def _answer(current: Round | None, message: Any, index: int) -> None:
     """Append a tool message to the round whose call it answers; HIST-3 and HIST-4."""
     call_id = message.get("tool_call_id")
     if not isinstance(call_id, str):

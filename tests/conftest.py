@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("project")
 
-from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.conformance.summarizer_server import SummarizerServer  # noqa: E402 - after the profile, so every test module sees it
 
 
 @pytest.fixture(scope="session")

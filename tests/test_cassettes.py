@@ -26,10 +26,12 @@ from click.testing import CliRunner
 from vcr.errors import CannotOverwriteExistingCassetteException
 from vcr.request import Request as VcrRequest
 
+from compaction_suite.cli import main
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.cli import main
 from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.target import call_compact, last_event_json, resolve
 from compaction_suite.recording import (
     REDACTED,
     ForwardingProxy,
@@ -43,8 +45,6 @@ from compaction_suite.recording import (
     scrub_response,
     scrub_text,
 )
-from compaction_suite.conformance.settings import Settings
-from compaction_suite.conformance.target import call_compact, last_event_json, resolve
 from compaction_suite.recording.errors import ERROR_CASES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -378,7 +378,7 @@ def test_scrubber_redacts_a_fake_key():
     scrubbed = scrub_request(request)
     text = f"{scrubbed.uri}\n{scrubbed.headers}\n{scrubbed.body.decode()}"
     assert FAKE_KEY not in text and not credentials_in(text) and REDACTED in text
-    assert set(k.lower() for k in scrubbed.headers) == {"content-type"}
+    assert {k.lower() for k in scrubbed.headers} == {"content-type"}
     assert request.headers["api-key"] == FAKE_KEY  # the request being sent is not touched
 
     response = {

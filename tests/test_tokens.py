@@ -120,14 +120,14 @@ def test_tampered_source_raises_and_writes_nothing(cache: Path, monkeypatch: pyt
 def test_truncated_source_raises(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     truncated = _source_bytes()[:-3]
     monkeypatch.setattr(bpe, "_vocab", lambda name, vocab: truncated)
-    with pytest.raises(bpe.EncodingDataError, match="cl100k_base: .*truncated"):
+    with pytest.raises(bpe.EncodingDataError, match=r"cl100k_base: .*truncated"):
         bpe.install("cl100k_base")
 
 
 def test_missing_data_raises(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = bpe._SOURCES["cl100k_base"]._replace(vocab="missing.vocab")
     monkeypatch.setitem(bpe._SOURCES, "cl100k_base", source)
-    with pytest.raises(bpe.EncodingDataError, match="cl100k_base: .*missing.vocab"):
+    with pytest.raises(bpe.EncodingDataError, match=r"cl100k_base: .*missing\.vocab"):
         bpe.install("cl100k_base")
 
 

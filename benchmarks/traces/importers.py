@@ -22,7 +22,7 @@ from typing import Any
 from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
 
-from .format import Header, Message, make_header, write_trace
+from .format import Header, Message, make_header
 
 Trace = tuple[Header, list[Message]]
 

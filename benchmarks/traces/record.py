@@ -169,7 +169,8 @@ class Planner:
 
     def _event_topic(self) -> None:
         if not self.topics:
-            return self._event_question()
+            self._event_question()
+            return
         self.topic = self.topics.pop(0)
         self.episode.say("user", f"Good. Next, move on to {self.topic.label}.")
         self._start_topic()
@@ -349,7 +350,7 @@ class Planner:
 
     def _remark(self, name: str, args: dict[str, Any], result: str) -> str:
         if name == "readFile":
-            names = [n for n in NAME_PATTERN.findall(result)][:4]
+            names = NAME_PATTERN.findall(result)[:4]
             found = f"defines {', '.join(names)}" if names else "has no definitions in that range"
             return f"{args['path']} lines {args['start']}-{args['end']} {found}."
         if name == "searchCode":

@@ -79,9 +79,9 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
     """
     import shlex
 
+    from compaction_suite.conformance.target import TargetError
     from compaction_suite.recording import Endpoint, RecordingError, default_histories
     from compaction_suite.recording import record as record_histories
-    from compaction_suite.conformance.target import TargetError
 
     try:
         endpoint = Endpoint.from_env(model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version, timeout=timeout)

@@ -45,7 +45,6 @@ def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: b
     """
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import LINEUP
-
     from compaction_suite.conformance.target import TargetError, resolve
 
     if not traces and not cost.shipped_traces():

@@ -123,7 +123,7 @@ class ForwardingProxy:
         try:
             import httpx2 as httpx
         except ImportError:  # openai < 3 uses httpx
-            import httpx  # type: ignore[no-redef]
+            import httpx  # type: ignore[no-redef,import-not-found,unused-ignore]
         self.endpoint = endpoint
         self._http = httpx.Client(timeout=endpoint.timeout)
         upstream = urlsplit(endpoint.url)

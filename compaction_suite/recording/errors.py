@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import openai
@@ -25,6 +25,7 @@ from compaction_suite.conformance.target import call_compact, last_event_json, r
 from compaction_suite.reference.summarizer import Summarizer
 from compaction_suite.reference.summary import transcript
 
+from .endpoint import RecordingError
 from .meta import Meta, history_record, interactions, settings_record
 from .record import Recording, default_histories
 from .scrub import recorder
@@ -184,14 +185,15 @@ def _capturing_http_client(capture: _Capture) -> Any:
             body = request.read()
             response = real_handle_request(self, request)
             received = bytearray()
+            stream = cast(httpx.SyncByteStream, response.stream)
             try:
-                for piece in response.stream:
+                for piece in stream:
                     received += piece
             except httpx.TransportError:
                 capture.cut = True
                 raise  # the client sees the cut, as it happened
             finally:
-                response.stream.close()
+                stream.close()
                 headers: dict[str, list[str]] = {}
                 for key, value in response.headers.multi_items():
                     headers.setdefault(key, []).append(value)
@@ -205,8 +207,10 @@ def _capturing_http_client(capture: _Capture) -> Any:
     return httpx.Client(transport=CapturingTransport())
 
 
-def _stream_live(client: openai.OpenAI, messages: list[dict[str, Any]]) -> str | None:
+def _stream_live(client: openai.OpenAI | None, messages: list[dict[str, Any]]) -> str | None:
     """Stream a summary request; the error the client saw, or None."""
+    if client is None:
+        raise RecordingError("the streamed case needs a client (connected settings)")
     request = Summarizer(Settings().model).request(transcript(messages[1:4]))
     try:
         for _ in client.chat.completions.create(**request, stream=True):

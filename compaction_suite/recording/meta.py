@@ -15,7 +15,7 @@ import os
 import platform
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ class Meta:
     event: dict[str, Any] | None
     details: dict[str, Any] = field(default_factory=dict)
     """The fields only this kind of recording has (verification, fault, capture note...)."""
-    recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     recorded_with: dict[str, str] = field(default_factory=lambda: versions())
 
     def as_json(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from compaction_suite.conformance.settings import Settings
 from .endpoint import Endpoint
 from .scrub import player
 
+
 class NetworkBlocked(OSError):
     """A connection was attempted during an offline replay."""
 
@@ -30,7 +31,7 @@ def no_network() -> Iterator[None]:
     """Refuse every outgoing IP connection in this process for the duration."""
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
 
-    def refuse(self: socket.socket, address: Any, real: Any) -> Any:
+    def refuse(self: Any, address: Any, real: Any) -> Any:
         if self.family in (socket.AF_INET, socket.AF_INET6):
             raise NetworkBlocked(f"network access during an offline replay: connect{address!r}")
         return real(self, address)

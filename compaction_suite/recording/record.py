@@ -178,7 +178,8 @@ def _verify(
     compactor (``observe_usage``) when it listens, and its event read again.
     """
     try:
-        reply = client.chat.completions.create(model=endpoint.model, messages=output, **VERIFY)
+        request: dict[str, Any] = {"model": endpoint.model, "messages": output, **VERIFY}
+        reply = client.chat.completions.create(**request)
     except openai.OpenAIError as error:
         problem = f"the endpoint rejected the compacted history: {type(error).__name__}: {error}"
         return problem, {"error": problem}, event
