@@ -410,13 +410,6 @@ class CommandTarget:
         self._refusal: UnsupportedVersion | None = None
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_target(cls, target: str, *, timeout: float = DEFAULT_TIMEOUT) -> CommandTarget:
-        """``CommandTarget`` for a target string ``cmd:<command>``."""
-        if not target.startswith(PREFIX):
-            raise ValueError(f"not a command target (expected {PREFIX}<command>): {target!r}")
-        return cls(target[len(PREFIX) :], timeout=timeout)
-
     def __repr__(self) -> str:
         return f"CommandTarget({self.command!r})"
 
