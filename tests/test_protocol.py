@@ -153,7 +153,7 @@ def test_an_older_compactor_takes_the_process_back_only_where_that_is_exact(targ
     assert first.estimate_tokens(HISTORY) > 0  # stateless: reset back to first's settings, then ask
     second.compact(HISTORY, iteration=1)  # second never compacted: it has no state to lose
     assert second.last_event["compacts"] == 1
-    with pytest.raises(RuntimeError, match="stale: .* state .* is gone"):
+    with pytest.raises(RuntimeError, match=r"stale: .* state .* is gone"):
         first.compact(HISTORY, iteration=2)  # first's state (one compaction) was reset away
     third.estimate_tokens(HISTORY)
     assert first.estimate_tokens(HISTORY) > 0
