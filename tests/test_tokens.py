@@ -29,6 +29,8 @@ from compaction_suite.reference.tokens import (
     message_text,
 )
 
+from message_builders import call
+
 OFFICIAL_SHA256 = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -163,10 +165,6 @@ def test_install_does_not_import_quicktok(tmp_path: Path) -> None:
 # --- tokens.py: chars / 4 (TOK-1) -----------------------------------------------
 
 
-def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
 def test_chars_per_four_on_text() -> None:
     history: list[Message] = [
         {"role": "system", "content": "abcdefgh"},
@@ -193,7 +191,7 @@ def test_chars_per_four_on_content_parts() -> None:
 def test_chars_per_four_on_tool_calls_name_and_refusal() -> None:
     history: list[Message] = [
         {"role": "user", "name": "ann", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "read", '{"p": 1}')]},  # type: ignore[list-item]
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"p": 1}')]},  # type: ignore[list-item]
         {"role": "tool", "tool_call_id": "c1", "content": "result!!"},
         {"role": "assistant", "content": None, "refusal": "no"},
     ]
@@ -224,8 +222,8 @@ def test_exact_overhead_arithmetic(name: str, exact: dict[str, ExactTokens]) -> 
 
 def test_exact_counts_tool_calls_and_parts(exact: dict[str, ExactTokens]) -> None:
     counter = exact["o200k_base"]
-    call: Message = {"role": "assistant", "content": None, "tool_calls": [_call("c1", "read", '{"path": "a.py"}')]}  # type: ignore[list-item]
-    assert counter.units(call) == PER_MESSAGE + 1 + counter.tokens("read") + counter.tokens('{"path": "a.py"}')
+    calling: Message = {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"path": "a.py"}')]}  # type: ignore[list-item]
+    assert counter.units(calling) == PER_MESSAGE + 1 + counter.tokens("read") + counter.tokens('{"path": "a.py"}')
     parts: Message = {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
     assert counter.units(parts) == 6
 
@@ -246,7 +244,7 @@ def _message(draw: st.DrawFn) -> Message:
     if role == "user" and draw(st.booleans()):
         message["name"] = draw(text)
     if role == "assistant" and draw(st.booleans()):
-        message["tool_calls"] = [_call("c", draw(text), draw(text))]
+        message["tool_calls"] = [call("c", draw(text), draw(text))]
     if role == "tool":
         message["tool_call_id"] = "c"
     return message  # type: ignore[return-value]
