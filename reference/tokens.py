@@ -69,7 +69,7 @@ class ExactTokens(Estimator):
     """
 
     def __init__(self, encoding_name: str = "o200k_base") -> None:
-        self.name = f"tiktoken:{encoding_name}"
+        self.name = f"exact:{encoding_name}"
         self.encoding_name = encoding_name
 
     def tokens(self, text: str) -> int:
