@@ -58,11 +58,11 @@ TASK_STATUSES = ("completed", "in_progress", "pending")
 __all__ = [
     "ENTITY_TOOL",
     "GENERIC_TOOLS",
+    "Message",
     "PROGRESS_TOOL",
     "SUMMARY_PREFIX",
     "TASK_STATUSES",
     "TOOL_NAMES",
-    "Message",
     "assistant_replies",
     "earlier_summaries",
     "entity_ids",
