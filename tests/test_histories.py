@@ -30,6 +30,7 @@ from conformance.histories import (
     assistant_replies,
     earlier_summaries,
     entity_ids,
+    id_rule,
     histories,
     image_parts,
     latest_task_list,
@@ -370,7 +371,7 @@ def result(call_id: str, content: Any) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def test_entity_ids_are_top_level_string_ids_of_json_object_results() -> None:
+def test_entity_ids_are_identifier_like_keys_at_any_depth_of_json_results() -> None:
     history: list[Message] = [
         {"role": "system", "content": "s"},
         {"role": "user", "content": '{"id": "ent-user"}'},  # not a tool message
@@ -381,16 +382,19 @@ def test_entity_ids_are_top_level_string_ids_of_json_object_results() -> None:
         },
         result("c0", json.dumps({"id": "ent-0001", "type": "task", "title": "A"})),
         result("c1", json.dumps({"id": "5f0c6a1e-0000-4000-8000-000000000001"}, indent=2)),
-        result("c2", json.dumps({"id": 7})),  # not a string
-        result("c3", json.dumps([{"id": "ent-in-array"}])),  # not an object
-        result("c4", json.dumps({"item": {"id": "ent-nested"}})),  # not top-level
+        result("c2", json.dumps({"id": 7, "ok": True})),  # an integer id counts (SPEC ENT-1)
+        result("c3", json.dumps([{"id": "ent-in-array", "valid": "yes"}])),  # in an array
+        result("c4", json.dumps({"item": {"owner_id": "u-1", "tagIds": ["t-1", True]}})),  # nested, a list of ids
         result("c5", 'not json {"id": "ent-text"}'),
         result("c6", [{"type": "text", "text": json.dumps({"id": "ent-parts"})}]),  # text parts count
         result("c7", json.dumps({"id": "ent-0001"})),  # a repeat
         {"role": "assistant", "content": "done"},
     ]
-    assert entity_ids(history) == ["ent-0001", "5f0c6a1e-0000-4000-8000-000000000001", "ent-parts"]
+    assert entity_ids(history) == [
+        "ent-0001", "5f0c6a1e-0000-4000-8000-000000000001", "7", "ent-in-array", "u-1", "t-1", "ent-parts",
+    ]
     assert entity_ids([]) == []
+    assert entity_ids(history, id_rule(keys=("type",), default=False)) == ["task"]
 
 
 def test_latest_task_list_takes_the_last_readable_report_progress_call() -> None:
