@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import histories as verifier
-from reference import extraction
-from reference.summary import entities
+from compaction_suite.conformance import histories as verifier
+from compaction_suite.reference import extraction
+from compaction_suite.reference.summary import entities
 
 PROPERTY = settings(max_examples=300)
 

@@ -14,9 +14,9 @@ from typing import Any
 import openai
 import pytest
 
-from conformance.summarizer_server import SummarizerServer
-from reference import presets
-from reference.summary import (
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import presets
+from compaction_suite.reference.summary import (
     SUMMARY_PREFIX,
     entities,
     is_summary,
@@ -108,7 +108,7 @@ def test_values_that_cannot_be_ids_are_skipped(value: Any) -> None:
 
 
 def test_a_user_rule_adds_key_patterns_or_a_callable() -> None:
-    from reference.extraction import EntityRule
+    from compaction_suite.reference.extraction import EntityRule
 
     flight = result("c1", {"flight_number": "HAT001", "sku": "A-7", "seat": "12C"})
     assert entities([flight]) == []
@@ -217,7 +217,7 @@ def test_an_unstructured_earlier_summary_does_not_hide_an_older_call() -> None:
 
 
 def test_task_lists_of_coding_agents_plan_tools_are_read_through_their_presets() -> None:
-    from reference.extraction import CODING_AGENT_TASK_LISTS, TaskListTool
+    from compaction_suite.reference.extraction import CODING_AGENT_TASK_LISTS, TaskListTool
 
     todo = call("c1", "TodoWrite", {"todos": [{"content": "Run tests", "status": "in_progress", "activeForm": "Running"}]})
     plan = call("c2", "update_plan", {"explanation": "x", "plan": [{"step": "Read code", "status": "completed"}]})
