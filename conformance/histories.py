@@ -15,6 +15,9 @@ The vocabulary of a history:
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
 - ``histories()``: all of the above in a realistic agent order.
+- ``real_traffic()``: histories in the shapes real traffic has (reused ids across
+  rounds, ``name``, refusals, text parts, empty assistant content next to tool calls,
+  ids nested in records).
 
 Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes tens
 of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``
@@ -78,6 +81,7 @@ __all__ = [
     "latest_task_list",
     "long_tool_outputs",
     "multimodal_contents",
+    "real_traffic",
     "system_prompts",
     "task_lists",
     "text",
@@ -677,6 +681,102 @@ def histories(
     return _histories(
         min_rounds, max_rounds, system, earlier_summary, in_flight, rounds[False], rounds[True], multimodal
     )
+
+
+# --- real-traffic shapes ----------------------------------------------------------
+# What real agents send and the chat-completions API accepts (SPEC HIST-* Decision):
+# a tool-call id reused by a later round, ``name`` on messages, refusals, text parts on
+# every role, an assistant ``content`` that is empty or absent next to ``tool_calls``,
+# and entity ids nested in records (SPEC ENT-1). `real_traffic` dresses a valid history
+# in them; the result is still valid.
+
+NAMES = ("alice", "ops_bot", "planner-1", "Reviewer")
+REFUSALS = ("I can't help with that.", "I'm not able to share those credentials.")
+
+
+def _as_parts(message: Message) -> Message:
+    """String content as one text part (a summary keeps its string, SPEC SUM-2)."""
+    content = message.get("content")
+    if not isinstance(content, str) or content.startswith(SUMMARY_PREFIX):
+        return message
+    return {**message, "content": [{"type": "text", "text": content}]}
+
+
+def _nested_record(draw: st.DrawFn, content: str) -> str:
+    """A ``createEntity`` result as a real API returns records: the entity nested, with
+    related ids beside it (``*_id``, ``*Ids``, integers), as tau-bench's tools do."""
+    entity = json.loads(content)
+    record = {
+        "data": {**entity, "owner_id": f"usr_{draw(_below(10**6)):06d}"},
+        "linkedIds": [draw(_below(10**5)) + 1 for _ in range(draw(_below(3)))],
+        "meta": {"request_id": f"req-{draw(_below(2**32)):08x}", "ok": True},
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _reuse_ids(draw: st.DrawFn, messages: list[Message]) -> list[Message]:
+    """Give some later tool rounds ids an earlier round used (unique within each message)."""
+    used: list[str] = []
+    out: list[Message] = []
+    renames: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "tool":
+            out.append({**message, "tool_call_id": renames.get(message["tool_call_id"], message["tool_call_id"])})
+            continue
+        calls = message.get("tool_calls")
+        renames = {}
+        if calls and used and _one_in(draw, 2):
+            pool = list(dict.fromkeys(used))
+            for call in calls[: len(pool)]:
+                renames[call["id"]] = pool.pop(draw(_below(len(pool))))
+            message = {**message, "tool_calls": [{**c, "id": renames.get(c["id"], c["id"])} for c in calls]}
+        used += [c["id"] for c in message.get("tool_calls") or []]
+        out.append(message)
+    return out
+
+
+def _dress(draw: st.DrawFn, message: Message, entity_results: set[str]) -> Message:
+    """One message in one of the real shapes of its role, or as it was."""
+    role, shape = message.get("role"), draw(_below(4))
+    if role == "tool" and message["tool_call_id"] in entity_results and shape == 0:
+        message = {**message, "content": _nested_record(draw, message["content"])}
+    elif role == "assistant" and message.get("tool_calls") and shape == 0:
+        message = {key: value for key, value in message.items() if key != "content"}  # content absent
+    elif role == "assistant" and message.get("tool_calls") and shape == 1:
+        message = {**message, "content": ""}
+    elif role == "assistant" and not message.get("tool_calls") and shape == 0:
+        message = {"role": "assistant", "content": None, "refusal": _pick(draw, REFUSALS)}
+    if role in ("system", "developer", "user", "assistant") and _one_in(draw, 4):
+        message = {**message, "name": _pick(draw, NAMES)}
+    return _as_parts(message) if _one_in(draw, 3) else message
+
+
+@st.composite
+def _real_traffic(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[Message]:
+    messages = draw(base)
+    entity_results = {
+        call["id"]
+        for m in messages
+        for call in m.get("tool_calls") or []
+        if call["function"]["name"] == ENTITY_TOOL
+    }
+    dressed = [_dress(draw, m, entity_results) for m in messages]
+    return _reuse_ids(draw, dressed)
+
+
+def real_traffic(base: SearchStrategy[list[Message]] | None = None) -> SearchStrategy[list[Message]]:
+    """Histories from ``base`` (default `histories`) in the shapes real traffic has.
+
+    Each message may take a shape of its role that the chat-completions API accepts:
+    ``name`` on system/user/assistant messages; a refusal (``content: None`` and
+    ``refusal``) instead of a bare reply; text parts instead of string content on any
+    role (summaries keep their string); ``content`` empty or absent next to
+    ``tool_calls``; a ``createEntity`` result as a nested record carrying more ids
+    (``owner_id``, ``linkedIds`` integers, ``request_id``). Later tool rounds may reuse
+    ids of earlier rounds (never twice in one message). The result passes
+    ``reference.rounds.split_rounds`` (SPEC HIST-*), like ``base``'s.
+    """
+    return _real_traffic(base if base is not None else histories())
 
 
 # --- helpers for the conformance clauses ---------------------------------------------

@@ -178,8 +178,8 @@ def check_valid_messages(out: Any) -> str | None:
             return f"message {i} has unknown role {role!r}"
         if role != "assistant" and not isinstance(m.get("content"), (str, list)):
             return f"message {i} ({role}) has no string or list content"
-        if role == "assistant" and m.get("content") is None and not m.get("tool_calls"):
-            return f"message {i} (assistant) has neither content nor tool_calls"
+        if role == "assistant" and m.get("content") is None and not m.get("tool_calls") and not m.get("refusal"):
+            return f"message {i} (assistant) has neither content, tool_calls nor refusal"
         if role == "tool" and not isinstance(m.get("tool_call_id"), str):
             return f"message {i} (tool) has no tool_call_id"
         seen: set[str] = set()

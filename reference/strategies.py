@@ -225,7 +225,8 @@ class MaskAndSummarize(Strategy):
 
     At every compaction, tool results outside the last ``keep_rounds`` rounds are masked,
     keeping their entity ids (cheap: no model call). When what lies before the kept tail
-    still holds more than ``summarize_over`` tokens (chars/4), it is folded into one
+    still holds more than ``summarize_over`` tokens (chars/4; by default a summary's own size,
+    seed 003's 300 tokens, since folding less than that saves nothing), it is folded into one
     structured summary (seed 001's format: entity ids and the task list extracted, so
     nothing the model forgets is lost). The hybrid The Complexity Trap (Lindenbauer et
     al., 2025) found cheapest: masking does most of the work, summaries bound the rest.
@@ -236,7 +237,7 @@ class MaskAndSummarize(Strategy):
         summarizer: Summarizer,
         *,
         keep_rounds: int = 2,
-        summarize_over: int = 2048,
+        summarize_over: int = 300,
         entity_rule: EntityRule = EntityRule(),
         task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
         fallback_truncation: bool = False,

@@ -438,3 +438,45 @@ def test_helpers_agree_with_what_the_generator_made(history: list[Message]) -> N
     reports = [c for c in calls_of(history) if c["function"]["name"] == PROGRESS_TOOL]
     expected = json.loads(reports[-1]["function"]["arguments"])["tasks"] if reports else None
     assert latest_task_list(history) == expected
+
+
+# --- real_traffic(): the shapes real agents send (SPEC HIST-* Decision) ---------------------
+
+from compaction_suite.conformance import oracle  # noqa: E402
+from compaction_suite.conformance.histories import real_traffic  # noqa: E402
+
+
+@PROPERTY
+@given(history=real_traffic(histories(max_rounds=12)))
+def test_real_traffic_histories_are_valid_for_the_reference_and_the_oracle(history: list[Message]) -> None:
+    assert flatten(split_rounds(history)) == history
+    assert oracle.check_valid_messages(history) is None
+
+
+@PROPERTY
+@given(history=real_traffic(histories(max_rounds=6, in_flight=True)))
+def test_real_traffic_keeps_a_call_in_flight_in_flight(history: list[Message]) -> None:
+    assert call_in_flight(split_rounds(history))
+
+
+def _reuses_an_id(history: list[Message]) -> bool:
+    ids = [c["id"] for m in history for c in m.get("tool_calls") or []]
+    return len(ids) != len(set(ids))
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(_reuses_an_id, id="id-reused-in-a-later-round"),
+        pytest.param(lambda h: any("name" in m for m in h), id="name"),
+        pytest.param(lambda h: any(m.get("refusal") for m in h), id="refusal"),
+        pytest.param(lambda h: any(isinstance(m.get("content"), list) and m["role"] == "tool" for m in h), id="tool-parts"),
+        pytest.param(lambda h: any(m.get("tool_calls") and "content" not in m for m in h), id="content-absent"),
+        pytest.param(lambda h: any(m.get("tool_calls") and m.get("content") == "" for m in h), id="content-empty"),
+        pytest.param(lambda h: any('"owner_id"' in oracle.text(m) for m in h if m["role"] == "tool"), id="nested-ids"),
+    ],
+)
+def test_real_traffic_draws_each_real_shape(shape: Callable[[list[Message]], bool]) -> None:
+    found = find(real_traffic(histories(min_rounds=4)), shape, settings=settings(max_examples=2000, database=None))
+    assert shape(found)
+    split_rounds(found)

