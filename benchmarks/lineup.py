@@ -59,6 +59,11 @@ class Tuning:
     task_lists: tuple[TaskListTool, ...] = CODING_AGENT_TASK_LISTS
 
 
+def _k(tokens: int) -> str:
+    """``80k`` for round thousands, else the number itself (``1,500``)."""
+    return f"{tokens // 1000}k" if tokens >= 1000 and tokens % 1000 == 0 else f"{tokens:,}"
+
+
 def _clients(settings: Any) -> dict[str, Any]:
     return {"client": settings.client, "async_client": settings.async_client}
 
@@ -109,10 +114,10 @@ def lineup(tuning: Tuning = Tuning()) -> dict[str, Callable[[Any], Any]]:
     budget = (2 * m) // 3 if m else 40_000
     return {
         BASELINE: lambda s: NoCompaction(),
-        f"seed-000 summary (iterations>={t000} or {m000 // 1000}k; last {k000} rounds)": partial(seed_000, tuning=tuning),
-        f"seed-001 structured (>{m001 // 1000}k; last 10 messages)": partial(seed_001, tuning=tuning),
-        f"seed-001 structured behind seed-000 trigger ({t000} or {m000 // 1000}k)": partial(seed_000_structured, tuning=tuning),
-        f"seed-003 researcher (60% of {window // 1000}k; last {k003} rounds)": lambda s: presets.researcher(
+        f"seed-000 summary (iterations>={t000} or {_k(m000)}; last {k000} rounds)": partial(seed_000, tuning=tuning),
+        f"seed-001 structured (>{_k(m001)}; last 10 messages)": partial(seed_001, tuning=tuning),
+        f"seed-001 structured behind seed-000 trigger ({t000} or {_k(m000)})": partial(seed_000_structured, tuning=tuning),
+        f"seed-003 researcher (60% of {_k(window)}; last {k003} rounds)": lambda s: presets.researcher(
             s.model, max_tokens=window, keep_rounds=k003, **_clients(s)
         ),
         "seed-004 keep last 50 messages (>20+5)": lambda s: presets.message_counting(),
@@ -120,7 +125,7 @@ def lineup(tuning: Tuning = Tuning()) -> dict[str, Callable[[Any], Any]]:
         f"observation masking (last {kmask} rounds verbatim)": lambda s: Compactor(
             MaskObservations(keep_rounds=kmask), IterationsOrTokens(threshold_iterations=1)
         ),
-        f"token budget (drop oldest rounds to {budget // 1000}k, when >{m001 // 1000}k)": lambda s: Compactor(
+        f"token budget (drop oldest rounds to {_k(budget)}, when >{_k(m001)})": lambda s: Compactor(
             TokenBudget(budget), TokenThreshold(m001)
         ),
         f"{HYBRID} (last {khybrid} rounds; summary over 300 older tokens)": partial(mask_and_summarize, tuning=tuning),
