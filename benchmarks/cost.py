@@ -27,7 +27,7 @@ from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
 from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, ceilings, replay, worst
 from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
-from compaction_suite.benchmarks.traces.format import read_trace
+from compaction_suite.benchmarks.traces.format import FORMAT_NAME, read_trace
 from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 from compaction_suite.reference.rounds import split_rounds
@@ -46,7 +46,9 @@ def shipped_traces() -> list[Path]:
 
 def load_traces(paths: Sequence[Path]) -> list[tuple[dict[str, Any], list[dict]]]:
     """(header, messages) of each file: a trace (``.jsonl``, FORMAT.md), a SWE-agent ``.traj``,
-    or a tau-bench results file (``.json``, one trace per record), through `compaction_suite.benchmarks.traces`."""
+    a tau-bench results file (``.json``, one trace per record) or a Claude Code session log
+    (any other ``.jsonl``), through `compaction_suite.benchmarks.traces`."""
+    from compaction_suite.benchmarks.traces.claude_code import import_claude_code
     from compaction_suite.benchmarks.traces.importers import import_swe_agent, import_tau_bench
 
     loaded: list[tuple[dict[str, Any], list[dict]]] = []
@@ -55,9 +57,22 @@ def load_traces(paths: Sequence[Path]) -> list[tuple[dict[str, Any], list[dict]]
             loaded.append(import_swe_agent(path))
         elif path.suffix == ".json":
             loaded.extend(import_tau_bench(path))
-        else:
+        elif is_trace(path):
             loaded.append(read_trace(path))
+        else:
+            loaded.append(import_claude_code(path))
     return loaded
+
+
+def is_trace(path: Path) -> bool:
+    """Whether a ``.jsonl`` file is a compaction-suite trace (its first line is the header);
+    any other ``.jsonl`` is read as a Claude Code session log."""
+    with path.open(encoding="utf-8") as file:
+        first = file.readline()
+    try:
+        return json.loads(first).get("format") == FORMAT_NAME
+    except (ValueError, AttributeError):
+        return False
 
 
 def run(

@@ -226,13 +226,13 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent} FILE... --out-dir DIR``."""
     parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.importers", description=main.__doc__)
-    parser.add_argument("kind", choices=("tau-bench", "swe-agent"))
+    parser.add_argument("kind", choices=("tau-bench", "swe-agent", "claude-code"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--out-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for file in args.files:
-        traces = import_tau_bench(file) if args.kind == "tau-bench" else [import_swe_agent(file)]
+        traces = _import(args.kind, file)
         for header, messages in traces:
             target = args.out_dir / (header["id"].replace(":", "__") + ".jsonl")
             write_trace(target, header, messages)
