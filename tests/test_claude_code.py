@@ -28,7 +28,7 @@ def tools_session():
 
 
 def test_lines_become_chat_completions_messages(tools_session):
-    header, messages = tools_session
+    _, messages = tools_session
     assert [m["role"] for m in messages] == ["user", "user", "assistant", "tool", "tool", "assistant", "tool", "assistant", "tool", "user", "assistant"]
     first = messages[2]
     assert first["content"] == "I'll read the test and the module."  # thinking dropped, text kept

@@ -20,6 +20,7 @@ from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import (
     ENTITY_TOOL,
     PROGRESS_TOOL,
@@ -30,12 +31,13 @@ from compaction_suite.conformance.histories import (
     assistant_replies,
     earlier_summaries,
     entity_ids,
-    id_rule,
     histories,
+    id_rule,
     image_parts,
     latest_task_list,
     long_tool_outputs,
     multimodal_contents,
+    real_traffic,
     system_prompts,
     task_lists,
     text,
@@ -441,10 +443,6 @@ def test_helpers_agree_with_what_the_generator_made(history: list[Message]) -> N
 
 
 # --- real_traffic(): the shapes real agents send (SPEC HIST-* Decision) ---------------------
-
-from compaction_suite.conformance import oracle  # noqa: E402
-from compaction_suite.conformance.histories import real_traffic  # noqa: E402
-
 
 @PROPERTY
 @given(history=real_traffic(histories(max_rounds=12)))

@@ -223,8 +223,18 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
     return header, messages
 
 
+def _import(kind: str, file: Path) -> list[Trace]:
+    if kind == "tau-bench":
+        return import_tau_bench(file)
+    if kind == "swe-agent":
+        return [import_swe_agent(file)]
+    from .claude_code import import_claude_code
+
+    return [import_claude_code(file)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent} FILE... --out-dir DIR``."""
+    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent,claude-code} FILE... --out-dir DIR``."""
     parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.importers", description=main.__doc__)
     parser.add_argument("kind", choices=("tau-bench", "swe-agent", "claude-code"))
     parser.add_argument("files", nargs="+", type=Path)
