@@ -16,9 +16,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .rounds import Message
 
@@ -158,7 +158,8 @@ def _task(item: dict[str, Any], tool: TaskListTool) -> Task:
 def latest_task_list(messages: Sequence[Message], tools: Sequence[TaskListTool]) -> list[Task] | None:
     """The tasks of the latest task-list call in ``messages`` (last message, last call), or None."""
     for message in reversed(messages):
-        for call in reversed(message.get("tool_calls") or []):
+        calls = cast(Mapping[str, Any], message).get("tool_calls") or []
+        for call in reversed(calls):
             tasks = tasks_of_call(call, tools)
             if tasks is not None:
                 return tasks

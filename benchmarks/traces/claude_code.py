@@ -33,6 +33,7 @@ from typing import Any
 
 from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
+
 from .format import Header, Message, make_header
 
 NO_RESULT = "[no result recorded]"
@@ -150,9 +151,10 @@ class _Converter:
                 current["content"] = "\n\n".join(filter(None, [current["content"], block.get("text", "")])) or ""
             elif kind == "tool_use":
                 arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-                call = {"id": str(block["id"]), "type": "function", "function": {"name": str(block["name"]), "arguments": arguments}}
-                current.setdefault("tool_calls", []).append(call)
-                self.pending.append(call["id"])
+                call_id = str(block["id"])
+                function = {"name": str(block["name"]), "arguments": arguments}
+                current.setdefault("tool_calls", []).append({"id": call_id, "type": "function", "function": function})
+                self.pending.append(call_id)
             else:
                 self.dropped[f"assistant {kind} block"] += 1
 
@@ -225,7 +227,7 @@ class _Converter:
 
 
 def _image_url(block: dict[str, Any]) -> str | None:
-    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    source: dict[str, Any] = block["source"] if isinstance(block.get("source"), dict) else {}
     if source.get("type") == "base64" and source.get("data"):
         return f"data:{source.get('media_type', 'image/png')};base64,{source['data']}"
     if source.get("type") == "url" and source.get("url"):
