@@ -19,7 +19,7 @@ import pytest
 from .clauses import PROFILES
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import Target
+from .target import StartupFailed, Target, check_compactor
 
 
 class Subject:
@@ -87,10 +87,11 @@ class Suite:
         self.compacted = 0
         """How many ``compact`` calls the tests made, and how many changed the history: a
         compactor that conforms by never compacting shows here."""
-        self.claimed = self.new().profiles
-        if target.version is None and callable(getattr(target.factory, "start", None)):
-            impl = target.factory.start().get("implementation", {})  # a cmd: target names itself
-            target.version = f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
+        try:
+            self.claimed = self._first().profiles
+        except BaseException:
+            self.server.stop()
+            raise
         unknown = sorted(self.claimed - set(PROFILES))
         self.unknown_profiles = unknown
         self.requested = set(requested) if requested else None
@@ -101,6 +102,23 @@ class Suite:
         if "summarizer_timeout" in changes:
             settings = connected(settings, self.server.base_url)
         return Subject(self.target.factory(settings), self._tally)
+
+    def _first(self) -> Subject:
+        """The first compactor, checked against the plug-in contract: any failure here is the
+        target's `StartupFailed`, not a clause's verdict."""
+        start = getattr(self.target.factory, "start", None)
+        if callable(start):  # a cmd: target: the process starts and names itself
+            try:
+                impl = start().get("implementation", {})
+            except Exception as error:
+                raise StartupFailed(f"{self.target.spec}: the program did not start: {_first_line(error).removeprefix(self.target.spec + ': ')}") from error
+            self.target.version = self.target.version or f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
+        try:
+            compactor = self.target.factory(self.settings)
+        except Exception as error:
+            raise StartupFailed(f"{self.target.spec}: the factory failed: {type(error).__name__}: {_first_line(error)}") from error
+        check_compactor(compactor, self.target.spec)
+        return Subject(compactor, self._tally)
 
     def _tally(self, changed: bool) -> None:
         self.calls += 1
@@ -121,3 +139,15 @@ class Suite:
     def close(self) -> None:
         self.server.stop()
         self.target.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def start(spec: str | None, requested: list[str] | None) -> Suite:
+    """Resolve ``spec`` and start a conformance session; `TargetError` or `StartupFailed` say why not."""
+    from .target import resolve
+
+    return Suite(resolve(spec), requested)
