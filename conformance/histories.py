@@ -23,11 +23,13 @@ Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes 
 of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``
 (an entity, SPEC STRUCT-2); ``reportProgress`` takes ``{"tasks": [{"title", "status"}]}``
 (SPEC STRUCT-3) and returns a short acknowledgement. Only ``createEntity`` results are
-JSON objects, so `entity_ids` finds exactly the entities the generator created.
+JSON objects, so `entity_ids` (SPEC ENT-1: identifier-like keys at any depth) finds exactly
+the entities the generator created, plus the related ids `real_traffic` nests beside them.
 
 Tool-call ids are ``call_0001``, ``call_0002``, ... numbered in drawing order and
 unique across everything drawn in one example (a counter held in ``st.shared``), so
-``st.lists(tool_rounds())`` concatenated is still a valid history (SPEC HIST-6).
+``st.lists(tool_rounds())`` concatenated is still a valid history (SPEC HIST-6 asks less:
+unique within one assistant message; `real_traffic` reuses ids across rounds).
 """
 
 from __future__ import annotations

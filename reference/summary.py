@@ -88,8 +88,7 @@ def latest_tasks(messages: Sequence[Message], tools: Sequence[TaskListTool] = (R
     An earlier structured summary's task list counts as the latest when no
     newer call follows it.
     """
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
+    for message in reversed(messages):
         if is_summary(message):
             lines = _section(text_of(message), "Current Task List")
             if lines:
