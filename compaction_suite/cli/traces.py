@@ -33,18 +33,18 @@ def record(seed: int, rounds: int, out: Path, created: str | None, trace_id: str
 
 
 @traces.command("import")
-@click.argument("kind", type=click.Choice(("tau-bench", "swe-agent")))
+@click.argument("kind", type=click.Choice(("tau-bench", "swe-agent", "claude-code")))
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for the .jsonl traces.")
 def import_(kind: str, files: tuple[Path, ...], out_dir: Path) -> None:
-    """Convert tau-bench result files or SWE-agent .traj files into the trace format, one trace per episode."""
+    """Convert tau-bench result files, SWE-agent .traj files or Claude Code session logs into the trace format, one trace per episode."""
     from compaction_suite.benchmarks.traces.format import write_trace
-    from compaction_suite.benchmarks.traces.importers import TraceImportError, import_swe_agent, import_tau_bench
+    from compaction_suite.benchmarks.traces.importers import TraceImportError, import_file
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for file in files:
         try:
-            episodes = import_tau_bench(file) if kind == "tau-bench" else [import_swe_agent(file)]
+            episodes = import_file(kind, file)
         except TraceImportError as error:
             raise click.ClickException(f"{file}: {error}") from error
         for header, messages in episodes:
