@@ -119,7 +119,7 @@ def test_a_history_the_provider_accepts_splits_without_error(history: list[dict[
 def test_a_reused_id_pairs_with_the_call_of_its_own_round() -> None:
     history = [user(), calls("a"), result("a", "first"), calls("a"), result("a", "second")]
     rounds = split_rounds(history)
-    assert [r.messages for r in rounds[1:]] == [tuple(history[1:3]), tuple(history[3:5])]
+    assert [r.messages for r in rounds[1:]] == [history[1:3], history[3:5]]
 
 
 def test_a_reused_id_unanswered_in_the_last_round_is_in_flight() -> None:
