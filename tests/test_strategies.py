@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from compaction_suite.conformance.histories import histories, real_traffic
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 from compaction_suite.reference import (
+    TODO_WRITE,
     Chain,
     CharsPerFour,
     DropSources,
-    HistoryError,
-    TODO_WRITE,
     EntityRule,
+    HistoryError,
     KeepLastMessages,
     MaskAndSummarize,
     MaskObservations,
