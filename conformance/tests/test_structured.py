@@ -8,10 +8,10 @@ from hypothesis import assume, given
 
 from conformance import oracle
 from conformance.assertions import require
-from conformance.histories import entity_ids, histories, latest_task_list
+from conformance.histories import entity_ids, latest_task_list
 from conformance.settings import Settings
 
-from .common import changed, clause, summaries
+from .common import histories, changed, clause, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
