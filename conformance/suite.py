@@ -285,6 +285,7 @@ class Suite:
 
     def close(self) -> None:
         ACTIVE[:] = [s for s in ACTIVE if s is not self]
+        CHECKED[:] = [listener for listener in CHECKED if listener != self._checked]
         self.server.stop()
         self.target.close()
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance import oracle
+from conformance.crossprocess import Worker
 from conformance.histories import agent_shaped
 from conformance.histories import histories as drawn_histories
 from conformance.suite import Subject, Suite, declared_capabilities
@@ -36,6 +37,18 @@ HANG_TIMEOUT = 0.3
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
 still has something older to compact (used where a clause needs a compaction to happen)."""
+
+heavy = histories(min_rounds=20, max_rounds=32, max_parallel_calls=6, tools=("createEntity", "createEntity", "readFile", "runCommand", "reportProgress"))
+"""Long agent runs: a long prefix to compact, many entity-creating results, up to six parallel
+calls a round, tool outputs of tens of kB (a labelled variant: few examples, each large)."""
+
+
+@pytest.fixture(scope="module")
+def other_process(suite: Suite) -> Any:
+    """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
+    worker = Worker(suite.target.spec)
+    yield worker
+    worker.close()
 
 
 def clause(clause_id: str) -> pytest.MarkDecorator:

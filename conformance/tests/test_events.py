@@ -12,7 +12,7 @@ from conformance.assertions import require
 from conformance.settings import Settings
 from conformance.summarizer_server import deterministic_summary, usage
 
-from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
+from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, other_process, run, substantial  # noqa: F401 - other_process is a fixture
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -57,6 +57,19 @@ def test_prompt_hash_follows_the_prompt(suite, first, second):
     d, _ = _event(suite, second, "EVT-2", summary_prompt="Summarize tersely for an auditor.")
     require("EVT-2", None if c.get("prompt_hash") == d.get("prompt_hash") else "same override, different hashes", second)
     require("EVT-2", None if c.get("prompt_hash") != a.get("prompt_hash") else "the override did not change the hash", first)
+
+
+@clause("EVT-2")
+@hypothesis_settings(max_examples=3)
+@given(history=substantial)
+def test_prompt_hash_agrees_across_processes(suite, other_process, history):
+    """EVT-2 decision: the hash of the configured prompt is the same in every process and run."""
+    here, _ = _event(suite, history, "EVT-2")
+    suite.reset_server()
+    there = other_process.compact(suite.settings, history, T)
+    theirs = (there.get("event") or {}).get("prompt_hash")
+    problem = there.get("error") or (None if theirs == here.get("prompt_hash") else f"prompt_hash {here.get('prompt_hash')!r} here, {theirs!r} in another process")
+    require("EVT-2", problem, history)
 
 
 @clause("EVT-3")
