@@ -128,7 +128,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id)
     if reason:
         pytest.skip(reason)
-    suite.current, suite.current_test = clause_id, item.nodeid
+    suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

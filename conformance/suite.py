@@ -6,7 +6,7 @@ whether the compactor is sync, async or another process.
 
 Every ``compact`` call goes through `Subject.compact`, which is also where the suite
 watches what no single test owns (SPEC Part A, "Every output"): each output is judged
-for the structural clauses (CORE-1, CORE-2, CORE-3, CORE-6), an exception escaping a
+for the structural clauses (CORE-1, CORE-2, CORE-3, CORE-4, CORE-6), an exception escaping a
 valid history is a crash (CORE-10), each call is kept as the case that replays it, and
 each compaction counts as an example that exercised the clause under test.
 """
@@ -240,6 +240,7 @@ class Suite:
                 problems["CORE-2"] = oracle.check_calls_have_one_result(out)
             if not self.capabilities.system_outside:
                 problems["CORE-3"] = oracle.check_system_kept(history, out, changed)
+            problems["CORE-4"] = oracle.check_rounds_whole(history, out)
         for clause_id, problem in problems.items():
             if problem is not None:
                 self.find(clause_id, problem, history, out, case)

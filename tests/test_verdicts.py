@@ -111,3 +111,9 @@ def test_reasons_point_at_the_message() -> None:
 
 def test_clause_ranges_read_as_runs() -> None:
     assert ranges(["CORE-1", "CORE-2", "CORE-3", "CORE-6", "TRIG-1"]) == "CORE-1..3, CORE-6, TRIG-1"
+
+
+def test_core4_leaves_system_messages_to_core3() -> None:
+    history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
+    assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
+    assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
