@@ -39,7 +39,7 @@ class Clause:
 
 
 def _data() -> dict[str, Any]:
-    return json.loads(resources.files("conformance").joinpath("clauses.json").read_text("utf-8"))
+    return json.loads(resources.files("compaction_suite.conformance").joinpath("clauses.json").read_text("utf-8"))
 
 
 @cache

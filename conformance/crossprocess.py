@@ -1,6 +1,6 @@
 """A second process compacting what the suite sends it: CORE-8 and EVT-2 across processes.
 
-``python -m conformance.crossprocess TARGET`` reads JSON lines ``{"settings": {...},
+``python -m compaction_suite.conformance.crossprocess TARGET`` reads JSON lines ``{"settings": {...},
 "messages": [...], "iteration": n}`` (settings as ``Settings.as_json()``), builds a fresh
 compactor from TARGET's factory for each, and answers ``{"messages": [...], "event": {...}}``
 or ``{"error": "..."}`` on one line. The suite compares the answers with its own run:
@@ -19,8 +19,8 @@ from .settings import Settings, connected
 
 
 def serve(spec: str) -> None:
-    from .suite import Subject, build
-    from .target import resolve
+    from .suite import Subject
+    from .target import check_compactor, resolve
 
     target = resolve(spec)
     for line in sys.stdin:
@@ -31,7 +31,9 @@ def serve(spec: str) -> None:
         base_url = plain.pop("base_url")
         settings = connected(Settings(**plain), base_url)
         try:
-            subject = Subject(build(target.factory, settings, spec))
+            compactor = target.factory(settings)
+            check_compactor(compactor, spec)
+            subject = Subject(compactor)
             out = subject.compact(request["messages"], request["iteration"])
             answer: dict[str, Any] = {"messages": out, "event": _event(subject)}
         except Exception as error:  # noqa: BLE001 - reported to the suite, which judges it
@@ -49,11 +51,11 @@ def _event(subject: Any) -> Any:
 
 
 class Worker:
-    """The suite's side: one ``python -m conformance.crossprocess TARGET`` process."""
+    """The suite's side: one ``python -m compaction_suite.conformance.crossprocess TARGET`` process."""
 
     def __init__(self, spec: str) -> None:
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "conformance.crossprocess", spec],
+            [sys.executable, "-m", "compaction_suite.conformance.crossprocess", spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
         )
 

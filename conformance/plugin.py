@@ -7,6 +7,8 @@ or conformance tests are collected. Options are grouped under
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,30 +16,38 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from . import report
 from .assertions import ClauseViolation
 from .clauses import clauses
-from .target import ENV, TargetError, resolve
+from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
+from .target import ENV, StartupFailed, TargetError
 
 if TYPE_CHECKING:  # the suite imports openai; keep plugin loading light for every pytest run
     from .suite import Suite
 
 SUITE = pytest.StashKey["Suite"]()
 RESULTS = pytest.StashKey[dict[str, list[dict[str, Any]]]]()
-FAST_EXAMPLES = 10
-DEFAULT_EXAMPLES = 50
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("compaction-suite", "context-compaction conformance (compaction-suite)")
     group.addoption("--compactor", metavar="TARGET", help=f"compactor under test: module:attr, a registered name, or cmd:<command> (default: ${ENV})")
-    group.addoption("--compaction-profile", action="append", metavar="P", help="check only this profile (repeatable; default: every profile the compactor claims)")
-    group.addoption("--compaction-fast", action="store_true", help=f"{FAST_EXAMPLES} Hypothesis examples per test, for quick local runs")
-    group.addoption("--compaction-max-examples", type=int, metavar="N", help=f"Hypothesis examples per test (default {DEFAULT_EXAMPLES})")
-    group.addoption("--compaction-random", action="store_true", help="draw new examples each run (default: derandomized, the same examples every run)")
-    group.addoption("--compaction-xfails", metavar="FILE", help="file of test ids (one a line) expected to fail; ids matching no test warn")
-    group.addoption("--compaction-report", action="append", metavar="PATH", help="write the clause report to PATH.json or PATH.md (repeatable)")
+    for option in OPTIONS:
+        group.addoption(option.pytest_flag, dest=option.dest, help=option.help, **_argparse(option))
+
+
+def _argparse(option: Option) -> dict[str, Any]:
+    """argparse's keywords for one option of `options.OPTIONS`."""
+    if option.kind == "flag":
+        return {"action": "store_true"}
+    found: dict[str, Any] = {"metavar": option.metavar, "action": "append" if option.multiple else "store"}
+    if option.kind == "int":
+        found["type"] = int
+    if option.choices:
+        found["choices"] = option.choices
+    return found
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,17 +56,28 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("--compactor") or None
     if spec is None and not _collecting_conformance(config):
         return
-    from .suite import Suite
+    sys.path[:0] = [str(Path(p).resolve()) for p in config.getoption("--compaction-path") or []]
+    from .suite import start
 
-    try:  # resolving the target and the first factory call: contract errors, one line each
-        config.stash[SUITE] = Suite(resolve(spec), config.getoption("--compaction-profile"))
-    except TargetError as error:  # StartupFailed included
+    try:
+        config.stash[SUITE] = start(spec, config.getoption("--compaction-profile"))
+    except (TargetError, StartupFailed) as error:
         raise pytest.UsageError(str(error)) from error
     _load_hypothesis_profile(config)
 
 
 def _collecting_conformance(config: pytest.Config) -> bool:
-    return any(str(arg).split("::")[0].startswith("conformance") for arg in config.args)
+    """Whether the run names this package's conformance tests (``--pyargs compaction_suite.conformance``
+    or their path): a project's own ``conformance/`` folder is never taken over."""
+    tests = Path(__file__).resolve().parent / "tests"
+    for arg in config.args:
+        name = str(arg).split("::")[0]
+        if name.startswith("compaction_suite.conformance"):
+            return True
+        path = Path(name).resolve()
+        if path == tests.parent or path.is_relative_to(tests):
+            return True
+    return False
 
 
 def examples(config: pytest.Config) -> int:
@@ -67,6 +88,7 @@ def examples(config: pytest.Config) -> int:
 
 
 def _load_hypothesis_profile(config: pytest.Config) -> None:
+    _keep_hypothesis_files_out_of_cwd()
     hypothesis_settings.register_profile(
         "compaction-suite",
         max_examples=examples(config),
@@ -79,6 +101,15 @@ def _load_hypothesis_profile(config: pytest.Config) -> None:
         phases=[p for p in Phase if p is not Phase.explain],
     )
     hypothesis_settings.load_profile("compaction-suite")
+
+
+def _keep_hypothesis_files_out_of_cwd() -> None:
+    """Hypothesis keeps caches in ``./.hypothesis``; a check run leaves nothing in the caller's
+    working directory, so they go to the user's cache folder unless the caller chose a place."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(str(cache / "compaction-suite" / "hypothesis"))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -107,7 +138,39 @@ def suite(request: pytest.FixtureRequest) -> Suite:
     return found
 
 
+COLLECTED = pytest.StashKey[set[str]]()
+
+
+@pytest.fixture(scope="module")
+def other_process(suite: Suite) -> Any:
+    """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
+    from .crossprocess import Worker
+
+    worker = Worker(suite.target.spec)
+    yield worker
+    worker.close()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _select_clauses(config, items)
+    _mark_xfails(config, items)
+    config.stash[COLLECTED] = {clause_id for item in items if (clause_id := _clause_of(item))}
+
+
+def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--compaction-clause``: keep only the conformance tests of the named clauses."""
+    wanted = {c.upper() for c in config.getoption("--compaction-clause") or []}
+    if not wanted:
+        return
+    unknown = sorted(wanted - set(clauses()))
+    if unknown:
+        raise pytest.UsageError(f"unknown clause(s) {', '.join(unknown)}; known: {', '.join(clauses())}")
+    keep = [item for item in items if _clause_of(item) in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
+def _mark_xfails(config: pytest.Config, items: list[pytest.Item]) -> None:
     path = config.getoption("--compaction-xfails")
     if not path:
         return
@@ -184,7 +247,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     suite = config.stash.get(SUITE, None)
     if suite is None or not config.stash[RESULTS]:
         return
-    data = report.build(suite, config.stash[RESULTS])
+    data = report.build(suite, config.stash[RESULTS], config.stash.get(COLLECTED, None))
     config.stash[REPORT] = data
     if exitstatus == pytest.ExitCode.OK and not data["passed"]:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

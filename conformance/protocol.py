@@ -45,19 +45,19 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 __all__ = [
-    "PROTOCOL",
-    "VERSION",
-    "REQUEST_SCHEMA_ID",
-    "RESPONSE_SCHEMA_ID",
     "DEFAULT_TIMEOUT",
     "PREFIX",
-    "CommandTarget",
+    "PROTOCOL",
+    "REQUEST_SCHEMA_ID",
+    "RESPONSE_SCHEMA_ID",
+    "VERSION",
     "CommandCompactor",
-    "ProtocolError",
-    "UnsupportedVersion",
-    "Rejected",
-    "ImplementationSkipped",
+    "CommandTarget",
     "ImplementationErrored",
+    "ImplementationSkipped",
+    "ProtocolError",
+    "Rejected",
+    "UnsupportedVersion",
     "load_schema",
     "validator",
 ]
@@ -86,7 +86,7 @@ STDERR_SHOWN = 10
 LINE_CHARS = 500
 """Longest piece of one line quoted in a message."""
 
-IMPLEMENTATION_LOGGER = logging.getLogger("conformance.protocol.implementation")
+IMPLEMENTATION_LOGGER = logging.getLogger("compaction_suite.conformance.protocol.implementation")
 """Where the ``logs`` of an answer are re-emitted (so FAIL-5 sees them like a Python compactor's)."""
 
 _EOF = None

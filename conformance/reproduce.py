@@ -6,7 +6,7 @@ fixed reply, or the deterministic summary). `replay` starts the suite's summariz
 double in that mode, builds the target's compactor with those settings, calls ``compact``
 once and judges the output for the structural clauses.
 
-``python -m conformance.reproduce REPORT.json CLAUSE [TARGET]`` prints what happened.
+``python -m compaction_suite.conformance.reproduce REPORT.json CLAUSE [TARGET]`` prints what happened.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from . import oracle
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import resolve
+from .target import check_compactor, resolve
 
 
 @dataclass
@@ -43,7 +43,7 @@ def case_of(report: dict[str, Any], clause_id: str) -> dict[str, Any]:
 
 def replay(case: dict[str, Any], target: str) -> Replayed:
     """Run ``case`` once against ``target`` (a TARGET string) and judge the output."""
-    from .suite import build, call_compact
+    from .suite import call_compact
 
     resolved = resolve(target)
     with SummarizerServer() as server:
@@ -52,7 +52,9 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
         messages = case["messages"]
         result = Replayed()
         try:
-            result.output = call_compact(build(resolved.factory, settings, target), json.loads(json.dumps(messages)), case["iteration"])
+            compactor = resolved.factory(settings)
+            check_compactor(compactor, target)
+            result.output = call_compact(compactor, json.loads(json.dumps(messages)), case["iteration"])
         except Exception as error:  # noqa: BLE001 - the crash is what is replayed
             result.raised = f"{type(error).__name__}: {error}"
         finally:

@@ -6,13 +6,11 @@ import copy
 from typing import Any
 
 import pytest
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.histories import agent_shaped
+from compaction_suite.conformance.histories import histories as drawn_histories
+from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from hypothesis import strategies as st
-
-from conformance import oracle
-from conformance.crossprocess import Worker
-from conformance.histories import agent_shaped
-from conformance.histories import histories as drawn_histories
-from conformance.suite import Subject, Suite, declared_capabilities
 
 
 def as_declared(history: list[dict]) -> list[dict]:
@@ -41,14 +39,6 @@ still has something older to compact (used where a clause needs a compaction to 
 heavy = histories(min_rounds=20, max_rounds=32, max_parallel_calls=6, tools=("createEntity", "createEntity", "readFile", "runCommand", "reportProgress"))
 """Long agent runs: a long prefix to compact, many entity-creating results, up to six parallel
 calls a round, tool outputs of tens of kB (a labelled variant: few examples, each large)."""
-
-
-@pytest.fixture(scope="module")
-def other_process(suite: Suite) -> Any:
-    """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
-    worker = Worker(suite.target.spec)
-    yield worker
-    worker.close()
 
 
 def clause(clause_id: str) -> pytest.MarkDecorator:

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import copy
 
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.settings import Settings
-
-from .common import changed, clause, estimate, heavy, histories, other_process, run, substantial, well_formed  # noqa: F401 - other_process is a fixture
+from .common import (
+    changed,
+    clause,
+    estimate,
+    heavy,
+    histories,
+    run,
+    substantial,
+    well_formed,
+)
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400

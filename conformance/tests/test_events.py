@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 
-from conformance.assertions import require
-from conformance.settings import Settings
-from conformance.summarizer_server import deterministic_summary, usage
-
-from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, other_process, run, substantial  # noqa: F401 - other_process is a fixture
+from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds

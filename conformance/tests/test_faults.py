@@ -7,14 +7,12 @@ nobody wrote (CORE-11)."""
 from __future__ import annotations
 
 import pytest
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 
-from conformance import oracle
-from conformance.assertions import require
-
 from .common import FAULTS, HANG_TIMEOUT, clause, compacts, substantial
-
 
 
 @clause("CORE-11")

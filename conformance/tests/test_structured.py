@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.settings import Settings
 from hypothesis import assume, given
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.histories import entity_ids, latest_task_list
-from conformance.settings import Settings
-
-from .common import histories, changed, clause, summaries
+from .common import changed, clause, histories, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
 from hypothesis import assume, given
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.settings import Settings
-
-from .common import histories, changed, clause, compactable, run, summaries, well_formed
+from .common import changed, clause, compactable, histories, run, summaries, well_formed
 
 DEFAULT = Settings()
 STRUCT_KEEP = 10

@@ -2,11 +2,12 @@
 
 Seed 002's fourth compaction point, "on existing storage … (e.g., cron job, manual
 trigger)", for the reference's SQLite store. Attached to the ``compaction-suite`` group
-in ``conformance/cli.py``; the reference itself stays free of click.
+in ``compaction_suite/cli``; the reference itself stays free of click.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
@@ -25,20 +26,32 @@ import click
 @click.option("--keep-rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Rounds kept verbatim by --summarize.")
 def compact_store(db, session, branch, retention, boundaries, keep_messages, model, keep_rounds) -> None:
     """Compact SESSION's BRANCH in the SQLite store DB now (the trigger is not consulted)."""
-    from reference import Compactor, KeepLastMessages, presets
-    from reference.points import BOUNDARIES, DurableHistory, composite
-    from reference.store import SQLiteStore, StoreError
+    from compaction_suite.reference import Compactor, KeepLastMessages, presets
+    from compaction_suite.reference.points import BOUNDARIES, DurableHistory, composite
+    from compaction_suite.reference.store import SQLiteStore, StoreError
 
     if (keep_messages is None) == (model is None):
         raise click.UsageError("give exactly one of --keep-messages N and --summarize MODEL")
     if model is not None:
         import openai
 
-        compactor = presets.openai_azure(model, client=openai.OpenAI(max_retries=0), keep_recent_rounds=keep_rounds)
+        try:
+            client = openai.OpenAI(max_retries=0)
+        except openai.OpenAIError as error:
+            raise click.UsageError(f"--summarize needs the OpenAI client's credentials: {error}") from error
+        compactor = presets.openai_azure(model, client=client, keep_recent_rounds=keep_rounds)
     else:
         compactor = Compactor(KeepLastMessages(keep_messages))
     boundary = composite(*(BOUNDARIES[b] for b in boundaries)) if boundaries else BOUNDARIES["exact"]
-    store = SQLiteStore(db)
+    try:
+        store = SQLiteStore(db)
+        known = store.sessions()
+    except sqlite3.DatabaseError as error:
+        raise click.UsageError(f"{db} is not a compaction-suite SQLite store: {error}") from error
+    if branch not in known.get(session, []):
+        store.close()
+        where = f"session {session!r} has branches {', '.join(known[session])}" if session in known else f"sessions: {', '.join(known) or 'none'}"
+        raise click.UsageError(f"no branch {branch!r} of session {session!r} in {db} ({where})")
     history = DurableHistory(store, compactor, retention=retention, boundary=boundary)
     try:
         before = len(history.events(session, branch))
