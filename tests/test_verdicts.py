@@ -5,13 +5,16 @@ a failure replays from the report alone, and the SPEC decisions hold (SPEC Part 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.protocol import CommandTarget
 from compaction_suite.conformance.report import ranges
 from compaction_suite.conformance.reproduce import case_of, replay
+from compaction_suite.conformance.settings import Settings
 from test_negative_controls import check
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,3 +109,12 @@ def test_core4_leaves_system_messages_to_core3() -> None:
     history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
     assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
     assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
+
+
+def test_a_cmd_target_declares_in_its_start_answer() -> None:
+    target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
+    try:
+        waived = declared(target(Settings())).waived()
+    finally:
+        target.close()
+    assert set(waived) == {"CORE-9", "CORE-3"}
