@@ -6,13 +6,14 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import agent_shaped
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
-from hypothesis import Phase
-from hypothesis import settings as hypothesis_settings
-from hypothesis import strategies as st
 
 
 def as_declared(history: list[dict]) -> list[dict]:

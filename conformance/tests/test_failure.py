@@ -7,11 +7,12 @@ import logging
 import time
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import settings as hypothesis_settings
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
-from hypothesis import assume, given
-from hypothesis import settings as hypothesis_settings
 
 from .common import FAULT_SWEEP, clause, compacts, substantial
 

@@ -7,9 +7,10 @@ nobody wrote (CORE-11)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from hypothesis import assume, given
 
 from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, clause, compacts, substantial
 
