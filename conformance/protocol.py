@@ -45,19 +45,19 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 __all__ = [
-    "PROTOCOL",
-    "VERSION",
-    "REQUEST_SCHEMA_ID",
-    "RESPONSE_SCHEMA_ID",
     "DEFAULT_TIMEOUT",
     "PREFIX",
-    "CommandTarget",
+    "PROTOCOL",
+    "REQUEST_SCHEMA_ID",
+    "RESPONSE_SCHEMA_ID",
+    "VERSION",
     "CommandCompactor",
-    "ProtocolError",
-    "UnsupportedVersion",
-    "Rejected",
-    "ImplementationSkipped",
+    "CommandTarget",
     "ImplementationErrored",
+    "ImplementationSkipped",
+    "ProtocolError",
+    "Rejected",
+    "UnsupportedVersion",
     "load_schema",
     "validator",
 ]
@@ -499,6 +499,9 @@ class CommandCompactor:
         self._last_event: dict[str, Any] | None = None
         self.implementation: dict[str, Any] = dict(session.implementation)
         self.profiles: set[str] = set(session.profiles)
+        self.capabilities: dict[str, Any] = dict(session.hello.get("capabilities") or {})
+        """The ``start`` answer's capabilities, including the declarations ``called`` and
+        ``system_prompt`` (protocol 1.1, SPEC Part A "Declarations")."""
 
     def __repr__(self) -> str:
         return f"<CommandCompactor {self._session.name} {self.implementation.get('name')!r}>"
