@@ -23,7 +23,7 @@ seen through one interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +47,6 @@ History = ChatHistory | ResponsesItems | AnthropicRequest
 
 Checks = dict[str, "str | None"]
 """{clause id: None when it holds, else a one-line reason pointing at the item that is wrong}."""
-
-
-class FormatError(ValueError):
-    """A ``wire_format`` declaration the suite does not know (a contract error at start)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +73,12 @@ class WireFormat:
     ``min_rounds``, ``max_rounds``; each module documents what else it takes)."""
     length: Callable[[Any], int]
     """How many items (messages) the history holds, for reports and counts."""
+    from_chat: Callable[[list[dict[str, Any]]], Any]
+    """The history in this format that a chat-completions history maps to, where the mapping is
+    faithful (each module says for which histories): how the suite's fixed probe history and
+    the chat-completions generator reach every format."""
+    judged: tuple[str, ...]
+    """The clause ids `structural` judges (counted as exercised by every compaction)."""
 
 
 def _registry() -> dict[str, WireFormat]:
@@ -86,16 +88,21 @@ def _registry() -> dict[str, WireFormat]:
 
 
 def get(name: str) -> WireFormat:
-    """The format called ``name``; raises `FormatError` for an unknown one."""
-    if name not in NAMES:
-        raise FormatError(f"capabilities[{KEY!r}] is {name!r}; expected one of {', '.join(NAMES)}")
+    """The format called ``name`` (one of `NAMES`)."""
     return _registry()[name]
 
 
 def declared(compactor: Any) -> str:
     """The format ``compactor`` declares (``capabilities["wire_format"]``), ``chat-completions``
-    when it declares none; raises `FormatError` for an unknown one."""
-    capabilities = getattr(compactor, "capabilities", None)
-    name = capabilities.get(KEY, CHAT) if isinstance(capabilities, Mapping) else CHAT
-    get(name)
-    return name
+    when it declares none; raises `CapabilityError` for an unknown one."""
+    from ..capabilities import declared as capabilities
+
+    return capabilities(compactor).wire_format
+
+
+def other_formats_clauses(name: str) -> list[str]:
+    """The clauses that never apply to a target of format ``name`` (each clause lists the
+    formats it is checked on, chat-completions unless ``clauses.json`` says otherwise)."""
+    from ..clauses import clauses
+
+    return [c.id for c in clauses().values() if name not in c.formats]

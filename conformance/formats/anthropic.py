@@ -326,5 +326,6 @@ def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.Search
 
 FORMAT = WireFormat(
     name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight,
-    structural=structural, histories=histories, length=length,
+    structural=structural, histories=histories, length=length, from_chat=from_chat,
+    judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
 )

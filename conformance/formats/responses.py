@@ -373,5 +373,6 @@ def histories(*, reasoning: bool | None = None, compaction: bool | None = None, 
 
 FORMAT = WireFormat(
     name="responses", family="RESP", invalid=invalid, in_flight=in_flight,
-    structural=structural, histories=histories, length=length,
+    structural=structural, histories=histories, length=length, from_chat=from_chat,
+    judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
 )
