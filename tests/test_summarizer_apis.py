@@ -120,7 +120,7 @@ def test_malformed_body(server: SummarizerServer, api: str) -> None:
     server.fault("malformed", times=1)
     with pytest.raises(Exception):  # noqa: B017, PT011 - each client raises its own decoding error
         text_of(api, ask(server, api))
-    assert server.counts()["malformed"] == 1
+    assert server.counts["malformed"] == 1
 
 
 @pytest.mark.parametrize("api", APIS)
