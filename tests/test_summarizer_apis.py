@@ -108,7 +108,6 @@ def test_http_and_connection_faults_raise_the_clients_errors(server: SummarizerS
 @pytest.mark.parametrize("api", APIS)
 def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: str) -> None:
     server.fault("429", times=1)
-    oai, claude = clients(server)
     with pytest.raises((openai.RateLimitError, anthropic.RateLimitError)) as raised:
         ask(server, api)
     body = raised.value.body
@@ -118,7 +117,7 @@ def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: st
 @pytest.mark.parametrize("api", APIS)
 def test_malformed_body(server: SummarizerServer, api: str) -> None:
     server.fault("malformed", times=1)
-    with pytest.raises(Exception):  # noqa: B017, PT011 - each client raises its own decoding error
+    with pytest.raises(Exception):  # noqa: B017 - each client raises its own decoding error
         text_of(api, ask(server, api))
     assert server.counts["malformed"] == 1
 
