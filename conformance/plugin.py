@@ -142,7 +142,7 @@ def suite(request: pytest.FixtureRequest) -> Suite:
 COLLECTED = pytest.StashKey[set[str]]()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def other_process(suite: Suite) -> Any:
     """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
     from .crossprocess import Worker
