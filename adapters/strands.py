@@ -1,0 +1,165 @@
+"""Strands Agents: conversation managers, compactors of Anthropic-style messages.
+
+What Strands ships (checked in the installed sources, ``strands-agents`` 1.62): an ``Agent`` keeps
+its history in ``agent.messages`` as Bedrock Converse content blocks (``text``, ``toolUse``,
+``toolResult``, ``reasoningContent`` with its ``signature``, ``image``), its system prompt apart
+(``Agent(system_prompt=...)``), and a *conversation manager* edits ``agent.messages`` in place.
+``SlidingWindowConversationManager`` keeps the last ``window_size`` messages, moving the cut
+forward so that no ``toolResult`` loses its ``toolUse``; it runs at the end of every invocation
+(``apply_management``, in the agent loop's ``finally``) and, with ``per_turn=True``, before every
+model call. Strands' ``AnthropicModel`` sends these blocks as Anthropic Messages API blocks
+(``tool_use``, ``tool_result``, ``thinking``/``redacted_thinking``): the mapping below is that
+one, so the suite judges the request Strands would send to Anthropic.
+
+Target::
+
+    compaction-suite check compaction_suite.adapters.strands:sliding_window
+
+Conversion (Anthropic ``{"system", "messages"}`` <-> Strands): ``text`` <-> ``{"text"}``;
+``tool_use`` <-> ``{"toolUse": {toolUseId, name, input}}``; ``tool_result`` <->
+``{"toolResult": {toolUseId, status ("error" when is_error), content: [{"text"} | {"image"}]}}``
+(string content is one text block); ``thinking`` <-> ``{"reasoningContent": {"reasoningText":
+{text, signature}}}``; ``redacted_thinking`` <-> ``{"reasoningContent": {"redactedContent":
+bytes}}``; a base64 ``image`` <-> ``{"image": {format, source: {bytes}}}``; a string ``content``
+is one text block. A block Strands has no type for is carried as it is (Strands' managers never
+look inside one). Back: a message the manager kept (the same object, its blocks unchanged) is the
+original Anthropic message, byte-identical; a block the manager made or changed is rendered by
+Strands' own ``AnthropicModel`` formatter, i.e. exactly what Strands would send. The system
+prompt goes to ``Agent(system_prompt=...)`` and comes back as given unless the agent's changed.
+
+Declared capabilities (proven by ``tests/test_adapter_format_loops.py`` with Strands' own agent
+loop and a scripted model): ``wire_format: anthropic-messages``; ``system_prompt: outside``
+(``Agent(system_prompt=...)`` never enters ``agent.messages``); ``called: between_rounds``: in the
+tool loop the manager runs after a round's ``toolResult`` message was appended, or at the end of
+the invocation.
+
+Profiles: ``core`` only: the trigger is a message count (not ``trigger``); no summary, no
+summarizer (not ``summary``/``failure``); no events.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from typing import Any
+
+from ._common import options, requires
+from ._native import declared, make_sync
+
+FRAMEWORK = "Strands Agents"
+DISTRIBUTIONS = ("strands-agents",)
+EXTRA = "strands"
+IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+DEFAULTS: dict[str, dict[str, Any]] = {"sliding_window": {"window_size": 40, "per_turn": False}}
+WHY = {"sliding_window": "core only: message-count window (no iteration trigger); no summarizer; no events"}
+CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("sliding_window", {"window_size": 6}),
+    ("sliding_window", {"window_size": 12}),
+    ("sliding_window", {"window_size": 6, "per_turn": True}),
+]
+"""What ``compaction-suite matrix`` runs: histories as Strands' agent loop records them."""
+NOT_ADAPTED = (
+    "SummarizingConversationManager summarizes through the agent's own model, and only on a context-window "
+    "overflow or with proactive compression (a share of the model's context window): not adapted yet"
+)
+
+
+# --- conversion ------------------------------------------------------------------------------
+
+
+def _bytes(data: str) -> bytes:
+    """The bytes of an opaque base64 string (its UTF-8 bytes when it is not base64)."""
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return data.encode("utf-8")
+
+
+def _block(block: Any) -> Any:
+    """One Anthropic content block as a Strands content block."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        return {"text": block.get("text", "")}
+    if kind == "tool_use":
+        return {"toolUse": {"toolUseId": block.get("id"), "name": block.get("name"), "input": copy.deepcopy(block.get("input"))}}
+    if kind == "tool_result":
+        content = block.get("content", "")
+        parts = [{"text": content}] if isinstance(content, str) else [_block(part) for part in content or []]
+        return {"toolResult": {"toolUseId": block.get("tool_use_id"), "status": "error" if block.get("is_error") else "success", "content": parts}}
+    if kind == "thinking":
+        return {"reasoningContent": {"reasoningText": {"text": block.get("thinking", ""), "signature": block.get("signature", "")}}}
+    if kind == "redacted_thinking":
+        return {"reasoningContent": {"redactedContent": _bytes(str(block.get("data", "")))}}
+    source = block.get("source") if kind == "image" else None
+    if isinstance(source, dict) and source.get("type") == "base64" and source.get("media_type") in IMAGE_FORMATS:
+        return {"image": {"format": IMAGE_FORMATS[source["media_type"]], "source": {"bytes": _bytes(str(source.get("data", "")))}}}
+    return copy.deepcopy(block)
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [{"text": content}] if isinstance(content, str) else [_block(b) for b in content or []]
+
+
+class Conversion:
+    """Anthropic messages as Strands messages, remembering each original for the way back."""
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.strands: list[dict[str, Any]] = []
+        self._originals: dict[int, tuple[dict[str, Any], dict[str, Any], list[Any]]] = {}
+        for message in messages:
+            converted = {"role": message.get("role"), "content": _blocks(message.get("content"))}
+            self._originals[id(converted)] = (message, converted, copy.deepcopy(converted["content"]))
+            self.strands.append(converted)
+
+    def back(self, messages: list[dict[str, Any]], render: Any) -> list[dict[str, Any]]:
+        """The Anthropic messages for Strands' ``messages`` after the manager ran."""
+        out = []
+        for message in messages:
+            original = self._originals.get(id(message))
+            if original is not None and original[1] is message and message.get("content") == original[2] and message.get("role") == original[0].get("role"):
+                out.append(copy.deepcopy(original[0]))
+            else:
+                out.append({"role": message.get("role"), "content": [b for b in (render(block) for block in message.get("content", [])) if b is not None]})
+        return out
+
+
+def _system_text(system: Any) -> str | None:
+    if system is None or isinstance(system, str):
+        return system
+    return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+
+
+# --- the compactor ---------------------------------------------------------------------------
+
+
+def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any) -> Any:
+    strands = requires("strands", EXTRA)
+    anthropic_model = requires("strands.models.anthropic", EXTRA)
+    model = anthropic_model.AnthropicModel(
+        client_args={"base_url": settings.base_url, "api_key": settings.api_key, "max_retries": 0},
+        model_id=settings.model, max_tokens=1024,
+    )  # fmt: skip
+    return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None)
+
+
+def sliding_window(settings: Any, **given: Any) -> Any:
+    """``SlidingWindowConversationManager(window_size, per_turn=...)``, run as the agent loop runs it
+    (``apply_management(agent)``: the end of an invocation, and with ``per_turn`` before each model call)."""
+    o = options(DEFAULTS["sliding_window"], given)
+    managers = requires("strands.agent.conversation_manager", EXTRA)
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        conversion = Conversion(list(request.get("messages") or []))
+        manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]), per_turn=o["per_turn"])
+        agent = _agent(settings, request.get("system"), conversion.strands, manager)
+        manager.apply_management(agent)
+        out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
+        out["messages"] = conversion.back(agent.messages, agent.model._format_request_message_content)
+        if agent.system_prompt != _system_text(request.get("system")):
+            out["system"] = agent.system_prompt  # never seen: Strands' managers leave the system prompt alone
+        return out
+
+    capabilities = declared("anthropic-messages", system_prompt="outside")
+    return make_sync("strands.SlidingWindowConversationManager", {"core"}, run, capabilities=capabilities)
