@@ -52,12 +52,11 @@ DISTRIBUTIONS = ("strands-agents",)
 EXTRA = "strands"
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
-DEFAULTS: dict[str, dict[str, Any]] = {"sliding_window": {"window_size": 40, "per_turn": False}}
+DEFAULTS: dict[str, dict[str, Any]] = {"sliding_window": {"window_size": 40}}
 WHY = {"sliding_window": "core only: message-count window (no iteration trigger); no summarizer; no events"}
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 6}),
     ("sliding_window", {"window_size": 12}),
-    ("sliding_window", {"window_size": 6, "per_turn": True}),
 ]
 """What ``compaction-suite matrix`` runs: histories as Strands' agent loop records them."""
 NOT_ADAPTED = (
@@ -145,14 +144,15 @@ def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: 
 
 
 def sliding_window(settings: Any, **given: Any) -> Any:
-    """``SlidingWindowConversationManager(window_size, per_turn=...)``, run as the agent loop runs it
-    (``apply_management(agent)``: the end of an invocation, and with ``per_turn`` before each model call)."""
+    """``SlidingWindowConversationManager(window_size)``, run as the agent loop runs it:
+    ``apply_management(agent)`` (at the end of an invocation, and with ``per_turn`` before each model
+    call: the same method on the same history, so ``per_turn`` is no option here)."""
     o = options(DEFAULTS["sliding_window"], given)
     managers = requires("strands.agent.conversation_manager", EXTRA)
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
-        manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]), per_turn=o["per_turn"])
+        manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager)
         manager.apply_management(agent)
         out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}

@@ -254,7 +254,7 @@ def test_strands_adapter_matches_the_agent_loop():
     from compaction_suite.adapters.strands import Conversion, sliding_window
 
     _, _, seen = _strands_loop(per_turn=True, window_size=6)
-    compactor = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=6, per_turn=True)
+    compactor = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=6)
     compacted = 0
     for history in seen:
         request = {"system": INSTRUCTIONS, "messages": _to_anthropic(history)}
