@@ -215,7 +215,7 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> st
         follower = history[i + 1]
         at, next_at = position.get(_key(item)), position.get(_key(follower))
         if at is None and next_at is not None:
-            return f"{where(out, next_at)} was kept without reasoning item {where(history, i)} that preceded it in the input"
+            return f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)"
         if at is not None and next_at is None:
             return f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped"
         if at is not None and next_at != at + 1:
