@@ -2,7 +2,7 @@
 
 The same reader as the chat-completions importer (`benchmarks.traces.claude_code`: the file's
 lines, the active branch through ``parentUuid``); here the messages stay in their own format
-(FORMAT.md, "Claude Code sessions, native"):
+(this docstring documents it):
 
 * ``assistant`` lines sharing ``message.id`` (one API response written block by block) make one
   assistant message whose blocks are the lines' blocks in order, byte-identical: ``thinking``

@@ -1,6 +1,6 @@
 """OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as Responses items.
 
-The mapping (FORMAT.md, "Codex CLI rollouts") follows the format's public descriptions (the
+The mapping (this docstring is its documentation) follows the format's public descriptions (the
 Codex CLI's open-source rollout recorder, described in community format notes): every line is
 an envelope ``{"timestamp", "type", "payload"}``; ``response_item`` payloads are the Responses
 API items the model was sent or produced (``message``, ``reasoning``, ``function_call``,
