@@ -32,6 +32,7 @@ from compaction_suite.conformance.recording import call_compact, event_of
 from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
 
+from .across_formats import for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
@@ -198,6 +199,7 @@ def replay(
     on_call: Callable[[], None] | None = None,
 ) -> Run:
     """Replay ``messages`` (a complete history) through ``compactor``; see the module docstring."""
+    compactor = for_replay(compactor)  # another wire format: converted only where faithful
     run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts)
     context: list[Message] = []
     previous: list[Message] = []
