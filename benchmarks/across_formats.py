@@ -52,12 +52,36 @@ def to_chat(history: Any, wire_format: str, *, arguments: dict[str, str] | None 
     raise formats.FormatError(f"unknown wire format {wire_format!r}")
 
 
+CARRIED = {
+    "message": {"type", "role", "content"}, "function_call": {"type", "call_id", "name", "arguments"},
+    "function_call_output": {"type", "call_id", "output"}, "input_text": {"type", "text"}, "output_text": {"type", "text", "annotations"},
+    "input_image": {"type", "image_url", "detail"}, "text": {"type", "text"}, "image": {"type", "source"},
+    "tool_use": {"type", "id", "name", "input"}, "tool_result": {"type", "tool_use_id", "content"},
+}  # fmt: skip
+"""The keys of each item, part or block that have a chat-completions form (Responses items' ``id``
+and ``status`` are the API's bookkeeping, not content: dropped). Any other key (``is_error: true``,
+``cache_control``, ``citations``, non-empty ``annotations``, an image's ``detail`` other than
+``auto``) makes the conversion not faithful."""
+
+
+def _carried(thing: dict[str, Any], where: str) -> None:
+    kind = thing.get("type", "message")
+    extra = set(thing) - CARRIED.get(kind, set()) - ({"id", "status"} if kind in ("message", "function_call", "function_call_output") else set())
+    extra -= {k for k in ("is_error", "annotations") if not thing.get(k)}
+    if thing.get("detail", "auto") != "auto":
+        extra.add("detail")
+    if extra:
+        raise NotFaithful(f"{where}: {sorted(extra)} of a {kind!r} has no chat-completions form")
+
+
 def _text_parts(parts: Any, kinds: Sequence[str], where: str) -> str | list[dict[str, Any]]:
     if isinstance(parts, str):
         return parts
     out: list[dict[str, Any]] = []
     for part in parts or []:
         kind = part.get("type") if isinstance(part, dict) else None
+        if kind is not None:
+            _carried(part, where)
         if kind in kinds:
             out.append({"type": "text", "text": part.get("text", "")})
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
@@ -87,6 +111,8 @@ def _responses_to_chat(items: Any, arguments: dict[str, str]) -> list[Message]:
     out: list[Message] = []
     for i, item in enumerate(items):
         kind, where = responses.kind(item), responses.where(items, i)
+        if kind in ("message", "function_call", "function_call_output"):
+            _carried(item, where)
         if kind == "message" and item.get("role") in ("system", "developer", "user"):
             out.append({"role": item["role"], "content": _text_parts(item.get("content"), ("input_text",), where)})
         elif kind == "message" and item.get("role") == "assistant":
@@ -115,6 +141,9 @@ def _anthropic_to_chat(request: Any, arguments: dict[str, str]) -> list[Message]
     for i, message in enumerate(messages):
         where = anthropic.where(messages, i)
         content = message.get("content")
+        for block in anthropic.blocks(message):
+            if block.get("type") in CARRIED:
+                _carried(block, where)
         if message.get("role") == "assistant":
             blocks = anthropic.blocks(message)
             texts = [b for b in blocks if b.get("type") == "text"]
