@@ -184,3 +184,31 @@ def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path
     clause = report["clauses"][CONTROLS[name]]
     assert clause["status"] == "fail", clause
     assert clause.get("history") is not None and clause["harm"] in ("rejected", "loss", "policy")
+
+
+# --- the cmd: protocol carries the format (protocol 1.2)
+
+
+def test_protocol_schema_takes_each_format() -> None:
+    from compaction_suite.conformance.protocol import validator
+
+    request, answer = validator("request"), validator("response#/$defs/compact_answer_in_format")
+    chat = [{"role": "user", "content": "hi"}]
+    for fmt, history in (("responses", RESPONSES_HISTORY), ("anthropic-messages", ANTHROPIC_HISTORY)):
+        assert request.is_valid({"cmd": "compact", "seq": 1, "messages": history, "format": fmt, "iteration": 3})
+        assert answer.is_valid({"seq": 1, "messages": history})
+    assert request.is_valid({"cmd": "compact", "seq": 1, "messages": chat, "iteration": 3}), "a 1.0 request is unchanged"
+    assert not request.is_valid({"cmd": "compact", "seq": 1, "messages": chat, "format": "gemini", "iteration": 3})
+    assert not answer.is_valid({"seq": 1, "messages": {"system": "no messages key"}})
+    assert not validator("response#/$defs/compact_answer").is_valid({"seq": 1, "messages": RESPONSES_HISTORY}), "1.0 answers stay chat-completions"
+    assert not validator("response#/$defs/compact_answer").is_valid({"seq": 1, "messages": RESPONSES_HISTORY}), "1.0 answers stay chat-completions"
+
+
+@pytest.mark.parametrize("wire_format", ["responses", "anthropic-messages"])
+def test_a_cmd_compactor_of_each_format_conforms(wire_format: str, tmp_path: Path) -> None:
+    record = tmp_path / "requests.jsonl"
+    target = f"cmd:{sys.executable} {ROOT / 'tests/fakes/format_compactor.py'} {wire_format} --record {record}"
+    report = check(target, (), tmp_path, exit_code=0)
+    assert report["verdict"] == "conforms" and report["capabilities"]["wire_format"] == wire_format
+    compacts = [json.loads(line) for line in record.read_text().splitlines() if '"cmd":"compact"' in line.replace(" ", "")]
+    assert compacts and all(r["format"] == wire_format for r in compacts)
