@@ -36,8 +36,10 @@ local tool outputs are pending, shown by the loop test); ``system_prompt: outsid
 
 Profiles: ``core`` only: the trigger is an item count (not an iteration: not ``trigger``); the
 summary is the provider's opaque ``compaction`` item, not a ``[Context Summary]`` message (not
-``summary``); an error of the compact endpoint propagates to the caller, history unchanged (the
-suite observes it under faults anyway); no events.
+``summary``); no events. An error of the compact endpoint propagates: in the SDK's own loop a
+compact endpoint that keeps failing makes ``Runner.run`` raise after the model answered the turn
+(a crash every user of the session meets when the endpoint is down; shown by
+``test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_answer``).
 """
 
 from __future__ import annotations

@@ -28,7 +28,9 @@ def _is_user(item: dict[str, Any]) -> bool:
 class CompactEndpoint:
     """``with CompactEndpoint() as endpoint: endpoint.base_url``; ``endpoint.requests`` holds the bodies."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_with: int | None = None) -> None:
+        self.fail_with = fail_with
+        """An HTTP status to answer every request with (an OpenAI-style error body), or None."""
         self.requests: list[dict[str, Any]] = []
         self._server = make_server("127.0.0.1", 0, self._app, threaded=True, request_handler=QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -49,6 +51,9 @@ class CompactEndpoint:
             return Response(json.dumps({"error": {"message": f"no {request.path} in this test double"}}), status=404, content_type="application/json")
         body = json.loads(request.get_data())
         self.requests.append(body)
+        if self.fail_with is not None:
+            error = {"error": {"message": f"HTTP {self.fail_with} from the compact endpoint's test double", "type": "server_error", "code": None}}
+            return Response(json.dumps(error), status=self.fail_with, content_type="application/json")
         return Response(json.dumps(self.answer(body)), content_type="application/json")
 
     def __enter__(self) -> Self:

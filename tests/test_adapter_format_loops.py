@@ -47,7 +47,7 @@ def _agents_script(turns: int) -> list:
     return steps
 
 
-def _run_agents_loop(endpoint, threshold: int):
+def _run_agents_loop(endpoint, threshold: int, max_retries: int = 0):
     """Run TURNS turns of the SDK's Runner; returns (model, [(items before, items after) per run_compaction], [items at each deferral])."""
     from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
     from agents.memory import OpenAIResponsesCompactionSession
@@ -70,7 +70,7 @@ def _run_agents_loop(endpoint, threshold: int):
     set_tracing_disabled(True)  # offline: no trace export
 
     async def main():
-        client = AsyncOpenAI(api_key="test-double", base_url=endpoint.base_url, max_retries=0)
+        client = AsyncOpenAI(api_key="test-double", base_url=endpoint.base_url, max_retries=max_retries)
         model = ScriptedModel(_agents_script(TURNS))
         agent = Agent(name="loop", instructions=INSTRUCTIONS, model=model, tools=[function_tool(read_file)])
         session = Recording(
@@ -125,6 +125,21 @@ def test_openai_agents_adapter_compacts_as_the_runner_does():
             assert endpoint.requests[-1]["input"] == runner_requests[i]["input"]
             assert out == after
     assert compactor.capabilities == {"wire_format": "responses", "called": "between_rounds", "system_prompt": "outside"}
+
+
+@pytest.mark.parametrize("status", [500, 429])
+def test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_answer(status):
+    """Harm, shown with the SDK's own Runner (crash): when the compact endpoint keeps failing
+    (the client's default two retries spent), ``Runner.run`` raises the endpoint's error instead
+    of returning the turn whose answer the model had already given."""
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    import openai
+    from scripted_compact_endpoint import CompactEndpoint
+
+    with CompactEndpoint(fail_with=status) as endpoint, pytest.raises(openai.APIStatusError) as raised:
+        _run_agents_loop(endpoint, threshold=4, max_retries=2)
+    assert raised.value.status_code == status
+    assert len(endpoint.requests) == 3  # the first compaction, at the end of the first turn, and its two retries
 
 
 def test_openai_agents_adapter_below_threshold_returns_the_items_unchanged():
