@@ -53,3 +53,25 @@ def make_sync(name: str, profiles: Iterable[str], run: Callable[[Any], Any], *, 
     obj.profiles = frozenset(profiles)  # type: ignore[attr-defined]
     obj.capabilities = dict(capabilities)  # type: ignore[attr-defined]
     return obj
+
+
+def double_refuses(path: str, body: dict[str, Any]) -> str | None:
+    """None when the suite's summarizer test double answers ``POST {base_url}{path}`` with ``body``;
+    else its refusal (status and message). An adapter whose framework needs a request the double
+    does not answer is reported unavailable by ``compaction-suite matrix`` (``UNAVAILABLE``): every
+    compaction would fail on an error no user meets, and the matrix must not count that."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+    with SummarizerServer() as server:
+        request = urllib.request.Request(f"{server.base_url}{path}", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=10).close()
+        except urllib.error.HTTPError as error:
+            if 400 <= error.code < 500:
+                detail = error.read().decode("utf-8", "replace")[:200]
+                return f"the suite's summarizer test double refuses POST /v1{path} as the framework sends it (HTTP {error.code}: {detail})"
+    return None

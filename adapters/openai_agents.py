@@ -48,7 +48,7 @@ import itertools
 from typing import Any
 
 from ._common import options, requires
-from ._native import declared, make_async
+from ._native import declared, double_refuses, make_async
 
 FRAMEWORK = "OpenAI Agents SDK"
 DISTRIBUTIONS = ("openai-agents",)
@@ -76,30 +76,10 @@ NOT_ADAPTED = (
 _ids = itertools.count(1)
 
 
-def compact_endpoint_missing() -> str | None:
-    """Why the matrix cannot run this adapter: None when the suite's summarizer test double answers
-    ``POST /v1/responses/compact``; else the reason (every compaction would fail on a 404 that no
-    user meets, so the matrix must not count it)."""
-    import json
-    import urllib.error
-    import urllib.request
-
-    from compaction_suite.conformance.summarizer_server import SummarizerServer
-
-    with SummarizerServer() as server:
-        request = urllib.request.Request(f"{server.base_url}/responses/compact", data=json.dumps({"model": COMPACT_MODEL, "input": []}).encode(), headers={"Content-Type": "application/json"})
-        try:
-            urllib.request.urlopen(request, timeout=10).close()
-        except urllib.error.HTTPError as error:
-            if error.code == 404:
-                return "the suite's summarizer test double has no /v1/responses/compact endpoint in this version"
-    return None
-
-
 def __getattr__(name: str) -> Any:
     """``UNAVAILABLE`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "UNAVAILABLE":
-        return compact_endpoint_missing()
+        return double_refuses("/responses/compact", {"model": COMPACT_MODEL, "input": [{"type": "message", "role": "user", "content": "hi"}]})
     raise AttributeError(name)
 
 

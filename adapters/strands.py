@@ -42,26 +42,39 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 from typing import Any
 
 from ._common import options, requires
-from ._native import declared, make_sync
+from ._native import declared, double_refuses, make_sync
 
 FRAMEWORK = "Strands Agents"
 DISTRIBUTIONS = ("strands-agents",)
 EXTRA = "strands"
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
-DEFAULTS: dict[str, dict[str, Any]] = {"sliding_window": {"window_size": 40}}
-WHY = {"sliding_window": "core only: message-count window (no iteration trigger); no summarizer; no events"}
-CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
-    ("sliding_window", {"window_size": 6}),
-    ("sliding_window", {"window_size": 12}),
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "sliding_window": {"window_size": 40},
+    "summarizing": {"summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7},
+}
+WHY = {
+    "sliding_window": "core only: message-count window (no iteration trigger); no summarizer; no events",
+    "summarizing": (
+        "core only: proactive compression at a share of the model's context window (no iteration trigger); the "
+        "summary is a user message, not [Context Summary] + K rounds; a failed summary leaves the history (best-effort)"
+    ),
+}
+SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [("sliding_window", {"window_size": 6}), ("sliding_window", {"window_size": 12})]
+SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
+    ("summarizing", {"preserve_recent_messages": 10, "context_window_limit": 4000}),
 ]
-"""What ``compaction-suite matrix`` runs: histories as Strands' agent loop records them."""
-NOT_ADAPTED = (
-    "SummarizingConversationManager summarizes through the agent's own model, and only on a context-window "
-    "overflow or with proactive compression (a share of the model's context window): not adapted yet"
+"""``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is both, the summarizing ones only
+while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
+REACTIVE = (
+    "the managers' reactive path (reduce_context after the provider reports a context overflow: SlidingWindow "
+    "then truncates old tool results, Summarizing re-raises a failed summary) needs a provider overflow error "
+    "the suite does not produce"
 )
 
 
@@ -133,14 +146,26 @@ def _system_text(system: Any) -> str | None:
 # --- the compactor ---------------------------------------------------------------------------
 
 
-def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any) -> Any:
+def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, **config: Any) -> Any:
+    """A Strands ``Agent`` whose model is Strands' ``AnthropicModel`` on the suite's summarizer
+    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself)."""
     strands = requires("strands", EXTRA)
     anthropic_model = requires("strands.models.anthropic", EXTRA)
+    base_url = (settings.base_url or "").removesuffix("/v1") or None
     model = anthropic_model.AnthropicModel(
-        client_args={"base_url": settings.base_url, "api_key": settings.api_key, "max_retries": 0},
-        model_id=settings.model, max_tokens=1024,
+        client_args={"base_url": base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout},
+        model_id=settings.model, max_tokens=1024, **config,
     )  # fmt: skip
     return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None)
+
+
+def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[str, Any]:
+    """The request with the agent's messages after the manager ran, as Strands would send them."""
+    out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
+    out["messages"] = conversion.back(agent.messages, agent.model._format_request_message_content)
+    if agent.system_prompt != _system_text(request.get("system")):
+        out["system"] = agent.system_prompt  # never seen: Strands' managers leave the system prompt alone
+    return out
 
 
 def sliding_window(settings: Any, **given: Any) -> Any:
@@ -155,11 +180,52 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager)
         manager.apply_management(agent)
-        out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
-        out["messages"] = conversion.back(agent.messages, agent.model._format_request_message_content)
-        if agent.system_prompt != _system_text(request.get("system")):
-            out["system"] = agent.system_prompt  # never seen: Strands' managers leave the system prompt alone
-        return out
+        return _back(request, agent, conversion)
 
     capabilities = declared("anthropic-messages", system_prompt="outside")
     return make_sync("strands.SlidingWindowConversationManager", {"core"}, run, capabilities=capabilities)
+
+
+def summarizing(settings: Any, **given: Any) -> Any:
+    """``SummarizingConversationManager(summary_ratio, preserve_recent_messages,
+    proactive_compression={"compression_threshold": ...})``, run as the agent loop runs it before a
+    model call: Strands' own estimate of the next call's input tokens, then the manager's
+    before-model-call hook, which summarizes the oldest messages through the agent's model (Strands'
+    ``AnthropicModel`` on the suite's ``/v1/messages``) when the estimate reaches the threshold of
+    ``context_window_limit``."""
+    o = options(DEFAULTS["summarizing"], given)
+    managers = requires("strands.agent.conversation_manager", EXTRA)
+    events = requires("strands.hooks", EXTRA)
+    event_loop = requires("strands.event_loop.event_loop", EXTRA)
+    run_async = requires("strands._async", EXTRA).run_async
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        conversion = Conversion(list(request.get("messages") or []))
+        manager = managers.SummarizingConversationManager(
+            summary_ratio=float(o["summary_ratio"]), preserve_recent_messages=int(o["preserve_recent_messages"]),
+            proactive_compression={"compression_threshold": float(o["compression_threshold"])},
+        )  # fmt: skip
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, context_window_limit=int(o["context_window_limit"]))
+        projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
+        manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+        return _back(request, agent, conversion)
+
+    capabilities = declared("anthropic-messages", system_prompt="outside")
+    return make_sync("strands.SummarizingConversationManager", {"core"}, run, capabilities=capabilities)
+
+
+@functools.cache
+def summarizer_refused() -> str | None:
+    """Why ``summarizing`` cannot run against the suite's summarizer double (None when it can):
+    Strands' ``AnthropicModel`` always streams ``/v1/messages``."""
+    return double_refuses("/messages", {"model": "m", "max_tokens": 16, "stream": True, "messages": [{"role": "user", "content": "hi"}]})
+
+
+def __getattr__(name: str) -> Any:
+    """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
+    if name == "CONFIGURATIONS":
+        return SLIDING_WINDOW + ([] if summarizer_refused() else SUMMARIZING)
+    if name == "NOT_ADAPTED":
+        refused = summarizer_refused()
+        return REACTIVE + (f"; summarizing not run: {refused}" if refused else "")
+    raise AttributeError(name)

@@ -15,6 +15,7 @@ capabilities and wire formats):
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from compaction_suite.conformance.formats import anthropic as anthropic_format
@@ -171,18 +172,27 @@ def _scripted_strands_model():
     class ScriptedStrandsModel(Model):
         def __init__(self) -> None:
             self.requests: list[dict] = []
+            self.summaries = 0
             self.calls = 0
 
         def update_config(self, **config):
             pass
 
         def get_config(self):
-            return {}
+            return {"context_window_limit": CONTEXT_WINDOW}
 
         def structured_output(self, *args, **kwargs):
             raise NotImplementedError("not used by the loop test")
 
         async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
+            if not tool_specs:  # a summarization request (SummarizingConversationManager): no tools
+                self.summaries += 1
+                yield {"messageStart": {"role": "assistant"}}
+                yield {"contentBlockStart": {"start": {}}}
+                yield {"contentBlockDelta": {"delta": {"text": f"summary {self.summaries} of {len(messages)} messages"}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "end_turn"}}
+                return
             self.requests.append({"system_prompt": system_prompt, "messages": [dict(m) for m in messages]})
             rounds = 0
             for message in reversed(messages):
@@ -207,9 +217,15 @@ def _scripted_strands_model():
                 yield {"contentBlockDelta": {"delta": {"text": f"done after {rounds} rounds"}}}
                 yield {"contentBlockStop": {}}
                 yield {"messageStop": {"stopReason": "end_turn"}}
-            yield {"metadata": {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}, "metrics": {"latencyMs": 0}}}
+            prompt = len(json.dumps(messages, default=str)) // 4  # a rough count, as a provider's usage would grow
+            yield {"metadata": {"usage": {"inputTokens": prompt, "outputTokens": 5, "totalTokens": prompt + 5}, "metrics": {"latencyMs": 0}}}
 
     return ScriptedStrandsModel()
+
+
+CONTEXT_WINDOW = 700
+"""The scripted model's context window (tokens, as Strands estimates them): small, so that the
+summarizing manager's proactive compression fires within the loop."""
 
 
 def _strands_loop(per_turn: bool, window_size: int = 6):
@@ -282,3 +298,56 @@ def test_strands_adapter_matches_the_agent_loop():
         compacted += len(out["messages"]) < len(history)
     assert compacted, "no history of the loop was long enough to be cut"
     assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "between_rounds", "system_prompt": "outside"}
+
+
+def test_strands_summarizing_runs_before_model_calls_between_rounds_system_prompt_outside():
+    """``SummarizingConversationManager`` with proactive compression, in Strands' own loop: it
+    summarizes only in the before-model-call hook, each time with every toolUse answered."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    import copy
+
+    from strands import Agent, tool
+    from strands.agent.conversation_manager import SummarizingConversationManager
+
+    seen: list[list[dict]] = []
+
+    class Recording(SummarizingConversationManager):
+        def reduce_context(self, agent, e=None, **kwargs):
+            seen.append(copy.deepcopy(agent.messages))
+            return super().reduce_context(agent, e, **kwargs)
+
+    model = _scripted_strands_model()
+    manager = Recording(preserve_recent_messages=2, proactive_compression={"compression_threshold": 0.5})
+    agent = Agent(model=model, system_prompt=INSTRUCTIONS, tools=[tool(read_file)], conversation_manager=manager, callback_handler=None)
+    for turn in range(TURNS):
+        agent(f"turn {turn}: read the files")
+    assert seen and model.summaries, "proactive compression never fired"
+    for history in seen:
+        request = {"system": INSTRUCTIONS, "messages": _to_anthropic(history)}
+        assert anthropic_format.invalid(request) is None, anthropic_format.invalid(request)
+        assert not anthropic_format.in_flight(request), history  # called: between_rounds
+    assert any(any("toolResult" in b for b in h[-1]["content"]) for h in seen)  # mid-turn, right after a round's results
+    assert all(r["system_prompt"] == INSTRUCTIONS for r in model.requests)  # system_prompt: outside
+    assert all(m["role"] in ("user", "assistant") for h in seen for m in h)
+
+
+def test_strands_summarizing_adapter_summarizes_through_anthropic_messages():
+    """The adapter runs Strands' own estimate and hook: past the threshold the oldest messages
+    become Strands' summary message (from a streamed /v1/messages, a test double), every ANTH clause
+    holds, the system prompt is untouched; below it the request comes back unchanged."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    from compaction_suite.adapters.strands import summarizing
+    from scripted_messages_endpoint import MessagesEndpoint
+
+    _, _, seen = _strands_loop(per_turn=True, window_size=100)
+    request = {"system": INSTRUCTIONS, "messages": _to_anthropic(seen[-1])}
+    with MessagesEndpoint() as endpoint:
+        settings = Settings(base_url=endpoint.base_url)
+        out = summarizing(settings, preserve_recent_messages=4, context_window_limit=200).compact(request, iteration=1)
+        unchanged = summarizing(settings, preserve_recent_messages=4, context_window_limit=100_000).compact(request, iteration=1)
+    assert len(endpoint.requests) == 1 and endpoint.requests[0]["stream"] is True
+    assert unchanged == request
+    assert len(out["messages"]) < len(request["messages"]) and out["system"] == INSTRUCTIONS
+    assert "summary by the messages test double" in json.dumps(out["messages"][0])
+    assert out["messages"][-4:] == request["messages"][-4:]
+    assert {k: v for k, v in anthropic_format.structural(request, out).items() if v} == {}
