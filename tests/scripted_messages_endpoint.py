@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Self
 
 from compaction_suite.conformance.summarizer_server import QuietHandler
 from werkzeug.serving import make_server
@@ -49,7 +49,7 @@ class MessagesEndpoint:
         ]
         return Response("".join(events), content_type="text/event-stream")
 
-    def __enter__(self) -> MessagesEndpoint:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
