@@ -29,9 +29,12 @@ prompt goes to ``Agent(system_prompt=...)`` and comes back as given unless the a
 
 Declared capabilities (proven by ``tests/test_adapter_format_loops.py`` with Strands' own agent
 loop and a scripted model): ``wire_format: anthropic-messages``; ``system_prompt: outside``
-(``Agent(system_prompt=...)`` never enters ``agent.messages``); ``called: between_rounds``: in the
-tool loop the manager runs after a round's ``toolResult`` message was appended, or at the end of
-the invocation.
+(``Agent(system_prompt=...)`` never enters ``agent.messages``). ``called``: for
+``sliding_window`` ``anytime``: ``apply_management`` runs in the ``finally`` of every invocation,
+and an invocation a tool stops with an interrupt (human approval, ``tool_context.interrupt``)
+ends with the assistant's ``toolUse`` still unanswered, so the manager sees that history in
+flight (the loop test shows it); for ``summarizing`` ``between_rounds``: its ``apply_management``
+does nothing, and it summarizes only in the before-model-call hook, every call answered by then.
 
 Profiles: ``core`` only: the trigger is a message count (not ``trigger``); no summary, no
 summarizer (not ``summary``/``failure``); no events.
@@ -58,7 +61,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarizing": {"summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7},
 }
 WHY = {
-    "sliding_window": "core only: message-count window (no iteration trigger); no summarizer; no events",
+    "sliding_window": (
+        "core only: message-count window (no iteration trigger); no summarizer; no events; called anytime: after a "
+        "tool interrupt the window also trims a history whose toolUse is unanswered (ANTH-6, policy)"
+    ),
     "summarizing": (
         "core only: proactive compression at a share of the model's context window (no iteration trigger); the "
         "summary is a user message, not [Context Summary] + K rounds; a failed summary leaves the history (best-effort)"
@@ -182,7 +188,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         manager.apply_management(agent)
         return _back(request, agent, conversion)
 
-    capabilities = declared("anthropic-messages", system_prompt="outside")
+    capabilities = declared("anthropic-messages", system_prompt="outside", called="anytime")
     return make_sync("strands.SlidingWindowConversationManager", {"core"}, run, capabilities=capabilities)
 
 

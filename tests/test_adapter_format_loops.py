@@ -249,15 +249,51 @@ def _strands_loop(per_turn: bool, window_size: int = 6):
     return agent, model, seen
 
 
+def test_strands_sliding_window_trims_a_history_in_flight_when_a_tool_interrupts():
+    """called: anytime, shown: a tool that asks for approval (``tool_context.interrupt``) stops the
+    invocation with its toolUse unanswered, and ``apply_management`` (in the loop's ``finally``)
+    trims that history while the call is in flight (ANTH-6's case, reachable)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    import copy
+
+    from strands import Agent, tool
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    seen: list[tuple[list[dict], list[dict]]] = []
+    ask = {"approval": False}
+
+    class Recording(SlidingWindowConversationManager):
+        def apply_management(self, agent, **kwargs):
+            before = copy.deepcopy(agent.messages)
+            super().apply_management(agent, **kwargs)
+            seen.append((before, copy.deepcopy(agent.messages)))
+
+    @tool(context=True)
+    def read_file(path: str, tool_context) -> str:  # noqa: ANN001 - Strands injects its ToolContext
+        """Read a file; once approvals are on, only after a human approved it."""
+        if ask["approval"]:
+            tool_context.interrupt("approve", reason=f"read {path}?")
+        return f"contents of {path}"
+
+    agent = Agent(model=_scripted_strands_model(), system_prompt=INSTRUCTIONS, tools=[read_file], conversation_manager=Recording(window_size=6), callback_handler=None)
+    agent("turn 0: read the files")
+    ask["approval"] = True
+    assert agent("turn 1: read the files").stop_reason == "interrupt"
+    before, after = seen[-1]
+    request = {"system": INSTRUCTIONS, "messages": _to_anthropic(before)}
+    assert anthropic_format.invalid(request) is None and anthropic_format.in_flight(request), before
+    assert len(after) < len(before) and after[-1] == before[-1]  # trimmed, the pending toolUse last
+
+
 @pytest.mark.parametrize("per_turn", [False, True])
-def test_strands_sliding_window_runs_between_rounds_system_prompt_outside(per_turn):
+def test_strands_sliding_window_tool_loop_runs_between_rounds_system_prompt_outside(per_turn):
     pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
     _agent, model, seen = _strands_loop(per_turn)
     assert len(seen) >= TURNS
     for history in seen:
         request = {"system": INSTRUCTIONS, "messages": _to_anthropic(history)}
         assert anthropic_format.invalid(request) is None, anthropic_format.invalid(request)
-        assert not anthropic_format.in_flight(request), history  # called: between_rounds
+        assert not anthropic_format.in_flight(request), history  # without interrupts, every call answered
     if per_turn:  # before model calls: some right after a round's results
         assert any(h and any("toolResult" in b for b in h[-1]["content"]) for h in seen)
     else:  # at the end of each invocation: after the answer
@@ -297,7 +333,7 @@ def test_strands_adapter_matches_the_agent_loop():
         assert out["messages"] == _to_anthropic(window)
         compacted += len(out["messages"]) < len(history)
     assert compacted, "no history of the loop was long enough to be cut"
-    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "between_rounds", "system_prompt": "outside"}
+    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "anytime", "system_prompt": "outside"}
 
 
 def test_strands_summarizing_runs_before_model_calls_between_rounds_system_prompt_outside():
