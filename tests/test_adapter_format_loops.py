@@ -269,7 +269,7 @@ def test_strands_sliding_window_trims_a_history_in_flight_when_a_tool_interrupts
             seen.append((before, copy.deepcopy(agent.messages)))
 
     @tool(context=True)
-    def read_file(path: str, tool_context) -> str:  # noqa: ANN001 - Strands injects its ToolContext
+    def read_file(path: str, tool_context) -> str:
         """Read a file; once approvals are on, only after a human approved it."""
         if ask["approval"]:
             tool_context.interrupt("approve", reason=f"read {path}?")
