@@ -63,8 +63,13 @@ class Capabilities:
             for clause_id in WAIVES.get((key, value), ()):
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
         for clause_id in formats.other_formats_clauses(self.wire_format):
-            found.setdefault(clause_id, f"declared capabilities {{'{formats.KEY}': '{self.wire_format}'}}: checked on another wire format's histories")
+            found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
+
+    def _format_said(self) -> str:
+        if self.wire_format == formats.CHAT:
+            return f"the target compacts {formats.CHAT} (no {formats.KEY} declared)"
+        return f"declared capabilities {{'{formats.KEY}': '{self.wire_format}'}}"
 
     def as_dict(self) -> dict[str, str]:
         return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}

@@ -11,6 +11,7 @@ configured prompt the same ``prompt_hash``, in every process (SPEC CORE-8, EVT-2
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -54,21 +55,36 @@ class Worker:
     """The suite's side: one ``python -m compaction_suite.conformance.crossprocess TARGET`` process."""
 
     def __init__(self, spec: str) -> None:
+        # The child finds what this process found: ``--path`` folders and pytest's rootdir included.
+        path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "compaction_suite.conformance.crossprocess", spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+            env=dict(os.environ, PYTHONPATH=path),
         )
 
     def compact(self, settings: Settings, messages: list[dict], iteration: int) -> dict[str, Any]:
         assert self.popen.stdin is not None and self.popen.stdout is not None
-        self.popen.stdin.write(json.dumps({"settings": settings.as_json(), "messages": messages, "iteration": iteration}) + "\n")
-        self.popen.stdin.flush()
-        line = self.popen.stdout.readline()
-        return json.loads(line) if line else {"error": f"the second process ended (status {self.popen.poll()})"}
+        try:
+            self.popen.stdin.write(json.dumps({"settings": settings.as_json(), "messages": messages, "iteration": iteration}) + "\n")
+            self.popen.stdin.flush()
+            line = self.popen.stdout.readline()
+        except OSError:
+            line = ""
+        return json.loads(line) if line else {"error": f"the second process ended (status {self.popen.poll()}): {self._last_error()}"}
+
+    def _last_error(self) -> str:
+        if self.popen.poll() is None or self.popen.stderr is None:
+            return "no answer"
+        lines = self.popen.stderr.read().strip().splitlines()
+        return lines[-1] if lines else "no message"
 
     def close(self) -> None:
         if self.popen.stdin is not None:
-            self.popen.stdin.close()
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass  # it has ended already
         try:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -15,6 +15,8 @@ The vocabulary of a history:
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
 - ``histories()``: all of the above in a realistic agent order.
+- ``agent_shaped(strategy)``: the same histories as frameworks send them (text-part content for
+  system and tool messages, optional keys, huge tool-call arguments).
 
 Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes tens
 of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``

@@ -217,13 +217,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     clause_id = _clause_of(item)
     if clause_id is None:
         return rep
-    violation = call.excinfo.value if call.excinfo is not None else None
+    violation = _violation(call.excinfo.value) if call.excinfo is not None else None
     if rep.failed and not clauses()[clause_id].must:
         rep.outcome = "skipped"
         rep.wasxfail = f"{clause_id} is a SHOULD clause: reported, never failing"
     if rep.when == "call" or rep.outcome != "passed":
         _record(item, rep, clause_id, violation)
     return rep
+
+
+def _violation(error: BaseException) -> BaseException:
+    """The error, or the first `ClauseViolation` among several Hypothesis found at once."""
+    if isinstance(error, BaseExceptionGroup):
+        found = [e for e in error.exceptions if isinstance(e, ClauseViolation)]
+        return found[0] if found else error
+    return error
 
 
 def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any) -> None:

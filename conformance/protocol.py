@@ -45,19 +45,19 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
-    "PREFIX",
     "PROTOCOL",
+    "VERSION",
     "REQUEST_SCHEMA_ID",
     "RESPONSE_SCHEMA_ID",
-    "VERSION",
-    "CommandCompactor",
+    "DEFAULT_TIMEOUT",
+    "PREFIX",
     "CommandTarget",
-    "ImplementationErrored",
-    "ImplementationSkipped",
+    "CommandCompactor",
     "ProtocolError",
-    "Rejected",
     "UnsupportedVersion",
+    "Rejected",
+    "ImplementationSkipped",
+    "ImplementationErrored",
     "load_schema",
     "validator",
 ]

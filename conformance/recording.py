@@ -44,7 +44,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -547,7 +547,7 @@ def _record_one(
         "format": FORMAT,
         "produced_by": produced_by or _produced_by(endpoint, double),
         "cassette": cassette_path.name,
-        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "recorded_with": _versions(),
         "server": {**endpoint.describe(), "info": server_info, "server_header": server_header},
@@ -721,7 +721,7 @@ def record_errors(out: str | os.PathLike[str], history: str | os.PathLike[str] |
                     f"{case.fault!r}): real HTTP bytes from a local werkzeug server, not a model and not a provider"
                 ),
                 "cassette": cassette_path.name,
-                "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "command": command,
                 "recorded_with": _versions(),
                 "server": {

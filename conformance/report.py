@@ -71,7 +71,7 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set
         "settings": suite.settings.as_json() | {"base_url": "(suite's summarizer test double)"},
         "compact_calls": suite.calls,
         "compacted_calls": suite.compacted,
-        "calls_summarizer": suite._calls_summarizer,
+        "calls_summarizer": suite.summarizer_probed,
         "verdict": verdict,
         "passed": verdict == "conforms",
         "harm_counts": {h: sum(1 for c in failing if c["harm"] == h) for h in HARMS},

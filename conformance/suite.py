@@ -248,6 +248,11 @@ class Suite:
         self.observed.exercise(clause_id, hashlib.sha1(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest())
 
     @property
+    def summarizer_probed(self) -> bool | None:
+        """`calls_summarizer` if it was probed in this run, else None (the report's ``calls_summarizer``)."""
+        return self._calls_summarizer
+
+    @property
     def calls_summarizer(self) -> bool:
         """Whether the target asks the suite's summarizer when it compacts (probed once, on a
         fixed history with both triggers firing); decides who gets the fault sweep (SPEC CORE-11)."""

@@ -160,12 +160,16 @@ def compacted_text(item: Mapping[str, Any]) -> str | None:
     return base64.b64decode(encoded[len(COMPACTION_PREFIX) :]).decode("utf-8")
 
 
+def _input_parts(content: Any) -> list[Any]:
+    """A user message's content as input parts (OpenAI's compact reference shows ``input_text`` parts)."""
+    return [{"type": "input_text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
 def compact_body(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> dict[str, Any]:
     """A ``response.compaction``: the input's user messages, then one compaction item."""
     items = body.get("input")
-    users = [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else [
-        {"type": "message", "role": "user", "content": i.get("content")} for i in items or [] if i.get("type", "message") == "message" and i.get("role") == "user"
-    ]
+    contents = [items] if isinstance(items, str) else [i.get("content") for i in items or [] if i.get("type", "message") == "message" and i.get("role") == "user"]
+    users = [{"type": "message", "role": "user", "content": _input_parts(c)} for c in contents]
     return {
         "id": f"resp_testdouble_{_digest(body)}", "object": "response.compaction", "created_at": CREATED,
         "output": [*users, compaction_item(content)] if with_output else [], "usage": _responses_usage(prompt, completion),

@@ -276,7 +276,7 @@ def stream_chunks(
 
 def sse(data: Any) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    return f"data: {payload}\n\n".encode()
+    return f"data: {payload}\n\n".encode("utf-8")
 
 
 def error_body(message: str, error_type: str, code: str | None) -> dict[str, Any]:

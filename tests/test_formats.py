@@ -159,7 +159,10 @@ def test_an_unknown_wire_format_is_a_contract_error(tmp_path: Path) -> None:
 # --- end to end: `compaction-suite check` as a user runs it (one subprocess each)
 
 
-@pytest.mark.parametrize(("target", "family"), [("responses_truncating:factory", "RESP"), ("anthropic_truncating:factory", "ANTH")])
+@pytest.mark.parametrize(
+    ("target", "family"),
+    [("responses_truncating:factory", "RESP"), ("responses_compacting:factory", "RESP"), ("anthropic_truncating:factory", "ANTH")],
+)
 def test_correct_format_compactors_conform(target: str, family: str, tmp_path: Path) -> None:
     report = _check_example(target, tmp_path)
     assert report["verdict"] == "conforms"
@@ -183,7 +186,7 @@ def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path
     report = check(f"broken.formats:{name}", (), tmp_path, exit_code=1)
     clause = report["clauses"][CONTROLS[name]]
     assert clause["status"] == "fail", clause
-    assert clause.get("history") is not None and clause["harm"] in ("rejected", "loss", "policy")
+    assert clause.get("history") is not None and clause["harm"] in ("rejected", "loss", "crash", "policy")
 
 
 # --- the cmd: protocol carries the format (protocol 1.2)

@@ -5,13 +5,19 @@ a failure replays from the report alone, and the SPEC decisions hold (SPEC Part 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.clauses import clauses
+from compaction_suite.conformance.protocol import CommandTarget
 from compaction_suite.conformance.report import ranges
 from compaction_suite.conformance.reproduce import case_of, replay
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.suite import Suite
+from compaction_suite.conformance.target import Target
 from test_negative_controls import check
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_independent_correct_compactors_conform(target: str, tmp_path: Path) -> None:
     report = check(target, (), tmp_path, exit_code=0)
     assert report["verdict"] == "conforms"
-    assert {c["status"] for c in report["clauses"].values()} <= {"pass", "skip"}
+    chat = {cid: c for cid, c in report["clauses"].items() if not cid.startswith(("RESP-", "ANTH-"))}
+    assert {c["status"] for c in chat.values()} <= {"pass", "skip"}
+    assert {c["status"] for cid, c in report["clauses"].items() if cid not in chat} == {"not-applicable"}, "other wire formats' clauses (SPEC Wire formats)"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -60,8 +68,9 @@ def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
 
 
 def test_capabilities_default_to_the_strict_reading() -> None:
-    assert declared(object()).waived() == {}
-    assert set(declared(type("C", (), {"capabilities": {"called": "between_rounds"}})()).waived()) == {"CORE-9"}
+    other_formats = {cid for cid in clauses() if cid.startswith(("RESP-", "ANTH-"))}  # SPEC "Wire formats"
+    assert set(declared(object()).waived()) == other_formats
+    assert set(declared(type("C", (), {"capabilities": {"called": "between_rounds"}})()).waived()) - other_formats == {"CORE-9"}
     with pytest.raises(CapabilityError):
         declared(type("C", (), {"capabilities": {"called": "sometimes"}})())
 
@@ -106,3 +115,52 @@ def test_core4_leaves_system_messages_to_core3() -> None:
     history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
     assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
     assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
+
+
+def test_a_cmd_target_declares_in_its_start_answer() -> None:
+    target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
+    try:
+        waived = declared(target(Settings())).waived()
+    finally:
+        target.close()
+    assert set(waived) == {"CORE-9", "CORE-3"}
+
+
+class _Returns:
+    """A compactor returning a fixed output whatever it is given (to feed the suite's judge)."""
+
+    def __init__(self, out: list[dict]) -> None:
+        self.out = out
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.out if self.out else messages
+
+
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+
+
+def _suite_judging(out: list[dict]) -> Suite:
+    return Suite(Target("t", lambda settings: _Returns(out), "test double", None), None)
+
+
+def test_core2_decision_an_in_flight_history_returned_unchanged_is_core9s() -> None:
+    in_flight = [SYSTEM, TURNS[0], CALL]
+    suite = _suite_judging([])
+    try:
+        suite.new().compact(in_flight, 8)
+        assert "CORE-2" not in suite.observed.findings
+        Suite.judge(suite, [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}], [SYSTEM, CALL], {}, "k")
+        assert "CORE-2" in suite.observed.findings and suite.observed.count("CORE-1") == 1
+    finally:
+        suite.close()
+
+
+def test_an_output_breaking_two_clauses_fails_both() -> None:
+    history = [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    suite = _suite_judging([{"role": "tool", "tool_call_id": "c1", "content": "r"}, TURNS[3]])
+    try:
+        suite.new().compact(history, 8)
+        assert {"CORE-1", "CORE-3", "CORE-4"} <= set(suite.observed.findings)
+        assert suite.observed.findings["CORE-1"].case["iteration"] == 8
+    finally:
+        suite.close()

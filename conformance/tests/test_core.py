@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import copy
 
-from compaction_suite.conformance import oracle
-from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.settings import Settings
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from .common import (
-    changed,
-    clause,
-    estimate,
-    heavy,
-    histories,
-    run,
-    substantial,
-    well_formed,
-)
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
+
+from .common import changed, clause, estimate, heavy, histories, run, substantial, well_formed
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.settings import Settings
-from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 
-from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
+
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -73,7 +74,7 @@ def test_prompt_hash_agrees_across_processes(suite, other_process, history):
 
 @clause("EVT-3")
 @pytest.mark.parametrize("fault", FAULTS)
-@hypothesis_settings(max_examples=3)
+@FAULT_SWEEP
 @given(history=substantial)
 def test_failure_reason(suite, fault, history):
     """EVT-3 after every kind of fault, not one."""

@@ -20,9 +20,10 @@ from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from .common import clause, run
+from .common import FAULTS, HANG_TIMEOUT, clause, run
 
 T = Settings().threshold_iterations
 iterations = st.integers(1, 2 * T)
@@ -223,3 +224,23 @@ def test_never_raises_in_format(suite, history, iteration, force):
         run(suite, history, T if force else iteration, **({"max_context_tokens": 1} if force else {}))
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
         require("CORE-10", f"compact raised {type(error).__name__}: {str(error)[:200]}", history)
+
+
+@TARGET
+@clause("CORE-10")
+@pytest.mark.parametrize("fault", FAULTS)
+@hypothesis_settings(max_examples=3)
+@given(history=own(min_rounds=8, max_rounds=14))
+def test_never_raises_in_format_under_faults(suite, fault, history):
+    """CORE-10 when the summarizer fails, in whichever API the target asks it through
+    (chat-completions, Responses, compact, Anthropic Messages: the test double answers them all)."""
+    not_chat(suite)
+    if not suite.calls_summarizer:
+        pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    try:
+        subject.compact(history, T)
+    except Exception as error:  # noqa: BLE001 - any exception is the violation under test
+        require("CORE-10", f"compact raised {type(error).__name__} under summarizer fault {fault}: {str(error)[:200]}", history)

@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.suite import Suite
-from hypothesis import assume, given
-from hypothesis import settings as hypothesis_settings
-from hypothesis import strategies as st
 
 from .common import clause
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import assume, given
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
-from hypothesis import assume, given
 
 from .common import changed, clause, histories, summaries
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import assume, given
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
-from hypothesis import assume, given
 
 from .common import changed, clause, compactable, histories, run, summaries, well_formed
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
-from hypothesis import assume, given
-from hypothesis import strategies as st
 
 from .common import changed, clause, compacts, estimate, histories, run, substantial
 

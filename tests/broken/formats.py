@@ -15,6 +15,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
 from anthropic_truncating import AnthropicTruncating  # noqa: E402
+from responses_compacting import ResponsesCompacting  # noqa: E402
+from responses_compacting import factory as compacting_factory  # noqa: E402
 from responses_truncating import ResponsesTruncating, _kind  # noqa: E402
 
 
@@ -162,6 +164,24 @@ class CompactsPendingUse(_Anthropic):
         return {**request, "messages": messages[turns[-1] :]}
 
 
+class _Unguarded(ResponsesCompacting):
+    """The correct summarizing compactor without its guard: the endpoint's errors escape."""
+
+    def compact(self, items, *, iteration):
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        if iteration < self.threshold_iterations or len(starts) <= self.keep_turns:
+            return list(items)
+        cut = starts[-self.keep_turns]
+        compacted = self.client.responses.compact(model=self.model, input=items[:cut])
+        return [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output] + items[cut:]
+
+
+def CrashesOnFault(settings):  # noqa: N802 - named like the other controls
+    """Summarizes through /v1/responses/compact and lets its errors escape (CORE-10)."""
+    correct = compacting_factory(settings)
+    return _Unguarded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 CONTROLS: dict[str, str] = {
     "OrphanOutput": "RESP-1",
     "UnansweredCall": "RESP-2",
@@ -177,5 +197,6 @@ CONTROLS: dict[str, str] = {
     "SystemMovedIntoMessages": "ANTH-4",
     "SystemRoleMessage": "ANTH-5",
     "CompactsPendingUse": "ANTH-6",
+    "CrashesOnFault": "CORE-10",
 }
 """Each broken factory and the clause that must reject it."""
