@@ -11,9 +11,10 @@ model call. Strands' ``AnthropicModel`` sends these blocks as Anthropic Messages
 (``tool_use``, ``tool_result``, ``thinking``/``redacted_thinking``): the mapping below is that
 one, so the suite judges the request Strands would send to Anthropic.
 
-Target::
+Targets::
 
     compaction-suite check compaction_suite.adapters.strands:sliding_window
+    compaction-suite check compaction_suite.adapters.strands:summarizing   # needs a streamed /v1/messages
 
 Conversion (Anthropic ``{"system", "messages"}`` <-> Strands): ``text`` <-> ``{"text"}``;
 ``tool_use`` <-> ``{"toolUse": {toolUseId, name, input}}``; ``tool_result`` <->
