@@ -128,7 +128,7 @@ class Conversion:
         self.strands: list[dict[str, Any]] = []
         self._originals: dict[int, tuple[dict[str, Any], dict[str, Any], list[Any]]] = {}
         for message in messages:
-            converted = {"role": message.get("role"), "content": _blocks(message.get("content"))}
+            converted: dict[str, Any] = {"role": message.get("role"), "content": _blocks(message.get("content"))}
             self._originals[id(converted)] = (message, converted, copy.deepcopy(converted["content"]))
             self.strands.append(converted)
 

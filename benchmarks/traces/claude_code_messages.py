@@ -73,8 +73,7 @@ class _Builder:
         message = self._unique_ids(kind, copy.deepcopy(message))
         last = self.messages[-1] if self.messages else None
         if kind == "assistant":
-            same_response = last is not None and last["role"] == "assistant" and message.get("id") is not None and message.get("id") == self.response_id
-            if same_response:
+            if last is not None and last["role"] == "assistant" and message.get("id") is not None and message.get("id") == self.response_id:
                 last["content"] = _blocks(last["content"]) + _blocks(message.get("content"))
             else:
                 self.messages.append({"role": "assistant", "content": copy.deepcopy(message.get("content"))})
@@ -91,7 +90,8 @@ class _Builder:
         the results that answer it the same id."""
         if kind == "assistant" and message.get("id") != self.response_id:
             self.renamed = {}
-        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             if kind == "assistant" and block.get("type") == "tool_use":
