@@ -6,8 +6,8 @@ compactor receives, and checks what the adapter declares (SPEC Part A, declared
 capabilities and wire formats):
 
 * OpenAI Agents SDK: ``Runner.run`` with the SDK's own ``agents.testing.ScriptedModel`` and an
-  ``OpenAIResponsesCompactionSession`` whose compact endpoint is a test double
-  (``tests/scripted_compact_endpoint.py``);
+  ``OpenAIResponsesCompactionSession`` whose compact endpoint is the suite's summarizer test
+  double (``/v1/responses/compact``, `compaction_suite.conformance.summarizer_apis`);
 * Strands Agents: ``Agent`` with a scripted ``Model`` (the stream events Strands' providers emit)
   and its conversation managers.
 """
@@ -21,6 +21,7 @@ import pytest
 from compaction_suite.conformance.formats import anthropic as anthropic_format
 from compaction_suite.conformance.formats import responses as responses_format
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 INSTRUCTIONS = "You are a coding agent. (loop test)"
 TURNS = 3
@@ -88,17 +89,16 @@ def _run_agents_loop(endpoint, threshold: int, max_retries: int = 0):
 
 def test_openai_agents_compaction_session_runs_between_rounds_instructions_outside():
     pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
-    from scripted_compact_endpoint import CompactEndpoint
-
-    with CompactEndpoint() as endpoint:
+    with SummarizerServer() as endpoint:
         model, compactions, deferrals = _run_agents_loop(endpoint, threshold=4)
-    assert compactions and endpoint.requests, "the session never compacted"
+        bodies = endpoint.bodies
+    assert compactions and bodies, "the session never compacted"
     # Mid-turn saves (local tool outputs pending) only defer: the history then ends with a result.
     assert deferrals and all(responses_format.kind(h[-1]) == "function_call_output" for h in deferrals), deferrals
     # called: between_rounds: every history compacted (and every compact request) has each call answered.
     for before, _ in compactions:
         assert not responses_format.in_flight(before), before
-    for body in endpoint.requests:
+    for body in bodies:
         assert not responses_format.in_flight(body["input"]), body["input"]
     # Each compaction ran at the end of a turn: the history ends with the assistant's answer.
     assert all(responses_format.kind(before[-1]) == "message" and before[-1].get("role") == "assistant" for before, _ in compactions)
@@ -115,47 +115,45 @@ def test_openai_agents_adapter_compacts_as_the_runner_does():
     endpoint the same items and leaves the same history (the adapter's equivalence claim)."""
     pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
-    from scripted_compact_endpoint import CompactEndpoint
 
-    with CompactEndpoint() as endpoint:
+    with SummarizerServer() as endpoint:
         _, compactions, _ = _run_agents_loop(endpoint, threshold=4)
-        runner_requests = list(endpoint.requests)
+        runner_requests = endpoint.bodies
         compactor = responses_compaction(Settings(base_url=endpoint.base_url), threshold=4)
         for i, (before, after) in enumerate(compactions):
             out = asyncio.run(compactor.compact(before, iteration=1))
-            assert endpoint.requests[-1]["input"] == runner_requests[i]["input"]
+            assert endpoint.bodies[-1]["input"] == runner_requests[i]["input"]
             assert out == after
     assert compactor.capabilities == {"wire_format": "responses", "called": "between_rounds", "system_prompt": "outside"}
 
 
-@pytest.mark.parametrize("status", [500, 429])
+@pytest.mark.parametrize("status", ["500", "429"])
 def test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_answer(status):
     """Harm, shown with the SDK's own Runner (crash): when the compact endpoint keeps failing
     (the client's default two retries spent), ``Runner.run`` raises the endpoint's error instead
     of returning the turn whose answer the model had already given."""
     pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
     import openai
-    from scripted_compact_endpoint import CompactEndpoint
 
-    with CompactEndpoint(fail_with=status) as endpoint, pytest.raises(openai.APIStatusError) as raised:
+    with SummarizerServer() as endpoint, pytest.raises(openai.APIStatusError) as raised:
+        endpoint.fault(status, **({"retry_after": "0"} if status == "429" else {}))
         _run_agents_loop(endpoint, threshold=4, max_retries=2)
-    assert raised.value.status_code == status
-    assert len(endpoint.requests) == 3  # the first compaction, at the end of the first turn, and its two retries
+    assert raised.value.status_code == int(status)
+    assert len(endpoint.bodies) == 3  # the first compaction, at the end of the first turn, and its two retries
 
 
 def test_openai_agents_adapter_below_threshold_returns_the_items_unchanged():
     pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
-    from scripted_compact_endpoint import CompactEndpoint
 
     items = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]},
         {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": "{\"path\": \"a\"}"},
         {"type": "function_call_output", "call_id": "call_1", "output": "x"},
     ]
-    with CompactEndpoint() as endpoint:
+    with SummarizerServer() as endpoint:
         out = asyncio.run(responses_compaction(Settings(base_url=endpoint.base_url), threshold=10).compact(items, iteration=1))
-    assert out == items and not endpoint.requests
+        assert out == items and not endpoint.bodies
 
 
 # --- Strands Agents -----------------------------------------------------------------------------
