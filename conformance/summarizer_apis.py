@@ -13,7 +13,9 @@
   ``compaction`` item, as OpenAI's reference describes it. The item's ``encrypted_content`` is
   NOT encrypted: it is ``testdouble-compaction:`` and the base64 of the deterministic summary, so
   a test can read what was "compacted"; a compactor must treat it as opaque.
-- ``anthropic``: Anthropic Messages, ``POST /v1/messages``: the summary is one ``text`` block.
+- ``anthropic``: Anthropic Messages, ``POST /v1/messages``: the summary is one ``text`` block,
+  also streamed (``"stream": true``: the Messages API's server-sent events). The Responses API
+  is answered unstreamed only.
 
 Each API turns its request into chat-like ``{"role", "content"}`` messages (`as_messages`) so the
 deterministic summary and the token counts are computed one way for all of them; the counts use
@@ -117,7 +119,7 @@ def invalid_anthropic(body: Any) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return "messages: must be a list of objects"
-    return "streaming is not supported by the test double for this API" if body.get("stream") else None
+    return None
 
 
 # --- response bodies
@@ -186,6 +188,25 @@ def anthropic_body(body: Mapping[str, Any], content: str | None, prompt: int, co
     }
 
 
+STREAM_PIECE_CHARS = 40
+
+
+def anthropic_events(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """The Messages API's server-sent events for `anthropic_body` (``"stream": true``):
+    ``message_start``, one text block in ``text_delta`` pieces, ``message_delta``, ``message_stop``."""
+    message = {**anthropic_body(body, content, prompt, completion, with_output=False), "stop_reason": None, "usage": {"input_tokens": prompt, "output_tokens": 0}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": message})]
+    if with_output:
+        text = content or ""
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+        for at in range(0, len(text), STREAM_PIECE_CHARS):
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text[at : at + STREAM_PIECE_CHARS]}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": completion}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
 def openai_error(message: str, error_type: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
 
@@ -209,11 +230,14 @@ class Api:
     """``body(request, content, prompt_tokens, completion_tokens, with_output=True)``; without
     output it is the API's "no choices" answer."""
     error: Callable[[str, str, str | None, int], dict[str, Any]]
+    events: Callable[..., list[tuple[str, dict[str, Any]]]] | None = None
+    """The streamed answer (``"stream": true``) as (event name, data) pairs, like `body`; None:
+    the test double answers this API unstreamed only (HTTP 400 for a streamed request)."""
 
 
 RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c))
 COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact, responses_messages, compact_body, lambda m, t, c, s: openai_error(m, t, c))
-ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s))
+ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events)
 APIS = (RESPONSES, COMPACT, ANTHROPIC)
 """The APIs besides chat-completions, matched by path."""
 

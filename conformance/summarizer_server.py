@@ -634,7 +634,16 @@ def _api_body(body: dict[str, Any], content: str | None, api: Api, *, with_choic
     return api.body(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
 
 
+def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> list[bytes]:
+    assert api.events is not None
+    prompt = prompt_tokens(api.as_messages(body))
+    pairs = api.events(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
+    return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
+
+
 def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None) -> Response:
+    if api is not None and body.get("stream"):
+        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream")
     if api is not None:
         return _json_response(_api_body(body, content, api, with_choices=with_choices))
     if not body.get("stream"):
@@ -653,6 +662,9 @@ def _malformed(body: dict[str, Any], content_type: str) -> Response:
 def _truncated(request: Request, body: dict[str, Any], chunks: int, api: Api | None = None) -> Response:
     """A stream cut after ``chunks`` SSE events (no [DONE]); a JSON body cut in half otherwise."""
     sock = _raw_socket(request)
+    if api is not None and body.get("stream"):
+        events = _api_events(body, deterministic_summary(api.as_messages(body)), api)[:chunks]
+        return Response(_then_close(events, sock), mimetype="text/event-stream")
     if api is not None:
         payload = json.dumps(_api_body(body, deterministic_summary(api.as_messages(body)), api)).encode("utf-8")
         response = Response(_then_close([payload[: len(payload) // 2]], sock), mimetype="application/json")

@@ -108,7 +108,6 @@ def test_http_and_connection_faults_raise_the_clients_errors(server: SummarizerS
 @pytest.mark.parametrize("api", APIS)
 def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: str) -> None:
     server.fault("429", times=1)
-    oai, claude = clients(server)
     with pytest.raises((openai.RateLimitError, anthropic.RateLimitError)) as raised:
         ask(server, api)
     body = raised.value.body
@@ -118,7 +117,7 @@ def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: st
 @pytest.mark.parametrize("api", APIS)
 def test_malformed_body(server: SummarizerServer, api: str) -> None:
     server.fault("malformed", times=1)
-    with pytest.raises(Exception):  # noqa: B017, PT011 - each client raises its own decoding error
+    with pytest.raises(Exception):  # noqa: B017 - each client raises its own decoding error
         text_of(api, ask(server, api))
     assert server.counts["malformed"] == 1
 
@@ -153,3 +152,27 @@ def test_invalid_requests_are_http_400(server: SummarizerServer, path: str, body
     with pytest.raises(urllib.error.HTTPError) as raised:
         urllib.request.urlopen(request, timeout=5)
     assert raised.value.code == 400 and says in raised.value.read().decode()
+
+
+def stream_text(server: SummarizerServer, timeout: float = 5.0) -> str:
+    """The text of a streamed Messages API answer, read as the anthropic client's stream helper does."""
+    _, claude = clients(server, timeout)
+    with claude.messages.stream(model="claude-x", max_tokens=256, system="Summarize.", messages=MESSAGES) as stream:
+        return "".join(block.text for block in stream.get_final_message().content if block.type == "text")
+
+
+def test_anthropic_streaming_answers_the_same_text(server: SummarizerServer) -> None:
+    assert stream_text(server) == text_of("anthropic", ask(server, "anthropic"))
+    assert server.requests[0].body["stream"] is True
+    server.fault("no_choices", times=1)
+    _, claude = clients(server)
+    with claude.messages.stream(model="claude-x", max_tokens=256, messages=MESSAGES) as stream:
+        assert stream.get_final_message().content == []
+
+
+@pytest.mark.parametrize("fault", ["429", "503", "drop", "truncated_stream", "malformed"])
+def test_anthropic_streaming_faults_raise(server: SummarizerServer, fault: str) -> None:
+    server.fault(fault, times=1)
+    with pytest.raises(Exception):  # noqa: B017 - an APIError, or the client's own decoding error for a malformed event
+        stream_text(server)
+    assert server.counts[fault] == 1

@@ -53,11 +53,11 @@ def blocks(message: Any) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def tool_uses(message: Any) -> list[str]:
+def tool_uses(message: Any) -> list[Any]:
     return [b.get("id") for b in blocks(message) if b.get("type") == "tool_use"]
 
 
-def tool_results(message: Any) -> list[str]:
+def tool_results(message: Any) -> list[Any]:
     return [b.get("tool_use_id") for b in blocks(message) if b.get("type") == "tool_result"]
 
 
@@ -209,9 +209,8 @@ def check_thinking_kept(request: Any, messages: Sequence[Message]) -> str | None
         if before.get("role") != "assistant" or not uses or not thinking:
             continue
         for j, after in enumerate(messages):
-            if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses):
-                if not same(_thinking(after), thinking):
-                    return f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered"
+            if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not same(_thinking(after), thinking):
+                return f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered"
     return None
 
 

@@ -50,7 +50,7 @@ def where(items: Sequence[Any], i: int) -> str:
     """``item 3 (function_call call_2)``: how a reason points at the item that is wrong."""
     item = items[i] if 0 <= i < len(items) else None
     label = kind(item) or type(item).__name__
-    if label == "message":
+    if label == "message" and isinstance(item, dict):
         label += f" {item.get('role')}"
     elif isinstance(item, dict) and item.get("call_id") is not None:
         label += f" {item.get('call_id')}"
@@ -68,18 +68,18 @@ def _items(out: Any) -> list[Item] | None:
     return out if isinstance(out, list) and all(isinstance(i, dict) for i in out) else None
 
 
-def calls(items: Sequence[Item]) -> list[str]:
+def calls(items: Sequence[Item]) -> list[Any]:
     return [i.get("call_id") for i in items if kind(i) == "function_call"]
 
 
-def outputs(items: Sequence[Item]) -> list[str]:
+def outputs(items: Sequence[Item]) -> list[Any]:
     return [i.get("call_id") for i in items if kind(i) == "function_call_output"]
 
 
 def in_flight(items: Any) -> bool:
     """Whether a ``function_call`` has no ``function_call_output`` yet (a local tool still running)."""
-    found = _items(items)
-    return bool(found) and any(call_id not in outputs(found) for call_id in calls(found))
+    found = _items(items) or []
+    return any(call_id not in outputs(found) for call_id in calls(found))
 
 
 def length(items: Any) -> int:
@@ -171,7 +171,7 @@ def _invalid_compaction(item: Item) -> str | None:
 
 def check_outputs_have_calls(out: Sequence[Item]) -> str | None:
     """RESP-1: a ``function_call_output`` answers a ``function_call`` with its ``call_id`` earlier in the list."""
-    called: set[str] = set()
+    called: set[Any] = set()
     for i, item in enumerate(out):
         if kind(item) == "function_call":
             called.add(item.get("call_id"))
@@ -218,7 +218,7 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> st
             return f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)"
         if at is not None and next_at is None:
             return f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped"
-        if at is not None and next_at != at + 1:
+        if at is not None and next_at is not None and next_at != at + 1:
             return f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})"
     return None
 

@@ -14,10 +14,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
-from anthropic_truncating import AnthropicTruncating  # noqa: E402
-from responses_compacting import ResponsesCompacting  # noqa: E402
-from responses_compacting import factory as compacting_factory  # noqa: E402
-from responses_truncating import ResponsesTruncating, _kind  # noqa: E402
+from anthropic_truncating import AnthropicTruncating
+from responses_compacting import ResponsesCompacting
+from responses_compacting import factory as compacting_factory
+from responses_truncating import ResponsesTruncating, _kind
 
 
 class _Responses(ResponsesTruncating):
@@ -176,7 +176,7 @@ class _Unguarded(ResponsesCompacting):
         return [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output] + items[cut:]
 
 
-def CrashesOnFault(settings):  # noqa: N802 - named like the other controls
+def CrashesOnFault(settings):
     """Summarizes through /v1/responses/compact and lets its errors escape (CORE-10)."""
     correct = compacting_factory(settings)
     return _Unguarded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)

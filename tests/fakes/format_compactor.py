@@ -19,8 +19,8 @@ from _fake import Request, hello, serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
-from anthropic_truncating import AnthropicTruncating  # noqa: E402
-from responses_truncating import ResponsesTruncating  # noqa: E402
+from anthropic_truncating import AnthropicTruncating
+from responses_truncating import ResponsesTruncating
 
 KINDS = {"responses": ResponsesTruncating, "anthropic-messages": AnthropicTruncating}
 
