@@ -163,7 +163,6 @@ def _scripted_strands_model():
     """A TEST DOUBLE of a Strands ``Model``: streams the events Strands' providers emit, from the
     conversation it is sent: after a user prompt, thinking then two parallel ``toolUse`` blocks;
     after the results of one round, one more call; then a text answer."""
-    import json
 
     from strands.models.model import Model
 
@@ -367,21 +366,22 @@ def test_strands_summarizing_runs_before_model_calls_between_rounds_system_promp
 
 def test_strands_summarizing_adapter_summarizes_through_anthropic_messages():
     """The adapter runs Strands' own estimate and hook: past the threshold the oldest messages
-    become Strands' summary message (from a streamed /v1/messages, a test double), every ANTH clause
-    holds, the system prompt is untouched; below it the request comes back unchanged."""
+    become Strands' summary message (from the suite's double, streamed /v1/messages), every ANTH
+    clause holds, the system prompt is untouched; below it the request comes back unchanged."""
     pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
     from compaction_suite.adapters.strands import summarizing
-    from scripted_messages_endpoint import MessagesEndpoint
+    from compaction_suite.conformance.settings import connected
 
     _, _, seen = _strands_loop(per_turn=True, window_size=100)
     request = {"system": INSTRUCTIONS, "messages": _to_anthropic(seen[-1])}
-    with MessagesEndpoint() as endpoint:
-        settings = Settings(base_url=endpoint.base_url)
+    with SummarizerServer() as endpoint:
+        settings = connected(Settings(), endpoint.base_url)
         out = summarizing(settings, preserve_recent_messages=4, context_window_limit=200).compact(request, iteration=1)
         unchanged = summarizing(settings, preserve_recent_messages=4, context_window_limit=100_000).compact(request, iteration=1)
-    assert len(endpoint.requests) == 1 and endpoint.requests[0]["stream"] is True
+        bodies = endpoint.bodies
+    assert len(bodies) == 1 and bodies[0]["stream"] is True
     assert unchanged == request
     assert len(out["messages"]) < len(request["messages"]) and out["system"] == INSTRUCTIONS
-    assert "summary by the messages test double" in json.dumps(out["messages"][0])
+    assert out["messages"][0] not in request["messages"] and out["messages"][0]["role"] == "user"  # Strands' summary message
     assert out["messages"][-4:] == request["messages"][-4:]
     assert {k: v for k, v in anthropic_format.structural(request, out).items() if v} == {}
