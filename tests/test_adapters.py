@@ -254,7 +254,8 @@ def test_agent_framework_objects():
 
     history = SHAPES["developer"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_agent_framework(history)
-    assert [m.role for m in objs] == ["developer", "user", "assistant", "tool", "assistant", "assistant", "tool"]
+    # AF's users send their system prompt as "system" (or instructions=): a developer message is handed over as one
+    assert [m.role for m in objs] == ["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]
     text, call = objs[2].contents
     assert (text.type, text.text) == ("text", "Creating the ticket now.")
     assert (call.type, call.call_id, call.name, call.arguments) == ("function_call", "call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')
@@ -379,6 +380,8 @@ def test_factory_compacts_offline(fw, factory, suite_settings):
     assert json.dumps(long, sort_keys=True) == before
     assert isinstance(out, list) and all(isinstance(m, dict) and m.get("role") for m in out)
     assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events"}
+    assert compactor.capabilities["called"] == "between_rounds"  # proven per framework in test_adapter_loops.py
+    assert compactor.capabilities["system_prompt"] in ("outside", "in_list")
 
 
 def _rename(messages: list[dict], n: int) -> list[dict]:
