@@ -1,7 +1,7 @@
 """Adapters: the compactors of agent frameworks behind compaction-suite's plug-in contract.
 
 One module per framework; each imports only the standard library at import time and
-imports its framework inside the factories, so ``import adapters.langchain`` costs nothing
+imports its framework inside the factories, so ``import compaction_suite.adapters.langchain`` costs nothing
 when LangChain is absent. Install a framework with its extra::
 
     pip install 'compaction-suite[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai
@@ -9,8 +9,8 @@ when LangChain is absent. Install a framework with its extra::
 
 then check one configuration::
 
-    compaction-suite check adapters.langchain:trim_messages
-    COMPACTION_ADAPTER_OPTIONS='{"max_tokens": 256}' compaction-suite check adapters.langchain:trim_messages
+    compaction-suite check compaction_suite.adapters.langchain:trim_messages
+    COMPACTION_ADAPTER_OPTIONS='{"max_tokens": 256}' compaction-suite check compaction_suite.adapters.langchain:trim_messages
 
 ``compaction-suite matrix`` runs every installed adapter over its ``CONFIGURATIONS``.
 """
@@ -56,9 +56,9 @@ class Framework:
 
 
 FRAMEWORKS = (
-    Framework("LangChain", "adapters.langchain", "langchain_core", "langchain"),
-    Framework("Semantic Kernel", "adapters.semantic_kernel", "semantic_kernel", "semantic-kernel"),
-    Framework("Microsoft Agent Framework", "adapters.agent_framework", "agent_framework", "agent-framework"),
-    Framework("AutoGen", "adapters.autogen", "autogen_core", "autogen"),
-    Framework("Pydantic AI", "adapters.pydantic_ai", "pydantic_ai_harness", "pydantic-ai"),
+    Framework("LangChain", "compaction_suite.adapters.langchain", "langchain_core", "langchain"),
+    Framework("Semantic Kernel", "compaction_suite.adapters.semantic_kernel", "semantic_kernel", "semantic-kernel"),
+    Framework("Microsoft Agent Framework", "compaction_suite.adapters.agent_framework", "agent_framework", "agent-framework"),
+    Framework("AutoGen", "compaction_suite.adapters.autogen", "autogen_core", "autogen"),
+    Framework("Pydantic AI", "compaction_suite.adapters.pydantic_ai", "pydantic_ai_harness", "pydantic-ai"),
 )

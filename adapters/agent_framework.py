@@ -7,13 +7,13 @@ What the installed package offers (agent-framework-core 1.x, checked in its sour
 (what ``CompactionProvider`` runs before/after a turn), which annotates groups, runs the
 strategy and returns the *included* messages. Targets::
 
-    compaction-suite check adapters.agent_framework:truncation          # TruncationStrategy
-    compaction-suite check adapters.agent_framework:sliding_window      # SlidingWindowStrategy
-    compaction-suite check adapters.agent_framework:selective_tool_call # SelectiveToolCallCompactionStrategy
-    compaction-suite check adapters.agent_framework:tool_result         # ToolResultCompactionStrategy
-    compaction-suite check adapters.agent_framework:summarization       # SummarizationStrategy
-    compaction-suite check adapters.agent_framework:token_budget        # TokenBudgetComposedStrategy
-    compaction-suite check adapters.agent_framework:context_window      # ContextWindowCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:truncation          # TruncationStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:sliding_window      # SlidingWindowStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:selective_tool_call # SelectiveToolCallCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:tool_result         # ToolResultCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:summarization       # SummarizationStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:token_budget        # TokenBudgetComposedStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:context_window      # ContextWindowCompactionStrategy
 
 Conversion (OpenAI dict <-> ``Message``): ``role`` is kept as is, except ``developer``: AF's
 users pass their system prompt as a ``system`` message or ``instructions=``, never as a

@@ -3,9 +3,9 @@
 
 Targets::
 
-    compaction-suite check adapters.autogen:buffered
-    compaction-suite check adapters.autogen:token_limited
-    compaction-suite check adapters.autogen:head_and_tail
+    compaction-suite check compaction_suite.adapters.autogen:buffered
+    compaction-suite check compaction_suite.adapters.autogen:token_limited
+    compaction-suite check compaction_suite.adapters.autogen:head_and_tail
 
 A model context is a *view*: the adapter adds every message to a fresh context
 (``initial_messages``) and returns ``await context.get_messages()``, as ``AssistantAgent``
@@ -249,11 +249,11 @@ MODEL_INFO = {"vision": True, "function_calling": True, "json_output": False, "f
 
 def token_limited(settings: Any, **given: Any) -> Any:
     """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
-    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``reference.bpe``)."""
+    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.reference.bpe``)."""
     o = options(DEFAULTS["token_limited"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
     client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
-    from reference import bpe
+    from compaction_suite.reference import bpe
 
     bpe.install("cl100k_base")
     bpe.install("o200k_base")

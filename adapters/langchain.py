@@ -2,8 +2,8 @@
 
 Targets::
 
-    compaction-suite check adapters.langchain:trim_messages
-    compaction-suite check adapters.langchain:summarization_middleware
+    compaction-suite check compaction_suite.adapters.langchain:trim_messages
+    compaction-suite check compaction_suite.adapters.langchain:summarization_middleware
 
 Options come from ``$COMPACTION_ADAPTER_OPTIONS`` (a JSON object; see ``TRIM_DEFAULTS`` and
 ``SUMMARIZATION_DEFAULTS``), e.g. ``{"max_tokens": 256}``.

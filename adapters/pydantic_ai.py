@@ -18,9 +18,9 @@ What runs offline and what does not (checked in the installed sources):
 
 Targets::
 
-    compaction-suite check adapters.pydantic_ai:sliding_window
-    compaction-suite check adapters.pydantic_ai:clear_tool_results
-    compaction-suite check adapters.pydantic_ai:summarizing
+    compaction-suite check compaction_suite.adapters.pydantic_ai:sliding_window
+    compaction-suite check compaction_suite.adapters.pydantic_ai:clear_tool_results
+    compaction-suite check compaction_suite.adapters.pydantic_ai:summarizing
 
 Conversion (OpenAI dict <-> ``ModelMessage``): each dict is one *part*. ``system`` and
 ``developer`` are ``SystemPromptPart`` (which role a system prompt is sent with is a model

@@ -2,8 +2,8 @@
 
 Targets::
 
-    compaction-suite check adapters.semantic_kernel:truncation_reducer
-    compaction-suite check adapters.semantic_kernel:summarization_reducer
+    compaction-suite check compaction_suite.adapters.semantic_kernel:truncation_reducer
+    compaction-suite check compaction_suite.adapters.semantic_kernel:summarization_reducer
 
 Options from ``$COMPACTION_ADAPTER_OPTIONS`` (see ``TRUNCATION_DEFAULTS``, ``SUMMARIZATION_DEFAULTS``).
 

@@ -39,7 +39,7 @@ class                   where its text comes from
                         ``__pycache__``.
 ``messages``            Whole chat messages from the shipped traces
                         ``cassettes/traces/*.jsonl`` (read with
-                        ``benchmarks.traces.format.read_trace``); compared as one-message
+                        ``compaction_suite.benchmarks.traces.format.read_trace``); compared as one-message
                         histories, so the chat overhead (SPEC TOK-2) counts.
 ======================  ==================================================================
 
@@ -331,7 +331,7 @@ def _encoded(cls: str) -> Iterator[Unit]:
 
 
 def _messages() -> Iterator[Unit]:
-    from benchmarks.traces.format import read_trace
+    from compaction_suite.benchmarks.traces.format import read_trace
 
     for trace in sorted(TRACES.glob("*.jsonl")):
         _, messages = read_trace(trace)

@@ -1,8 +1,8 @@
 """What compaction saves and what it forgets, on recorded traces (benchmarks issue: cost reduction).
 
-Every compactor of `benchmarks.lineup` (or any TARGET of the plug-in contract) replays every
-trace through `benchmarks.replay`; summarizing strategies talk to the suite's summarizer TEST
-DOUBLE (`conformance.summarizer_server`), which answers with real o200k token ``usage`` but a
+Every compactor of `compaction_suite.benchmarks.lineup` (or any TARGET of the plug-in contract) replays every
+trace through `compaction_suite.benchmarks.replay`; summarizing strategies talk to the suite's summarizer TEST
+DOUBLE (`compaction_suite.conformance.summarizer_server`), which answers with real o200k token ``usage`` but a
 short summary that never repeats an identifier. So what a summary keeps here is what the
 compactor kept itself (retention is a lower bound for a real model), and the summarizer's
 output cost is lower than a real model's 300-token summary would be.
@@ -23,13 +23,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from benchmarks.lineup import LINEUP
-from benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
-from benchmarks.replay import ASSISTANT_KINDS, Run, replay
-from benchmarks.traces.format import read_trace
-from conformance.settings import Settings, connected
-from conformance.summarizer_server import SummarizerServer
-from reference.rounds import split_rounds
+from compaction_suite.benchmarks.lineup import LINEUP
+from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
+from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, replay
+from compaction_suite.benchmarks.traces.format import read_trace
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference.rounds import split_rounds
 
 TRACES = Path(__file__).resolve().parent.parent / "cassettes" / "traces"
 BASELINE = "none (baseline)"
@@ -43,8 +43,8 @@ def shipped_traces() -> list[Path]:
 
 def load_traces(paths: Sequence[Path]) -> list[tuple[dict[str, Any], list[dict]]]:
     """(header, messages) of each file: a trace (``.jsonl``, FORMAT.md), a SWE-agent ``.traj``,
-    or a tau-bench results file (``.json``, one trace per record), through `benchmarks.traces`."""
-    from benchmarks.traces.importers import import_swe_agent, import_tau_bench
+    or a tau-bench results file (``.json``, one trace per record), through `compaction_suite.benchmarks.traces`."""
+    from compaction_suite.benchmarks.traces.importers import import_swe_agent, import_tau_bench
 
     loaded: list[tuple[dict[str, Any], list[dict]]] = []
     for path in paths:

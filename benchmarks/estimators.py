@@ -1,6 +1,6 @@
 """How accurate and how fast are the token estimators? (benchmarks issue: estimator accuracy)
 
-For every content class of `benchmarks.corpus` and for both exact encodings (``o200k_base``,
+For every content class of `compaction_suite.benchmarks.corpus` and for both exact encodings (``o200k_base``,
 ``cl100k_base``), each estimator the project offers is run on the held-out ``test`` split
 and compared with tiktoken's exact count:
 
@@ -10,14 +10,14 @@ and compared with tiktoken's exact count:
   ``time.perf_counter`` around the whole class, best of a few repeats, all in the same run,
   so the ratios are comparable even on a busy machine (the absolute figures are not);
 * for class ``messages`` the documents are one-message histories and the exact figure is
-  `reference.tokens.ExactTokens`, chat overhead included (SPEC TOK-2);
+  `compaction_suite.reference.tokens.ExactTokens`, chat overhead included (SPEC TOK-2);
 * each whole shipped trace as one history;
 * a verdict on seed 000's "accurate to ±5% for English text" and a comparison with the
   published chars/4 errors quoted in the issue.
 
 ``run`` writes ``estimators.json``, ``estimators.md`` and ``estimator-error.png`` and
-returns the results; ``python -m benchmarks.estimators --out benchmarks/results`` does the
-same from the command line, and ``--calibrate`` refits `reference.fast_estimate`'s weights
+returns the results; ``python -m compaction_suite.benchmarks.estimators --out benchmarks/results`` does the
+same from the command line, and ``--calibrate`` refits `compaction_suite.reference.fast_estimate`'s weights
 on the ``train`` split and prints them.
 """
 
@@ -33,9 +33,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import corpus
-from reference.fast_estimate import BYTE_CLASSES, FEATURES, SCALE, ByteClassTokens, features
-from reference.tokens import CharsPerFour, ExactTokens, message_text
+from compaction_suite.benchmarks import corpus
+from compaction_suite.reference.fast_estimate import BYTE_CLASSES, FEATURES, SCALE, ByteClassTokens, features
+from compaction_suite.reference.tokens import CharsPerFour, ExactTokens, message_text
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 TARGET_MAE = 0.03
@@ -160,7 +160,7 @@ def measure(encoding_name: str, docs: dict[str, list[corpus.Document]], *, progr
 
 def whole_traces(encoding_name: str) -> dict[str, Any]:
     """Each shipped trace as one history: every estimator against `ExactTokens`."""
-    from benchmarks.traces.format import read_trace
+    from compaction_suite.benchmarks.traces.format import read_trace
 
     count = counters(encoding_name)
     rows = {}
@@ -281,11 +281,11 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Token estimators: accuracy and speed",
         "",
-        f"Held-out `test` split of `benchmarks.corpus`, {results['docs_per_class']} documents per class (seed "
+        f"Held-out `test` split of `compaction_suite.benchmarks.corpus`, {results['docs_per_class']} documents per class (seed "
         f"{results['seed']}), Python {results['machine']['python']}, tiktoken {results['machine']['tiktoken']}. "
         "Error is `(estimate - exact) / exact` per document; MAE is the mean absolute error; MB/s counts UTF-8 bytes, "
         "best of 3, all measured in the same run (the machine is shared: read the speed-ups, not the MB/s). "
-        "`byte-classes:*` is `reference.fast_estimate.ByteClassTokens`, calibrated on the `train` split. "
+        "`byte-classes:*` is `compaction_suite.reference.fast_estimate.ByteClassTokens`, calibrated on the `train` split. "
         "Corpus sources: `benchmarks/CORPUS.md`.",
         "",
         "## Verdict on seed 000's claim",
@@ -459,12 +459,12 @@ def _bounded_lstsq(a: Any, b: Any, lower: Any, upper: Any) -> Any:
 
 
 def calibrate(docs_per_class: int = 200, seed: int = 0) -> dict[str, dict[str, float]]:
-    """Fitted weights per encoding on the train split (paste into reference.fast_estimate.WEIGHTS)."""
+    """Fitted weights per encoding on the train split (paste into compaction_suite.reference.fast_estimate.WEIGHTS)."""
     return {name: fit(*training_set(name, docs_per_class, seed)) for name in ENCODINGS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.estimators", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.estimators", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--docs-per-class", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)

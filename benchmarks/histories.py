@@ -10,10 +10,10 @@ they stay unique (HIST-6). Every message is a fresh dict; strings are shared
 between copies, which costs the benchmarks nothing (``len`` of a ``str`` is O(1)).
 
 With ``sources=True`` each tool message also carries ``source_id``, the name of
-the tool that produced it, so `reference.strategies.DropSources` has something
+the tool that produced it, so `compaction_suite.reference.strategies.DropSources` has something
 to drop (SPEC STRAT-6: a local annotation key the estimators ignore).
 
-The result is validated with `reference.rounds.split_rounds` before it is returned.
+The result is validated with `compaction_suite.reference.rounds.split_rounds` before it is returned.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from benchmarks.traces.format import read_trace
-from reference.rounds import Round, split_rounds
+from compaction_suite.benchmarks.traces.format import read_trace
+from compaction_suite.reference.rounds import Round, split_rounds
 
 TRACE = Path(__file__).resolve().parent.parent / "cassettes" / "traces" / "stdlib-explorer-seed4.jsonl"
 """The shipped trace the histories are tiled from: 1092 messages, 1 system message then 478 rounds."""

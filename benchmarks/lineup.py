@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reference import Compactor, IterationsOrTokens, MaskObservations, TokenBudget, TokenThreshold, presets
+from compaction_suite.reference import Compactor, IterationsOrTokens, MaskObservations, TokenBudget, TokenThreshold, presets
 
 
 class NoCompaction:

@@ -9,12 +9,12 @@ Then the assistant round (the call's answer and the tool results) is appended. R
 kinds (user turns) are appended without a call. Compaction is therefore asked for at every round
 boundary that precedes a model call, the only boundaries where it changes what a call costs.
 
-Per model call the harness records the exact input tokens (`reference.tokens.ExactTokens`,
+Per model call the harness records the exact input tokens (`compaction_suite.reference.tokens.ExactTokens`,
 o200k_base, chat overhead included), the tokens the provider's prompt cache would serve
-(`benchmarks.prices`), the output tokens (the assistant message the trace says the model
+(`compaction_suite.benchmarks.prices`), the output tokens (the assistant message the trace says the model
 wrote), whether a compaction happened just before, and what the context still holds of the
 trace's entity ids, latest task list and planted facts. After every compaction it checks the
-structural clauses CORE-1..CORE-4 and CORE-6 on the result (`conformance.oracle`) and keeps
+structural clauses CORE-1..CORE-4 and CORE-6 on the result (`compaction_suite.conformance.oracle`) and keeps
 any violation. The compactor may be anything the conformance contract accepts (a plain or
 ``async`` ``compact``); if it has ``observe_usage`` (the reference does) it is told each call's
 exact input tokens, as a real loop tells it the response's ``usage.prompt_tokens``.
@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import oracle
-from conformance.histories import entity_ids, latest_task_list
-from conformance.recording import call_compact, event_of
-from reference.rounds import Message, Round, split_rounds
-from reference.tokens import ExactTokens
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.recording import call_compact, event_of
+from compaction_suite.reference.rounds import Message, Round, split_rounds
+from compaction_suite.reference.tokens import ExactTokens
 
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 

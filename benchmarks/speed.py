@@ -13,7 +13,7 @@ is pytest-benchmark's) on histories of the given sizes, then writes to ``out_dir
 * ``speed.png``: time against messages, log-log, one line per operation.
 
 The machines here are shared and noisy: ratios and slopes within one run are what
-to read, not absolute times across runs. ``python -m benchmarks.speed --out
+to read, not absolute times across runs. ``python -m compaction_suite.benchmarks.speed --out
 benchmarks/results [--sizes 100,1000]`` does the same from the command line.
 """
 
@@ -33,8 +33,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.histories import SIZES as DEFAULT_SIZES
-from benchmarks.histories import TRACE
+from compaction_suite.benchmarks.histories import SIZES as DEFAULT_SIZES
+from compaction_suite.benchmarks.histories import TRACE
 
 BENCH_FILE = Path(__file__).resolve().parent / "test_speed.py"
 SIZES_ENV = "COMPACTION_SPEED_SIZES"
@@ -263,9 +263,9 @@ def _header(results: dict[str, Any]) -> list[str]:
         "# Speed of the reference compactor (no model calls)",
         "",
         f"pytest-benchmark {results['pytest_benchmark']} (`benchmarks/test_speed.py`, run by "
-        f"`python -m benchmarks.speed`) on {m['date'][:10]}: {m['cpu']}, {m['cores']} cores, "
+        f"`python -m compaction_suite.benchmarks.speed`) on {m['date'][:10]}: {m['cpu']}, {m['cores']} cores, "
         f"{m['implementation']} {m['python']}, {m['platform']}{_loads(m)}. Times are the median of each bench's rounds. "
-        f"Histories are `benchmarks.histories.build(n)`: the shipped trace `{results['trace']}` tiled to at least "
+        f"Histories are `compaction_suite.benchmarks.histories.build(n)`: the shipped trace `{results['trace']}` tiled to at least "
         f"n messages, cut between rounds (requested → actual messages: {actual}). "
         f"Per-round benches time one call after a round was appended to an n-message history the ledger had "
         f"already seen. Each size runs with only its own history alive, and garbage collection stays on, as "
@@ -420,8 +420,8 @@ def _guides(ax: Any, results: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.speed --out DIR [--sizes 100,1000] [--max-time S] [--quiet]``."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__.split("\n")[0])
+    """``python -m compaction_suite.benchmarks.speed --out DIR [--sizes 100,1000] [--max-time S] [--quiet]``."""
+    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.speed", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES, help="comma-separated, each >= 100")
     parser.add_argument("--max-time", type=float, default=1.0, help="pytest-benchmark's --benchmark-max-time")

@@ -15,7 +15,7 @@ import pytest
 @pytest.mark.parametrize("mode", ["full", "fast"])
 def test_battery(benchmark, tmp_path, target, mode):
     report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "conformance", "check", target, "--report", str(report)]
+    command = [sys.executable, "-m", "compaction_suite", "check", target, "--report", str(report)]
     command += ["--fast"] if mode == "fast" else []
 
     def run() -> int:

@@ -4,13 +4,13 @@ Run with ``.venv/bin/python -m pytest benchmarks/test_speed.py --benchmark-only`
 Sizes come from the environment variable ``COMPACTION_SPEED_SIZES`` (comma-separated,
 each at least 100; default ``100,1000,10000,100000``), so a quick run is
 ``COMPACTION_SPEED_SIZES=100,1000 .venv/bin/python -m pytest benchmarks/test_speed.py --benchmark-only``.
-`benchmarks.speed` runs this file in-process and turns pytest-benchmark's JSON into
+`compaction_suite.benchmarks.speed` runs this file in-process and turns pytest-benchmark's JSON into
 ``speed.{json,md,png}``.
 
-Histories are `benchmarks.histories.build(n)`: the shipped trace tiled to at least ``n``
+Histories are `compaction_suite.benchmarks.histories.build(n)`: the shipped trace tiled to at least ``n``
 messages. Each bench's group is its operation, so pytest-benchmark lines the sizes up
 in one table per operation; ``extra_info`` carries the operation key, its label and the
-history's actual message count for `benchmarks.speed`. Every bench asserts something
+history's actual message count for `compaction_suite.benchmarks.speed`. Every bench asserts something
 true of its result, outside the timed call, so none can silently time a no-op. No
 timing is asserted: the machines are shared.
 
@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks import histories
-from benchmarks.speed import sizes_from_env
-from reference.compactor import Compactor
-from reference.rounds import split_rounds
-from reference.strategies import Chain, DropSources, KeepLastMessages, MaskObservations, TokenBudget
-from reference.tokens import CharsPerFour, TokenLedger
-from reference.triggers import IterationsOrTokens
+from compaction_suite.benchmarks import histories
+from compaction_suite.benchmarks.speed import sizes_from_env
+from compaction_suite.reference.compactor import Compactor
+from compaction_suite.reference.rounds import split_rounds
+from compaction_suite.reference.strategies import Chain, DropSources, KeepLastMessages, MaskObservations, TokenBudget
+from compaction_suite.reference.tokens import CharsPerFour, TokenLedger
+from compaction_suite.reference.triggers import IterationsOrTokens
 
 KEEP = 50
 BUDGET = 20_000

@@ -1,7 +1,7 @@
 """compaction-suite's conformance suite: verifies any context compactor, clause by clause.
 
 ``pytest --pyargs conformance --compactor TARGET`` or ``compaction-suite check TARGET``.
-A factory receives a `Settings`; `conformance.histories` holds the Hypothesis strategies.
+A factory receives a `Settings`; `compaction_suite.conformance.histories` holds the Hypothesis strategies.
 """
 
 from __future__ import annotations

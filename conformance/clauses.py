@@ -25,5 +25,5 @@ class Clause:
 @cache
 def clauses() -> dict[str, Clause]:
     """Every clause by id, in SPEC order."""
-    data = json.loads(resources.files("conformance").joinpath("clauses.json").read_text("utf-8"))
+    data = json.loads(resources.files("compaction_suite.conformance").joinpath("clauses.json").read_text("utf-8"))
     return {c["id"]: Clause(**c) for c in data["clauses"]}

@@ -651,7 +651,7 @@ def histories(
     assistant replies and further user turns and corrections follow in a realistic
     agent order.
 
-    Every history passes ``reference.rounds.split_rounds``. With ``in_flight=True`` the
+    Every history passes ``compaction_suite.reference.rounds.split_rounds``. With ``in_flight=True`` the
     last round is a tool round with at least one unanswered call, so ``call_in_flight``
     is true; it counts as one of the rounds, and a user turn or summary precedes it.
     Otherwise every call is answered. ``max_parallel_calls`` bounds the calls per tool

@@ -7,6 +7,7 @@ or conformance tests are collected. Options are grouped under
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from . import report
 from .assertions import ClauseViolation
@@ -57,7 +59,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _collecting_conformance(config: pytest.Config) -> bool:
-    return any(str(arg).split("::")[0].startswith("conformance") for arg in config.args)
+    """Whether the run names this package's conformance tests (``--pyargs compaction_suite.conformance``
+    or their path): a project's own ``conformance/`` folder is never taken over."""
+    tests = Path(__file__).resolve().parent / "tests"
+    for arg in config.args:
+        name = str(arg).split("::")[0]
+        if name.startswith("compaction_suite.conformance"):
+            return True
+        path = Path(name).resolve()
+        if path == tests.parent or path.is_relative_to(tests):
+            return True
+    return False
 
 
 def examples(config: pytest.Config) -> int:
@@ -68,6 +80,7 @@ def examples(config: pytest.Config) -> int:
 
 
 def _load_hypothesis_profile(config: pytest.Config) -> None:
+    _keep_hypothesis_files_out_of_cwd()
     hypothesis_settings.register_profile(
         "compaction-suite",
         max_examples=examples(config),
@@ -80,6 +93,15 @@ def _load_hypothesis_profile(config: pytest.Config) -> None:
         phases=[p for p in Phase if p is not Phase.explain],
     )
     hypothesis_settings.load_profile("compaction-suite")
+
+
+def _keep_hypothesis_files_out_of_cwd() -> None:
+    """Hypothesis keeps caches in ``./.hypothesis``; a check run leaves nothing in the caller's
+    working directory, so they go to the user's cache folder unless the caller chose a place."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(str(cache / "compaction-suite" / "hypothesis"))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

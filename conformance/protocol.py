@@ -86,7 +86,7 @@ STDERR_SHOWN = 10
 LINE_CHARS = 500
 """Longest piece of one line quoted in a message."""
 
-IMPLEMENTATION_LOGGER = logging.getLogger("conformance.protocol.implementation")
+IMPLEMENTATION_LOGGER = logging.getLogger("compaction_suite.conformance.protocol.implementation")
 """Where the ``logs`` of an answer are re-emitted (so FAIL-5 sees them like a Python compactor's)."""
 
 _EOF = None

@@ -12,9 +12,9 @@ their own process, so they are pointed at a local forwarding proxy (`ForwardingP
 upstream calls this process records; the proxy also adds the credentials, so the compactor's
 process never sees the key.
 
-``python -m conformance.recording --out cassettes/errors`` re-records the failure exchanges
+``python -m compaction_suite.conformance.recording --out cassettes/errors`` re-records the failure exchanges
 (HTTP 429/500/503, malformed and empty answers, a truncated body and stream) that the suite's
-summarizer TEST DOUBLE (`conformance.summarizer_server`) sends, through the official ``openai``
+summarizer TEST DOUBLE (`compaction_suite.conformance.summarizer_server`) sends, through the official ``openai``
 client and the reference compactor. See ``cassettes/README.md``.
 
 Secrets are scrubbed when a cassette is written: the credential headers in
@@ -660,7 +660,7 @@ ERROR_CASES = (
 CUT_NOTE = (
     "vcrpy cannot record a connection cut mid-body: it reads the whole body before recording, and that read "
     "raises (httpx RemoteProtocolError), so nothing is recorded. This cassette was written by "
-    "conformance.recording's capturing transport instead: the status, headers and every byte received "
+    "compaction_suite.conformance.recording's capturing transport instead: the status, headers and every byte received "
     "before the cut, stored as a complete body. Live, the client saw the cut ({live}); on replay the "
     "client gets the same bytes without the cut, so {replay}."
 )
@@ -668,7 +668,7 @@ CUT_NOTE = (
 
 def record_errors(out: str | os.PathLike[str], history: str | os.PathLike[str] | None = None, *, command: str | None = None) -> list[Recording]:
     """Record `ERROR_CASES` from the suite's test double, through the reference compactor (or ``openai``)."""
-    from reference.conformance_factory import seed_000
+    from compaction_suite.reference.conformance_factory import seed_000
 
     from .summarizer_server import SummarizerServer
 
@@ -735,7 +735,7 @@ def record_errors(out: str | os.PathLike[str], history: str | os.PathLike[str] |
                 "clause": case.clause,
                 "what": case.what,
                 "client": "openai, stream=True (no compactor)" if case.stream else "the reference compactor (reference:seed_000) through openai",
-                "target": None if case.stream else {"spec": "reference", "origin": "reference.conformance_factory:seed_000"},
+                "target": None if case.stream else {"spec": "reference", "origin": "compaction_suite.reference.conformance_factory:seed_000"},
                 "history": {"path": _display_path(history_path), "sha256": sha256_file(history_path), "messages": len(messages)},
                 "iteration": iteration,
                 "settings": {k: v for k, v in settings.as_json().items() if k not in ("api_key", "base_url")},
@@ -798,8 +798,8 @@ def _capturing_http_client(capture: _Capture) -> Any:
 
 def _stream_live(client: openai.OpenAI, messages: list[dict[str, Any]]) -> str | None:
     """Stream a summary request; the error the client saw, or None."""
-    from reference.summarizer import Summarizer
-    from reference.summary import transcript
+    from compaction_suite.reference.summarizer import Summarizer
+    from compaction_suite.reference.summary import transcript
 
     request = Summarizer(Settings().model).request(transcript(messages[1:4]))
     try:
@@ -811,14 +811,14 @@ def _stream_live(client: openai.OpenAI, messages: list[dict[str, Any]]) -> str |
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m conformance.recording [--out DIR] [--history FILE]``: re-record the error cassettes."""
+    """``python -m compaction_suite.conformance.recording [--out DIR] [--history FILE]``: re-record the error cassettes."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m conformance.recording", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m compaction_suite.conformance.recording", description=main.__doc__)
     parser.add_argument("--out", default="cassettes/errors", help="directory for the error cassettes (default: %(default)s)")
     parser.add_argument("--history", help="history to compact (default: cassettes/histories/parallel-tool-calls.json)")
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "-m", "conformance.recording", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "-m", "compaction_suite.conformance.recording", *(sys.argv[1:] if argv is None else argv)])
     failed = 0
     for recording in record_errors(args.out, args.history, command=command):
         status = recording.problem or "ok"

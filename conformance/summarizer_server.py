@@ -16,7 +16,7 @@ client. The conformance suite points that client at this local HTTP server
   OpenAI-style error body, a body that is not JSON, no choices, empty or null
   content, a hang, a dropped connection, a truncated body or stream.
 
-``usage`` is real: tiktoken ``o200k_base`` counts (through ``reference.bpe``) of
+``usage`` is real: tiktoken ``o200k_base`` counts (through ``compaction_suite.reference.bpe``) of
 the request messages with the chat overhead OpenAI documents (SPEC TOK-2) and of
 the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
 chunk when ``stream_options.include_usage`` is set.
@@ -132,8 +132,8 @@ def message_texts(message: Mapping[str, Any]) -> list[str]:
 
 
 def _encoding() -> Any:
-    """tiktoken's ``o200k_base``, installed offline by ``reference.bpe`` (imported lazily)."""
-    from reference.bpe import encoding
+    """tiktoken's ``o200k_base``, installed offline by ``compaction_suite.reference.bpe`` (imported lazily)."""
+    from compaction_suite.reference.bpe import encoding
 
     return encoding("o200k_base")
 

@@ -19,7 +19,7 @@ from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
 from .triggers import IterationsOrTokens, Observation, Trigger, decide
 
-log = logging.getLogger("reference.compactor")
+log = logging.getLogger("compaction_suite.reference.compactor")
 
 
 class Compactor:

@@ -11,8 +11,8 @@ two characters. `ByteClassTokens` estimates
                  + a weight per run of ASCII punctuation            ("punct runs": JSON, code)
                  + a weight per "AAAA" and per four spaces          (zero bytes in base64, indentation)
 
-with weights fitted per encoding on the ``train`` split of ``benchmarks.corpus`` by
-``benchmarks.estimators.calibrate`` and judged there on the held-out ``test`` split. It
+with weights fitted per encoding on the ``train`` split of ``compaction_suite.benchmarks.corpus`` by
+``compaction_suite.benchmarks.estimators.calibrate`` and judged there on the held-out ``test`` split. It
 costs a few C-speed passes over the text's bytes and no Python loop per character:
 
 * the byte classes' weights, scaled to integers, are put in a `bytes.translate` table, so
@@ -113,8 +113,8 @@ def _runs(data: bytes, name: str) -> int:
     return kept.count(end + b".") + kept.endswith(end)
 
 
-# Fitted by ``python -m benchmarks.estimators --calibrate`` on the train split of
-# benchmarks.corpus (200 documents per class, seed 0) on CPython 3.11.7 / Debian 12.
+# Fitted by ``python -m compaction_suite.benchmarks.estimators --calibrate`` on the train split of
+# compaction_suite.benchmarks.corpus (200 documents per class, seed 0) on CPython 3.11.7 / Debian 12.
 # No class of the corpus has 4-byte characters (emoji): "4" is 0 for want of data, and
 # such a character is charged only its three continuation bytes.
 WEIGHTS: dict[str, dict[str, float]] = {

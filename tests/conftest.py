@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("project")
 
-from conformance.summarizer_server import SummarizerServer
+from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 
 @pytest.fixture(scope="session")

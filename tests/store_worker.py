@@ -16,9 +16,9 @@ import sys
 
 import openai
 
-from reference import Compactor, MaskObservations, presets
-from reference.points import DurableHistory
-from reference.store import SQLiteStore, StoreConflict
+from compaction_suite.reference import Compactor, MaskObservations, presets
+from compaction_suite.reference.points import DurableHistory
+from compaction_suite.reference.store import SQLiteStore, StoreConflict
 
 SESSION = "s"
 

@@ -1,4 +1,4 @@
-"""The framework adapters' conversions (adapters/) and the matrix builder (conformance/matrix.py).
+"""The framework adapters' conversions (adapters/) and the matrix builder (compaction_suite/cli/matrix.py).
 
 A conversion OpenAI dict -> framework message -> OpenAI dict must give back exactly what
 went in, for every message shape, or a kept message would look changed and a wrong
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 
-from conformance.histories import histories
+from compaction_suite.conformance.histories import histories
 
 PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -125,11 +125,11 @@ class Framework:
 
 
 FRAMEWORKS = [
-    Framework("LangChain", "langchain_core", "adapters.langchain", "to_langchain", "from_langchain", (None,)),
-    Framework("Semantic Kernel", "semantic_kernel", "adapters.semantic_kernel", "to_semantic_kernel", "from_semantic_kernel", ("separate", "grouped")),
-    Framework("Agent Framework", "agent_framework", "adapters.agent_framework", "to_agent_framework", "from_agent_framework", ("grouped", "separate")),
-    Framework("AutoGen", "autogen_core", "adapters.autogen", "to_autogen", "from_autogen", ("grouped", "separate")),
-    Framework("Pydantic AI", "pydantic_ai", "adapters.pydantic_ai", "to_pydantic_ai", "from_pydantic_ai", ("grouped", "separate")),
+    Framework("LangChain", "langchain_core", "compaction_suite.adapters.langchain", "to_langchain", "from_langchain", (None,)),
+    Framework("Semantic Kernel", "semantic_kernel", "compaction_suite.adapters.semantic_kernel", "to_semantic_kernel", "from_semantic_kernel", ("separate", "grouped")),
+    Framework("Agent Framework", "agent_framework", "compaction_suite.adapters.agent_framework", "to_agent_framework", "from_agent_framework", ("grouped", "separate")),
+    Framework("AutoGen", "autogen_core", "compaction_suite.adapters.autogen", "to_autogen", "from_autogen", ("grouped", "separate")),
+    Framework("Pydantic AI", "pydantic_ai", "compaction_suite.adapters.pydantic_ai", "to_pydantic_ai", "from_pydantic_ai", ("grouped", "separate")),
 ]
 CASES = [pytest.param(fw, mode, id=f"{fw.name}-{mode or 'only'}") for fw in FRAMEWORKS for mode in fw.modes]
 
@@ -187,7 +187,7 @@ def test_canonical_history_needs_no_note(fw, mode):
 def test_pydantic_ai_renders_images_with_detail():
     """pydantic-ai's own OpenAI mapping of the converted user message gives back the parts, ``detail`` included."""
     pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
-    from adapters.pydantic_ai import from_pydantic_ai, to_pydantic_ai
+    from compaction_suite.adapters.pydantic_ai import from_pydantic_ai, to_pydantic_ai
 
     for shape in ("user-multimodal", "user-lone-image", "earlier-summary", "calls-with-preamble"):
         objs, _ = to_pydantic_ai(SHAPES[shape])
@@ -208,7 +208,7 @@ def test_input_is_not_mutated(fw, mode):
 
 def test_langchain_objects():
     lc = pytest.importorskip("langchain_core.messages", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
-    from adapters.langchain import to_langchain
+    from compaction_suite.adapters.langchain import to_langchain
 
     objs, _ = to_langchain(SHAPES["developer"] + SHAPES["user-multimodal"] + SHAPES["parallel-calls"] + SHAPES["call-arguments-not-an-object"][1:])
     dev, user, _, ai, *tools = objs[:7]
@@ -231,7 +231,7 @@ def test_langchain_objects():
 
 def test_semantic_kernel_objects():
     sk = pytest.importorskip("semantic_kernel.contents", reason="Semantic Kernel is not installed (pip install 'compaction-suite[semantic-kernel]')")
-    from adapters.semantic_kernel import to_semantic_kernel
+    from compaction_suite.adapters.semantic_kernel import to_semantic_kernel
 
     history = SHAPES["developer"] + SHAPES["user-multimodal"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_semantic_kernel(history)
@@ -250,7 +250,7 @@ def test_semantic_kernel_objects():
 
 def test_agent_framework_objects():
     pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')")
-    from adapters.agent_framework import to_agent_framework
+    from compaction_suite.adapters.agent_framework import to_agent_framework
 
     history = SHAPES["developer"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_agent_framework(history)
@@ -274,7 +274,7 @@ def test_autogen_objects():
     models = pytest.importorskip("autogen_core.models", reason="AutoGen is not installed (pip install 'compaction-suite[autogen]')")
     import autogen_core
 
-    from adapters.autogen import to_autogen
+    from compaction_suite.adapters.autogen import to_autogen
 
     history = SHAPES["developer"] + SHAPES["user-multimodal"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_autogen(history)
@@ -298,7 +298,7 @@ def test_autogen_objects():
 
 def test_pydantic_ai_objects():
     pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
-    from adapters.pydantic_ai import to_pydantic_ai
+    from compaction_suite.adapters.pydantic_ai import to_pydantic_ai
 
     history = SHAPES["two-system-prompts"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_pydantic_ai(history)
@@ -322,7 +322,7 @@ def test_pydantic_ai_objects():
 def test_adapter_modules_import_no_framework():
     """An adapter module imports only the standard library: no cost when its framework is absent."""
     code = (
-        "import sys, adapters, adapters.langchain, adapters.semantic_kernel, adapters.agent_framework, adapters.autogen, adapters.pydantic_ai\n"
+        "import sys, adapters, compaction_suite.adapters.langchain, compaction_suite.adapters.semantic_kernel, compaction_suite.adapters.agent_framework, compaction_suite.adapters.autogen, compaction_suite.adapters.pydantic_ai\n"
         "heavy = ('langchain', 'langchain_core', 'semantic_kernel', 'agent_framework', 'autogen_core', 'autogen_ext', 'pydantic_ai', 'openai', 'pydantic')\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "print(loaded); sys.exit(1 if loaded else 0)\n"
@@ -332,7 +332,7 @@ def test_adapter_modules_import_no_framework():
 
 
 def test_every_adapter_declares_its_claims():
-    from adapters import FRAMEWORKS
+    from compaction_suite.adapters import FRAMEWORKS
 
     for fw in FRAMEWORKS:
         module = fw.adapter()
@@ -346,8 +346,8 @@ def test_every_adapter_declares_its_claims():
 
 @pytest.fixture(scope="module")
 def suite_settings():
-    from conformance.settings import Settings, connected
-    from conformance.summarizer_server import SummarizerServer
+    from compaction_suite.conformance.settings import Settings, connected
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
 
     server = SummarizerServer()
     server.start()
@@ -356,7 +356,7 @@ def suite_settings():
 
 
 def _factories():
-    from adapters import FRAMEWORKS
+    from compaction_suite.adapters import FRAMEWORKS
 
     for fw in FRAMEWORKS:
         module = fw.adapter()
@@ -404,7 +404,7 @@ def _fake_report(passed: bool) -> dict:
 
 
 def test_matrix_build_writes_reproducers_and_markdown(tmp_path):
-    from conformance import matrix
+    import compaction_suite.cli.matrix as matrix
 
     results = []
     for passed, opts in [(True, {"n": 1}), (False, {"n": 2})]:
@@ -431,7 +431,7 @@ def test_matrix_command_on_the_reference(tmp_path):
     """End to end: one configuration (the reference target, --fast) gives valid JSON and Markdown."""
     from click.testing import CliRunner
 
-    from conformance.matrix import matrix
+    from compaction_suite.cli.matrix import matrix
 
     out = tmp_path / "m"
     result = CliRunner().invoke(matrix, ["--no-adapters", "--target", "reference", "--fast", "--out", str(out)])

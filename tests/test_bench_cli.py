@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from benchmarks import battery
-from conformance.cli import main
+from compaction_suite.benchmarks import battery
+from compaction_suite.cli import main
 
 
 def test_bench_lists_every_benchmark():

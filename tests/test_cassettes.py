@@ -26,11 +26,11 @@ from click.testing import CliRunner
 from vcr.errors import CannotOverwriteExistingCassetteException
 from vcr.request import Request as VcrRequest
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.cli import main
-from conformance.histories import entity_ids, latest_task_list
-from conformance.recording import (
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.cli import main
+from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.recording import (
     ERROR_CASES,
     REDACTED,
     ForwardingProxy,
@@ -46,8 +46,8 @@ from conformance.recording import (
     scrub_response,
     scrub_text,
 )
-from conformance.settings import Settings
-from conformance.target import resolve
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.target import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes"
@@ -474,7 +474,7 @@ def test_record_and_replay_a_cmd_target(server, tmp_path):
     assert server.requests[0].headers["authorization"] == f"Bearer {FAKE_KEY}"
     assert FAKE_KEY not in cassette.read_text(encoding="utf-8")
 
-    from conformance.protocol import CommandTarget
+    from compaction_suite.conformance.protocol import CommandTarget
 
     history = json.loads((HISTORIES / "entities-and-progress.json").read_text(encoding="utf-8"))
     endpoint = offline_endpoint(meta)

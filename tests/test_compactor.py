@@ -16,9 +16,9 @@ from typing import Any
 import openai
 import pytest
 
-from conformance import summarizer_server
-from conformance.summarizer_server import SummarizerServer
-from reference import (
+from compaction_suite.conformance import summarizer_server
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import (
     CharsPerFour,
     Compactor,
     HistoryError,
@@ -28,10 +28,10 @@ from reference import (
     Summarize,
     Summarizer,
 )
-from reference.summary import SUMMARY_PREFIX, is_summary
+from compaction_suite.reference.summary import SUMMARY_PREFIX, is_summary
 
 MODEL = "summary-model"
-LOGGER = "reference.compactor"
+LOGGER = "compaction_suite.reference.compactor"
 Make = Callable[..., Compactor]
 
 
@@ -149,7 +149,7 @@ def test_a_growing_history_is_estimated_like_a_fresh_count(server: SummarizerSer
 def test_a_growing_history_is_validated_once_per_message(server: SummarizerServer, make: Make, monkeypatch) -> None:
     """TOK-4: the compactor's RoundLog checks only what was appended, and across a compaction
     it checks the (short) compacted history once, not the input again."""
-    import reference.rounds as rounds_module
+    import compaction_suite.reference.rounds as rounds_module
 
     checked: list[int] = []
     real = rounds_module._role

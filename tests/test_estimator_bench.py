@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks import corpus, estimators
-from reference.fast_estimate import FEATURES, SCALE, WEIGHTS, ByteClassTokens, features
-from reference.tokens import PER_MESSAGE, REPLY_PRIMING, ExactTokens, TokenLedger
+from compaction_suite.benchmarks import corpus, estimators
+from compaction_suite.reference.fast_estimate import FEATURES, SCALE, WEIGHTS, ByteClassTokens, features
+from compaction_suite.reference.tokens import PER_MESSAGE, REPLY_PRIMING, ExactTokens, TokenLedger
 
 HELD_OUT_DOCS = 30
 MAE_BOUND = {

@@ -1,4 +1,4 @@
-"""The history strategies of `conformance.histories` and their helpers.
+"""The history strategies of `compaction_suite.conformance.histories` and their helpers.
 
 Property tests use Hypothesis' default settings (health checks on) apart from a
 smaller ``max_examples``, so a slow or filter-heavy strategy fails here first.
@@ -20,7 +20,7 @@ from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from conformance.histories import (
+from compaction_suite.conformance.histories import (
     ENTITY_TOOL,
     PROGRESS_TOOL,
     SUMMARY_PREFIX,
@@ -41,7 +41,7 @@ from conformance.histories import (
     tool_rounds,
     user_turns,
 )
-from reference.rounds import Round, call_in_flight, flatten, split_rounds
+from compaction_suite.reference.rounds import Round, call_in_flight, flatten, split_rounds
 
 PROPERTY = settings(max_examples=50)
 SEARCH = settings(max_examples=1_000, phases=[Phase.generate], database=None, derandomize=True)

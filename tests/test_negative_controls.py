@@ -21,7 +21,7 @@ def check(target: str, profiles: tuple[str, ...], tmp_path: Path, exit_code: int
     """``compaction-suite check TARGET --fast --report`` in a subprocess, as a user runs it:
     asserts its exit code and returns the JSON report."""
     report = tmp_path / "r.json"
-    args = [sys.executable, "-m", "conformance", "check", target, "--fast", "--report", str(report)]
+    args = [sys.executable, "-m", "compaction_suite", "check", target, "--fast", "--report", str(report)]
     args += [f"--profile={p}" for p in profiles]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "tests"))
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from conformance.protocol import CommandCompactor, CommandTarget, Rejected
-from conformance.settings import Settings
+from compaction_suite.conformance.protocol import CommandCompactor, CommandTarget, Rejected
+from compaction_suite.conformance.settings import Settings
 
-summarizer_server = pytest.importorskip("conformance.summarizer_server")
+summarizer_server = pytest.importorskip("compaction_suite.conformance.summarizer_server")
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
 
@@ -160,7 +160,7 @@ def test_a_summarizer_failure_leaves_the_history_unchanged(
     server.fault(fault)
     compactor = target(settings)
     messages = history()
-    with caplog.at_level("WARNING", logger="conformance.protocol.implementation"):
+    with caplog.at_level("WARNING", logger="compaction_suite.conformance.protocol.implementation"):
         assert compactor.compact(messages, iteration=T) == messages
     event = compactor.last_event
     assert event["compacted"] is False and event["failure_reason"].startswith(reason)

@@ -8,8 +8,8 @@ from typing import Any
 import openai
 import pytest
 
-from conformance.summarizer_server import SummarizerServer
-from reference import (
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import (
     CharsPerFour,
     ContextFraction,
     IterationsOrTokens,
@@ -19,9 +19,9 @@ from reference import (
     Summarize,
     TokenThreshold,
 )
-from reference import presets
-from reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
-from reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
+from compaction_suite.reference import presets
+from compaction_suite.reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
+from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
 
 MODEL = "summary-model"
 WORDS = "the parser reads the config file and the cache "  # 48 characters
@@ -178,7 +178,7 @@ def test_preset_003_falls_back_to_truncation_when_the_summarizer_fails(
     server.fault("503")
     messages = padded([system(), *turns(8)], 3_000)
     compactor = presets.researcher(MODEL, client=client)
-    with caplog.at_level(logging.WARNING, logger="reference.compactor"):
+    with caplog.at_level(logging.WARNING, logger="compaction_suite.reference.compactor"):
         out = compactor.compact(messages, iteration=1)
     expected = "\n".join(transcript([m])[:TRUNCATE_CHARS] for m in messages[1:6])
     assert out == [messages[0], {"role": "user", "content": f"{SUMMARY_PREFIX}\n{expected}"}, *messages[-3:]]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.protocol import (
+from compaction_suite.conformance.protocol import (
     REQUEST_SCHEMA_ID,
     RESPONSE_SCHEMA_ID,
     CommandCompactor,
@@ -30,7 +30,7 @@ from conformance.protocol import (
     load_schema,
     validator,
 )
-from conformance.settings import Settings
+from compaction_suite.conformance.settings import Settings
 
 FAKES = Path(__file__).parent / "fakes"
 HISTORY = [
@@ -128,7 +128,7 @@ def test_echo_round_trip(target, caplog: pytest.LogCaptureFixture) -> None:
     assert compactor.implementation == {"name": "echo", "version": "0.0.0", "language": "python"}
     assert compactor.profiles == {"core"}
 
-    with caplog.at_level(logging.INFO, logger="conformance.protocol.implementation"):
+    with caplog.at_level(logging.INFO, logger="compaction_suite.conformance.protocol.implementation"):
         assert compactor.compact(HISTORY, iteration=1) == HISTORY
     assert compactor.last_event == {"messages_before": 4, "messages_after": 4, "compacts": 1}
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("INFO", "echoed 4 messages at iteration 1")]
@@ -189,7 +189,7 @@ def test_close_ends_the_process(target) -> None:
 
 
 def test_close_kills_a_process_that_ignores_stop(target, monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.protocol as protocol
+    import compaction_suite.conformance.protocol as protocol
 
     monkeypatch.setattr(protocol, "STOP_TIMEOUT", 0.3)
     stubborn = target("silent.py", "--ignore-stop")
@@ -204,7 +204,7 @@ def test_close_kills_a_process_that_ignores_stop(target, monkeypatch: pytest.Mon
 def test_a_target_string_names_the_command() -> None:
     assert CommandTarget.from_target("cmd:node examples/node/compactor.mjs").argv == ["node", "examples/node/compactor.mjs"]
     with pytest.raises(ValueError, match="not a command target"):
-        CommandTarget.from_target("reference.conformance_factory:seed_000")
+        CommandTarget.from_target("compaction_suite.reference.conformance_factory:seed_000")
 
 
 # --- answers that are not results -------------------------------------------------------

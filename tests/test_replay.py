@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmarks import cost
-from benchmarks.lineup import NoCompaction, seed_000_structured
-from benchmarks.prices import PRICES, Price, cached_tokens
-from benchmarks.replay import ASSISTANT_KINDS, common_prefix, replay
-from benchmarks.traces.format import read_trace, write_trace
-from conformance.cli import main
-from conformance.settings import Settings, connected
-from conformance.summarizer_server import SummarizerServer
-from reference import Compactor, IterationsOrTokens, KeepLastMessages, split_rounds
-from reference.tokens import ExactTokens
+from compaction_suite.benchmarks import cost
+from compaction_suite.benchmarks.lineup import NoCompaction, seed_000_structured
+from compaction_suite.benchmarks.prices import PRICES, Price, cached_tokens
+from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, common_prefix, replay
+from compaction_suite.benchmarks.traces.format import read_trace, write_trace
+from compaction_suite.cli import main
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import Compactor, IterationsOrTokens, KeepLastMessages, split_rounds
+from compaction_suite.reference.tokens import ExactTokens
 
 TRACE = Path(__file__).resolve().parents[1] / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl"
 SWE_AGENT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swe-agent"
@@ -189,12 +189,12 @@ def test_bench_replay_command_with_a_target(sliced, tmp_path):
     header, messages = sliced
     trace = tmp_path / "slice.jsonl"
     write_trace(trace, header | {"id": "slice"}, messages[:80])
-    args = ["bench", "replay", "benchmarks.lineup:seed_000", "--trace", str(trace), "--out", str(tmp_path / "o"), "--quiet"]
+    args = ["bench", "replay", "compaction_suite.benchmarks.lineup:seed_000", "--trace", str(trace), "--out", str(tmp_path / "o"), "--quiet"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "| benchmarks.lineup:seed_000 |" in result.output
+    assert "| compaction_suite.benchmarks.lineup:seed_000 |" in result.output
     saved = json.loads((tmp_path / "o" / "replay.json").read_text())
-    assert [r["compactor"] for r in saved["strategies"]] == [cost.BASELINE, "benchmarks.lineup:seed_000"]
+    assert [r["compactor"] for r in saved["strategies"]] == [cost.BASELINE, "compaction_suite.benchmarks.lineup:seed_000"]
 
 
 def test_bench_replay_rejects_an_unknown_target(tmp_path):

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from conformance.histories import histories
-from reference import HistoryError, call_in_flight, split_rounds
-from reference.rounds import RoundLog, flatten
+from compaction_suite.conformance.histories import histories
+from compaction_suite.reference import HistoryError, call_in_flight, split_rounds
+from compaction_suite.reference.rounds import RoundLog, flatten
 
 PROPERTY = settings(max_examples=50)
 
@@ -238,7 +238,7 @@ def test_round_log_agrees_with_split_rounds_on_every_prefix(history):
 
 
 def test_round_log_validates_only_the_new_messages(monkeypatch):
-    import reference.rounds as rounds_module
+    import compaction_suite.reference.rounds as rounds_module
 
     checked: list[int] = []
     real = rounds_module._role

@@ -1,7 +1,7 @@
 """The speed benchmark's own code: the history builder and the report. No timing is asserted.
 
-`benchmarks.histories` must give valid, deterministic histories of the requested size;
-`benchmarks.speed` must turn pytest-benchmark's figures into the three reports, with a
+`compaction_suite.benchmarks.histories` must give valid, deterministic histories of the requested size;
+`compaction_suite.benchmarks.speed` must turn pytest-benchmark's figures into the three reports, with a
 slope for every operation and a verdict on the 100 ms target.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import histories, speed
-from benchmarks.traces.format import read_trace
-from reference.rounds import split_rounds
+from compaction_suite.benchmarks import histories, speed
+from compaction_suite.benchmarks.traces.format import read_trace
+from compaction_suite.reference.rounds import split_rounds
 
 pytestmark = pytest.mark.skipif(
     not histories.TRACE.exists(), reason=f"the shipped trace {histories.TRACE} is absent: nothing to tile"

@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conformance.store_cli import compact_store
-from reference import Compactor, DropSources, KeepLastMessages, MaskObservations, call_in_flight, split_rounds
-from reference.points import DurableHistory, agent_loop, composite, exact, plan, previous, tool_group, turn
-from reference.store import MemoryStore, SQLiteStore, StoreConflict, StoreError
+from compaction_suite.cli.store import compact_store
+from compaction_suite.reference import Compactor, DropSources, KeepLastMessages, MaskObservations, call_in_flight, split_rounds
+from compaction_suite.reference.points import DurableHistory, agent_loop, composite, exact, plan, previous, tool_group, turn
+from compaction_suite.reference.store import MemoryStore, SQLiteStore, StoreConflict, StoreError
 
 S = "s"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from reference import Compactor, MaskObservations, presets
-from reference.points import DurableHistory
-from reference.store import SQLiteStore, StoreError
+from compaction_suite.reference import Compactor, MaskObservations, presets
+from compaction_suite.reference.points import DurableHistory
+from compaction_suite.reference.store import SQLiteStore, StoreError
 
 WORKER = Path(__file__).parent / "store_worker.py"
 SESSION = "s"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.histories import histories
-from conformance.summarizer_server import SummarizerServer
-from reference import (
+from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import (
     Chain,
     CharsPerFour,
     DropSources,
@@ -32,8 +32,8 @@ from reference import (
     TokenBudget,
     split_rounds,
 )
-from reference.rounds import SYSTEM_ROLES, call_in_flight
-from reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
+from compaction_suite.reference.rounds import SYSTEM_ROLES, call_in_flight
+from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
 
 MODEL = "summary-model"
 REPLY = "- The user wants the parser fixed.\n- Tests pass."

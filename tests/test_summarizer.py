@@ -14,10 +14,10 @@ from typing import Any
 import openai
 import pytest
 
-from conformance import summarizer_server
-from conformance.summarizer_server import SummarizerServer
-from reference import Summarizer, SummarizerError
-from reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT, prompt_hash
+from compaction_suite.conformance import summarizer_server
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import Summarizer, SummarizerError
+from compaction_suite.reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT, prompt_hash
 
 MODEL = "summary-model"
 TRANSCRIPT = "user:\nPlease fix the parser.\n\nassistant:\nDone."

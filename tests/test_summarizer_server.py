@@ -1,7 +1,7 @@
 """The summarizer test double, exercised over real HTTP through the official ``openai`` client.
 
 Expected token counts are computed here from tiktoken ``o200k_base`` (made available
-offline by ``reference.bpe``), not taken from the server.
+offline by ``compaction_suite.reference.bpe``), not taken from the server.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import openai
 import pytest
 
-import conformance.summarizer_server as module
-from conformance.summarizer_server import MAX_SUMMARY_CHARS, SummarizerServer
-from reference.bpe import encoding
+import compaction_suite.conformance.summarizer_server as module
+from compaction_suite.conformance.summarizer_server import MAX_SUMMARY_CHARS, SummarizerServer
+from compaction_suite.reference.bpe import encoding
 
 MODEL = "summary-model"
 CLIENT_TIMEOUT = 10.0
@@ -161,7 +161,7 @@ def test_usage_counts_names_and_text_parts(server: SummarizerServer) -> None:
 
 
 def test_usage_agrees_with_the_reference_exact_estimator(server: SummarizerServer) -> None:
-    from reference.tokens import ExactTokens
+    from compaction_suite.reference.tokens import ExactTokens
 
     messages = history()
     assert ask(server, messages).usage.prompt_tokens == ExactTokens("o200k_base").estimate(messages)

@@ -14,9 +14,9 @@ from typing import Any
 import openai
 import pytest
 
-from conformance.summarizer_server import SummarizerServer
-from reference import presets
-from reference.summary import (
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.reference import presets
+from compaction_suite.reference.summary import (
     SUMMARY_PREFIX,
     entities,
     is_summary,

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
-from reference import bpe
-from reference.rounds import Message
-from reference.tokens import (
+from compaction_suite.reference import bpe
+from compaction_suite.reference.rounds import Message
+from compaction_suite.reference.tokens import (
     PER_MESSAGE,
     REPLY_PRIMING,
     CharsPerFour,

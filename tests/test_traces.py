@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.traces.format import TraceFormatError, make_header, read_trace, write_trace
-from benchmarks.traces.importers import TraceImportError, import_swe_agent, import_tau_bench
-from benchmarks.traces.record import main as record_main
-from benchmarks.traces.record import record_trace
-from reference.rounds import split_rounds
+from compaction_suite.benchmarks.traces.format import TraceFormatError, make_header, read_trace, write_trace
+from compaction_suite.benchmarks.traces.importers import TraceImportError, import_swe_agent, import_tau_bench
+from compaction_suite.benchmarks.traces.record import main as record_main
+from compaction_suite.benchmarks.traces.record import record_trace
+from compaction_suite.reference.rounds import split_rounds
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "cassettes" / "traces"
@@ -153,7 +153,7 @@ def _calls_and_results(messages: list[dict]) -> list[tuple[str, dict, str]]:
 
 def test_recorded_episode_is_well_formed(short_trace: tuple[Path, Path]) -> None:
     header, messages = read_trace(short_trace[0])
-    assert header["source"].startswith("recorded by benchmarks.traces.record seed=11 planner=")
+    assert header["source"].startswith("recorded by compaction_suite.benchmarks.traces.record seed=11 planner=")
     assert "no model involved" in header["source"]
     assert 55 <= len(split_rounds(messages)) <= 66
     names = {name for name, _, _ in _calls_and_results(messages)}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference import AnyOf, ContextFraction, IterationsOrTokens, MessageCount, ObservedTokenBudget, TokenThreshold
-from reference.triggers import Observation, decide
+from compaction_suite.reference import AnyOf, ContextFraction, IterationsOrTokens, MessageCount, ObservedTokenBudget, TokenThreshold
+from compaction_suite.reference.triggers import Observation, decide
 
 T, M = 8, 80_000
 

@@ -2,7 +2,7 @@
 
 Line 1 is a header object; every further line is one OpenAI chat-completions
 message dict. `write_trace` and `read_trace` both validate: the header's fields,
-and the messages as a history (through `reference.rounds.split_rounds`). Errors
+and the messages as a history (through `compaction_suite.reference.rounds.split_rounds`). Errors
 are `TraceFormatError`, whose text names the file and the 1-based line.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.errors import HistoryError
-from reference.rounds import split_rounds
+from compaction_suite.reference.errors import HistoryError
+from compaction_suite.reference.rounds import split_rounds
 
 FORMAT_NAME = "compaction-suite-trace"
 FORMAT_VERSION = 1

@@ -7,7 +7,7 @@
 
 Both keep only the OpenAI message keys, give every tool result its own
 ``tool_call_id``, rename tool-call ids that a trajectory reuses, validate the
-result with `reference.rounds.split_rounds` and say in the header's ``notes``
+result with `compaction_suite.reference.rounds.split_rounds` and say in the header's ``notes``
 what they changed. FORMAT.md ("Importers") gives the rules; malformed input
 raises `TraceImportError` naming the file and the record / message index.
 """
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.errors import HistoryError
-from reference.rounds import split_rounds
+from compaction_suite.reference.errors import HistoryError
+from compaction_suite.reference.rounds import split_rounds
 
 from .format import Header, Message, make_header, write_trace
 
@@ -197,7 +197,7 @@ def _tau_header(path: Path, number: int, record: dict[str, Any], converter: _Con
     notes = [f"tau-bench record {number}" + (f" ({described})." if described else "."), *converter.notes()]
     return make_header(
         f"tau-bench:{path.stem}:record-{number}",
-        f"imported from tau-bench trajectory file {path.name} (record {number}) by benchmarks.traces.importers",
+        f"imported from tau-bench trajectory file {path.name} (record {number}) by compaction_suite.benchmarks.traces.importers",
         created=created,
         notes=" ".join(notes),
     )
@@ -223,7 +223,7 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
         notes.append(f"exit_status={info['exit_status']}.")
     header = make_header(
         f"swe-agent:{path.stem}",
-        f"imported from SWE-agent trajectory {path.name} by benchmarks.traces.importers",
+        f"imported from SWE-agent trajectory {path.name} by compaction_suite.benchmarks.traces.importers",
         created=created,
         notes=" ".join(notes + converter.notes()),
     )
@@ -231,8 +231,8 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m benchmarks.traces.importers {tau-bench,swe-agent} FILE... --out-dir DIR``."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.traces.importers", description=main.__doc__)
+    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent} FILE... --out-dir DIR``."""
+    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.importers", description=main.__doc__)
     parser.add_argument("kind", choices=("tau-bench", "swe-agent"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--out-dir", type=Path, required=True)

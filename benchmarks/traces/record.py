@@ -2,13 +2,13 @@
 
 No model is involved: `Planner` (driven by ``random.Random(seed)``) chooses the
 user turns and the tool calls, and writes the assistant's short texts from the
-real tool output. The tools (`benchmarks.traces.tools`) really read, search and
+real tool output. The tools (`compaction_suite.benchmarks.traces.tools`) really read, search and
 run commands on this machine's Python standard library; ``createEntity`` and
 ``reportProgress`` are bookkeeping tools whose ids and task lists the planner
 tracks. The same seed on the same machine (same Python build) gives the same
 trace, apart from the ``created`` date, which ``--created`` pins.
 
-CLI: ``python -m benchmarks.traces.record --seed N --rounds R --out PATH``.
+CLI: ``python -m compaction_suite.benchmarks.traces.record --seed N --rounds R --out PATH``.
 """
 
 from __future__ import annotations
@@ -387,7 +387,7 @@ def record(seed: int, rounds: int, *, stdlib: Stdlib | None = None) -> tuple[lis
 def source_line(seed: int, root: Path) -> str:
     """The header's ``source``: what produced the trace, and where."""
     return (
-        f"recorded by benchmarks.traces.record seed={seed} planner={PLANNER} on "
+        f"recorded by compaction_suite.benchmarks.traces.record seed={seed} planner={PLANNER} on "
         f"{platform.python_implementation()} {platform.python_version()} / {platform.platform()}; "
         f"scripted seeded planner, no model involved; tools really ran "
         f"against the standard library at {root}"
@@ -412,8 +412,8 @@ def record_trace(path: str | Path, seed: int, rounds: int, *, created: str | Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point: ``python -m benchmarks.traces.record --seed N --rounds R --out PATH``."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.traces.record", description=__doc__.split("\n")[0])
+    """CLI entry point: ``python -m compaction_suite.benchmarks.traces.record --seed N --rounds R --out PATH``."""
+    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.record", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--rounds", type=int, required=True, help="rounds to record (at least 20)")
     parser.add_argument("--out", type=Path, required=True)

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from conformance import oracle
-from conformance.histories import histories
-from conformance.suite import Subject, Suite
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.suite import Subject, Suite
 
 
 substantial = histories(min_rounds=8, max_rounds=14)

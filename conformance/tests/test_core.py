@@ -7,10 +7,10 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.histories import histories
-from conformance.settings import Settings
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.settings import Settings
 
 from .common import changed, clause, estimate, run, substantial, well_formed
 

@@ -6,9 +6,9 @@ import re
 
 from hypothesis import assume, given
 
-from conformance.assertions import require
-from conformance.settings import Settings
-from conformance.summarizer_server import deterministic_summary, usage
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
 
 from .common import changed, clause, compacts, run, substantial
 

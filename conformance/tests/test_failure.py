@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.settings import Settings
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.settings import Settings
 
 from .common import clause, compacts, substantial
 

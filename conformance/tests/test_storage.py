@@ -21,10 +21,10 @@ from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.histories import histories
-from conformance.suite import Suite
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.suite import Suite
 
 from .common import clause
 

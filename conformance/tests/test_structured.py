@@ -6,10 +6,10 @@ import json
 
 from hypothesis import assume, given
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.histories import entity_ids, histories, latest_task_list
-from conformance.settings import Settings
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
+from compaction_suite.conformance.settings import Settings
 
 from .common import changed, clause, summaries
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import assume, given
 
-from conformance import oracle
-from conformance.assertions import require
-from conformance.histories import histories
-from conformance.settings import Settings
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.settings import Settings
 
 from .common import changed, clause, compactable, run, summaries, well_formed
 

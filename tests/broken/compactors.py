@@ -1,6 +1,6 @@
 """The reference compactor with one defect each (the suite is worth what it catches).
 
-Every factory builds the correct reference (`reference.conformance_factory`) and changes
+Every factory builds the correct reference (`compaction_suite.reference.conformance_factory`) and changes
 one behaviour; its docstring names the defect. `CONTROLS` maps each factory to the clause
 expected to reject it and the profiles worth running for it.
 """
@@ -12,12 +12,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from reference import Compactor, Summarizer, SummarizerError, call_in_flight, split_rounds
-from reference.conformance_factory import seed_000, seed_001
-from reference.strategies import StructuredSummarize
-from reference.summarizer import Summary
-from reference.summary import entities, is_summary, latest_tasks, structured_body
-from reference.triggers import Observation
+from compaction_suite.reference import Compactor, Summarizer, SummarizerError, call_in_flight, split_rounds
+from compaction_suite.reference.conformance_factory import seed_000, seed_001
+from compaction_suite.reference.strategies import StructuredSummarize
+from compaction_suite.reference.summarizer import Summary
+from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body
+from compaction_suite.reference.triggers import Observation
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference.conformance_factory import StoreTarget, seed_000
-from reference.points import DurableHistory
-from reference.store import SQLiteStore
+from compaction_suite.reference.conformance_factory import StoreTarget, seed_000
+from compaction_suite.reference.points import DurableHistory
+from compaction_suite.reference.store import SQLiteStore
 
 
 def target(settings: Any, history: type[DurableHistory] = DurableHistory, store: type[SQLiteStore] = SQLiteStore) -> StoreTarget:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.points import DurableHistory
+from compaction_suite.reference.points import DurableHistory
 
 from ._base import target
 

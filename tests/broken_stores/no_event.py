@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.store import SQLiteStore, project
+from compaction_suite.reference.store import SQLiteStore, project
 
 from ._base import target
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from reference.store import SQLiteStore
+from compaction_suite.reference.store import SQLiteStore
 
 from ._base import target
 

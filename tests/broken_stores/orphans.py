@@ -3,7 +3,7 @@ orphaning that round's tool results; it loads without checking, as a naive store
 
 from __future__ import annotations
 
-from reference.points import DurableHistory
+from compaction_suite.reference.points import DurableHistory
 
 from ._base import target
 

@@ -1,4 +1,7 @@
-"""The ``compaction-suite`` command."""
+"""The ``compaction-suite`` command: the one place that depends on every part of the project.
+
+Nothing imports this package; each subcommand imports what it runs only when it runs.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from importlib import resources
 import click
 import pytest
 
-from .clauses import PROFILES
+from compaction_suite.conformance.clauses import PROFILES
 
 EXIT = {pytest.ExitCode.OK: 0, pytest.ExitCode.TESTS_FAILED: 1, pytest.ExitCode.USAGE_ERROR: 2, pytest.ExitCode.NO_TESTS_COLLECTED: 2}
 
@@ -42,8 +45,8 @@ def check(target, profiles, reports, fast, max_examples, randomize, xfails, verb
 
 def pytest_args(target, profiles, reports, fast, max_examples, randomize, xfails, verbose) -> list[str]:
     """The pytest command line that ``check`` runs."""
-    ini = resources.files("conformance").joinpath("pytest.ini")
-    args = ["--pyargs", "conformance.tests", "-c", str(ini)]
+    ini = resources.files("compaction_suite.conformance").joinpath("pytest.ini")
+    args = ["--pyargs", "compaction_suite.conformance.tests", "-c", str(ini)]
     args += ["--compactor", target] if target else []
     args += [f"--compaction-profile={p}" for p in profiles]
     args += [f"--compaction-report={r}" for r in reports]
@@ -76,9 +79,9 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
     """
     import shlex
 
-    from .recording import Endpoint, RecordingError, default_histories
-    from .recording import record as record_histories
-    from .target import TargetError
+    from compaction_suite.conformance.recording import Endpoint, RecordingError, default_histories
+    from compaction_suite.conformance.recording import record as record_histories
+    from compaction_suite.conformance.target import TargetError
 
     try:
         endpoint = Endpoint.from_env(model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version, timeout=timeout)
@@ -102,9 +105,9 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
 
 def _attach() -> None:
     """Commands that live in their own modules (each imports its heavy parts only when run)."""
-    from .bench_cli import bench
+    from .bench import bench
     from .matrix import matrix
-    from .store_cli import compact_store
+    from .store import compact_store
 
     main.add_command(bench)
     main.add_command(matrix)

@@ -1,14 +1,18 @@
 """``compaction-suite bench``: the benchmarks, with reports (JSON, Markdown, PNG) in ``--out``.
 
-Attached to the ``compaction-suite`` group in ``conformance/cli.py``; each subcommand imports
+Attached to the ``compaction-suite`` group in ``compaction_suite/cli``; each subcommand imports
 its benchmark only when it runs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import click
+
+EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
+"""The modules of the ``bench`` extra (pyproject.toml): timings, plots, the calibration fit."""
 
 OUT = click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("benchmarks/results"), show_default=True,
@@ -20,6 +24,9 @@ QUIET = click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.group()
 def bench() -> None:
     """Run the benchmarks (benchmarks/README.md says what each one measures)."""
+    missing = [name for name in EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise click.UsageError(f"the benchmarks need the bench extra (missing: {', '.join(missing)}): pip install 'compaction-suite[bench]'")
 
 
 @bench.command()
@@ -36,11 +43,13 @@ def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: b
     without any, the reference strategies of benchmarks/lineup.py are compared. Summarizers
     talk to the suite's summarizer test double. No compaction is always the baseline.
     """
-    from benchmarks import cost
-    from benchmarks.lineup import LINEUP
+    from compaction_suite.benchmarks import cost
+    from compaction_suite.benchmarks.lineup import LINEUP
 
-    from .target import TargetError, resolve
+    from compaction_suite.conformance.target import TargetError, resolve
 
+    if not traces and not cost.shipped_traces():
+        raise click.UsageError("no traces to replay: this install ships none; pass --trace FILE (.jsonl trace, SWE-agent .traj or tau-bench .json)")
     compactors = dict(LINEUP) if with_reference or not targets else {}
     try:
         for spec in targets:
@@ -60,7 +69,7 @@ def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: b
 @QUIET
 def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
     """Token estimators against exact o200k_base/cl100k_base counts, per content class (estimators.md)."""
-    from benchmarks import estimators as bench_estimators
+    from compaction_suite.benchmarks import estimators as bench_estimators
 
     results = bench_estimators.run(out, docs_per_class=docs_per_class, progress=not quiet, seed=seed)
     click.echo(bench_estimators.markdown(results))
@@ -72,7 +81,7 @@ def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
 @QUIET
 def speed(sizes: str, out: Path, quiet: bool) -> None:
     """pytest-benchmark timings of the reference's non-model operations by history size (speed.md)."""
-    from benchmarks import speed as bench_speed
+    from compaction_suite.benchmarks import speed as bench_speed
 
     try:
         counts = [int(s) for s in sizes.split(",")]
@@ -86,7 +95,7 @@ def speed(sizes: str, out: Path, quiet: bool) -> None:
 @OUT
 def battery(out: Path) -> None:
     """How long `compaction-suite check` takes against the reference, full and --fast (battery.md)."""
-    from benchmarks import battery as bench_battery
+    from compaction_suite.benchmarks import battery as bench_battery
 
     bench_battery.run(out)
     click.echo((out / "battery.md").read_text(encoding="utf-8"))

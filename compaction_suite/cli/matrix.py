@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from .clauses import clauses
+from compaction_suite.conformance.clauses import clauses
 
 FORMAT = "compaction-suite-matrix"
 FORMAT_VERSION = 1
@@ -70,7 +70,7 @@ def plan(only: tuple[str, ...], extra_targets: tuple[str, ...], with_adapters: b
     jobs: list[Job] = []
     frameworks: list[dict[str, Any]] = []
     if with_adapters:
-        from adapters import FRAMEWORKS
+        from compaction_suite.adapters import FRAMEWORKS
 
         for fw in FRAMEWORKS:
             entry: dict[str, Any] = {"framework": fw.name, "adapter": fw.module, "extra": fw.extra, "installed": fw.installed()}
@@ -108,7 +108,7 @@ def _target_version(target: str) -> dict[str, str]:
 def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, workdir: Path) -> dict[str, Any]:
     """Run ``compaction-suite check`` for one job in a subprocess; its report, summarized."""
     report_path = workdir / f"{job.slug}.json"
-    args = [sys.executable, "-c", "import sys; from conformance.cli import main; sys.exit(main())", "check", job.target, "--report", str(report_path)]
+    args = [sys.executable, "-c", "import sys; from compaction_suite.cli import main; sys.exit(main())", "check", job.target, "--report", str(report_path)]
     args += ["--fast"] if fast else []
     args += [f"--max-examples={max_examples}"] if max_examples else []
     env = dict(os.environ)

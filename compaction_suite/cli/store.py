@@ -2,7 +2,7 @@
 
 Seed 002's fourth compaction point, "on existing storage … (e.g., cron job, manual
 trigger)", for the reference's SQLite store. Attached to the ``compaction-suite`` group
-in ``conformance/cli.py``; the reference itself stays free of click.
+in ``compaction_suite/cli``; the reference itself stays free of click.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import click
 @click.option("--keep-rounds", type=click.IntRange(min=0), default=2, show_default=True, help="Rounds kept verbatim by --summarize.")
 def compact_store(db, session, branch, retention, boundaries, keep_messages, model, keep_rounds) -> None:
     """Compact SESSION's BRANCH in the SQLite store DB now (the trigger is not consulted)."""
-    from reference import Compactor, KeepLastMessages, presets
-    from reference.points import BOUNDARIES, DurableHistory, composite
-    from reference.store import SQLiteStore, StoreError
+    from compaction_suite.reference import Compactor, KeepLastMessages, presets
+    from compaction_suite.reference.points import BOUNDARIES, DurableHistory, composite
+    from compaction_suite.reference.store import SQLiteStore, StoreError
 
     if (keep_messages is None) == (model is None):
         raise click.UsageError("give exactly one of --keep-messages N and --summarize MODEL")

@@ -1,0 +1,10 @@
+"""compaction-suite: a conformance and benchmark suite for LLM-agent context compaction.
+
+Everything installs under this one package (the repository keeps its folders; the build
+maps them here): ``compaction_suite.reference`` (the reference compactor),
+``compaction_suite.conformance`` (the verifier and its pytest plugin),
+``compaction_suite.benchmarks``, ``compaction_suite.adapters`` (framework adapters) and
+``compaction_suite.cli`` (the ``compaction-suite`` command).
+"""
+
+__version__ = "0.2.0"

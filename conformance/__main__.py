@@ -1,5 +1,0 @@
-"""``python -m conformance`` is ``compaction-suite``."""
-
-from .cli import main
-
-main()
