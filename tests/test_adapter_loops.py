@@ -31,8 +31,8 @@ import json
 
 import pytest
 
-from conformance import oracle
-from tests.scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
+from compaction_suite.conformance import oracle
+from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
 
 SYSTEM_PROMPT = "You are a coding agent. (loop test)"
 TURNS = 2
@@ -95,7 +95,7 @@ def test_langchain_summarization_middleware_runs_between_rounds_system_prompt_ou
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
-    from adapters.langchain import from_langchain
+    from compaction_suite.adapters.langchain import from_langchain
 
     seen: list[list[dict]] = []
 
@@ -122,7 +122,7 @@ def test_langchain_trim_messages_hook_runs_between_rounds_system_prompt_outside(
     from langchain_core.messages.utils import count_tokens_approximately
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-    from adapters.langchain import from_langchain
+    from compaction_suite.adapters.langchain import from_langchain
 
     seen: list[list[dict]] = []
 
@@ -153,7 +153,7 @@ def test_semantic_kernel_reducer_runs_between_turns_instructions_outside():
     from semantic_kernel.contents.history_reducer.chat_history_truncation_reducer import ChatHistoryTruncationReducer
     from semantic_kernel.functions import kernel_function
 
-    from adapters.semantic_kernel import from_semantic_kernel
+    from compaction_suite.adapters.semantic_kernel import from_semantic_kernel
 
     seen: list[list[dict]] = []
     shapes: list[list[int]] = []
@@ -205,7 +205,7 @@ def test_agent_framework_strategy_runs_between_rounds():
     import agent_framework as af
     from agent_framework_openai import OpenAIChatCompletionClient
 
-    from adapters.agent_framework import from_agent_framework
+    from compaction_suite.adapters.agent_framework import from_agent_framework
 
     seen: list[list[dict]] = []
     results_per_tool_message: list[int] = []
@@ -247,7 +247,7 @@ def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message
     from autogen_core.models import CreateResult, FunctionExecutionResultMessage, RequestUsage, SystemMessage
     from autogen_ext.models.replay import ReplayChatCompletionClient
 
-    from adapters.autogen import MODEL_INFO, from_autogen
+    from compaction_suite.adapters.autogen import MODEL_INFO, from_autogen
 
     seen: list[list[dict]] = []
     packed: list[int] = []
@@ -298,7 +298,7 @@ def test_pydantic_ai_capability_runs_between_rounds_system_prompt_with_first_use
     from pydantic_ai.models.function import FunctionModel
     from pydantic_ai_harness.compaction import SlidingWindowCompaction
 
-    from adapters.pydantic_ai import from_pydantic_ai
+    from compaction_suite.adapters.pydantic_ai import from_pydantic_ai
 
     seen: list[list[dict]] = []
     first_requests: list[list[str]] = []
