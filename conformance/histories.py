@@ -64,6 +64,7 @@ __all__ = [
     "SUMMARY_PREFIX",
     "TASK_STATUSES",
     "TOOL_NAMES",
+    "agent_shaped",
     "assistant_replies",
     "earlier_summaries",
     "entity_ids",
@@ -612,7 +613,7 @@ def _histories(
     summary = _presence(draw, earlier_summary)
     if summary:
         messages.append(draw(earlier_summaries()))
-    least = (1 if summary else 2) if in_flight else 0
+    least = (1 if summary else 2) if in_flight else 1  # at least one user turn: never system-only
     rounds = draw(st.integers(max(min_rounds, least), max_rounds))
     previous = "summary" if summary else "start"
     for _ in range(rounds - int(in_flight)):
@@ -646,7 +647,8 @@ def histories(
     Layout: one or (one in four) two system/developer prompts (``system=True``;
     ``None`` = maybe; ``False`` = none), then an earlier ``[Context Summary]``
     (``earlier_summary``: ``True`` always, ``False`` never, ``None`` maybe), then
-    ``min_rounds..max_rounds`` rounds (SPEC ROUND-1; prompts and summary are not
+    ``min_rounds..max_rounds`` rounds, at least one (an agent's history always holds a user
+    turn or a summary standing for them: never system prompts alone) (SPEC ROUND-1; prompts and summary are not
     counted). Without a summary the first round is a user turn; tool rounds,
     assistant replies and further user turns and corrections follow in a realistic
     agent order.
@@ -671,6 +673,39 @@ def histories(
     return _histories(
         min_rounds, max_rounds, system, earlier_summary, in_flight, rounds[False], rounds[True], multimodal
     )
+
+
+# --- as agents send them: variants of a drawn history -----------------------------------
+
+
+def _as_parts(text_value: Any) -> Any:
+    return [{"type": "text", "text": text_value}] if isinstance(text_value, str) else text_value
+
+
+@st.composite
+def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[Message]:
+    history = draw(base)
+    system_parts, tool_parts, optional_keys = (_one_in(draw, 3) for _ in range(3))
+    shaped = []
+    for message in history:
+        message = dict(message)
+        role = message.get("role")
+        if (role in ("system", "developer") and system_parts) or (role == "tool" and tool_parts):
+            message["content"] = _as_parts(message.get("content"))
+        if optional_keys and role == "assistant":
+            message.setdefault("refusal", None)
+        if optional_keys and role == "user" and not _text_of(message.get("content")).startswith(SUMMARY_PREFIX):
+            message.setdefault("name", "operator")
+        shaped.append(message)
+    return shaped
+
+
+def agent_shaped(base: SearchStrategy[list[Message]]) -> SearchStrategy[list[Message]]:
+    """``base``'s histories as agent frameworks send them: in one example in three each,
+    system and tool content as a list of text parts instead of a string, and the optional
+    keys real messages carry (``refusal: null`` on assistant messages, a ``name`` on user
+    turns). The provider accepts every variant (SPEC CORE-6)."""
+    return _agent_shaped(base)
 
 
 # --- helpers for the conformance clauses ---------------------------------------------

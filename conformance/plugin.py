@@ -48,13 +48,12 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("--compactor") or None
     if spec is None and not _collecting_conformance(config):
         return
-    try:
-        target = resolve(spec)
-    except TargetError as error:
-        raise pytest.UsageError(str(error)) from error
     from .suite import Suite
 
-    config.stash[SUITE] = Suite(target, config.getoption("--compaction-profile"))
+    try:  # resolving the target and the first factory call: contract errors, one line each
+        config.stash[SUITE] = Suite(resolve(spec), config.getoption("--compaction-profile"))
+    except TargetError as error:  # StartupFailed included
+        raise pytest.UsageError(str(error)) from error
     _load_hypothesis_profile(config)
 
 
@@ -148,9 +147,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if clause_id is None or suite is None:
         return
-    reason = suite.active(clauses()[clause_id].profile)
+    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id)
     if reason:
         pytest.skip(reason)
+    suite.current, suite.current_test = clause_id, item.nodeid
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    suite = item.config.stash.get(SUITE, None)
+    if suite is not None:
+        suite.current = suite.current_test = None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -176,6 +182,8 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
         entry["reason"] = violation.reason
         entry["history"] = violation.history
         entry["output"] = violation.output
+        suite = item.config.stash.get(SUITE, None)
+        entry["case"] = suite.last_case if suite is not None else None
     elif rep.skipped and not hasattr(rep, "wasxfail") and isinstance(rep.longrepr, tuple):
         entry["reason"] = str(rep.longrepr[2]).removeprefix("Skipped: ")
     elif violation is not None:
@@ -188,15 +196,32 @@ def _clause_of(item: pytest.Item) -> str | None:
     return marker.args[0] if marker else None
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+REPORT = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Build the clause report; a run whose verdict is not "conforms" exits 1 even when every
+    test passed (a violation seen in another clause's test, nothing compacted, a clause not exercised)."""
+    config = session.config
     suite = config.stash.get(SUITE, None)
     if suite is None or not config.stash[RESULTS]:
         return
     data = report.build(suite, config.stash[RESULTS])
+    config.stash[REPORT] = data
+    if exitstatus == pytest.ExitCode.OK and not data["passed"]:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    data = config.stash.get(REPORT, None)
+    if data is None:
+        return
+    paths = config.getoption("--compaction-report") or []
+    json_path = next((str(Path(p).with_suffix(".json")) for p in paths if not p.endswith(".md")), "REPORT.json")
     terminalreporter.section("compaction-suite clauses")
     for line in report.summary_lines(data):
-        terminalreporter.write_line(line)
-    for path in config.getoption("--compaction-report") or []:
+        terminalreporter.write_line(line.replace("{report}", json_path))
+    for path in paths:
         report.write(data, Path(path))
         terminalreporter.write_line(f"report written to {path}")
 

@@ -17,6 +17,13 @@ class TargetError(Exception):
     """The target cannot be resolved; the message says why (a usage error)."""
 
 
+class StartupFailed(TargetError):
+    """The target resolved but breaks the plug-in contract at start (SPEC Part A, "The plug-in
+    contract"): its factory raises, returns None or an object without a callable ``compact``,
+    declares capabilities the suite cannot read, or a ``cmd:`` program cannot start or breaks the
+    protocol on ``start``. The message is one line saying what is wrong (Bowtie's StartupFailed)."""
+
+
 @dataclass
 class Target:
     spec: str

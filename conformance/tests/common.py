@@ -9,9 +9,29 @@ import pytest
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
-from compaction_suite.conformance.histories import histories
-from compaction_suite.conformance.suite import Subject, Suite
+from compaction_suite.conformance.histories import agent_shaped
+from compaction_suite.conformance.histories import histories as drawn_histories
+from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 
+
+def as_declared(history: list[dict]) -> list[dict]:
+    """``history`` as the target's framework would hand it over: without system messages when
+    the target declares its system prompt lives outside the list (SPEC Part A, Declarations)."""
+    if declared_capabilities().system_outside:
+        return [m for m in history if m.get("role") not in oracle.SYSTEM_ROLES]
+    return history
+
+
+def histories(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
+    """`conformance.histories.histories` shaped as agents send them (`agent_shaped`) and as the
+    target declares it is called (`as_declared`): what every conformance test draws."""
+    return agent_shaped(drawn_histories(*args, **kwargs)).map(as_declared)
+
+
+FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")
+"""Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3)."""
+HANG_TIMEOUT = 0.3
+"""The client timeout where the summarizer may hang: small, so a run stays short."""
 
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages

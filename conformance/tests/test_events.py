@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import assume, given
+from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
 
-from .common import changed, clause, compacts, run, substantial
+from .common import FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -58,12 +60,15 @@ def test_prompt_hash_follows_the_prompt(suite, first, second):
 
 
 @clause("EVT-3")
+@pytest.mark.parametrize("fault", FAULTS)
+@hypothesis_settings(max_examples=3)
 @given(history=substantial)
-def test_failure_reason(suite, history):
+def test_failure_reason(suite, fault, history):
+    """EVT-3 after every kind of fault, not one."""
     assume(compacts(suite, history))
     suite.reset_server()
-    subject = suite.new()
-    suite.server.fault("500")
+    subject = suite.new(summarizer_timeout=HANG_TIMEOUT)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
     subject.compact(history, T)
     reason = (subject.event or {}).get("failure_reason")
     require("EVT-3", None if isinstance(reason, str) and reason.strip() else f"failure_reason={reason!r}", history)

@@ -8,10 +8,10 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
+from compaction_suite.conformance.histories import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, summaries
+from .common import histories, changed, clause, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
