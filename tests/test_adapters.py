@@ -498,7 +498,7 @@ def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
     data = matrix.build(results, [{"framework": "Fake", "installed": True, "versions": {}}], True, None, tmp_path, 1.0)
     md = matrix.markdown(data)
     first = md[md.index("## What users hit") : md.index("## Frameworks")]
-    assert "1 of 2 configurations" in first and "| Fake | lossy | defaults |  | 1 |" in first
+    assert "1 of 2 configurations has" in first and "| Fake | lossy | defaults |  | 1 |" in first
     assert "odd-shape" not in first and "clean" not in first
     other = md[md.index("## Other shapes") : md.index("## Failures")]
     assert "odd-shape" in other and "never produced" in other
