@@ -11,7 +11,7 @@ from typing import Any
 PROFILES = ("core", "trigger", "summary", "structured", "failure", "events", "storage")
 HARMS = ("rejected", "loss", "crash", "policy")
 """How bad a broken clause is for a user (SPEC Part A, "Harm classes"), worst first."""
-STRUCTURAL = ("CORE-1", "CORE-2", "CORE-3", "CORE-6")
+STRUCTURAL = ("CORE-1", "CORE-2", "CORE-3", "CORE-4", "CORE-6")
 """Clauses judged on every output the suite sees, in any test (SPEC Part A, "Every output")."""
 EXERCISED_BY_CHECK = ("CORE-9", "TRIG-1", "TRIG-5")
 """Clauses about histories that must come back unchanged: an example exercises them when their

@@ -11,6 +11,7 @@ configured prompt the same ``prompt_hash``, in every process (SPEC CORE-8, EVT-2
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -19,8 +20,8 @@ from .settings import Settings, connected
 
 
 def serve(spec: str) -> None:
-    from .suite import Subject, build
-    from .target import resolve
+    from .suite import Subject
+    from .target import check_compactor, resolve
 
     target = resolve(spec)
     for line in sys.stdin:
@@ -31,7 +32,9 @@ def serve(spec: str) -> None:
         base_url = plain.pop("base_url")
         settings = connected(Settings(**plain), base_url)
         try:
-            subject = Subject(build(target.factory, settings, spec))
+            compactor = target.factory(settings)
+            check_compactor(compactor, spec)
+            subject = Subject(compactor)
             out = subject.compact(request["messages"], request["iteration"])
             answer: dict[str, Any] = {"messages": out, "event": _event(subject)}
         except Exception as error:  # noqa: BLE001 - reported to the suite, which judges it
@@ -52,21 +55,36 @@ class Worker:
     """The suite's side: one ``python -m compaction_suite.conformance.crossprocess TARGET`` process."""
 
     def __init__(self, spec: str) -> None:
+        # The child finds what this process found: ``--path`` folders and pytest's rootdir included.
+        path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "compaction_suite.conformance.crossprocess", spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+            env=dict(os.environ, PYTHONPATH=path),
         )
 
     def compact(self, settings: Settings, messages: list[dict], iteration: int) -> dict[str, Any]:
         assert self.popen.stdin is not None and self.popen.stdout is not None
-        self.popen.stdin.write(json.dumps({"settings": settings.as_json(), "messages": messages, "iteration": iteration}) + "\n")
-        self.popen.stdin.flush()
-        line = self.popen.stdout.readline()
-        return json.loads(line) if line else {"error": f"the second process ended (status {self.popen.poll()})"}
+        try:
+            self.popen.stdin.write(json.dumps({"settings": settings.as_json(), "messages": messages, "iteration": iteration}) + "\n")
+            self.popen.stdin.flush()
+            line = self.popen.stdout.readline()
+        except OSError:
+            line = ""
+        return json.loads(line) if line else {"error": f"the second process ended (status {self.popen.poll()}): {self._last_error()}"}
+
+    def _last_error(self) -> str:
+        if self.popen.poll() is None or self.popen.stderr is None:
+            return "no answer"
+        lines = self.popen.stderr.read().strip().splitlines()
+        return lines[-1] if lines else "no message"
 
     def close(self) -> None:
         if self.popen.stdin is not None:
-            self.popen.stdin.close()
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass  # it has ended already
         try:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:

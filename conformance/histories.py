@@ -15,6 +15,8 @@ The vocabulary of a history:
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
 - ``histories()``: all of the above in a realistic agent order.
+- ``agent_shaped(strategy)``: the same histories as frameworks send them (text-part content for
+  system and tool messages, optional keys, huge tool-call arguments).
 
 Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes tens
 of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``
@@ -59,11 +61,11 @@ TASK_STATUSES = ("completed", "in_progress", "pending")
 __all__ = [
     "ENTITY_TOOL",
     "GENERIC_TOOLS",
-    "Message",
     "PROGRESS_TOOL",
     "SUMMARY_PREFIX",
     "TASK_STATUSES",
     "TOOL_NAMES",
+    "Message",
     "agent_shaped",
     "assistant_replies",
     "earlier_summaries",
@@ -686,6 +688,7 @@ def _as_parts(text_value: Any) -> Any:
 def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[Message]:
     history = draw(base)
     system_parts, tool_parts, optional_keys = (_one_in(draw, 3) for _ in range(3))
+    huge_arguments = draw(long_tool_outputs(min_size=20_000, max_size=60_000)) if _one_in(draw, 6) else None
     shaped = []
     for message in history:
         message = dict(message)
@@ -694,17 +697,28 @@ def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[
             message["content"] = _as_parts(message.get("content"))
         if optional_keys and role == "assistant":
             message.setdefault("refusal", None)
+        if huge_arguments is not None and message.get("tool_calls"):
+            message["tool_calls"] = [_with_content(message["tool_calls"][0], huge_arguments), *message["tool_calls"][1:]]
+            huge_arguments = None
         if optional_keys and role == "user" and not _text_of(message.get("content")).startswith(SUMMARY_PREFIX):
             message.setdefault("name", "operator")
         shaped.append(message)
     return shaped
 
 
+def _with_content(call: dict[str, Any], content: str) -> dict[str, Any]:
+    """``call`` with a ``"content"`` argument added (a file an agent writes, say)."""
+    arguments = _json_object(call["function"]["arguments"]) or {}
+    function = dict(call["function"], arguments=json.dumps(arguments | {"content": content}, ensure_ascii=False))
+    return dict(call, function=function)
+
+
 def agent_shaped(base: SearchStrategy[list[Message]]) -> SearchStrategy[list[Message]]:
     """``base``'s histories as agent frameworks send them: in one example in three each,
     system and tool content as a list of text parts instead of a string, and the optional
     keys real messages carry (``refusal: null`` on assistant messages, a ``name`` on user
-    turns). The provider accepts every variant (SPEC CORE-6)."""
+    turns); in one in six, the first tool call's arguments carry a huge ``"content"``
+    (20 to 60 kB, as a file an agent writes). The provider accepts every variant (SPEC CORE-6)."""
     return _agent_shaped(base)
 
 

@@ -148,14 +148,17 @@ def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: b
     return None
 
 
-def kept_indices(history: Sequence[dict], out: Sequence[dict]) -> tuple[dict[int, int], str | None]:
-    """Match output messages equal to input messages, in order: {output index: input index}."""
+def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool = True) -> tuple[dict[int, int], str | None]:
+    """Match output messages equal to input messages, in order: {output index: input index}.
+    Without ``system``, system messages are left out (CORE-3 judges where they go)."""
     positions: dict[str, list[int]] = {}
     for i, message in enumerate(history):
         positions.setdefault(json.dumps(message, sort_keys=True), []).append(i)
     matched: dict[int, int] = {}
     last = -1
     for j, message in enumerate(out):
+        if not system and isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
+            continue
         candidates = positions.get(json.dumps(message, sort_keys=True), [])
         later = next((i for i in candidates if i > last), None)
         if candidates and later is None:
@@ -166,8 +169,8 @@ def kept_indices(history: Sequence[dict], out: Sequence[dict]) -> tuple[dict[int
 
 
 def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | None:
-    """CORE-4."""
-    matched, problem = kept_indices(history, out)
+    """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
+    matched, problem = kept_indices(history, out, system=False)
     if problem:
         return problem
     kept = set(matched.values())

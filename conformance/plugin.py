@@ -8,6 +8,7 @@ or conformance tests are collected. Options are grouped under
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,26 +21,33 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from . import report
 from .assertions import ClauseViolation
 from .clauses import clauses
-from .target import ENV, TargetError, resolve
+from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
+from .target import ENV, StartupFailed, TargetError
 
 if TYPE_CHECKING:  # the suite imports openai; keep plugin loading light for every pytest run
     from .suite import Suite
 
 SUITE = pytest.StashKey["Suite"]()
 RESULTS = pytest.StashKey[dict[str, list[dict[str, Any]]]]()
-FAST_EXAMPLES = 10
-DEFAULT_EXAMPLES = 50
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("compaction-suite", "context-compaction conformance (compaction-suite)")
     group.addoption("--compactor", metavar="TARGET", help=f"compactor under test: module:attr, a registered name, or cmd:<command> (default: ${ENV})")
-    group.addoption("--compaction-profile", action="append", metavar="P", help="check only this profile (repeatable; default: every profile the compactor claims)")
-    group.addoption("--compaction-fast", action="store_true", help=f"{FAST_EXAMPLES} Hypothesis examples per test, for quick local runs")
-    group.addoption("--compaction-max-examples", type=int, metavar="N", help=f"Hypothesis examples per test (default {DEFAULT_EXAMPLES})")
-    group.addoption("--compaction-random", action="store_true", help="draw new examples each run (default: derandomized, the same examples every run)")
-    group.addoption("--compaction-xfails", metavar="FILE", help="file of test ids (one a line) expected to fail; ids matching no test warn")
-    group.addoption("--compaction-report", action="append", metavar="PATH", help="write the clause report to PATH.json or PATH.md (repeatable)")
+    for option in OPTIONS:
+        group.addoption(option.pytest_flag, dest=option.dest, help=option.help, **_argparse(option))
+
+
+def _argparse(option: Option) -> dict[str, Any]:
+    """argparse's keywords for one option of `options.OPTIONS`."""
+    if option.kind == "flag":
+        return {"action": "store_true"}
+    found: dict[str, Any] = {"metavar": option.metavar, "action": "append" if option.multiple else "store"}
+    if option.kind == "int":
+        found["type"] = int
+    if option.choices:
+        found["choices"] = option.choices
+    return found
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,11 +56,12 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("--compactor") or None
     if spec is None and not _collecting_conformance(config):
         return
-    from .suite import Suite
+    sys.path[:0] = [str(Path(p).resolve()) for p in config.getoption("--compaction-path") or []]
+    from .suite import start
 
-    try:  # resolving the target and the first factory call: contract errors, one line each
-        config.stash[SUITE] = Suite(resolve(spec), config.getoption("--compaction-profile"))
-    except TargetError as error:  # StartupFailed included
+    try:
+        config.stash[SUITE] = start(spec, config.getoption("--compaction-profile"))
+    except (TargetError, StartupFailed) as error:
         raise pytest.UsageError(str(error)) from error
     _load_hypothesis_profile(config)
 
@@ -129,7 +138,39 @@ def suite(request: pytest.FixtureRequest) -> Suite:
     return found
 
 
+COLLECTED = pytest.StashKey[set[str]]()
+
+
+@pytest.fixture(scope="module")
+def other_process(suite: Suite) -> Any:
+    """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
+    from .crossprocess import Worker
+
+    worker = Worker(suite.target.spec)
+    yield worker
+    worker.close()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _select_clauses(config, items)
+    _mark_xfails(config, items)
+    config.stash[COLLECTED] = {clause_id for item in items if (clause_id := _clause_of(item))}
+
+
+def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--compaction-clause``: keep only the conformance tests of the named clauses."""
+    wanted = {c.upper() for c in config.getoption("--compaction-clause") or []}
+    if not wanted:
+        return
+    unknown = sorted(wanted - set(clauses()))
+    if unknown:
+        raise pytest.UsageError(f"unknown clause(s) {', '.join(unknown)}; known: {', '.join(clauses())}")
+    keep = [item for item in items if _clause_of(item) in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
+def _mark_xfails(config: pytest.Config, items: list[pytest.Item]) -> None:
     path = config.getoption("--compaction-xfails")
     if not path:
         return
@@ -150,7 +191,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id)
     if reason:
         pytest.skip(reason)
-    suite.current, suite.current_test = clause_id, item.nodeid
+    suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:
@@ -165,13 +206,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     clause_id = _clause_of(item)
     if clause_id is None:
         return rep
-    violation = call.excinfo.value if call.excinfo is not None else None
+    violation = _violation(call.excinfo.value) if call.excinfo is not None else None
     if rep.failed and not clauses()[clause_id].must:
         rep.outcome = "skipped"
         rep.wasxfail = f"{clause_id} is a SHOULD clause: reported, never failing"
     if rep.when == "call" or rep.outcome != "passed":
         _record(item, rep, clause_id, violation)
     return rep
+
+
+def _violation(error: BaseException) -> BaseException:
+    """The error, or the first `ClauseViolation` among several Hypothesis found at once."""
+    if isinstance(error, BaseExceptionGroup):
+        found = [e for e in error.exceptions if isinstance(e, ClauseViolation)]
+        return found[0] if found else error
+    return error
 
 
 def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any) -> None:
@@ -206,7 +255,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     suite = config.stash.get(SUITE, None)
     if suite is None or not config.stash[RESULTS]:
         return
-    data = report.build(suite, config.stash[RESULTS])
+    data = report.build(suite, config.stash[RESULTS], config.stash.get(COLLECTED, None))
     config.stash[REPORT] = data
     if exitstatus == pytest.ExitCode.OK and not data["passed"]:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

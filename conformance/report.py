@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 2
 RANK = {"error": 4, "fail": 3, "xfail": 2, "unexercised": 1, "pass": 1, "skip": 0}
 STATUSES = ("pass", "fail", "error", "not-exercised", "not-applicable", "skip", "xfail")
-REPLAY = "python -m conformance.reproduce {report} {clause}"
+REPLAY = "python -m compaction_suite.conformance.reproduce {report} {clause}"
 """The one-line command that replays a clause's failure from the report alone."""
 
 
@@ -43,11 +43,14 @@ def outcome_of(rep: pytest.TestReport) -> str:
     return "fail" if rep.when == "call" and ("ClauseViolation" in text or "AssertionError" in text) else "error"
 
 
-def build(suite: Suite, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The report: every clause of SPEC Part A with its status, harm, title and evidence."""
+def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set[str] | None = None) -> dict[str, Any]:
+    """The report: every clause of SPEC Part A whose tests were collected (all of them, unless
+    ``check --clause`` chose some), with its status, harm, title and evidence."""
     waived = suite.capabilities.waived()
     out: dict[str, Any] = {}
     for clause in clauses().values():
+        if collected is not None and clause.id not in collected:
+            continue
         item = _clause(clause, results.get(clause.id, []), suite.observed.findings.get(clause.id), suite.observed.count(clause.id), waived.get(clause.id), suite)
         if item is not None:
             out[clause.id] = item
@@ -68,7 +71,7 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]]) -> dict[str, A
         "settings": suite.settings.as_json() | {"base_url": "(suite's summarizer test double)"},
         "compact_calls": suite.calls,
         "compacted_calls": suite.compacted,
-        "calls_summarizer": suite._calls_summarizer,
+        "calls_summarizer": suite.summarizer_probed,
         "verdict": verdict,
         "passed": verdict == "conforms",
         "harm_counts": {h: sum(1 for c in failing if c["harm"] == h) for h in HARMS},
@@ -215,8 +218,10 @@ def _failure_section(cid: str, c: dict[str, Any], report_path: str) -> list[str]
         "",
         c.get("reason", ""),
         "",
-        f"Reproduce: iteration {case['iteration']}, settings changed {case['settings'] or '{}'}, summarizer {case['summarizer']}, "
-        f"{len(case['messages'])} input messages (in the JSON report). Replay: `{c['replay'].format(report=report_path)}`",
+        (
+            f"Reproduce: iteration {case['iteration']}, settings changed {case['settings'] or '{}'}, summarizer {case['summarizer']}, "
+            f"{len(case['messages'])} input messages (in the JSON report). Replay: `{c['replay'].format(report=report_path)}`"
+        ),
     ]
 
 

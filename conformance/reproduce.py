@@ -4,7 +4,8 @@ Each failing clause in the JSON report carries a ``case``: the input ``messages`
 ``iteration``, the ``settings`` the test changed and the ``summarizer`` mode (a fault, a
 fixed reply, or the deterministic summary). `replay` starts the suite's summarizer test
 double in that mode, builds the target's compactor with those settings, calls ``compact``
-once and judges the output for the structural clauses.
+once and judges the output for the structural clauses; for any other clause it shows the
+input and the output side by side, as the failure did.
 
 ``python -m compaction_suite.conformance.reproduce REPORT.json CLAUSE [TARGET]`` prints what happened.
 """
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from . import oracle
+from .assertions import render
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import resolve
+from .target import check_compactor, resolve
 
 
 @dataclass
@@ -43,7 +45,7 @@ def case_of(report: dict[str, Any], clause_id: str) -> dict[str, Any]:
 
 def replay(case: dict[str, Any], target: str) -> Replayed:
     """Run ``case`` once against ``target`` (a TARGET string) and judge the output."""
-    from .suite import build, call_compact
+    from .suite import call_compact
 
     resolved = resolve(target)
     with SummarizerServer() as server:
@@ -52,7 +54,9 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
         messages = case["messages"]
         result = Replayed()
         try:
-            result.output = call_compact(build(resolved.factory, settings, target), json.loads(json.dumps(messages)), case["iteration"])
+            compactor = resolved.factory(settings)
+            check_compactor(compactor, target)
+            result.output = call_compact(compactor, json.loads(json.dumps(messages)), case["iteration"])
         except Exception as error:  # noqa: BLE001 - the crash is what is replayed
             result.raised = f"{type(error).__name__}: {error}"
         finally:
@@ -84,7 +88,12 @@ def main(argv: list[str]) -> int:
     case = case_of(report, clause_id)
     done = replay(case, target)
     print(f"{clause_id}: replayed against {target} at iteration {case['iteration']} with settings {case['settings']} and summarizer {case['summarizer']}")
-    print(f"  compact raised {done.raised}" if done.raised else f"  output: {len(done.output)} messages; structural findings: {done.problems or 'none'}")
+    if done.raised:
+        print(f"  compact raised {done.raised}")
+        return 0
+    print(f"  structural findings (CORE-1, 2, 3, 4, 6): {done.problems or 'none'}; summarizer requests: {done.summarizer_requests}")
+    print(render("input", case["messages"]))
+    print(render("output", done.output))
     return 0
 
 

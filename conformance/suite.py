@@ -6,7 +6,7 @@ whether the compactor is sync, async or another process.
 
 Every ``compact`` call goes through `Subject.compact`, which is also where the suite
 watches what no single test owns (SPEC Part A, "Every output"): each output is judged
-for the structural clauses (CORE-1, CORE-2, CORE-3, CORE-6), an exception escaping a
+for the structural clauses (CORE-1, CORE-2, CORE-3, CORE-4, CORE-6), an exception escaping a
 valid history is a crash (CORE-10), each call is kept as the case that replays it, and
 each compaction counts as an example that exercised the clause under test.
 """
@@ -18,19 +18,19 @@ import dataclasses
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from . import oracle
-from .capabilities import Capabilities, CapabilityError, declared
 from .assertions import CHECKED
+from .capabilities import Capabilities, CapabilityError, declared
 from .clauses import CRASH, PROFILES, STRUCTURAL, clauses
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import StartupFailed, Target
+from .target import StartupFailed, Target, check_compactor
 
 ACTIVE: list[Suite] = []
 """The running suite (one per pytest session), for strategies that follow its declarations."""
@@ -141,11 +141,6 @@ class Subject:
         return set(getattr(self.compactor, "profiles", None) or {"core"})
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error)
-    return text.splitlines()[0] if text else ""
-
-
 def _plain(changes: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in changes.items() if isinstance(v, (str, int, float, bool, type(None)))}
 
@@ -160,23 +155,6 @@ def call_compact(compactor: Any, messages: list[dict], iteration: int) -> Any:
 
 async def _awaited(result: Any) -> Any:
     return await result
-
-
-def build(factory: Callable[..., Any], settings: Any, spec: str) -> Any:
-    """``factory(settings)``, checked against the plug-in contract; raises `StartupFailed`."""
-    from .protocol import ProtocolError
-
-    try:
-        compactor = factory(settings)
-    except ProtocolError as error:
-        raise StartupFailed(f"{spec}: the process did not start: {_first_line(error)}") from error
-    except Exception as error:  # noqa: BLE001 - any exception from the factory is a contract error
-        raise StartupFailed(f"{spec}: the factory raised {type(error).__name__}: {_first_line(error)}") from error
-    if compactor is None:
-        raise StartupFailed(f"{spec}: the factory returned None instead of a compactor")
-    if not callable(getattr(compactor, "compact", None)):
-        raise StartupFailed(f"{spec}: the factory returned a {type(compactor).__name__}, which has no compact(messages, *, iteration) method")
-    return compactor
 
 
 class Suite:
@@ -198,18 +176,15 @@ class Suite:
         self.last_case: dict[str, Any] | None = None
         self._calls_summarizer: bool | None = None
         try:
-            first = build(target.factory, self.settings, target.spec)
-            self.capabilities: Capabilities = declared(first)
+            first = self._first()
+            self.capabilities: Capabilities = declared(first.compactor)
         except CapabilityError as error:
-            self.close()
+            self.server.stop()
             raise StartupFailed(f"{target.spec}: {error}") from error
-        except StartupFailed:
-            self.close()
+        except BaseException:
+            self.server.stop()
             raise
-        self.claimed = Subject(first).profiles
-        if target.version is None and callable(getattr(target.factory, "start", None)):
-            impl = target.factory.start().get("implementation", {})  # a cmd: target names itself
-            target.version = f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
+        self.claimed = first.profiles
         self.unknown_profiles = sorted(self.claimed - set(PROFILES))
         self.requested = set(requested) if requested else None
         ACTIVE[:] = [self]
@@ -224,7 +199,24 @@ class Suite:
         settings = self.settings.with_(**changes) if changes else self.settings
         if "summarizer_timeout" in changes:
             settings = connected(settings, self.server.base_url)
-        return Subject(build(self.target.factory, settings, self.target.spec), self, changes)
+        return Subject(self.target.factory(settings), self, changes)
+
+    def _first(self) -> Subject:
+        """The first compactor, checked against the plug-in contract: any failure here is the
+        target's `StartupFailed`, not a clause's verdict."""
+        start = getattr(self.target.factory, "start", None)
+        if callable(start):  # a cmd: target: the process starts and names itself
+            try:
+                impl = start().get("implementation", {})
+            except Exception as error:
+                raise StartupFailed(f"{self.target.spec}: the program did not start: {_first_line(error).removeprefix(self.target.spec + ': ')}") from error
+            self.target.version = self.target.version or f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
+        try:
+            compactor = self.target.factory(self.settings)
+        except Exception as error:
+            raise StartupFailed(f"{self.target.spec}: the factory failed: {type(error).__name__}: {_first_line(error)}") from error
+        check_compactor(compactor, self.target.spec)
+        return Subject(compactor)
 
     # what every call shows
 
@@ -240,6 +232,7 @@ class Suite:
                 problems["CORE-2"] = oracle.check_calls_have_one_result(out)
             if not self.capabilities.system_outside:
                 problems["CORE-3"] = oracle.check_system_kept(history, out, changed)
+            problems["CORE-4"] = oracle.check_rounds_whole(history, out)
         for clause_id, problem in problems.items():
             if problem is not None:
                 self.find(clause_id, problem, history, out, case)
@@ -257,15 +250,20 @@ class Suite:
         self.observed.exercise(clause_id, hashlib.sha1(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest())
 
     @property
+    def summarizer_probed(self) -> bool | None:
+        """`calls_summarizer` if it was probed in this run, else None (the report's ``calls_summarizer``)."""
+        return self._calls_summarizer
+
+    @property
     def calls_summarizer(self) -> bool:
         """Whether the target asks the suite's summarizer when it compacts (probed once, on a
         fixed history with both triggers firing); decides who gets the fault sweep (SPEC CORE-11)."""
         if self._calls_summarizer is None:
             self.server.reset()
-            subject = Subject(build(self.target.factory, self.settings.with_(max_context_tokens=1), self.target.spec))
+            subject = Subject(self.target.factory(self.settings.with_(max_context_tokens=1)))
             try:
                 subject.compact(probe_history(self.capabilities), self.settings.threshold_iterations)
-            except Exception:  # noqa: BLE001 - a crash here is judged by the tests, not the probe
+            except Exception:  # noqa: BLE001, S110 - a crash here is judged by the tests, not the probe
                 pass
             self._calls_summarizer = bool(self.server.requests)
             self.server.reset()
@@ -285,6 +283,7 @@ class Suite:
 
     def close(self) -> None:
         ACTIVE[:] = [s for s in ACTIVE if s is not self]
+        CHECKED[:] = [listener for listener in CHECKED if listener != self._checked]
         self.server.stop()
         self.target.close()
 
@@ -307,3 +306,15 @@ def probe_history(capabilities: Capabilities, rounds: int = 12) -> list[dict]:
 def declared_capabilities() -> Capabilities:
     """The running suite's declarations (defaults outside a run)."""
     return ACTIVE[0].capabilities if ACTIVE else Capabilities()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def start(spec: str | None, requested: list[str] | None) -> Suite:
+    """Resolve ``spec`` and start a conformance session; `TargetError` or `StartupFailed` say why not."""
+    from .target import resolve
+
+    return Suite(resolve(spec), requested)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,11 +18,28 @@ class TargetError(Exception):
     """The target cannot be resolved; the message says why (a usage error)."""
 
 
-class StartupFailed(TargetError):
-    """The target resolved but breaks the plug-in contract at start (SPEC Part A, "The plug-in
-    contract"): its factory raises, returns None or an object without a callable ``compact``,
-    declares capabilities the suite cannot read, or a ``cmd:`` program cannot start or breaks the
-    protocol on ``start``. The message is one line saying what is wrong (Bowtie's StartupFailed)."""
+class StartupFailed(Exception):
+    """The target resolved but breaks the plug-in contract before any clause runs: its factory
+    raises or returns no compactor, ``compact`` is missing or has the wrong signature, or a
+    ``cmd:`` program cannot start. Reported as one line, exit 2 (Bowtie's ``StartupFailed``)."""
+
+
+def check_compactor(compactor: Any, spec: str) -> None:
+    """Raise `StartupFailed` unless ``compactor`` offers ``compact(messages, *, iteration)``
+    (SPEC Part A, "The plug-in contract")."""
+    if compactor is None:
+        raise StartupFailed(f"{spec}: the factory returned None, not a compactor")
+    compact = getattr(compactor, "compact", None)
+    if not callable(compact):
+        raise StartupFailed(f"{spec}: the factory returned {type(compactor).__name__}, which has no compact(messages, *, iteration) method")
+    try:
+        signature = inspect.signature(compact)
+    except (TypeError, ValueError):
+        return  # a builtin or C-implemented callable: nothing to check before calling it
+    try:
+        signature.bind([], iteration=1)
+    except TypeError as error:
+        raise StartupFailed(f"{spec}: compact{signature} cannot be called as compact(messages, *, iteration): {error}") from None
 
 
 @dataclass

@@ -105,6 +105,13 @@ class SQLiteStore:
     def close(self) -> None:
         self._db.close()
 
+    def sessions(self) -> dict[str, list[str]]:
+        """Every stored session with its branches (for messages naming what exists)."""
+        found: dict[str, list[str]] = {}
+        for session, branch in self._db.execute("SELECT DISTINCT session, branch FROM messages ORDER BY session, branch"):
+            found.setdefault(session, []).append(branch)
+        return found
+
     def load(self, session: str, branch: str = "main") -> list[StoredMessage]:
         """The branch's messages in order, checked (DUR-4); an unknown branch is empty."""
         rows = self._read(session, branch)

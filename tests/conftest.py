@@ -9,6 +9,8 @@ import openai
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["pytester"]
+
 # These machines are shared and noisy: generation speed is not what the tests are about.
 settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("project")

@@ -5,18 +5,19 @@ a failure replays from the report alone, and the SPEC decisions hold (SPEC Part 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
-from test_negative_controls import check
-
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.protocol import CommandTarget
 from compaction_suite.conformance.report import ranges
 from compaction_suite.conformance.reproduce import case_of, replay
 from compaction_suite.conformance.settings import Settings
-from compaction_suite.conformance.suite import build
-from compaction_suite.conformance.target import StartupFailed
+from compaction_suite.conformance.suite import Suite
+from compaction_suite.conformance.target import Target
+from test_negative_controls import check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,13 +71,6 @@ def test_capabilities_default_to_the_strict_reading() -> None:
         declared(type("C", (), {"capabilities": {"called": "sometimes"}})())
 
 
-@pytest.mark.parametrize("factory", [lambda s: None, lambda s: object(), lambda s: 1 / 0])
-def test_contract_errors_are_one_line(factory) -> None:
-    with pytest.raises(StartupFailed) as raised:
-        build(factory, Settings(), "t")
-    assert "\n" not in str(raised.value)
-
-
 SYSTEM = {"role": "system", "content": "Be brief."}
 MIDDLE = {"role": "developer", "content": "Answer in French."}
 TURNS = [{"role": "user", "content": f"q{n}"} for n in range(4)]
@@ -111,3 +105,58 @@ def test_reasons_point_at_the_message() -> None:
 
 def test_clause_ranges_read_as_runs() -> None:
     assert ranges(["CORE-1", "CORE-2", "CORE-3", "CORE-6", "TRIG-1"]) == "CORE-1..3, CORE-6, TRIG-1"
+
+
+def test_core4_leaves_system_messages_to_core3() -> None:
+    history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
+    assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
+    assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
+
+
+def test_a_cmd_target_declares_in_its_start_answer() -> None:
+    target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
+    try:
+        waived = declared(target(Settings())).waived()
+    finally:
+        target.close()
+    assert set(waived) == {"CORE-9", "CORE-3"}
+
+
+class _Returns:
+    """A compactor returning a fixed output whatever it is given (to feed the suite's judge)."""
+
+    def __init__(self, out: list[dict]) -> None:
+        self.out = out
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.out if self.out else messages
+
+
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+
+
+def _suite_judging(out: list[dict]) -> Suite:
+    return Suite(Target("t", lambda settings: _Returns(out), "test double", None), None)
+
+
+def test_core2_decision_an_in_flight_history_returned_unchanged_is_core9s() -> None:
+    in_flight = [SYSTEM, TURNS[0], CALL]
+    suite = _suite_judging([])
+    try:
+        suite.new().compact(in_flight, 8)
+        assert "CORE-2" not in suite.observed.findings
+        Suite.judge(suite, [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}], [SYSTEM, CALL], {}, "k")
+        assert "CORE-2" in suite.observed.findings and suite.observed.count("CORE-1") == 1
+    finally:
+        suite.close()
+
+
+def test_an_output_breaking_two_clauses_fails_both() -> None:
+    history = [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    suite = _suite_judging([{"role": "tool", "tool_call_id": "c1", "content": "r"}, TURNS[3]])
+    try:
+        suite.new().compact(history, 8)
+        assert {"CORE-1", "CORE-3", "CORE-4"} <= set(suite.observed.findings)
+        assert suite.observed.findings["CORE-1"].case["iteration"] == 8
+    finally:
+        suite.close()

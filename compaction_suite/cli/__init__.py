@@ -6,12 +6,15 @@ Nothing imports this package; each subcommand imports what it runs only when it 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 import click
 import pytest
 
-from compaction_suite.conformance.clauses import PROFILES
+from compaction_suite.conformance.options import OPTIONS, Option
+from compaction_suite.conformance.options import pytest_args as options_to_pytest
 
 EXIT = {pytest.ExitCode.OK: 0, pytest.ExitCode.TESTS_FAILED: 1, pytest.ExitCode.USAGE_ERROR: 2, pytest.ExitCode.NO_TESTS_COLLECTED: 2}
 
@@ -22,40 +25,53 @@ def main() -> None:
     """Conformance and benchmark suite for LLM-agent context compaction."""
 
 
-@main.command()
+def _check_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of `compaction_suite.conformance.options`, as click options of ``check``."""
+    for option in reversed(OPTIONS):
+        command = click.option(f"--{option.name}", option.dest, help=option.help[:1].upper() + option.help[1:] + ".", **_click(option))(command)
+    return command
+
+
+def _click(option: Option) -> dict[str, Any]:
+    if option.kind == "flag":
+        return {"is_flag": True}
+    kind = {
+        "int": click.IntRange(min=1), "path": click.Path(exists=True, dir_okay=False),
+        "dir": click.Path(exists=True, file_okay=False), "choice": click.Choice(option.choices),
+    }.get(option.kind, click.STRING)
+    return {"type": kind, "multiple": option.multiple, "metavar": option.metavar}
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("target", required=False)
-@click.option("--profile", "profiles", multiple=True, type=click.Choice(PROFILES), help="Check only this profile (repeatable).")
-@click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False), help="Write the clause report to PATH.json or PATH.md (repeatable).")
-@click.option("--fast", is_flag=True, help="Few examples per clause, for quick local runs.")
-@click.option("--max-examples", type=click.IntRange(min=1), help="Hypothesis examples per test.")
-@click.option("--random", "randomize", is_flag=True, help="Draw new examples (default: the same examples every run).")
-@click.option("--xfails", type=click.Path(exists=True, dir_okay=False), help="File of test ids expected to fail.")
+@_check_options
 @click.option("-v", "--verbose", count=True, help="Show each test (repeat for more).")
-def check(target, profiles, reports, fast, max_examples, randomize, xfails, verbose) -> None:
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+def check(target: str | None, verbose: int, pytest_args: tuple[str, ...], **values: Any) -> None:
     """Verify the compactor TARGET clause by clause (SPEC.md Part A).
 
-    TARGET is module:attr (a factory taking conformance.Settings), a name registered
-    in the entry-point group compaction_suite.compactors (e.g. "reference"), or
+    TARGET is module:attr (a factory taking compaction_suite.conformance.Settings), a name
+    registered in the entry-point group compaction_suite.compactors (e.g. "reference"), or
     cmd:<command> for a compactor in another language. Default: $COMPACTION_COMPACTOR.
+
+    A package that is not installed is found with --path DIR. Arguments after "--" go to
+    pytest as they are (e.g. -- --junitxml=results.xml).
+
     Exit status: 0 when every MUST clause of the claimed profiles holds, 1 when one
-    fails, 2 on a usage error.
+    fails, 2 on a usage error or when the target breaks the plug-in contract at start.
     """
-    sys.exit(EXIT.get(pytest.main(pytest_args(target, profiles, reports, fast, max_examples, randomize, xfails, verbose)), 3))
+    given = {o.name: values[o.dest] for o in OPTIONS}
+    sys.exit(EXIT.get(pytest.main(check_args(target, given, verbose, pytest_args)), 3))
 
 
-def pytest_args(target, profiles, reports, fast, max_examples, randomize, xfails, verbose) -> list[str]:
+def check_args(target: str | None, given: dict[str, Any], verbose: int = 0, extra: tuple[str, ...] = ()) -> list[str]:
     """The pytest command line that ``check`` runs."""
     ini = resources.files("compaction_suite.conformance").joinpath("pytest.ini")
     args = ["--pyargs", "compaction_suite.conformance.tests", "-c", str(ini)]
     args += ["--compactor", target] if target else []
-    args += [f"--compaction-profile={p}" for p in profiles]
-    args += [f"--compaction-report={r}" for r in reports]
-    args += ["--compaction-fast"] if fast else []
-    args += [f"--compaction-max-examples={max_examples}"] if max_examples else []
-    args += ["--compaction-random"] if randomize else []
-    args += [f"--compaction-xfails={xfails}"] if xfails else []
+    args += options_to_pytest(given)
     args += ["-" + "v" * verbose] if verbose else []
-    return args
+    return args + list(extra)
 
 
 @main.command()

@@ -7,6 +7,7 @@ in ``compaction_suite/cli``; the reference itself stays free of click.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import click
@@ -34,11 +35,23 @@ def compact_store(db, session, branch, retention, boundaries, keep_messages, mod
     if model is not None:
         import openai
 
-        compactor = presets.openai_azure(model, client=openai.OpenAI(max_retries=0), keep_recent_rounds=keep_rounds)
+        try:
+            client = openai.OpenAI(max_retries=0)
+        except openai.OpenAIError as error:
+            raise click.UsageError(f"--summarize needs the OpenAI client's credentials: {error}") from error
+        compactor = presets.openai_azure(model, client=client, keep_recent_rounds=keep_rounds)
     else:
         compactor = Compactor(KeepLastMessages(keep_messages))
     boundary = composite(*(BOUNDARIES[b] for b in boundaries)) if boundaries else BOUNDARIES["exact"]
-    store = SQLiteStore(db)
+    try:
+        store = SQLiteStore(db)
+        known = store.sessions()
+    except sqlite3.DatabaseError as error:
+        raise click.UsageError(f"{db} is not a compaction-suite SQLite store: {error}") from error
+    if branch not in known.get(session, []):
+        store.close()
+        where = f"session {session!r} has branches {', '.join(known[session])}" if session in known else f"sessions: {', '.join(known) or 'none'}"
+        raise click.UsageError(f"no branch {branch!r} of session {session!r} in {db} ({where})")
     history = DurableHistory(store, compactor, retention=retention, boundary=boundary)
     try:
         before = len(history.events(session, branch))

@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
@@ -32,10 +34,17 @@ FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null
 """Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3)."""
 HANG_TIMEOUT = 0.3
 """The client timeout where the summarizer may hang: small, so a run stays short."""
+FAULT_SWEEP = hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""Three examples per fault, not shrunk: the fault, not the history's shape, is what such a test
+is about, and shrinking under a hanging summarizer costs a timeout per step."""
 
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
 still has something older to compact (used where a clause needs a compaction to happen)."""
+
+heavy = histories(min_rounds=20, max_rounds=32, max_parallel_calls=6, tools=("createEntity", "createEntity", "readFile", "runCommand", "reportProgress"))
+"""Long agent runs: a long prefix to compact, many entity-creating results, up to six parallel
+calls a round, tool outputs of tens of kB (a labelled variant: few examples, each large)."""
 
 
 def clause(clause_id: str) -> pytest.MarkDecorator:

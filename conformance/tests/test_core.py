@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import copy
 
-import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.crossprocess import Worker
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, estimate, histories, run, substantial, well_formed
+from .common import changed, clause, estimate, heavy, histories, run, substantial, well_formed
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400
@@ -77,6 +75,22 @@ def test_kept_rounds_whole_and_in_order(suite, history, iteration):
         require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
 
 
+@clause("CORE-4")
+@hypothesis_settings(max_examples=5)
+@given(history=heavy, at_budget=st.booleans())
+def test_long_runs_near_the_budget(suite, history, at_budget):
+    """CORE-4 (and, as on every output, CORE-1/2/3/6) on long runs with parallel calls and large
+    outputs, compacted by iteration or with the estimate exactly at max_context_tokens."""
+    subject = suite.new()
+    tokens = estimate(subject, history)
+    if at_budget:
+        _, out = run(suite, history, 1, max_context_tokens=max(tokens, 1))
+    else:
+        _, out = run(suite, history, T)
+    if well_formed(out):
+        require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
+
+
 @clause("CORE-5")
 @given(history=histories(), iteration=iterations)
 def test_input_not_mutated(suite, history, iteration):
@@ -110,7 +124,18 @@ def test_output_is_valid(suite, history, iteration):
 @clause("CORE-7")
 @given(history=histories(min_rounds=4), iteration=iterations)
 def test_never_larger(suite, history, iteration):
-    subject, out = run(suite, history, iteration)
+    _never_larger(suite, history, iteration)
+
+
+@clause("CORE-7")
+@given(history=substantial)
+def test_never_larger_when_compacting(suite, history):
+    """CORE-7 where it bites: both triggers firing on a long history, so there is a prefix to cut."""
+    _never_larger(suite, history, T, max_context_tokens=1)
+
+
+def _never_larger(suite, history, iteration, **changes):
+    subject, out = run(suite, history, iteration, **changes)
     if not (well_formed(out) and changed(history, out)):
         return
     kept = set(oracle.kept_indices(history, out)[0].values())
@@ -138,14 +163,6 @@ def test_deterministic_when_compacting(suite, history):
     _, second = run(suite, history, T, max_context_tokens=1)
     problem = None if oracle.same(first, second) else "two fresh compactors gave different outputs"
     require("CORE-8", problem, history, second)
-
-
-@pytest.fixture(scope="module")
-def other_process(suite):
-    """A second process running the same target (SPEC CORE-8 decision: across processes too)."""
-    worker = Worker(suite.target.spec)
-    yield worker
-    worker.close()
 
 
 @clause("CORE-8")

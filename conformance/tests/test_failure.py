@@ -14,7 +14,7 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import clause, compacts, substantial
+from .common import FAULT_SWEEP, clause, compacts, substantial
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -79,7 +79,7 @@ def test_unusable_answers(suite, fault, history):
 
 @clause("FAIL-4")
 @pytest.mark.parametrize("fault", ["hang", "drop"])
-@few(3)
+@FAULT_SWEEP
 @given(history=substantial)
 def test_no_answer(suite, fault, history):
     _under_fault(suite, history, "FAIL-4", fault, summarizer_timeout=HANG_TIMEOUT)

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import assume, given
-from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 
-from .common import FAULTS, HANG_TIMEOUT, clause, compacts, substantial
-
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, clause, compacts, substantial
 
 
 @clause("CORE-11")
 @pytest.mark.parametrize("fault", FAULTS)
-@hypothesis_settings(max_examples=3)
+@FAULT_SWEEP
 @given(history=substantial)
 def test_no_failed_summary_replaces_history(suite, fault, history):
     if not suite.calls_summarizer:

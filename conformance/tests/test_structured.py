@@ -11,7 +11,7 @@ from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
 
-from .common import histories, changed, clause, summaries
+from .common import changed, clause, histories, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10

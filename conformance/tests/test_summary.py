@@ -8,7 +8,7 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import histories, changed, clause, compactable, run, summaries, well_formed
+from .common import changed, clause, compactable, histories, run, summaries, well_formed
 
 DEFAULT = Settings()
 STRUCT_KEEP = 10
@@ -54,7 +54,9 @@ def test_tail_is_byte_identical(suite, history):
     _, out = _compact(suite, history)
     _, tail = oracle.expected_summary_shape(history, K, tail_messages(suite))
     kept = out[len(out) - len(tail) :]
-    problem = None if oracle.same(kept, tail) else f"the kept tail ({len(tail)} messages) differs from the input's last {len(tail)} non-system messages"
+    first = next((i for i, (a, b) in enumerate(zip(kept, tail)) if not oracle.same(a, b)), None)
+    at = f": output {oracle.where(out, len(out) - len(tail) + first)} differs" if first is not None else ""
+    problem = None if oracle.same(kept, tail) else f"the kept tail ({len(tail)} messages) differs from the input's last {len(tail)} non-system messages{at}"
     require("SUM-3", problem, history, out)
 
 

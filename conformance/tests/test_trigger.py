@@ -9,7 +9,7 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import histories, changed, clause, compacts, estimate, run, substantial
+from .common import changed, clause, compacts, estimate, histories, run, substantial
 
 DEFAULT = Settings()
 T, M, K = DEFAULT.threshold_iterations, DEFAULT.max_context_tokens, DEFAULT.keep_recent_rounds

@@ -12,11 +12,22 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from compaction_suite.reference import Compactor, Summarizer, SummarizerError, call_in_flight, split_rounds
+from compaction_suite.reference import (
+    Compactor,
+    Summarizer,
+    SummarizerError,
+    call_in_flight,
+    split_rounds,
+)
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.strategies import StructuredSummarize
 from compaction_suite.reference.summarizer import Summary
-from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body
+from compaction_suite.reference.summary import (
+    entities,
+    is_summary,
+    latest_tasks,
+    structured_body,
+)
 from compaction_suite.reference.triggers import Observation
 
 
@@ -427,7 +438,7 @@ def declared_system_outside(settings: Any) -> Wrapper:
 
 
 class _Idle:
-    profiles = {"core"}
+    profiles = frozenset({"core"})
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
         return messages

@@ -64,7 +64,7 @@ def _tasks(messages: list[dict]) -> list[dict]:
 
 
 class StructuredSummary:
-    profiles = {"core", "trigger", "summary", "structured"}
+    profiles = frozenset({"core", "trigger", "summary", "structured"})
 
     def __init__(self, settings: Any) -> None:
         self.settings = settings
@@ -75,7 +75,7 @@ class StructuredSummary:
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
         s = self.settings
         rounds = _rounds(messages)
-        if rounds and set(c["id"] for c in rounds[-1][0].get("tool_calls") or []) - {m.get("tool_call_id") for m in rounds[-1][1:]}:
+        if rounds and {c["id"] for c in rounds[-1][0].get("tool_calls") or []} - {m.get("tool_call_id") for m in rounds[-1][1:]}:
             return messages  # a call in flight: unchanged (CORE-9)
         if iteration < s.threshold_iterations and self.estimate_tokens(messages) < s.max_context_tokens:
             return messages

@@ -31,7 +31,7 @@ def _open_call(last: list[dict]) -> bool:
 
 
 class Truncating:
-    profiles = {"core"}
+    profiles = frozenset({"core"})
 
     def __init__(self, settings: Any) -> None:
         self.t = settings.threshold_iterations

@@ -1,0 +1,140 @@
+"""Contract errors are verdicts (issue 14, point 7): a target that breaks the plug-in contract
+before any clause runs makes ``compaction-suite check`` exit 2 with one line saying what is
+wrong, never an INTERNALERROR; the options are defined once for the plugin and the CLI; and
+the plugin leaves other people's test runs alone (issue 15)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from compaction_suite.cli import check_args
+from compaction_suite.cli.store import compact_store
+from compaction_suite.conformance.options import OPTIONS
+from compaction_suite.reference import SQLiteStore
+
+BROKEN_CONTRACTS = textwrap.dedent(
+    """
+    class NoCompact:
+        pass
+
+    class PositionalOnly:
+        def compact(self, messages):
+            return messages
+
+    def raises(settings):
+        raise RuntimeError("no API key configured")
+
+    def returns_none(settings):
+        return None
+
+    def no_compact(settings):
+        return NoCompact()
+
+    def wrong_signature(settings):
+        return PositionalOnly()
+
+    not_callable = 42
+    """
+)
+
+
+def _check(target: str, cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "compaction_suite", "check", target, "--path", str(cwd), "--fast", *extra]
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("contracts:raises", "the factory failed: RuntimeError: no API key configured"),
+        ("contracts:returns_none", "the factory returned None"),
+        ("contracts:no_compact", "NoCompact, which has no compact(messages, *, iteration) method"),
+        ("contracts:wrong_signature", "cannot be called as compact(messages, *, iteration)"),
+        ("contracts:not_callable", "is not callable"),
+        ("contracts:missing", "has no attribute 'missing'"),
+        ("no_such_module:factory", "cannot import 'no_such_module'"),
+        ("cmd:/nonexistent/compactor", "the program did not start"),
+        (f"cmd:{sys.executable} -c 'raise SystemExit(3)'", "exited with status 3 before answering start"),
+    ],
+)
+def test_contract_error_exits_2_with_one_line(target: str, says: str, tmp_path: Path) -> None:
+    (tmp_path / "contracts.py").write_text(BROKEN_CONTRACTS)
+    done = _check(target, tmp_path)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and says in errors[0], done.stdout[-2000:] + done.stderr[-2000:]
+    assert "INTERNALERROR" not in done.stdout + done.stderr
+
+
+def test_unknown_clause_is_a_usage_error(tmp_path: Path) -> None:
+    done = _check("reference", tmp_path, "--clause", "CORE-99")
+    assert done.returncode == 2 and "unknown clause(s) CORE-99" in done.stdout + done.stderr
+
+
+def test_clause_selection_and_pytest_arguments_pass_through(tmp_path: Path) -> None:
+    junit = tmp_path / "results.xml"
+    done = _check("reference", tmp_path, "--clause", "CORE-5", "--", f"--junitxml={junit}")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "deselected" in done.stdout and 'name="test_' in junit.read_text()
+    assert not (tmp_path / ".hypothesis").exists(), "check leaves no files in the working directory"
+
+
+def test_every_option_reaches_the_plugin_spelled_its_way() -> None:
+    given = {"profile": ("core",), "clause": ("CORE-1",), "fast": True, "max-examples": 7, "random": True,
+             "xfails": "x.txt", "report": ("r.json", "r.md"), "path": ("src",)}  # fmt: skip
+    assert set(given) == {o.name for o in OPTIONS}, "a new option needs a line here"
+    args = check_args("reference", given)
+    assert args[args.index("--compactor") + 1] == "reference"
+    for expected in ["--compaction-profile=core", "--compaction-clause=CORE-1", "--compaction-fast", "--compaction-max-examples=7",
+                     "--compaction-random", "--compaction-xfails=x.txt", "--compaction-report=r.json", "--compaction-report=r.md",
+                     "--compaction-path=src"]:  # fmt: skip
+        assert expected in args
+
+
+def test_plugin_leaves_a_projects_own_conformance_package_alone(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**{"conformance/__init__.py": "X = 1", "benchmarks/__init__.py": ""})
+    pytester.makepyfile(**{"conformance/test_mine.py": "from conformance import X\n\ndef test_x():\n    assert X == 1\n"})
+    result = pytester.runpytest_subprocess("conformance", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "compaction-suite: compactor" not in result.stdout.str(), "the conformance session did not start"
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    path = tmp_path / "agent.db"
+    store = SQLiteStore(str(path))
+    store.append("s1", [{"role": "user", "content": "hello"}])
+    store.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--session", "nope", "--keep-messages", "2"], "no branch 'main' of session 'nope'"),
+        (["--session", "s1", "--branch", "side", "--keep-messages", "2"], "session 's1' has branches main"),
+    ],
+)
+def test_compact_store_names_what_does_not_exist(store_path: Path, args: list[str], says: str) -> None:
+    result = CliRunner().invoke(compact_store, [str(store_path), *args])
+    assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_compact_store_summarize_without_credentials(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(compact_store, [str(store_path), "--session", "s1", "--summarize", "gpt-4o-mini"])
+    assert result.exit_code == 2 and "--summarize needs the OpenAI client's credentials" in result.output, result.output
+
+
+def test_compact_store_on_a_file_that_is_not_a_store(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_text("not sqlite")
+    result = CliRunner().invoke(compact_store, [str(junk), "--session", "s", "--keep-messages", "2"])
+    assert result.exit_code == 2 and "is not a compaction-suite SQLite store" in result.output, result.output
