@@ -319,10 +319,17 @@ def content_back(views: Sequence[PartView], note: Note | None) -> Any:
     return restore_parts(views, None, None)
 
 
+def tool_text(content: Any) -> Any:
+    """A tool result's content as the frameworks hold a tool's output: text parts joined into a
+    string (a tool returns text; the list of parts is OpenAI's wire form), anything else as is."""
+    return text_of_parts(content) if isinstance(content, list) else deep(content)
+
+
 def tool_result_back(call_id: Any, content: Any, originals: dict[Any, Message]) -> Message:
-    """A ``tool`` dict; the original one (every key) when it answers the same call with the same content."""
+    """A ``tool`` dict; the original one (every key) when it answers the same call with the same
+    content, or with the text of its parts (`tool_text`: the representation, not a change)."""
     original = originals.get(call_id)
-    if original is not None and original.get("content") == content:
+    if original is not None and (original.get("content") == content or tool_text(original.get("content")) == content):
         return deep(original)
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 

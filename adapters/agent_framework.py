@@ -66,6 +66,7 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
+    tool_text,
     tool_runs,
 )
 
@@ -158,7 +159,7 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
         role = first.get("role")
         mid = f"oai-{run[0]}"
         if role == "tool":
-            results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=deep(messages[i].get("content"))) for i in run]
+            results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=tool_text(messages[i].get("content"))) for i in run]
             out.append(af.Message(role="tool", contents=results, message_id=mid))
             continue
         contents, created = _contents(af, first.get("content"))

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, call_names, capabilities, deep, make, options, requires, text_of_parts
+from ._common import Message, Note, Notes, call_names, capabilities, deep, make, options, requires, text_of_parts, tool_text
 
 FRAMEWORK = "Pydantic AI"
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
@@ -172,7 +172,7 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped") ->
                 flush()
             started = True
         elif role == "tool":
-            part = pm.ToolReturnPart(tool_name=names.get(str(m.get("tool_call_id")), ""), content=content, tool_call_id=str(m.get("tool_call_id")))
+            part = pm.ToolReturnPart(tool_name=names.get(str(m.get("tool_call_id")), ""), content=tool_text(content), tool_call_id=str(m.get("tool_call_id")))
             if tool_results == "separate" or (pending and not isinstance(pending[-1], pm.ToolReturnPart)):
                 flush()
             started = True

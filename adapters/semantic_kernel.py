@@ -62,6 +62,7 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
+    tool_text,
     tool_runs,
 )
 
@@ -145,7 +146,7 @@ def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate
         metadata = {NOTE_KEY: run[0]}
         if role == "tool":
             results = [
-                sk.FunctionResultContent(id=messages[i].get("tool_call_id"), name=names.get(str(messages[i].get("tool_call_id"))) or None, result=deep(messages[i].get("content")))
+                sk.FunctionResultContent(id=messages[i].get("tool_call_id"), name=names.get(str(messages[i].get("tool_call_id"))) or None, result=tool_text(messages[i].get("content")))
                 for i in run
             ]
             out.append(sk.ChatMessageContent(role=_role(sk, "tool"), items=results, metadata=metadata))

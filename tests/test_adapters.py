@@ -85,6 +85,11 @@ SHAPES: dict[str, list[dict]] = {
         {"role": "assistant", "content": None, "tool_calls": [_call("call_7", "search", "[1, 2]")]},
         {"role": "tool", "tool_call_id": "call_7", "content": ""},
     ],
+    "tool-text-parts": [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_8", "readFile", '{"path": "a.py"}')]},
+        {"role": "tool", "tool_call_id": "call_8", "content": [{"type": "text", "text": "1\timport json"}, {"type": "text", "text": "2"}]},
+    ],
     "earlier-summary": [
         {"role": "system", "content": "S"},
         {"role": "user", "content": "[Context Summary]\n- read the config\n- chose pytest"},
