@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import agent_shaped
 from compaction_suite.conformance.histories import histories as drawn_histories
+from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 
 
@@ -22,6 +23,11 @@ def as_declared(history: list[dict]) -> list[dict]:
     if declared_capabilities().system_outside:
         return [m for m in history if m.get("role") not in oracle.SYSTEM_ROLES]
     return history
+
+
+def real_traffic(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
+    """`conformance.histories.real_traffic` as the target declares it is called (`as_declared`)."""
+    return drawn_real_traffic(*args, **kwargs).map(as_declared)
 
 
 def histories(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:

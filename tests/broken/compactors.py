@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +23,7 @@ from compaction_suite.reference import (
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.strategies import StructuredSummarize
 from compaction_suite.reference.summarizer import Summary
-from compaction_suite.reference.summary import (
-    entities,
-    is_summary,
-    latest_tasks,
-    structured_body,
-)
+from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, text_of
 from compaction_suite.reference.triggers import Observation
 
 
@@ -355,6 +351,8 @@ class _Structured(StructuredSummarize):
     def body(self, prefix, model_text):
         if self.defect == "ids_from_model":
             return structured_body([], latest_tasks(prefix), model_text)
+        if self.defect == "top_level_ids_only":
+            return structured_body(_top_level_ids(prefix), latest_tasks(prefix), model_text)
         if self.defect == "tasks_from_model":
             return structured_body(entities(prefix), None, model_text)
         if self.defect == "missing_section":
@@ -366,6 +364,25 @@ def _structured(settings: Any, defect: str) -> Compactor:
     compactor = seed_001(settings)
     compactor.strategy = _Structured(compactor.strategy, defect)
     return compactor
+
+
+def _top_level_ids(prefix):
+    """The entity rule STRUCT-2 had before issue 12: the top-level string ``id`` of a JSON object."""
+    found = {}
+    for message in prefix:
+        if message.get("role") == "tool":
+            try:
+                data = json.loads(text_of(message))
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                found[data["id"]] = data
+    return list(found.values())
+
+
+def top_level_ids_only(settings: Any) -> Compactor:
+    """Keeps only top-level string ``id``s, missing ids nested in records (``owner_id``, ``linkedIds``)."""
+    return _structured(settings, "top_level_ids_only")
 
 
 def ids_from_model(settings: Any) -> Compactor:
@@ -488,6 +505,7 @@ CONTROLS: dict[str, Control] = {
     "hash_of_transcript": Control("EVT-2", ("events",)),
     "failure_without_reason": Control("EVT-3", ("events",)),
     "ids_from_model": Control("STRUCT-2", ("structured",)),
+    "top_level_ids_only": Control("STRUCT-2", ("structured",)),
     "tasks_from_model": Control("STRUCT-3", ("structured",)),
     "keeps_five": Control("STRUCT-4", ("structured",)),
     "missing_section": Control("STRUCT-1", ("structured",)),
