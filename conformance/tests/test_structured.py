@@ -8,10 +8,10 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, histories, real_traffic, summaries
+from .common import changed, clause, real_traffic, shaped, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
@@ -20,7 +20,7 @@ OMITS_IDS = "The agent worked through several steps; nothing specific is worth r
 """A summarizer answer that drops every identifier, as small models do."""
 
 _structured = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
-structured_histories = _structured | real_traffic(_structured)
+structured_histories = shaped(_structured) | real_traffic(_structured)
 """Half in real-traffic shapes: ids nested in records, reused call ids, text parts (SPEC ENT-1)."""
 
 
