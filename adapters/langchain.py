@@ -44,7 +44,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, arguments_text, deep, finish, leading_system, make, options, parse_arguments, requires
+from ._common import (
+    Message,
+    Note,
+    Notes,
+    arguments_text,
+    deep,
+    finish,
+    leading_system,
+    make,
+    options,
+    parse_arguments,
+    requires,
+)
 
 FRAMEWORK = "LangChain"
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")

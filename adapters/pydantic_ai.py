@@ -48,7 +48,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, call_names, deep, make, options, requires, text_of_parts
+from ._common import (
+    Message,
+    Note,
+    Notes,
+    call_names,
+    deep,
+    make,
+    options,
+    requires,
+    text_of_parts,
+)
 
 FRAMEWORK = "Pydantic AI"
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")

@@ -32,6 +32,7 @@ from compaction_suite.conformance.recording import call_compact, event_of
 from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
 
+from .across_formats import for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
@@ -221,6 +222,7 @@ def replay(
     ``id_rule`` and ``task_lists`` say which entity ids and task list the retention figures
     track (SPEC ENT-1, ENT-2; by default every identifier-like key and the task-list presets).
     """
+    compactor = for_replay(compactor)  # another wire format: converted only where faithful
     run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts, id_rule, task_lists)
     context: list[Message] = []
     previous: list[Message] = []

@@ -1,5 +1,10 @@
 """A TEST DOUBLE of the OpenAI chat-completions API: the suite's summarizer model.
 
+It also answers the OpenAI Responses API (``POST /v1/responses``), its compact endpoint
+(``POST /v1/responses/compact``) and the Anthropic Messages API (``POST /v1/messages``), with the
+same modes and faults, in each API's own shapes (`conformance.summarizer_apis`; SPEC Part A,
+"Wire formats"), so compactors that summarize through those APIs are checked too.
+
 Compactors under test call their summarizer through the official ``openai``
 client. The conformance suite points that client at this local HTTP server
 (``SummarizerServer.base_url``) so it controls every answer offline:
@@ -47,6 +52,8 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
+
+from .summarizer_apis import Api, api_for
 
 TEST_DOUBLE_HEADER = "X-Test-Double"
 TEST_DOUBLE_LABEL = "compaction-suite summarizer"
@@ -282,10 +289,11 @@ def _json_response(data: Any, status: int = 200, headers: Mapping[str, str] | No
 
 
 def _error_response(
-    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None
+    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None, api: Api | None = None
 ) -> Response:
-    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}``."""
-    body = error_body(f"{message} (compaction-suite test double)", error_type, code)
+    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}`` (or ``api``'s own shape)."""
+    text = f"{message} (compaction-suite test double)"
+    body = error_body(text, error_type, code) if api is None else api.error(text, error_type, code, status)
     return _json_response(body, status, headers)
 
 
@@ -542,24 +550,25 @@ class SummarizerServer:
 
     def _handle(self, request: Request) -> Response:
         body = self._record(request)
-        if not CHAT_PATHS.match(request.path):
+        api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
+        if api is None and not CHAT_PATHS.match(request.path):
             self._count("not_found")
             message = f"no route {request.method} {request.path}"
             return _error_response(404, message, "invalid_request_error", "unknown_url")
         if request.method != "POST":
             self._count("bad_request")
-            return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed")
-        problem = _invalid(body)
+            return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed", api=api)
+        problem = _invalid(body) if api is None else api.invalid(body)
         if problem:
             self._count("bad_request")
-            return _error_response(400, problem, "invalid_request_error", "invalid_request")
+            return _error_response(400, problem, "invalid_request_error", "invalid_request", api=api)
         fault, fixed = self._next_mode()
         if fault is not None:
             self._count(fault.name)
-            return self._faulty(request, body, fault)
-        content = fixed if fixed is not None else deterministic_summary(body["messages"])
+            return self._faulty(request, body, fault, api)
+        content = fixed if fixed is not None else deterministic_summary(_messages(body, api))
         self._count("fixed" if fixed is not None else "summary")
-        return _answer(body, content)
+        return _answer(body, content, api=api)
 
     def _next_mode(self) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply."""
@@ -571,26 +580,28 @@ class SummarizerServer:
                     self._fault = None
             return fault, self._fixed
 
-    def _faulty(self, request: Request, body: dict[str, Any], fault: _Fault) -> Response:
+    def _faulty(self, request: Request, body: dict[str, Any], fault: _Fault, api: Api | None = None) -> Response:
+        """The fault, in the shapes of the API asked (``api``; None: chat-completions): "no choices"
+        is an empty ``output`` (Responses, compact) or ``content`` (Anthropic)."""
         name = fault.name
         if name in _ERRORS:
             status, error_type, code = _ERRORS[name]
             headers = {"Retry-After": str(fault.params.get("retry_after", "1"))} if name == "429" else {}
-            return _error_response(status, f"simulated HTTP {status}", error_type, code, headers)
+            return _error_response(status, f"simulated HTTP {status}", error_type, code, headers, api)
         if name == "malformed":
             return _malformed(body, str(fault.params.get("content_type", "application/json")))
         if name == "no_choices":
-            return _answer(body, None, with_choices=False)
+            return _answer(body, None, with_choices=False, api=api)
         if name in ("empty_content", "null_content"):
-            return _answer(body, "" if name == "empty_content" else None)
+            return _answer(body, "" if name == "empty_content" else None, api=api)
         if name == "hang":
-            return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)))
+            return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)), api)
         if name == "drop":
             _close_connection(_raw_socket(request))
             return Response(b"")
-        return _truncated(request, body, int(fault.params.get("chunks", 2)))
+        return _truncated(request, body, int(fault.params.get("chunks", 2)), api)
 
-    def _hang(self, request: Request, body: dict[str, Any], seconds: float) -> Response:
+    def _hang(self, request: Request, body: dict[str, Any], seconds: float, api: Api | None = None) -> Response:
         """Answer normally after ``seconds``; drop the connection if the server stops or the client leaves."""
         sock = _raw_socket(request)
         deadline = time.monotonic() + seconds
@@ -600,7 +611,7 @@ class SummarizerServer:
                 return Response(b"")
         with self._cond:
             fixed = self._fixed
-        return _answer(body, fixed if fixed is not None else deterministic_summary(body["messages"]))
+        return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)
 
 
 def _invalid(body: Any) -> str | None:
@@ -613,7 +624,28 @@ def _invalid(body: Any) -> str | None:
     return None
 
 
-def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True) -> Response:
+def _messages(body: dict[str, Any], api: Api | None) -> list[dict[str, Any]]:
+    """The request's messages, chat-like (what the summary and the usage are computed from)."""
+    return body["messages"] if api is None else api.as_messages(body)
+
+
+def _api_body(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> dict[str, Any]:
+    prompt = prompt_tokens(api.as_messages(body))
+    return api.body(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
+
+
+def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> list[bytes]:
+    assert api.events is not None
+    prompt = prompt_tokens(api.as_messages(body))
+    pairs = api.events(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
+    return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
+
+
+def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None) -> Response:
+    if api is not None and body.get("stream"):
+        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream")
+    if api is not None:
+        return _json_response(_api_body(body, content, api, with_choices=with_choices))
     if not body.get("stream"):
         return _json_response(completion_body(body, content, with_choices=with_choices))
     events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
@@ -627,9 +659,17 @@ def _malformed(body: dict[str, Any], content_type: str) -> Response:
     return Response('{"id": "chatcmpl-testdouble", "choices": [ <this is not json', content_type=content_type)
 
 
-def _truncated(request: Request, body: dict[str, Any], chunks: int) -> Response:
+def _truncated(request: Request, body: dict[str, Any], chunks: int, api: Api | None = None) -> Response:
     """A stream cut after ``chunks`` SSE events (no [DONE]); a JSON body cut in half otherwise."""
     sock = _raw_socket(request)
+    if api is not None and body.get("stream"):
+        events = _api_events(body, deterministic_summary(api.as_messages(body)), api)[:chunks]
+        return Response(_then_close(events, sock), mimetype="text/event-stream")
+    if api is not None:
+        payload = json.dumps(_api_body(body, deterministic_summary(api.as_messages(body)), api)).encode("utf-8")
+        response = Response(_then_close([payload[: len(payload) // 2]], sock), mimetype="application/json")
+        response.headers["Content-Length"] = str(len(payload))
+        return response
     if body.get("stream"):
         all_chunks = stream_chunks(body, deterministic_summary(body["messages"]))
         events = [sse(chunk) for chunk in all_chunks[:chunks]]
