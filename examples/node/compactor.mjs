@@ -100,7 +100,6 @@ function estimateTokens(messages) {
 function splitRounds(messages) {
   if (!Array.isArray(messages)) throw new HistoryError("HIST-1", null, "the history is not a list");
   const rounds = [];
-  const seenIds = new Set();
   messages.forEach((message, index) => {
     const role = checkedRole(message, index);
     const current = rounds[rounds.length - 1];
@@ -112,7 +111,7 @@ function splitRounds(messages) {
       const missing = [...current.pending].sort().join(", ");
       throw new HistoryError("HIST-5", index, `new ${role} message before tool call(s) ${missing} were answered`);
     }
-    const ids = role === "assistant" ? callIds(message, index, seenIds) : [];
+    const ids = role === "assistant" ? callIds(message, index) : [];
     const kind = SYSTEM_ROLES.has(role) ? "system" : role === "user" ? "user" : ids.length ? "tool_calls" : "assistant";
     rounds.push({ kind, messages: [message], pending: new Set(ids) });
   });
@@ -131,13 +130,15 @@ function checkedRole(message, index) {
   return role;
 }
 
-function callIds(message, index, seenIds) {
+/** HIST-6: ids differ within one assistant message; a later round may reuse an answered one. */
+function callIds(message, index) {
+  const seenIds = new Set();
   const calls = message.tool_calls ?? [];
   if (!Array.isArray(calls)) throw new HistoryError("HIST-2", index, "'tool_calls' is not a list");
   return calls.map((call) => {
     const id = call && call.id;
     if (typeof id !== "string" || id === "") throw new HistoryError("HIST-2", index, "a tool call has no string 'id'");
-    if (seenIds.has(id)) throw new HistoryError("HIST-6", index, `tool_call id '${id}' is used twice`);
+    if (seenIds.has(id)) throw new HistoryError("HIST-6", index, `tool_call id '${id}' is used twice in one assistant message`);
     seenIds.add(id);
     return id;
   });
