@@ -61,6 +61,11 @@ class Entity:
     title: str | None = None
     status: str | None = None
 
+    @property
+    def describes(self) -> bool:
+        """Whether the object around the id is the entity itself (key ``id``), not a reference to it."""
+        return self.key.lower() == "id"
+
 
 def entity_ids_in(data: Any, rule: EntityRule = EntityRule()) -> Iterator[Entity]:
     """The entity ids in a parsed JSON value, depth first, in document order (ENT-1)."""
@@ -88,7 +93,7 @@ def _id_value(value: Any) -> bool:
 
 def _entity(value: str, key: str, around: dict[str, Any]) -> Entity:
     """An ``id`` describes the object holding it; a ``user_id`` only names another entity."""
-    if key.lower() != "id":
+    if key.lower() != "id":  # a reference: it names the entity, it does not describe it
         return Entity(value, key, kind=key)
     title = around.get("title") or around.get("name")
     status = around.get("status")

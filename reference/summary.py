@@ -79,7 +79,10 @@ def entities(messages: Sequence[Message], rule: EntityRule = EntityRule()) -> li
                     found.setdefault(match.group(1), {"id": match.group(1), "line": line})
         elif message.get("role") == "tool":
             for entity in entity_ids_in(json_value(text_of(message)), rule):
-                found[entity.id] = {"id": entity.id, "line": _entity_line(entity)}
+                # The latest object an id describes wins; a mere reference (``user_id``) only
+                # lists an id nothing described yet.
+                if entity.describes or entity.id not in found:
+                    found[entity.id] = {"id": entity.id, "line": _entity_line(entity)}
     return list(found.values())
 
 

@@ -115,6 +115,19 @@ def test_an_entity_modified_later_keeps_its_place_with_its_latest_fields() -> No
     assert [e["line"] for e in entities(messages)] == ['- [Entity] "final" (id: ent-1)', '- [Entity] "other" (id: ent-2)']
 
 
+def test_a_later_reference_to_an_entity_does_not_replace_its_description() -> None:
+    messages = [
+        result("c1", {"id": "ent-1", "type": "Project", "title": "Rollout", "status": "active"}),
+        result("c2", {"id": "ms-1", "type": "Milestone", "project_id": "ent-1"}),
+        result("c3", {"owner_id": "usr-7"}),
+    ]
+    assert [e["line"] for e in entities(messages)] == [
+        '- [Project] "Rollout" (id: ent-1) — active',
+        "- [Milestone] (id: ms-1)",
+        "- [owner_id] (id: usr-7)",
+    ]
+
+
 def test_entities_of_an_earlier_structured_summary_are_carried_forward_verbatim() -> None:
     earlier = summary_message(
         structured_body([{"id": "ent-1", "type": "ticket", "title": "Login fails", "status": "open"}], None, "x")
