@@ -1,57 +1,79 @@
-"""Negative controls: every deliberately broken compactor in tests/broken/ is rejected by
-``compaction-suite check`` with the clause its defect breaks, and the reference passes
-(the suite is worth what it catches)."""
+"""Negative controls: every deliberately broken compactor (tests/broken/) and store
+(tests/broken_stores/) is rejected by the clause its defect breaks, with a reason that names
+the defect, and the references pass every clause they claim (the suite is worth what it
+catches).
+
+Each control runs in this interpreter, narrowed to its own clause and without shrinking
+(`checking.in_process`); the tests named "as a user runs check" run the command itself for a few
+targets, exit codes and shrinking included.
+"""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import re
 from pathlib import Path
 
 import pytest
 
-from broken.compactors import CONTROLS, SHOULD_CONTROLS
+import broken_stores
+from broken.compactors import CONTROLS, SHOULD_CONTROLS, Control
+from checking import Checked, as_user, in_process
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def check(target: str, profiles: tuple[str, ...], tmp_path: Path, exit_code: int) -> dict:
-    """``compaction-suite check TARGET --fast --report`` in a subprocess, as a user runs it:
-    asserts its exit code and returns the JSON report."""
-    report = tmp_path / "r.json"
-    args = [sys.executable, "-m", "compaction_suite", "check", target, "--fast", "--report", str(report)]
-    args += [f"--profile={p}" for p in profiles]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "tests"))
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == exit_code, done.stdout[-3000:] + done.stderr[-2000:]
-    return json.loads(report.read_text())
+MUST: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in CONTROLS.items()}
+MUST |= {f"broken_stores.{name}:factory": c for name, c in broken_stores.controls().items()}
+SHOULD: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in SHOULD_CONTROLS.items()}
 
 
-@pytest.mark.parametrize("name", sorted(CONTROLS))
-def test_broken_compactor_is_rejected_with_its_clause(name: str, tmp_path: Path) -> None:
-    control = CONTROLS[name]
-    report = check(f"broken.compactors:{name}", control.profiles, tmp_path, exit_code=1)
-    clause = report["clauses"][control.expected]
-    assert clause["status"] == "fail", clause
-    assert clause.get("history") is not None, "a failure carries the smallest failing history"
+def assert_caught(checked: Checked, control: Control) -> dict:
+    """``control.expected`` failed with a reason matching ``control.reason`` and the history that shows it."""
+    found = checked.clause(control.expected)
+    assert found["status"] == "fail", f"{found}\n{checked.output[-3000:]}"
+    assert re.search(control.reason, found.get("reason") or ""), f"reason does not name the defect: {found.get('reason')!r}"
+    assert found.get("history") is not None, "a failure carries the history that shows it"
+    return found
 
 
-@pytest.mark.parametrize("name", sorted(SHOULD_CONTROLS))
-def test_should_clause_is_reported_without_failing(name: str, tmp_path: Path) -> None:
-    control = SHOULD_CONTROLS[name]
-    report = check(f"broken.compactors:{name}", control.profiles, tmp_path, exit_code=0)
-    assert report["clauses"][control.expected] | {"reason": ""} == report["clauses"][control.expected] | {
-        "status": "fail",
-        "level": "SHOULD",
-        "reason": "",
-    }
+@pytest.mark.parametrize("target", sorted(MUST))
+def test_broken_target_is_rejected_by_its_clause(target: str, tmp_path: Path) -> None:
+    control = MUST[target]
+    checked = in_process(tmp_path, target, profiles=control.profiles, clauses=[control.expected])
+    assert checked.exit_code == 1, checked.output[-3000:]
+    assert_caught(checked, control)
 
 
-@pytest.mark.parametrize("target", ["reference", "reference-structured", "reference-store"])
+@pytest.mark.parametrize("target", sorted(SHOULD))
+def test_should_clause_is_reported_without_failing(target: str, tmp_path: Path) -> None:
+    control = SHOULD[target]
+    checked = in_process(tmp_path, target, profiles=control.profiles, clauses=[control.expected])
+    assert checked.exit_code == 0, checked.output[-3000:]
+    assert assert_caught(checked, control)["level"] == "SHOULD"
+
+
+@pytest.mark.parametrize("target", ["reference-structured", "reference-store"])
 def test_reference_passes_every_claimed_clause(target: str, tmp_path: Path) -> None:
-    report = check(target, (), tmp_path, exit_code=0)
-    claimed = set(report["profiles_claimed"])
-    statuses = {cid: c["status"] for cid, c in report["clauses"].items() if c["profile"] in claimed}
+    checked = in_process(tmp_path, target)
+    assert_conforms(checked)
+
+
+def assert_conforms(checked: Checked) -> None:
+    claimed = set(checked.report["profiles_claimed"])
+    statuses = {cid: c["status"] for cid, c in checked.report["clauses"].items() if c["profile"] in claimed}
+    assert checked.exit_code == 0, checked.output[-3000:]
     assert statuses and set(statuses.values()) == {"pass"}, statuses
+
+
+def test_reference_conforms_as_a_user_runs_check(tmp_path: Path) -> None:
+    """The command in a fresh interpreter: exit 0, every clause of every profile it claims passes."""
+    assert_conforms(as_user("reference", tmp_path))
+
+
+@pytest.mark.parametrize("target", ["broken.compactors:cut_through_round", "broken.compactors:pads_summary"])
+def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> None:
+    """The command in a fresh interpreter, Hypothesis shrinking the failing history as a user gets
+    it: exit 1 for a MUST clause failing, 0 for a SHOULD clause failing, the clause named on the
+    terminal."""
+    control = MUST.get(target) or SHOULD[target]
+    checked = as_user(target, tmp_path, *[f"--profile={p}" for p in control.profiles])
+    assert checked.exit_code == (1 if target in MUST else 0), checked.output[-3000:]
+    assert_caught(checked, control)
+    assert re.search(rf"^{control.expected}\s+fail", checked.output, re.M), "the terminal summary names the failing clause"

@@ -1,0 +1,125 @@
+"""Running ``compaction-suite check`` from the project's own tests.
+
+`in_process` runs the command's own pytest arguments (`compaction_suite.cli.check_args`)
+with ``pytest.main`` inside this interpreter, so a negative control costs its own tests and
+nothing else; `as_user` runs the command in a fresh interpreter, exit code and all, as a
+user does. Both return the JSON clause report the run wrote.
+
+Not pytester's ``runpytest_inprocess``: it removes every module an inner run imported, so
+the next run imports ``openai``'s lazily loaded HTTP stack afresh beside the old one, and a
+timeout raised by one copy escapes the other's ``except`` (the reference then "fails"
+FAIL-4). Here only the conformance test modules are imported afresh, so each run's
+Hypothesis profile applies to them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+from compaction_suite.cli import EXIT, check_args
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One ``check`` run: its exit code (0 conforms, 1 a MUST clause fails, 2 usage), the JSON
+    report and what it printed."""
+
+    exit_code: int
+    report: dict[str, Any]
+    output: str
+
+    def clause(self, clause_id: str) -> dict[str, Any]:
+        found = self.report["clauses"].get(clause_id)
+        assert found is not None, f"{clause_id} is not in the report:\n{self.output[-3000:]}"
+        return found
+
+
+def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), clauses: Sequence[str] = (), shrink: bool = False) -> Checked:
+    """``compaction-suite check TARGET --fast`` in this interpreter, from ``tmp_path``, narrowed
+    to ``profiles`` and ``clauses``. Without ``shrink``, Hypothesis reports the first failing
+    example it finds instead of shrinking it: whether a clause catches a defect does not
+    depend on the size of the example that shows it, and shrinking is most of a failing
+    run's time (1-2 s against 15-20 s for a trigger control)."""
+    report = tmp_path / "report.json"
+    args = check_args(target, {"profile": list(profiles), "clause": list(clauses), "fast": True, "report": [str(report)]})
+    output = io.StringIO()
+    with _isolated(tmp_path), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        code = pytest.main(args, plugins=[] if shrink else [_NoShrink()])
+    assert report.exists(), f"check wrote no report (pytest exit {code}):\n{output.getvalue()[-3000:]}"
+    return Checked(EXIT.get(code, 3), json.loads(report.read_text(encoding="utf-8")), output.getvalue())
+
+
+def as_user(target: str, tmp_path: Path, *options: str) -> Checked:
+    """``compaction-suite check TARGET --fast --report`` in a fresh interpreter, from the
+    repository root with ``tests/`` on PYTHONPATH (for the broken compactors)."""
+    report = tmp_path / "report.json"
+    args = [sys.executable, "-m", "compaction_suite", "check", target, "--fast", "--report", str(report), *options]
+    env = dict(os.environ, PYTHONPATH=str(TESTS))
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert report.exists(), f"check wrote no report (exit {done.returncode}):\n{output[-3000:]}"
+    return Checked(done.returncode, json.loads(report.read_text(encoding="utf-8")), output)
+
+
+class _NoShrink:
+    """Loads, after the compaction plugin has loaded its Hypothesis profile, the same profile
+    without the shrink phase."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        current = hypothesis_settings.get_profile(hypothesis_settings.get_current_profile_name())
+        phases = [p for p in current.phases if p is not Phase.shrink]
+        hypothesis_settings.register_profile("compaction-suite-no-shrink", parent=current, phases=phases)
+        hypothesis_settings.load_profile("compaction-suite-no-shrink")
+
+
+@contextlib.contextmanager
+def _isolated(folder: Path) -> Iterator[None]:
+    """What an inner run changes in this process, undone afterwards: the working directory,
+    the cache folder, the Hypothesis profile and storage folder (process-wide settings), and
+    the conformance test modules (imported afresh by every run, under its own profile)."""
+    profile = hypothesis_settings.get_current_profile_name()
+    home = storage_directory(intent_to_write=False).home_directory
+    cache = os.environ.get("XDG_CACHE_HOME")
+    path = list(sys.path)
+    _forget_conformance_tests()
+    os.environ["XDG_CACHE_HOME"] = str(folder / ".cache")
+    sys.path.insert(0, str(TESTS))
+    try:
+        with contextlib.chdir(folder):
+            yield
+    finally:
+        _forget_conformance_tests()
+        sys.path[:] = path
+        if cache is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = cache
+        hypothesis_settings.load_profile(profile)
+        set_hypothesis_home_dir(home)
+
+
+def _forget_conformance_tests() -> None:
+    """Drop the conformance test modules: pytest imports them from the source tree, under the
+    package name ``conformance`` or ``compaction_suite.conformance`` depending on the layout."""
+    for name in [
+        n for n in sys.modules if n.split(".")[:2] == ["conformance", "tests"] or n.startswith("compaction_suite.conformance.tests")
+    ]:
+        del sys.modules[name]
