@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -104,6 +105,13 @@ def _from_entry_point(name: str) -> Target:
 
 def _version(module_name: str) -> str | None:
     top = module_name.split(".")[0]
-    for dist in metadata.packages_distributions().get(top, []):
+    for dist in _installed().get(top, []):
         return f"{dist} {metadata.version(dist)}"
     return getattr(importlib.import_module(top), "__version__", None)
+
+
+@functools.cache
+def _installed() -> Mapping[str, list[str]]:
+    """Top-level import names -> the distributions installing them: read once a process (it
+    reads the metadata of every installed distribution)."""
+    return metadata.packages_distributions()
