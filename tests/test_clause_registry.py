@@ -88,6 +88,8 @@ def test_every_clause_has_a_negative_control_or_a_waiver() -> None:
     controlled = set(controls().values())
     assert sorted(set(clauses()) - controlled - set(WAIVERS)) == []
     assert sorted(controlled - set(clauses())) == [], "a control names a clause the registry does not know"
+    ran = {cid for c in (CONTROLS | SHOULD_CONTROLS).values() for cid in c.clauses}
+    assert sorted(ran - set(clauses())) == [], "a control runs the tests of a clause the registry does not know"
 
 
 def test_a_waiver_is_for_a_clause_without_a_control_and_says_why() -> None:
