@@ -51,17 +51,17 @@ class Checked:
         return found
 
 
-def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), clauses: Sequence[str] = (), shrink: bool = False) -> Checked:
+def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), clauses: Sequence[str] = ()) -> Checked:
     """``compaction-suite check TARGET --fast`` in this interpreter, from ``tmp_path``, narrowed
-    to ``profiles`` and ``clauses``. Without ``shrink``, Hypothesis reports the first failing
-    example it finds instead of shrinking it: whether a clause catches a defect does not
-    depend on the size of the example that shows it, and shrinking is most of a failing
-    run's time (1-2 s against 15-20 s for a trigger control)."""
+    to ``profiles`` and ``clauses``, Hypothesis reporting the first failing example it finds
+    instead of shrinking it: whether a clause catches a defect does not depend on the size of
+    the example that shows it, and shrinking is most of a failing run's time (1-2 s against
+    15-20 s for a trigger control). `as_user` shrinks, as the command does."""
     report = tmp_path / "report.json"
     args = check_args(target, {"profile": list(profiles), "clause": list(clauses), "fast": True, "report": [str(report)]})
     output = io.StringIO()
     with _isolated(tmp_path), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-        code = pytest.main(args, plugins=[_Inner()] if shrink else [_Inner(), _NoShrink()])
+        code = pytest.main(args, plugins=[_Inner(), _NoShrink()])
     assert report.exists(), f"check wrote no report (pytest exit {code}):\n{output.getvalue()[-3000:]}"
     return Checked(EXIT.get(code, 3), json.loads(report.read_text(encoding="utf-8")), output.getvalue())
 
