@@ -6,7 +6,7 @@ first round boundary at or after ``n`` messages. So the result holds ``n`` to
 ``n + 4`` messages (the longest round of the shipped trace has 5), never a
 dangling tool call. Cutting only between rounds is what keeps it valid (SPEC
 ROUND-1, HIST-3..5); tool-call ids of copy ``c >= 1`` get the suffix ``_c`` so
-they stay unique (HIST-6). Every message is a fresh dict; strings are shared
+they stay unique (stricter than HIST-6 needs: the provider only wants them unique per message). Every message is a fresh dict; strings are shared
 between copies, which costs the benchmarks nothing (``len`` of a ``str`` is O(1)).
 
 With ``sources=True`` each tool message also carries ``source_id``, the name of

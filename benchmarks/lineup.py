@@ -5,15 +5,31 @@ DOUBLE during a benchmark) and returns a compactor, exactly like a third party's
 ``compaction-suite bench replay`` treats the lineup and any ``TARGET`` the same way. The seed
 presets keep their documented defaults; where a default is meant for another setting it is
 named in the entry (seed 003's 4,096-token budget would compact on every call of these traces,
-so its window is the 128k context of a gpt-4o-class model).
+so its window is the 128k context of a gpt-4o-class model). `lineup` builds the same entries
+with a user's thresholds and kept rounds (`Tuning`, the options of ``bench replay``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from compaction_suite.reference import Compactor, IterationsOrTokens, MaskObservations, TokenBudget, TokenThreshold, presets
+from compaction_suite.reference import (
+    CODING_AGENT_TASK_LISTS,
+    Compactor,
+    EntityRule,
+    IterationsOrTokens,
+    MaskAndSummarize,
+    MaskObservations,
+    Summarizer,
+    TaskListTool,
+    TokenBudget,
+    TokenThreshold,
+    presets,
+)
+from compaction_suite.reference.summarizer import STRUCTURED_PROMPT
 
 
 class NoCompaction:
@@ -25,33 +41,100 @@ class NoCompaction:
         return list(messages)
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """What a user of ``bench replay`` may set on the command line; None keeps each entry's default.
+
+    ``max_context_tokens`` is every token trigger's threshold (seed 003's window; the token
+    budget drops to two thirds of it); ``threshold_iterations`` seed 000's iteration trigger;
+    ``keep_rounds`` every strategy that keeps a tail of rounds (seeds 000 and 003, masking,
+    the hybrid; seeds 001 and 004 keep messages). ``entity_rule`` and ``task_lists`` tell the
+    structured strategies where ids and the task list are (SPEC ENT-1, ENT-2).
+    """
+
+    max_context_tokens: int | None = None
+    threshold_iterations: int | None = None
+    keep_rounds: int | None = None
+    entity_rule: EntityRule = EntityRule()
+    task_lists: tuple[TaskListTool, ...] = CODING_AGENT_TASK_LISTS
+
+
+def _k(tokens: int) -> str:
+    """``80k`` for round thousands, else the number itself (``1,500``)."""
+    return f"{tokens // 1000}k" if tokens >= 1000 and tokens % 1000 == 0 else f"{tokens:,}"
+
+
 def _clients(settings: Any) -> dict[str, Any]:
     return {"client": settings.client, "async_client": settings.async_client}
 
 
-def seed_000(settings: Any) -> Compactor:
-    return presets.openai_azure(settings.model, **_clients(settings))
+def _summarizer(settings: Any) -> Summarizer:
+    return Summarizer(settings.model, prompt=STRUCTURED_PROMPT, **_clients(settings))
 
 
-def seed_000_structured(settings: Any) -> Compactor:
+def _where(tuning: Tuning) -> dict[str, Any]:
+    return {"entity_rule": tuning.entity_rule, "task_lists": tuning.task_lists}
+
+
+def seed_000(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
+    """Seed 000's summary (PRESET-000) with the tuning's thresholds and kept rounds."""
+    return presets.openai_azure(
+        settings.model,
+        threshold_iterations=tuning.threshold_iterations or 8,
+        max_context_tokens=tuning.max_context_tokens or 80_000,
+        keep_recent_rounds=tuning.keep_rounds or 2,
+        **_clients(settings),
+    )
+
+
+def seed_001(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
+    """Seed 001's structured summary (PRESET-001) over the tuning's token threshold."""
+    threshold = tuning.max_context_tokens or 60_000
+    return presets.structured_admin_chat(settings.model, threshold_tokens=threshold, **_where(tuning), **_clients(settings))
+
+
+def seed_000_structured(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
     """Seed 001's structured summary (ids and tasks taken from the history) behind seed 000's trigger."""
-    compactor = presets.structured_admin_chat(settings.model, **_clients(settings))
-    compactor.trigger = IterationsOrTokens()
+    compactor = presets.structured_admin_chat(settings.model, **_where(tuning), **_clients(settings))
+    compactor.trigger = IterationsOrTokens(tuning.threshold_iterations or 8, tuning.max_context_tokens or 80_000)
     return compactor
 
 
-LINEUP: dict[str, Callable[[Any], Any]] = {
-    "none (baseline)": lambda settings: NoCompaction(),
-    "seed-000 summary (iterations>=8 or 80k; last 2 rounds)": seed_000,
-    "seed-001 structured (>60k; last 10 messages)": lambda s: presets.structured_admin_chat(s.model, **_clients(s)),
-    "seed-001 structured behind seed-000 trigger": seed_000_structured,
-    "seed-003 researcher (60% of 128k; last 3 rounds)": lambda s: presets.researcher(s.model, max_tokens=128_000, **_clients(s)),
-    "seed-004 keep last 50 messages (>20+5)": lambda settings: presets.message_counting(),
-    "seed-004 summarize (keep 20, re-summarize after 5)": lambda s: presets.summarizing(s.model, **_clients(s)),
-    "observation masking (last 10 rounds verbatim)": lambda settings: Compactor(
-        MaskObservations(keep_rounds=10), IterationsOrTokens(threshold_iterations=1)
-    ),
-    "token budget (drop oldest rounds to 40k, when >60k)": lambda settings: Compactor(
-        TokenBudget(40_000), TokenThreshold(60_000)
-    ),
-}
+def mask_and_summarize(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
+    """STRAT-11's hybrid, asked at every call (it masks cheaply; it summarizes only what grew large)."""
+    strategy = MaskAndSummarize(_summarizer(settings), keep_rounds=tuning.keep_rounds or 2, **_where(tuning))
+    return Compactor(strategy, IterationsOrTokens(threshold_iterations=1, max_context_tokens=tuning.max_context_tokens or 80_000))
+
+
+def lineup(tuning: Tuning = Tuning()) -> dict[str, Callable[[Any], Any]]:
+    """The reference strategies, each named with the thresholds it runs with."""
+    m, t, k = tuning.max_context_tokens, tuning.threshold_iterations, tuning.keep_rounds
+    m000, t000, m001, window = m or 80_000, t or 8, m or 60_000, m or 128_000
+    k000, k003, kmask, khybrid = k or 2, k or 3, k or 10, k or 2
+    budget = (2 * m) // 3 if m else 40_000
+    return {
+        BASELINE: lambda s: NoCompaction(),
+        f"seed-000 summary (iterations>={t000} or {_k(m000)}; last {k000} rounds)": partial(seed_000, tuning=tuning),
+        f"seed-001 structured (>{_k(m001)}; last 10 messages)": partial(seed_001, tuning=tuning),
+        f"seed-001 structured behind seed-000 trigger ({t000} or {_k(m000)})": partial(seed_000_structured, tuning=tuning),
+        f"seed-003 researcher (60% of {_k(window)}; last {k003} rounds)": lambda s: presets.researcher(
+            s.model, max_tokens=window, keep_rounds=k003, **_clients(s)
+        ),
+        "seed-004 keep last 50 messages (>20+5)": lambda s: presets.message_counting(),
+        "seed-004 summarize (keep 20, re-summarize after 5)": lambda s: presets.summarizing(s.model, **_clients(s)),
+        f"observation masking (last {kmask} rounds verbatim)": lambda s: Compactor(
+            MaskObservations(keep_rounds=kmask), IterationsOrTokens(threshold_iterations=1)
+        ),
+        f"token budget (drop oldest rounds to {_k(budget)}, when >{_k(m001)})": lambda s: Compactor(
+            TokenBudget(budget), TokenThreshold(m001)
+        ),
+        f"{HYBRID} (last {khybrid} rounds; summary over 300 older tokens)": partial(mask_and_summarize, tuning=tuning),
+    }
+
+
+BASELINE = "none (baseline)"
+HYBRID = "mask + structured summary"
+"""The strategy of SPEC STRAT-11, held against the ceiling in the committed baseline."""
+
+LINEUP: dict[str, Callable[[Any], Any]] = lineup()
+"""The lineup with every entry's defaults."""

@@ -22,12 +22,12 @@ exact input tokens, as a real loop tells it the response's ``usage.prompt_tokens
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from compaction_suite.conformance import oracle
-from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
 from compaction_suite.conformance.recording import call_compact, event_of
 from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
@@ -49,12 +49,12 @@ class Call:
     output_tokens: int
     compacted: bool
     """A compaction changed the context just before this call."""
-    entity_ids: float
-    """Share of the entity ids created so far that the context still mentions (1.0 when none yet)."""
-    task_list: bool
-    """Every title of the latest task list so far is in the context (True when there is none yet)."""
-    facts: float
-    """Share of the facts planted so far that the context still holds (1.0 when none yet)."""
+    entity_ids: float | None
+    """Share of the entity ids created so far that the context still mentions (None: none yet)."""
+    task_list: bool | None
+    """Every title of the latest task list so far is in the context (None: no task list yet)."""
+    facts: float | None
+    """Share of the facts planted so far that the context still holds (None: none planted yet)."""
 
 
 @dataclass
@@ -69,6 +69,9 @@ class Run:
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """Exceptions ``compact`` raised (the harness then goes on with the uncompacted context)."""
+
+    entity_ids_tracked: int = 0
+    """How many entity ids the trace introduced (0: the id figures are n/a)."""
 
     @property
     def compactions(self) -> int:
@@ -104,10 +107,11 @@ class Run:
             "summarizer_completion_tokens": self.summarizer_completion_tokens,
             "cost_usd_no_cache": round(self.cost(cache=False), 6),
             "cost_usd_with_cache": round(self.cost(cache=True), 6),
-            "min_entity_id_retention": min((c.entity_ids for c in self.calls), default=1.0),
-            "task_list_always_kept": all(c.task_list for c in self.calls),
-            "min_fact_retention": min((c.facts for c in self.calls), default=1.0),
-            "final_fact_retention": self.calls[-1].facts if self.calls else 1.0,
+            "min_entity_id_retention": worst(c.entity_ids for c in self.calls),
+            "entity_ids_tracked": self.entity_ids_tracked,
+            "task_list_always_kept": worst(c.task_list for c in self.calls),
+            "min_fact_retention": worst(c.facts for c in self.calls),
+            "final_fact_retention": self.calls[-1].facts if self.calls else None,
             "violations": self.violations,
             "errors": self.errors,
         }
@@ -128,40 +132,53 @@ class _Tokens:
         return held[1]
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return self._exact.total(sum(map(self.message, messages)), len(messages))
+        return self.total(sum(map(self.message, messages)), len(messages))
+
+    def total(self, units: int, messages: int) -> int:
+        """The prompt's tokens for ``messages`` messages whose own tokens sum to ``units``."""
+        return self._exact.total(units, messages)
 
 
 class _Memory:
     """What the trace has introduced so far: entity ids, the latest task list, planted facts."""
 
-    def __init__(self, facts: Sequence[str]) -> None:
+    def __init__(self, facts: Sequence[str], id_rule: IdRule | None, task_lists: TaskListTools) -> None:
+        self.id_rule, self.task_lists = id_rule, task_lists
         self.ids: list[str] = []
         self.tasks: list[str] = []
+        self.has_tasks = False
         self.facts: list[str] = []
         self._unplanted = list(facts)
 
     def learn(self, round_: Round) -> None:
         messages = list(round_.messages)
-        self.ids += [i for i in entity_ids(messages) if i not in self.ids]
-        tasks = latest_task_list(messages)
+        self.ids += [i for i in entity_ids(messages, self.id_rule) if i not in self.ids]
+        tasks = latest_task_titles(messages, self.task_lists)
         if tasks is not None:
-            self.tasks = [str(t.get("title")) for t in tasks]
+            self.tasks, self.has_tasks = tasks, True
         text = oracle.readable_text(messages)
         planted = [f for f in self._unplanted if f in text]
         self.facts += planted
         self._unplanted = [f for f in self._unplanted if f not in planted]
 
-    def retention(self, text: str) -> tuple[float, bool, float]:
-        """(share of ids, whole task list, share of facts) found in ``text``."""
+    def retention(self, text: str) -> tuple[float | None, bool | None, float | None]:
+        """(share of ids, whole task list, share of facts) found in ``text``; None for what
+        the trace has not introduced yet, so a figure never reads 100% of nothing."""
         return (
             _share(self.ids, text),
-            all(title in text for title in self.tasks),
+            all(title in text for title in self.tasks) if self.has_tasks else None,
             _share(self.facts, text),
         )
 
 
-def _share(items: Sequence[str], text: str) -> float:
-    return sum(item in text for item in items) / len(items) if items else 1.0
+def _share(items: Sequence[str], text: str) -> float | None:
+    return sum(item in text for item in items) / len(items) if items else None
+
+
+def worst(values: Iterable[Any]) -> Any:
+    """The smallest of the values that are not None, or None when all are (``n/a``)."""
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
 
 
 def violations(before: list[Message], after: Any) -> list[str]:
@@ -196,9 +213,15 @@ def replay(
     name: str = "compactor",
     facts: Sequence[str] = (),
     on_call: Callable[[], None] | None = None,
+    id_rule: IdRule | None = None,
+    task_lists: TaskListTools = CODING_AGENT_TASK_LISTS,
 ) -> Run:
-    """Replay ``messages`` (a complete history) through ``compactor``; see the module docstring."""
-    run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts)
+    """Replay ``messages`` (a complete history) through ``compactor``; see the module docstring.
+
+    ``id_rule`` and ``task_lists`` say which entity ids and task list the retention figures
+    track (SPEC ENT-1, ENT-2; by default every identifier-like key and the task-list presets).
+    """
+    run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts, id_rule, task_lists)
     context: list[Message] = []
     previous: list[Message] = []
     text = ""
@@ -213,9 +236,55 @@ def replay(
             if on_call is not None:
                 on_call()
         memory.learn(round_)
+        run.entity_ids_tracked = len(memory.ids)
         context = context + list(round_.messages)
         text += "\n" + oracle.readable_text(list(round_.messages))
     return run
+
+
+SUMMARY_TOKENS = 150
+"""The ideal compactor's summary: a fixed 150 tokens, message framing included (the issue's ceiling)."""
+
+
+def ceilings(messages: list[Message], keep_rounds: Sequence[int]) -> dict[str, int]:
+    """Cumulative input tokens of two compactors no strategy can beat, on the replay's schedule.
+
+    ``ceiling K=k``: at every compaction point the context is the system messages, a
+    ``SUMMARY_TOKENS`` summary (when more than ``k`` other rounds exist) and the last ``k``
+    non-system rounds verbatim, with no summarizer cost: what an ideal compactor keeping
+    ``k`` rounds sends. ``physical limit``: the system messages alone. The first call, before
+    any compaction point, sends the whole context in both, as in every replay.
+    """
+    tokens = _Tokens()
+    system: list[Message] = []
+    others: list[tuple[int, int]] = []  # (token units, messages) of each non-system round so far
+    totals = {**{f"ceiling K={k}": 0 for k in keep_rounds}, "physical limit": 0}
+    context: list[Message] = []
+    calls = 0
+    for round_ in split_rounds(messages):
+        if round_.kind in ASSISTANT_KINDS:
+            calls += 1
+            if calls == 1:
+                for key in totals:
+                    totals[key] += tokens.prompt(context)
+            else:
+                for k in keep_rounds:
+                    totals[f"ceiling K={k}"] += _ideal(tokens, system, others, k)
+                totals["physical limit"] += tokens.prompt(system)
+        if round_.kind == "system":
+            system.append(round_.messages[0])
+        else:
+            others.append((sum(map(tokens.message, round_.messages)), len(round_.messages)))
+        context += round_.messages
+    return totals
+
+
+def _ideal(tokens: _Tokens, system: list[Message], others: list[tuple[int, int]], k: int) -> int:
+    tail = others[-k:] if k else []
+    units = sum(map(tokens.message, system)) + sum(u for u, _ in tail)
+    count = len(system) + sum(n for _, n in tail)
+    summary = SUMMARY_TOKENS if len(others) > k else 0
+    return tokens.total(units, count) + summary
 
 
 def _compaction_point(run: Run, compactor: Any, context: list[Message], text: str) -> tuple[list[Message], str]:

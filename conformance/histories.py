@@ -15,28 +15,34 @@ The vocabulary of a history:
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
 - ``histories()``: all of the above in a realistic agent order.
+- ``real_traffic()``: histories in the shapes real traffic has (reused ids across
+  rounds, ``name``, refusals, text parts, empty assistant content next to tool calls,
+  ids nested in records).
 
 Tools: ``readFile``, ``search`` and ``runCommand`` return plain text (sometimes tens
 of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"id"``
 (an entity, SPEC STRUCT-2); ``reportProgress`` takes ``{"tasks": [{"title", "status"}]}``
 (SPEC STRUCT-3) and returns a short acknowledgement. Only ``createEntity`` results are
-JSON objects, so `entity_ids` finds exactly the entities the generator created.
+JSON objects, so `entity_ids` (SPEC ENT-1: identifier-like keys at any depth) finds exactly
+the entities the generator created, plus the related ids `real_traffic` nests beside them.
 
 Tool-call ids are ``call_0001``, ``call_0002``, ... numbered in drawing order and
 unique across everything drawn in one example (a counter held in ``st.shared``), so
-``st.lists(tool_rounds())`` concatenated is still a valid history (SPEC HIST-6).
+``st.lists(tool_rounds())`` concatenated is still a valid history (SPEC HIST-6 asks less:
+unique within one assistant message; `real_traffic` reuses ids across rounds).
 """
 
 from __future__ import annotations
 
 import base64
+import fnmatch
 import functools
 import itertools
 import json
 import random
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -57,6 +63,11 @@ TOOL_NAMES = (*GENERIC_TOOLS, ENTITY_TOOL, PROGRESS_TOOL)
 TASK_STATUSES = ("completed", "in_progress", "pending")
 
 __all__ = [
+    "CODING_AGENT_TASK_LISTS",
+    "SEED_001_TASK_LIST",
+    "id_rule",
+    "is_id_key",
+    "latest_task_titles",
     "ENTITY_TOOL",
     "GENERIC_TOOLS",
     "Message",
@@ -72,6 +83,7 @@ __all__ = [
     "latest_task_list",
     "long_tool_outputs",
     "multimodal_contents",
+    "real_traffic",
     "system_prompts",
     "task_lists",
     "text",
@@ -673,6 +685,102 @@ def histories(
     )
 
 
+# --- real-traffic shapes ----------------------------------------------------------
+# What real agents send and the chat-completions API accepts (SPEC HIST-* Decision):
+# a tool-call id reused by a later round, ``name`` on messages, refusals, text parts on
+# every role, an assistant ``content`` that is empty or absent next to ``tool_calls``,
+# and entity ids nested in records (SPEC ENT-1). `real_traffic` dresses a valid history
+# in them; the result is still valid.
+
+NAMES = ("alice", "ops_bot", "planner-1", "Reviewer")
+REFUSALS = ("I can't help with that.", "I'm not able to share those credentials.")
+
+
+def _as_parts(message: Message) -> Message:
+    """String content as one text part (a summary keeps its string, SPEC SUM-2)."""
+    content = message.get("content")
+    if not isinstance(content, str) or content.startswith(SUMMARY_PREFIX):
+        return message
+    return {**message, "content": [{"type": "text", "text": content}]}
+
+
+def _nested_record(draw: st.DrawFn, content: str) -> str:
+    """A ``createEntity`` result as a real API returns records: the entity nested, with
+    related ids beside it (``*_id``, ``*Ids``, integers), as tau-bench's tools do."""
+    entity = json.loads(content)
+    record = {
+        "data": {**entity, "owner_id": f"usr_{draw(_below(10**6)):06d}"},
+        "linkedIds": [draw(_below(10**5)) + 1 for _ in range(draw(_below(3)))],
+        "meta": {"request_id": f"req-{draw(_below(2**32)):08x}", "ok": True},
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _reuse_ids(draw: st.DrawFn, messages: list[Message]) -> list[Message]:
+    """Give some later tool rounds ids an earlier round used (unique within each message)."""
+    used: list[str] = []
+    out: list[Message] = []
+    renames: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "tool":
+            out.append({**message, "tool_call_id": renames.get(message["tool_call_id"], message["tool_call_id"])})
+            continue
+        calls = message.get("tool_calls")
+        renames = {}
+        if calls and used and _one_in(draw, 2):
+            pool = list(dict.fromkeys(used))
+            for call in calls[: len(pool)]:
+                renames[call["id"]] = pool.pop(draw(_below(len(pool))))
+            message = {**message, "tool_calls": [{**c, "id": renames.get(c["id"], c["id"])} for c in calls]}
+        used += [c["id"] for c in message.get("tool_calls") or []]
+        out.append(message)
+    return out
+
+
+def _dress(draw: st.DrawFn, message: Message, entity_results: set[str]) -> Message:
+    """One message in one of the real shapes of its role, or as it was."""
+    role, shape = message.get("role"), draw(_below(4))
+    if role == "tool" and message["tool_call_id"] in entity_results and shape == 0:
+        message = {**message, "content": _nested_record(draw, message["content"])}
+    elif role == "assistant" and message.get("tool_calls") and shape == 0:
+        message = {key: value for key, value in message.items() if key != "content"}  # content absent
+    elif role == "assistant" and message.get("tool_calls") and shape == 1:
+        message = {**message, "content": ""}
+    elif role == "assistant" and not message.get("tool_calls") and shape == 0:
+        message = {"role": "assistant", "content": None, "refusal": _pick(draw, REFUSALS)}
+    if role in ("system", "developer", "user", "assistant") and _one_in(draw, 4):
+        message = {**message, "name": _pick(draw, NAMES)}
+    return _as_parts(message) if _one_in(draw, 3) else message
+
+
+@st.composite
+def _real_traffic(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[Message]:
+    messages = draw(base)
+    entity_results = {
+        call["id"]
+        for m in messages
+        for call in m.get("tool_calls") or []
+        if call["function"]["name"] == ENTITY_TOOL
+    }
+    dressed = [_dress(draw, m, entity_results) for m in messages]
+    return _reuse_ids(draw, dressed)
+
+
+def real_traffic(base: SearchStrategy[list[Message]] | None = None) -> SearchStrategy[list[Message]]:
+    """Histories from ``base`` (default `histories`) in the shapes real traffic has.
+
+    Each message may take a shape of its role that the chat-completions API accepts:
+    ``name`` on system/user/assistant messages; a refusal (``content: None`` and
+    ``refusal``) instead of a bare reply; text parts instead of string content on any
+    role (summaries keep their string); ``content`` empty or absent next to
+    ``tool_calls``; a ``createEntity`` result as a nested record carrying more ids
+    (``owner_id``, ``linkedIds`` integers, ``request_id``). Later tool rounds may reuse
+    ids of earlier rounds (never twice in one message). The result passes
+    ``reference.rounds.split_rounds`` (SPEC HIST-*), like ``base``'s.
+    """
+    return _real_traffic(base if base is not None else histories())
+
+
 # --- helpers for the conformance clauses ---------------------------------------------
 
 
@@ -694,31 +802,130 @@ def _json_object(text: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def entity_ids(history: Sequence[Message]) -> list[str]:
-    """The entity ids created in ``history``, in order of first appearance, without repeats (SPEC STRUCT-2).
+IdRule = Callable[[str, Any], bool]
+"""A caller's own entity-id rule: ``(key, value) -> bool`` (SPEC ENT-1)."""
 
-    An entity id is the top-level ``"id"``, when it is a string, of a ``tool`` message
-    whose text parses as a JSON object. The text is the string content, or the text
-    parts joined by newlines. Which tool produced the result does not matter; in
-    generated histories only ``createEntity`` results are JSON objects. Summary
-    messages are not tool messages, so ids they mention do not count.
+_ID_WORDS = ("id", "ids", "uuid", "guid")
+_CAMEL_ENDINGS = ("Id", "Ids", "ID", "IDs", "Uuid", "UUID", "Guid", "GUID")
+_LOWER_OR_DIGIT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def is_id_key(key: str) -> bool:
+    """SPEC ENT-1's default identifier-like keys, written apart from the reference's regex:
+    ``id``/``ids``/``uuid``/``guid`` (any case), those words after ``_``, ``-`` or ``.``
+    (``user_id``, ``order-ids``), or camel case after a lowercase ASCII letter or a digit
+    (``userId``, ``orderIDs``, ``itemUuid``)."""
+    lower = key.lower()
+    if lower in _ID_WORDS:
+        return True
+    if any(lower.endswith(sep + word) for word in _ID_WORDS for sep in "_-."):
+        return True
+    return any(key.endswith(end) and key[: -len(end)][-1:] in _LOWER_OR_DIGIT for end in _CAMEL_ENDINGS)
+
+
+def id_rule(keys: Sequence[str] = (), match: IdRule | None = None, default: bool = True) -> IdRule:
+    """ENT-1 with a caller's additions: glob ``keys`` (``"*_number"``) and/or a ``match`` callable."""
+
+    def rule(key: str, value: Any) -> bool:
+        return (
+            (default and is_id_key(key))
+            or any(fnmatch.fnmatchcase(key, pattern) for pattern in keys)
+            or (match is not None and bool(match(key, value)))
+        )
+
+    return rule
+
+
+class _Emit(list):
+    """Ids met at a key, waiting on the stack for their turn."""
+
+
+def _ids_in(value: Any, rule: IdRule) -> list[str]:
+    """Entity ids in a parsed JSON value, in document order (an explicit stack, depth first:
+    a key's ids come before the ids nested in its value, and both before the next key's)."""
+    found: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _Emit):
+            found += node
+            continue
+        entries: list[Any] = []
+        if isinstance(node, list):
+            entries = [item for item in node if isinstance(item, (dict, list))]
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                if rule(str(key), item):
+                    entries.append(_Emit(str(v) for v in (item if isinstance(item, list) else [item]) if _scalar_id(v)))
+                if isinstance(item, (dict, list)):
+                    entries.append(item)
+        stack.extend(reversed(entries))
+    return found
+
+
+def _scalar_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip() != "" and "\n" not in value
+
+
+def entity_ids(history: Sequence[Message], rule: IdRule | None = None) -> list[str]:
+    """The entity ids ``history``'s tool results carry, in order of first appearance, without
+    repeats (SPEC ENT-1, STRUCT-2).
+
+    An entity id is the value (a string on one line, or an integer, or each such item of a
+    list) of an identifier-like key (`is_id_key`, or ``rule``) at any depth of a ``tool``
+    message whose text parses as JSON. The text is the string content, or the text parts
+    joined by newlines. Summary messages are not tool messages, so ids they mention do
+    not count.
     """
+    rule = rule or id_rule()
     found: dict[str, None] = {}
     for message in history:
         if isinstance(message, dict) and message.get("role") == "tool":
-            value = _json_object(_text_of(message.get("content")))
-            if value is not None and isinstance(value.get("id"), str):
-                found.setdefault(value["id"])
+            try:
+                value = json.loads(_text_of(message.get("content")))
+            except (TypeError, ValueError):
+                continue
+            for entity in _ids_in(value, rule):
+                found.setdefault(entity)
     return list(found)
 
 
-def _tasks_of(call: Any) -> list[dict[str, Any]] | None:
-    """The task list of a ``reportProgress`` call, or None for another call or unreadable arguments."""
+TaskListTools = dict[str, tuple[str, str]]
+"""Task-list tools by name: ``{tool name: (key of the list in the arguments, key of a title)}``."""
+
+SEED_001_TASK_LIST: TaskListTools = {PROGRESS_TOOL: ("tasks", "title")}
+"""Seed 001's ``reportProgress({"tasks": [{"title", "status"}]})`` (SPEC STRUCT-3)."""
+CODING_AGENT_TASK_LISTS: TaskListTools = {
+    **SEED_001_TASK_LIST,
+    "TodoWrite": ("todos", "content"),  # a to-do writer, as Claude Code's
+    "update_plan": ("plan", "step"),  # a plan updater, as OpenAI Codex CLI's
+}
+"""SPEC ENT-2's presets: seed 001's tool and the plan tools of common coding agents."""
+
+
+def _tasks_of(call: Any, tools: TaskListTools = SEED_001_TASK_LIST) -> tuple[list[dict[str, Any]], str] | None:
+    """(the task items, their title key) of a task-list call, or None for another call or unreadable arguments."""
     function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or function.get("name") != PROGRESS_TOOL:
+    if not isinstance(function, dict) or function.get("name") not in tools:
         return None
-    tasks = (_json_object(function.get("arguments")) or {}).get("tasks")
-    return [task for task in tasks if isinstance(task, dict)] if isinstance(tasks, list) else None
+    items_key, title_key = tools[function["name"]]
+    tasks = (_json_object(function.get("arguments")) or {}).get(items_key)
+    return ([task for task in tasks if isinstance(task, dict)], title_key) if isinstance(tasks, list) else None
+
+
+def _latest(history: Sequence[Message], tools: TaskListTools) -> tuple[list[dict[str, Any]], str] | None:
+    for message in reversed(history):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        for call in reversed(message.get("tool_calls") or []):
+            tasks = _tasks_of(call, tools)
+            if tasks is not None:
+                return tasks
+    return None
 
 
 def latest_task_list(history: Sequence[Message]) -> list[dict[str, Any]] | None:
@@ -731,11 +938,15 @@ def latest_task_list(history: Sequence[Message]) -> list[dict[str, Any]] | None:
     (``{"title", "status"}`` in generated histories) in their order. Task lists in
     earlier summaries are not calls and do not count.
     """
-    for message in reversed(history):
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        for call in reversed(message.get("tool_calls") or []):
-            tasks = _tasks_of(call)
-            if tasks is not None:
-                return tasks
-    return None
+    latest = _latest(history, SEED_001_TASK_LIST)
+    return latest[0] if latest else None
+
+
+def latest_task_titles(history: Sequence[Message], tools: TaskListTools = SEED_001_TASK_LIST) -> list[str] | None:
+    """The titles of the latest task-list call's items (SPEC ENT-2), or None when there is no such call.
+
+    Like `latest_task_list`, for any of ``tools`` (``CODING_AGENT_TASK_LISTS``: seed 001's
+    ``reportProgress``, a to-do writer's ``todos[].content``, a plan updater's ``plan[].step``).
+    """
+    latest = _latest(history, tools)
+    return [str(task.get(latest[1], "")) for task in latest[0]] if latest else None

@@ -55,6 +55,7 @@ def chars4(messages: Sequence[dict]) -> int:
     chars = 0
     for m in messages:
         chars += len(text(m)) + len(str(m.get("name") or "")) + len(str(m.get("refusal") or ""))
+        seen: set[str] = set()
         for call in m.get("tool_calls") or []:
             function = call.get("function") or {}
             chars += len(str(function.get("name") or "")) + len(str(function.get("arguments") or ""))
@@ -165,10 +166,10 @@ def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | No
 
 
 def check_valid_messages(out: Any) -> str | None:
-    """CORE-6."""
+    """CORE-6. Tool-call ids must differ within one assistant message (the API pairs a
+    round's results with its calls by id); a later round may reuse an id."""
     if not isinstance(out, list):
         return f"the output is a {type(out).__name__}, not a list"
-    seen: set[str] = set()
     for i, m in enumerate(out):
         if not isinstance(m, dict):
             return f"message {i} is a {type(m).__name__}, not a dict"
@@ -177,16 +178,17 @@ def check_valid_messages(out: Any) -> str | None:
             return f"message {i} has unknown role {role!r}"
         if role != "assistant" and not isinstance(m.get("content"), (str, list)):
             return f"message {i} ({role}) has no string or list content"
-        if role == "assistant" and m.get("content") is None and not m.get("tool_calls"):
-            return f"message {i} (assistant) has neither content nor tool_calls"
+        if role == "assistant" and m.get("content") is None and not m.get("tool_calls") and not m.get("refusal"):
+            return f"message {i} (assistant) has neither content, tool_calls nor refusal"
         if role == "tool" and not isinstance(m.get("tool_call_id"), str):
             return f"message {i} (tool) has no tool_call_id"
+        seen: set[str] = set()
         for call in m.get("tool_calls") or []:
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(function, dict):
                 return f"message {i} has a malformed tool call"
             if call["id"] in seen:
-                return f"message {i} repeats tool_call id {call['id']!r}"
+                return f"message {i} repeats tool_call id {call['id']!r} among its own calls"
             seen.add(call["id"])
     return None
 

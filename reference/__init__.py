@@ -1,7 +1,8 @@
 """The minimal reference compactor: SPEC.md made executable.
 
 Read in this order: ``rounds`` (what is kept together), ``triggers`` (when),
-``strategies`` (what), ``summary`` and ``summarizer`` (the model call),
+``strategies`` (what), ``extraction`` (the entity ids and task list seed 001
+keeps), ``summary`` and ``summarizer`` (the model call),
 ``compactor`` (the three put together, with events), ``presets`` (the seeds);
 then ``store`` (durable history) and ``points`` (the four compaction points).
 """
@@ -9,6 +10,7 @@ then ``store`` (durable history) and ``points`` (the four compaction points).
 from .compactor import Compactor
 from .errors import HistoryError
 from .events import CompactionEvent
+from .extraction import CODING_AGENT_TASK_LISTS, REPORT_PROGRESS, TODO_WRITE, UPDATE_PLAN, EntityRule, TaskListTool
 from .fast_estimate import ByteClassTokens
 from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
@@ -17,6 +19,7 @@ from .strategies import (
     Chain,
     DropSources,
     KeepLastMessages,
+    MaskAndSummarize,
     MaskObservations,
     Strategy,
     StructuredSummarize,
@@ -37,6 +40,13 @@ from .triggers import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CODING_AGENT_TASK_LISTS",
+    "REPORT_PROGRESS",
+    "TODO_WRITE",
+    "UPDATE_PLAN",
+    "EntityRule",
+    "MaskAndSummarize",
+    "TaskListTool",
     "AnyOf",
     "ByteClassTokens",
     "Chain",

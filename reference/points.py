@@ -95,12 +95,16 @@ def plan(
     if not compacted:
         return None
     removed = boundary(rows, compacted) - {r.id for r in rows if _system(r)}
-    calls_removed = {c["id"] for r in rows if r.id in removed for c in r.message.get("tool_calls") or []}
     replacement, anchors, below = [], [], -1
+    # A replacement result goes with its call when the call opening its round in the view
+    # was removed (tool-group); found by round, since ids pair only within one (HIST-6).
+    call_removed = False
     for message, j in zip(shown, reversed(match)):
+        if message.get("role") != "tool":
+            call_removed = j is not None and stored[j].id in removed
         if j is not None:
             below = j
-        elif retention == "compact" and message.get("tool_call_id") not in calls_removed:
+        elif retention == "compact" and not call_removed:
             if below + 1 >= len(stored) or stored[below + 1].id not in compacted:
                 raise ValueError("the compaction added a message without removing any: hard retention cannot place it")
             replacement.append(message)

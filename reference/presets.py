@@ -6,9 +6,12 @@ name, seed 000's ``deployment_name``) and the ``openai`` client(s) to call it wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import openai
 
 from .compactor import Compactor
+from .extraction import REPORT_PROGRESS, EntityRule, TaskListTool
 from .strategies import KeepLastMessages, StructuredSummarize, Summarize
 from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT, Summarizer
 from .triggers import ContextFraction, IterationsOrTokens, MessageCount, TokenThreshold
@@ -44,11 +47,14 @@ def structured_admin_chat(
     threshold_tokens: int = 60_000,
     keep_messages: int = 10,
     prompt: str = STRUCTURED_PROMPT,
+    entity_rule: EntityRule = EntityRule(),
+    task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
 ) -> Compactor:
-    """Seed 001 (PRESET-001): over 60k tokens, a structured summary, at least 10 messages kept."""
+    """Seed 001 (PRESET-001): over 60k tokens, a structured summary, at least 10 messages kept.
+    ``entity_rule`` and ``task_lists`` say where ids and the task list are (ENT-1, ENT-2)."""
     summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt)
     return Compactor(
-        StructuredSummarize(summarizer, keep_messages=keep_messages),
+        StructuredSummarize(summarizer, keep_messages=keep_messages, entity_rule=entity_rule, task_lists=task_lists),
         TokenThreshold(threshold_tokens),
         profiles=STRUCTURED_PROFILES,
     )
@@ -60,13 +66,14 @@ def researcher(
     client: openai.OpenAI | None = None,
     async_client: openai.AsyncOpenAI | None = None,
     max_tokens: int = 4096,
+    keep_rounds: int = 3,
 ) -> Compactor:
     """Seed 003 (PRESET-003): over 60% of max_tokens (chars/4), keep 3 entries, a 300-token
     summary, truncation when the summarizer fails; the event's ``still_too_large`` reports
     a context that compaction could not bring under the threshold."""
     summarizer = Summarizer(model, client=client, async_client=async_client, max_tokens=300)
     return Compactor(
-        Summarize(summarizer, keep_rounds=3, fallback_truncation=True),
+        Summarize(summarizer, keep_rounds=keep_rounds, fallback_truncation=True),
         ContextFraction(max_tokens, 0.6),
     )
 

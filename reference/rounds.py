@@ -4,7 +4,9 @@ Seed 000: a round is an assistant message with ``tool_calls`` plus every tool
 message answering those ids, or a bare assistant reply. We add the two other
 kinds a history holds: a user message, and a system (or developer) message.
 Splitting a history into rounds is also where it is validated, because every
-rule a history can break is a rule about rounds.
+rule a history can break is a rule about rounds. The rules are the ones the
+chat-completions API enforces (SPEC HIST-*): calls and results pair up within a
+round, so a tool-call id may come back in a later round, as real models do.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def extends(messages: Sequence[Message], seen: int, last: Message | None) -> boo
 def split_rounds(messages: Sequence[Message]) -> list[Round]:
     """Split a history into rounds, raising `HistoryError` on any HIST rule.
 
-    SPEC ROUND-1 defines the rounds; HIST-1..HIST-6 the rules checked here.
+    SPEC ROUND-1 defines the rounds; HIST-1..HIST-6 the rules checked here. Pairing
+    is within a round: an id reused by a later round is that round's own call (HIST-6).
     Only the last round may have unanswered calls (a call in flight, ROUND-3).
     """
     return RoundLog().update(messages)
@@ -82,7 +85,6 @@ class RoundLog:
         """Forget everything; the next `update` splits from scratch."""
         self.rounds: list[Round] = []
         self.system_messages = 0
-        self._call_ids: set[str] = set()
         self._seen = 0
         self._last: Message | None = None
 
@@ -127,7 +129,7 @@ class RoundLog:
         elif role == "user":
             rounds.append(Round("user", index, (message,)))
         else:
-            call_ids = _call_ids(message, index, self._call_ids)
+            call_ids = _call_ids(message, index)
             kind: RoundKind = "tool_calls" if call_ids else "assistant"
             rounds.append(Round(kind, index, (message,), frozenset(call_ids)))
 
@@ -153,21 +155,24 @@ def _role(message: Any, index: int) -> str:
     return role
 
 
-def _call_ids(message: dict[str, Any], index: int, seen: set[str]) -> list[str]:
-    """The ids of an assistant message's tool calls; HIST-2 and HIST-6."""
+def _call_ids(message: dict[str, Any], index: int) -> list[str]:
+    """The ids of an assistant message's tool calls; HIST-2 and HIST-6.
+
+    Ids must differ within the message (its results are matched to its calls by id);
+    an id an earlier round used is fine, since that round is answered and closed.
+    """
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
         raise HistoryError("HIST-2", index, "'tool_calls' is not a list")
-    ids = []
+    ids: list[str] = []
     for call in calls:
         call_id = call.get("id") if isinstance(call, dict) else None
         if not isinstance(call_id, str) or not call_id:
             raise HistoryError("HIST-2", index, "a tool call has no string 'id'")
         if not isinstance(call.get("function"), dict) or not isinstance(call["function"].get("name"), str):
             raise HistoryError("HIST-2", index, f"tool call {call_id!r} has no function with a string 'name'")
-        if call_id in seen:
-            raise HistoryError("HIST-6", index, f"tool_call id {call_id!r} is used twice")
-        seen.add(call_id)
+        if call_id in ids:
+            raise HistoryError("HIST-6", index, f"tool_call id {call_id!r} is used twice in one assistant message")
         ids.append(call_id)
     return ids
 

@@ -1,4 +1,4 @@
-"""Strategies: what a compaction keeps (SPEC STRAT-1..STRAT-9).
+"""Strategies: what a compaction keeps (SPEC STRAT-1..STRAT-11).
 
 A strategy has seed 002's shape, ``compact(messages) -> messages``. Every
 strategy here works on whole rounds (ROUND-2) and sets system messages aside
@@ -8,12 +8,14 @@ which also carries what the event needs (summarizer usage, prompt hash).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from .extraction import REPORT_PROGRESS, EntityRule, TaskListTool, entity_ids_in, json_value
 from .rounds import Message, Round, flatten, split_rounds
 from .summarizer import Summarizer, SummarizerError, Summary
-from .summary import entities, is_summary, latest_tasks, structured_body, summary_message, transcript, truncated
+from .summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript, truncated
 from .tokens import CharsPerFour, Estimator
 
 
@@ -132,13 +134,30 @@ class Summarize(Strategy):
 
 
 class StructuredSummarize(Summarize):
-    """Seed 001's structured summary; ids and tasks come from the history itself (STRAT-2)."""
+    """Seed 001's structured summary; ids and tasks come from the history itself (STRAT-2).
 
-    def __init__(self, summarizer: Summarizer, *, keep_messages: int = 10, fallback_truncation: bool = False) -> None:
-        super().__init__(summarizer, keep_messages=keep_messages, fallback_truncation=fallback_truncation)
+    ``entity_rule`` says which keys of a JSON tool result hold entity ids (ENT-1);
+    ``task_lists`` which tools publish the task list (ENT-2; seed 001's ``reportProgress``
+    by default). ``keep_rounds``, when given, keeps that many rounds instead of messages.
+    """
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        *,
+        keep_messages: int = 10,
+        keep_rounds: int | None = None,
+        fallback_truncation: bool = False,
+        entity_rule: EntityRule = EntityRule(),
+        task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
+    ) -> None:
+        keep = {"keep_rounds": keep_rounds} if keep_rounds is not None else {"keep_messages": keep_messages}
+        super().__init__(summarizer, **keep, fallback_truncation=fallback_truncation)
+        self.entity_rule = entity_rule
+        self.task_lists = tuple(task_lists)
 
     def body(self, prefix: list[Message], model_text: str) -> str:
-        return structured_body(entities(prefix), latest_tasks(prefix), model_text)
+        return structured_body(entities(prefix, self.entity_rule), latest_tasks(prefix, self.task_lists), model_text)
 
 
 class KeepLastMessages(Strategy):
@@ -159,11 +178,15 @@ class MaskObservations(Strategy):
     """Replace tool results outside the last ``keep_rounds`` rounds by a placeholder (STRAT-4).
 
     The tool message stays, with its ``tool_call_id``, so every call keeps its result.
+    With an ``entity_rule``, a masked result keeps the entity ids it carried (STRAT-11):
+    the placeholder is then a small JSON object ``{"omitted": ..., "ids": {key: [ids]}}``,
+    which the same rule finds again.
     """
 
-    def __init__(self, keep_rounds: int = 2, placeholder: str = MASK) -> None:
+    def __init__(self, keep_rounds: int = 2, placeholder: str = MASK, entity_rule: EntityRule | None = None) -> None:
         self.keep_rounds = keep_rounds
         self.placeholder = placeholder
+        self.entity_rule = entity_rule
 
     def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
         system, rounds = split_system(messages, rounds)
@@ -174,10 +197,74 @@ class MaskObservations(Strategy):
     def _mask(self, message: Message) -> Message:
         content = message["content"]
         marker = self.placeholder.split("{")[0]
-        if marker and isinstance(content, str) and content.startswith(marker):
+        if isinstance(content, str) and ((marker and content.startswith(marker)) or content.startswith(KEPT_IDS)):
             return message  # masked by an earlier compaction
         chars = len(content) if isinstance(content, str) else sum(len(str(p)) for p in content)
-        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": self.placeholder.format(chars=chars)}
+        masked = self.placeholder.format(chars=chars)
+        if self.entity_rule is not None:
+            masked = _with_ids(masked, text_of(message), self.entity_rule)
+        return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": masked}
+
+
+KEPT_IDS = '{"omitted": '
+"""How a masked result that kept its entity ids starts (STRAT-11)."""
+
+
+def _with_ids(placeholder: str, text: str, rule: EntityRule) -> str:
+    """The placeholder, as JSON holding the ids ``text`` carried, when it carried any."""
+    ids: dict[str, list[str]] = {}
+    for entity in entity_ids_in(json_value(text), rule):
+        ids.setdefault(entity.key, []).append(entity.id)
+    if not ids:
+        return placeholder
+    return json.dumps({"omitted": placeholder, "ids": ids}, ensure_ascii=False)
+
+
+class MaskAndSummarize(Strategy):
+    """Observation masking with a structured summary behind it (STRAT-11).
+
+    At every compaction, tool results outside the last ``keep_rounds`` rounds are masked,
+    keeping their entity ids (cheap: no model call). When what lies before the kept tail
+    still holds more than ``summarize_over`` tokens (chars/4; by default a summary's own size,
+    seed 003's 300 tokens, since folding less than that saves nothing), it is folded into one
+    structured summary (seed 001's format: entity ids and the task list extracted, so
+    nothing the model forgets is lost). The hybrid The Complexity Trap (Lindenbauer et
+    al., 2025) found cheapest: masking does most of the work, summaries bound the rest.
+    """
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        *,
+        keep_rounds: int = 2,
+        summarize_over: int = 300,
+        entity_rule: EntityRule = EntityRule(),
+        task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
+        fallback_truncation: bool = False,
+    ) -> None:
+        self.mask = MaskObservations(keep_rounds, entity_rule=entity_rule)
+        self.summarize = StructuredSummarize(
+            summarizer, keep_rounds=keep_rounds, entity_rule=entity_rule, task_lists=task_lists,
+            fallback_truncation=fallback_truncation,
+        )
+        self.summarize_over = summarize_over
+        self.estimator = CharsPerFour()
+
+    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        masked = self.mask.apply(messages, rounds)
+        if not self._older_than_tail_is_large(masked.messages):
+            return masked
+        return self.summarize.apply(masked.messages)
+
+    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        masked = self.mask.apply(messages, rounds)
+        if not self._older_than_tail_is_large(masked.messages):
+            return masked
+        return await self.summarize.aapply(masked.messages)
+
+    def _older_than_tail_is_large(self, messages: list[Message]) -> bool:
+        plan = self.summarize.plan(messages)
+        return plan is not None and self.estimator.estimate(plan[1]) > self.summarize_over
 
 
 class TokenBudget(Strategy):

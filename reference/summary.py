@@ -2,16 +2,16 @@
 
 SPEC STRAT-1 (seed 000's ``[Context Summary]`` message) and STRAT-2 (seed 001's
 structured format, whose entity ids and task list come from the history, not
-from the model).
+from the model: `reference.extraction` finds them).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .extraction import REPORT_PROGRESS, Entity, EntityRule, Task, TaskListTool, entity_ids_in, json_value, latest_task_list
 from .rounds import Message
 
 SUMMARY_PREFIX = "[Context Summary]"
@@ -64,10 +64,11 @@ def truncated(messages: Iterable[Message]) -> str:
 # --- seed 001: extracted by the compactor, so they survive whatever the model writes
 
 
-def entities(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Entities created in ``messages``: tool results that are JSON objects with a string ``id`` (STRUCT-2).
+def entities(messages: Sequence[Message], rule: EntityRule = EntityRule()) -> list[dict[str, Any]]:
+    """Entities whose ids ``messages``' tool results carry, by ``rule`` (STRUCT-2, ENT-1).
 
-    Entities listed by an earlier structured summary are carried forward.
+    Each is ``{"id", "line"}``, ``line`` being its line in the summary. Entities listed
+    by an earlier structured summary are carried forward.
     """
     found: dict[str, dict[str, Any]] = {}
     for message in messages:
@@ -76,14 +77,13 @@ def entities(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 if match := re.search(r"\(id: ([^)]+)\)", line):
                     found.setdefault(match.group(1), {"id": match.group(1), "line": line})
         elif message.get("role") == "tool":
-            data = _json_object(text_of(message))
-            if data is not None and isinstance(data.get("id"), str):
-                found[data["id"]] = data
+            for entity in entity_ids_in(json_value(text_of(message)), rule):
+                found[entity.id] = {"id": entity.id, "line": _entity_line(entity)}
     return list(found.values())
 
 
-def latest_tasks(messages: Sequence[Message]) -> list[str] | None:
-    """Task-list lines from the latest ``reportProgress`` call (STRUCT-3), or None.
+def latest_tasks(messages: Sequence[Message], tools: Sequence[TaskListTool] = (REPORT_PROGRESS,)) -> list[str] | None:
+    """Task-list lines from the latest task-list call (STRUCT-3, ENT-2), or None.
 
     An earlier structured summary's task list counts as the latest when no
     newer call follows it.
@@ -93,25 +93,23 @@ def latest_tasks(messages: Sequence[Message]) -> list[str] | None:
             lines = _section(text_of(message), "Current Task List")
             if lines:
                 return lines
-        for call in reversed(message.get("tool_calls") or []):
-            if call.get("function", {}).get("name") == "reportProgress":
-                tasks = (_json_object(call["function"].get("arguments", "")) or {}).get("tasks")
-                if isinstance(tasks, list):
-                    return [_task_line(task) for task in tasks if isinstance(task, dict)]
+        tasks = latest_task_list([message], tools)
+        if tasks is not None:
+            return [_task_line(task) for task in tasks]
     return None
 
 
 def structured_body(found: list[dict[str, Any]], tasks: list[str] | None, model_text: str) -> str:
     """Seed 001's markdown: entities and tasks from the history, decisions and context from the model."""
     decisions, context = _split_model_text(model_text)
-    entity_lines = [e.get("line") or _entity_line(e) for e in found] or ["- (none)"]
+    entity_lines = [e.get("line") or _entity_line(_described(e)) for e in found] or ["- (none)"]
     return "\n".join(
         [
             STRUCTURED_HEADING,
             "### Entities Created/Modified",
             *entity_lines,
             "### Current Task List",
-            *(tasks or ["- (no reportProgress call yet)"]),
+            *(tasks or ["- (no task list yet)"]),
             "### Key Decisions",
             decisions or "- (none reported)",
             "### Context",
@@ -120,17 +118,21 @@ def structured_body(found: list[dict[str, Any]], tasks: list[str] | None, model_
     )
 
 
-def _entity_line(entity: dict[str, Any]) -> str:
-    kind = entity.get("type", "Entity")
-    title = entity.get("title") or entity.get("name") or ""
-    status = entity.get("status")
-    return f'- [{kind}] "{title}" (id: {entity["id"]})' + (f" — {status}" if status else "")
+def _entity_line(entity: Entity) -> str:
+    title = f' "{entity.title}"' if entity.title else ""
+    status = f" — {entity.status}" if entity.status else ""
+    return f"- [{entity.kind}]{title} (id: {entity.id}){status}"
 
 
-def _task_line(task: dict[str, Any]) -> str:
-    status = str(task.get("status", "pending"))
-    box = "x" if status == "completed" else " "
-    return f"- [{box}] {task.get('title', '')} ({status.replace('_', ' ')})"
+def _described(found: dict[str, Any]) -> Entity:
+    """An entity given as its JSON object (``id``, ``type``, ``title`` or ``name``, ``status``)."""
+    title = found.get("title") or found.get("name")
+    return Entity(str(found["id"]), "id", str(found.get("type", "Entity")), title and str(title), found.get("status"))
+
+
+def _task_line(task: Task) -> str:
+    box = "x" if task.status == "completed" else " "
+    return f"- [{box}] {task.title} ({task.status.replace('_', ' ')})"
 
 
 def _split_model_text(text: str) -> tuple[str, str]:
@@ -147,9 +149,3 @@ def _section(text: str, title: str) -> list[str]:
     return [line for line in match.group(1).splitlines() if line.strip()] if match else []
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -51,14 +51,15 @@ class Checked:
         return found
 
 
-def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), clauses: Sequence[str] = ()) -> Checked:
-    """``compaction-suite check TARGET --fast`` in this interpreter, from ``tmp_path``, narrowed
-    to ``profiles`` and ``clauses``, Hypothesis reporting the first failing example it finds
-    instead of shrinking it: whether a clause catches a defect does not depend on the size of
-    the example that shows it, and shrinking is most of a failing run's time (1-2 s against
-    15-20 s for a trigger control). `as_user` shrinks, as the command does."""
+def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), clauses: Sequence[str] = (), fast: bool = False) -> Checked:
+    """``compaction-suite check TARGET`` in this interpreter, from ``tmp_path``, narrowed to
+    ``profiles`` and ``clauses`` (``fast``: ``--fast``'s 10 examples a test instead of the
+    default 50). Hypothesis reports the first failing example it finds instead of shrinking
+    it: whether a clause catches a defect does not depend on the size of the example that
+    shows it, and shrinking is most of a failing run's time (1-2 s against 15-20 s for a
+    trigger control). `as_user` shrinks, as the command does."""
     report = tmp_path / "report.json"
-    args = check_args(target, {"profile": list(profiles), "clause": list(clauses), "fast": True, "report": [str(report)]})
+    args = check_args(target, {"profile": list(profiles), "clause": list(clauses), "fast": fast, "report": [str(report)]})
     output = io.StringIO()
     with _isolated(tmp_path), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
         code = pytest.main(args, plugins=[_Inner(), _NoShrink()])

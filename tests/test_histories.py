@@ -20,6 +20,7 @@ from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import (
     ENTITY_TOOL,
     PROGRESS_TOOL,
@@ -31,10 +32,12 @@ from compaction_suite.conformance.histories import (
     earlier_summaries,
     entity_ids,
     histories,
+    id_rule,
     image_parts,
     latest_task_list,
     long_tool_outputs,
     multimodal_contents,
+    real_traffic,
     system_prompts,
     task_lists,
     text,
@@ -370,7 +373,7 @@ def result(call_id: str, content: Any) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def test_entity_ids_are_top_level_string_ids_of_json_object_results() -> None:
+def test_entity_ids_are_identifier_like_keys_at_any_depth_of_json_results() -> None:
     history: list[Message] = [
         {"role": "system", "content": "s"},
         {"role": "user", "content": '{"id": "ent-user"}'},  # not a tool message
@@ -381,16 +384,19 @@ def test_entity_ids_are_top_level_string_ids_of_json_object_results() -> None:
         },
         result("c0", json.dumps({"id": "ent-0001", "type": "task", "title": "A"})),
         result("c1", json.dumps({"id": "5f0c6a1e-0000-4000-8000-000000000001"}, indent=2)),
-        result("c2", json.dumps({"id": 7})),  # not a string
-        result("c3", json.dumps([{"id": "ent-in-array"}])),  # not an object
-        result("c4", json.dumps({"item": {"id": "ent-nested"}})),  # not top-level
+        result("c2", json.dumps({"id": 7, "ok": True})),  # an integer id counts (SPEC ENT-1)
+        result("c3", json.dumps([{"id": "ent-in-array", "valid": "yes"}])),  # in an array
+        result("c4", json.dumps({"item": {"owner_id": "u-1", "tagIds": ["t-1", True]}})),  # nested, a list of ids
         result("c5", 'not json {"id": "ent-text"}'),
         result("c6", [{"type": "text", "text": json.dumps({"id": "ent-parts"})}]),  # text parts count
         result("c7", json.dumps({"id": "ent-0001"})),  # a repeat
         {"role": "assistant", "content": "done"},
     ]
-    assert entity_ids(history) == ["ent-0001", "5f0c6a1e-0000-4000-8000-000000000001", "ent-parts"]
+    assert entity_ids(history) == [
+        "ent-0001", "5f0c6a1e-0000-4000-8000-000000000001", "7", "ent-in-array", "u-1", "t-1", "ent-parts",
+    ]
     assert entity_ids([]) == []
+    assert entity_ids(history, id_rule(keys=("type",), default=False)) == ["task"]
 
 
 def test_latest_task_list_takes_the_last_readable_report_progress_call() -> None:
@@ -434,3 +440,41 @@ def test_helpers_agree_with_what_the_generator_made(history: list[Message]) -> N
     reports = [c for c in calls_of(history) if c["function"]["name"] == PROGRESS_TOOL]
     expected = json.loads(reports[-1]["function"]["arguments"])["tasks"] if reports else None
     assert latest_task_list(history) == expected
+
+
+# --- real_traffic(): the shapes real agents send (SPEC HIST-* Decision) ---------------------
+
+@PROPERTY
+@given(history=real_traffic(histories(max_rounds=12)))
+def test_real_traffic_histories_are_valid_for_the_reference_and_the_oracle(history: list[Message]) -> None:
+    assert flatten(split_rounds(history)) == history
+    assert oracle.check_valid_messages(history) is None
+
+
+@PROPERTY
+@given(history=real_traffic(histories(max_rounds=6, in_flight=True)))
+def test_real_traffic_keeps_a_call_in_flight_in_flight(history: list[Message]) -> None:
+    assert call_in_flight(split_rounds(history))
+
+
+def _reuses_an_id(history: list[Message]) -> bool:
+    ids = [c["id"] for m in history for c in m.get("tool_calls") or []]
+    return len(ids) != len(set(ids))
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(_reuses_an_id, id="id-reused-in-a-later-round"),
+        pytest.param(lambda h: any("name" in m for m in h), id="name"),
+        pytest.param(lambda h: any(m.get("refusal") for m in h), id="refusal"),
+        pytest.param(lambda h: any(isinstance(m.get("content"), list) and m["role"] == "tool" for m in h), id="tool-parts"),
+        pytest.param(lambda h: any(m.get("tool_calls") and "content" not in m for m in h), id="content-absent"),
+        pytest.param(lambda h: any(m.get("tool_calls") and m.get("content") == "" for m in h), id="content-empty"),
+        pytest.param(lambda h: any('"owner_id"' in oracle.text(m) for m in h if m["role"] == "tool"), id="nested-ids"),
+    ],
+)
+def test_real_traffic_draws_each_real_shape(shape: Callable[[list[Message]], bool]) -> None:
+    found = find(real_traffic(histories(min_rounds=4)), shape, settings=settings(max_examples=2000, database=None))
+    assert shape(found)
+    split_rounds(found)

@@ -104,6 +104,49 @@ def test_a_history_whose_calls_are_all_answered_is_not_in_flight(history: list[d
     assert not call_in_flight(split_rounds(history))
 
 
+# --- HIST-*: what the provider accepts (real traffic) -----------------------------------
+
+
+REAL_SHAPES: list[Any] = [
+    # (id, history): shapes the chat-completions API takes and real agents send
+    ("id-reused-in-a-later-round", [user(), calls("a"), result("a"), calls("a"), result("a")]),
+    ("id-reused-three-rounds-in-a-row", [user(), *[m for _ in range(3) for m in (calls("a"), result("a"))], reply()]),
+    ("id-reused-after-a-user-turn", [user(), calls("a", "b"), result("b"), result("a"), user(), calls("b"), result("b")]),
+    ("name-on-messages", [{**system(), "name": "policy"}, {**user(), "name": "alice"}, {**reply(), "name": "bot"}]),
+    ("refusal", [user(), {"role": "assistant", "content": None, "refusal": "I can't help with that."}]),
+    ("refusal-part", [user(), {"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}]),
+    (
+        "text-parts-everywhere",
+        [
+            {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Read it."}]},
+            {**calls("a"), "content": [{"type": "text", "text": "Reading."}]},
+            {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "contents"}]},
+        ],
+    ),
+    ("empty-string-content-next-to-calls", [user(), {**calls("a"), "content": ""}, result("a")]),
+    ("no-content-key-next-to-calls", [user(), {k: v for k, v in calls("a").items() if k != "content"}, result("a")]),
+]
+
+
+@pytest.mark.parametrize("history", [pytest.param(h, id=name) for name, h in REAL_SHAPES])
+def test_a_history_the_provider_accepts_splits_without_error(history: list[dict[str, Any]]) -> None:
+    rounds = split_rounds(history)
+    assert flatten(rounds) == history
+    assert not call_in_flight(rounds)
+
+
+def test_a_reused_id_pairs_with_the_call_of_its_own_round() -> None:
+    history = [user(), calls("a"), result("a", "first"), calls("a"), result("a", "second")]
+    rounds = split_rounds(history)
+    assert [r.messages for r in rounds[1:]] == [tuple(history[1:3]), tuple(history[3:5])]
+
+
+def test_a_reused_id_unanswered_in_the_last_round_is_in_flight() -> None:
+    rounds = split_rounds([user(), calls("a"), result("a"), calls("a")])
+    assert call_in_flight(rounds) and rounds[-1].pending == frozenset({"a"})
+
+
 # --- HIST-1..HIST-6: bad histories ------------------------------------------------------
 
 BAD_HISTORIES: list[Any] = [
@@ -167,8 +210,14 @@ BAD_HISTORIES: list[Any] = [
     ("HIST-5-reply-before-the-last-answer", [user(), calls("a", "b"), result("b"), reply()], "HIST-5", 3),
     ("HIST-5-system-before-the-answer", [user(), calls("a"), system()], "HIST-5", 2),
     ("HIST-5-new-calls-before-the-answer", [user(), calls("a"), calls("b"), result("b")], "HIST-5", 2),
-    ("HIST-6-id-reused-in-a-later-round", [user(), calls("a"), result("a"), calls("a")], "HIST-6", 3),
     ("HIST-6-id-twice-in-one-message", [user(), calls("a", "a")], "HIST-6", 1),
+    ("HIST-6-id-twice-among-three-calls", [user(), calls("a", "b", "a"), result("a"), result("b")], "HIST-6", 1),
+    (
+        "HIST-5-reused-id-still-unanswered-before-the-next-message",
+        [user(), calls("a"), result("a"), calls("a"), user()],
+        "HIST-5",
+        4,
+    ),
 ]
 
 

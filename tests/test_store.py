@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from compaction_suite.cli.store import compact_store
-from compaction_suite.reference import Compactor, DropSources, KeepLastMessages, MaskObservations, call_in_flight, split_rounds
+from compaction_suite.reference import Chain, Compactor, DropSources, KeepLastMessages, MaskObservations, call_in_flight, split_rounds
 from compaction_suite.reference.points import DurableHistory, agent_loop, composite, exact, plan, previous, tool_group, turn
 from compaction_suite.reference.store import MemoryStore, SQLiteStore, StoreConflict, StoreError
 
@@ -220,3 +220,24 @@ def test_compact_store_command(tmp_path, server, monkeypatch):
     bad.close()
     done = runner.invoke(compact_store, [str(tmp_path / "bad.db"), "--session", S, "--keep-messages", "1"])
     assert done.exit_code == 1 and "row 'x-1'" in done.output
+
+
+def test_a_reused_call_id_pairs_by_round_in_writes_and_hard_retention():
+    """HIST-6 Decision: a model may reuse a call id in a later round. The store takes it (DUR-3),
+    and the hard-retention plan places a masked result by its own round, even when another round
+    with the same id is removed in the same compaction."""
+    store = MemoryStore()
+    store.append(S, [{"role": "system", "content": "sys"}])
+    for n in range(4):
+        messages = turn_messages(n)
+        messages[1] = {**messages[1], "tool_calls": [call("c")]} | ({"source_id": "wiki"} if n == 0 else {})
+        messages[2] = {**messages[2], "tool_call_id": "c"}
+        store.append(S, messages, turn_id=f"turn-{n}")
+    compactor = Compactor(Chain(DropSources({"wiki"}), MaskObservations(keep_rounds=1)))
+    DurableHistory(store, compactor, retention="compact").compact(S, force=True)
+    event = store.events(S)[0]
+    assert event.removed_ids == ("m-3", "m-4", "m-8", "m-12", "m-16")  # turn 0's tool round; three results masked
+    assert event.anchors == ("m-8", "m-12", "m-16")  # each masked result in its own place
+    rows = [r.message for r in store.load(S)]
+    split_rounds(rows)
+    assert [m["content"].startswith("[tool output omitted") for m in rows if m["role"] == "tool"] == [True, True, True]

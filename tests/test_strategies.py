@@ -16,14 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.histories import histories, real_traffic
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 from compaction_suite.reference import (
     Chain,
     CharsPerFour,
     DropSources,
     HistoryError,
+    TODO_WRITE,
+    EntityRule,
     KeepLastMessages,
+    MaskAndSummarize,
     MaskObservations,
     StructuredSummarize,
     Summarize,
@@ -33,7 +36,7 @@ from compaction_suite.reference import (
     split_rounds,
 )
 from compaction_suite.reference.rounds import SYSTEM_ROLES, call_in_flight
-from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
+from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, entities, is_summary, transcript
 
 MODEL = "summary-model"
 REPLY = "- The user wants the parser fixed.\n- Tests pass."
@@ -91,6 +94,17 @@ def summarizer(client: openai.OpenAI, async_client: openai.AsyncOpenAI) -> Summa
 def fixed(server: SummarizerServer) -> SummarizerServer:
     server.reply_with(REPLY)
     return server
+
+
+def record(call_id: str, **fields: Any) -> dict[str, Any]:
+    return result(call_id, json.dumps(fields))
+
+
+def todo(call_id: str, *items: str) -> dict[str, Any]:
+    todos = [{"content": item, "status": "pending"} for item in items]
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": "TodoWrite", "arguments": json.dumps({"todos": todos})}}
+    ]}
 
 
 # --- STRAT-1: Summarize ----------------------------------------------------------------------
@@ -395,6 +409,7 @@ MODEL_FREE = st.one_of(
     st.integers(0, 3_000).map(TokenBudget),
     st.sampled_from([DropSources({"wiki"}), Chain(MaskObservations(1), KeepLastMessages(6))]),
     st.integers(0, 4).map(lambda k: Summarize(Summarizer(MODEL), keep_rounds=k, fallback_truncation=True)),
+    st.integers(0, 4).map(lambda k: MaskAndSummarize(Summarizer(MODEL), keep_rounds=k, fallback_truncation=True)),
 )
 """Summarize without a client fails over to truncation, so it runs with no model either."""
 
@@ -404,7 +419,7 @@ def _with_sources(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @PROPERTY
-@given(histories(system=None).map(_with_sources), MODEL_FREE)
+@given((histories(system=None) | real_traffic(histories(system=None))).map(_with_sources), MODEL_FREE)
 def test_every_model_free_strategy_keeps_rounds_whole_and_system_first(messages: list[dict[str, Any]], strategy: Any) -> None:
     before = copy.deepcopy(messages)
     out = strategy.compact(messages)
@@ -423,3 +438,55 @@ def test_token_budget_output_fits_or_is_down_to_its_last_round(messages: list[di
     out = TokenBudget(budget).compact(messages)
     rest = [r for r in split_rounds(out) if r.kind != "system"]
     assert CharsPerFour().estimate(out) <= budget or len(rest) <= 1
+
+
+# --- STRAT-11: masking that keeps ids, with a structured summary behind it ------------------
+
+
+def id_history() -> list[dict[str, Any]]:
+    """A user turn, a to-do list, three lookups returning nested ids (one id reused), a reply."""
+    return [
+        system(),
+        user("Rebook my flight."),
+        todo("c1", "Find the reservation", "Rebook"),
+        result("c1", "Todos updated"),
+        calls("c2"),
+        record("c2", reservation={"reservation_id": "ZFA04Y", "user_id": "mia_li_3668"}, note="x" * 2000),
+        calls("c2"),  # the model reused the id in a later round (HIST-6)
+        record("c2", flights=[{"flightId": 1042}], payment_ids=["pay_1"]),
+        calls("c3"),
+        result("c3", "plain text " * 50),
+        reply("Rebooked."),
+    ]
+
+
+def test_masking_with_an_entity_rule_keeps_the_ids_of_a_json_result() -> None:
+    out = MaskObservations(1, entity_rule=EntityRule()).compact(id_history())
+    masked = out[5]["content"]
+    assert json.loads(masked) == {
+        "omitted": f"[tool output omitted: {len(id_history()[5]['content'])} characters]",
+        "ids": {"reservation_id": ["ZFA04Y"], "user_id": ["mia_li_3668"]},
+    }
+    assert [e["id"] for e in entities(out)] == ["ZFA04Y", "mia_li_3668", "1042", "pay_1"]
+    assert out[9]["content"].startswith("[tool output omitted")  # text: nothing to keep
+    assert MaskObservations(1, entity_rule=EntityRule()).compact(out) == out  # masked once
+
+
+def test_mask_and_summarize_only_masks_while_the_older_part_is_small(summarizer: Summarizer) -> None:
+    out = MaskAndSummarize(summarizer, keep_rounds=2, summarize_over=10_000).apply(id_history())
+    assert out.summary is None
+    assert len(out.messages) == len(id_history())
+    assert "ZFA04Y" in out.messages[5]["content"] and "x" * 100 not in out.messages[5]["content"]
+
+
+def test_mask_and_summarize_folds_a_large_older_part_keeping_ids_and_the_task_list(
+    fixed: SummarizerServer, summarizer: Summarizer
+) -> None:
+    strategy = MaskAndSummarize(summarizer, keep_rounds=1, summarize_over=0, task_lists=(TODO_WRITE,))
+    out = strategy.apply(id_history())
+    assert out.summary is not None
+    assert out.messages[0] == system() and is_summary(out.messages[1]) and out.messages[2:] == id_history()[-1:]
+    text = out.messages[1]["content"]
+    for kept in ("ZFA04Y", "mia_li_3668", "1042", "pay_1", "Find the reservation", "Rebook"):
+        assert kept in text
+    assert "x" * 100 not in fixed.bodies[-1]["messages"][1]["content"], "the summarizer reads masked results"

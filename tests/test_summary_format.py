@@ -74,26 +74,52 @@ def section(text: str, heading: str) -> list[str]:
 # --- entities (STRUCT-2) ---------------------------------------------------------------------
 
 
-def test_entities_are_tool_results_that_are_json_objects_with_a_string_id() -> None:
+def ids(found: list[dict[str, Any]]) -> list[str]:
+    return [e["id"] for e in found]
+
+
+def test_entity_ids_are_identifier_like_keys_at_any_depth_of_a_json_tool_result() -> None:
     ticket = {"id": "ent-1", "type": "ticket", "title": "Login fails", "status": "open"}
+    booking = {"reservation": {"reservation_id": "ZFA04Y", "user_id": "mia_li_3668", "flights": [{"flightId": 1042}]}}
     messages = [
         calls(call("c1", "createEntity", {}), call("c2", "readFile", {}), call("c3", "search", {})),
         result("c1", ticket),
         result("c2", "plain text, not JSON"),
         result("c3", [{"id": "in-an-array"}]),
-        calls(call("c4", "createEntity", {}), call("c5", "createEntity", {}), call("c6", "createEntity", {})),
-        result("c4", {"id": 7, "type": "number-id"}),
-        result("c5", {"data": {"id": "nested"}}),
-        result("c6", json.dumps({"id": "ent-2", "name": "Q3 report"}, indent=2)),
+        calls(call("c4", "createEntity", {}), call("c5", "get_reservation", {}), call("c6", "createEntity", {})),
+        result("c4", {"id": 7, "type": "number-id", "valid": True, "paid": "no"}),
+        result("c5", booking),
+        result("c6", json.dumps({"payment_ids": ["pay_1", "pay_2"], "orderIDs": [3], "id": "ent-2"}, indent=2)),
         user(json.dumps({"id": "said-by-the-user"})),
         reply(json.dumps({"id": "said-by-the-assistant"})),
     ]
-    assert entities(messages) == [ticket, {"id": "ent-2", "name": "Q3 report"}]
+    assert ids(entities(messages)) == [
+        "ent-1", "in-an-array", "7", "ZFA04Y", "mia_li_3668", "1042", "pay_1", "pay_2", "3", "ent-2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [True, None, "", "  ", "two\nlines", 1.5, {"nested": "object"}],
+    ids=["bool", "null", "empty", "blank", "multi-line", "float", "object"],
+)
+def test_values_that_cannot_be_ids_are_skipped(value: Any) -> None:
+    assert entities([result("c1", {"user_id": value})]) == []
+
+
+def test_a_user_rule_adds_key_patterns_or_a_callable() -> None:
+    from compaction_suite.reference.extraction import EntityRule
+
+    flight = result("c1", {"flight_number": "HAT001", "sku": "A-7", "seat": "12C"})
+    assert entities([flight]) == []
+    assert ids(entities([flight], EntityRule(keys=("*_number", "sku")))) == ["HAT001", "A-7"]
+    assert ids(entities([flight], EntityRule(match=lambda key, value: key == "seat"))) == ["12C"]
+    assert entities([result("c2", {"id": "x"})], EntityRule(default=False)) == []
 
 
 def test_an_entity_in_text_parts_counts() -> None:
     message = {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": '{"id": "ent-9"}'}]}
-    assert entities([message]) == [{"id": "ent-9"}]
+    assert ids(entities([message])) == ["ent-9"]
 
 
 def test_an_entity_modified_later_keeps_its_place_with_its_latest_fields() -> None:
@@ -102,24 +128,22 @@ def test_an_entity_modified_later_keeps_its_place_with_its_latest_fields() -> No
         result("c2", {"id": "ent-2", "title": "other"}),
         result("c3", {"id": "ent-1", "title": "final"}),
     ]
-    assert [e["title"] for e in entities(messages)] == ["final", "other"]
+    assert [e["line"] for e in entities(messages)] == ['- [Entity] "final" (id: ent-1)', '- [Entity] "other" (id: ent-2)']
 
 
 def test_entities_of_an_earlier_structured_summary_are_carried_forward_verbatim() -> None:
     earlier = summary_message(
         structured_body([{"id": "ent-1", "type": "ticket", "title": "Login fails", "status": "open"}], None, "x")
     )
-    later = result("c9", {"id": "ent-2", "type": "note", "title": "Call back"})
+    later = result("c9", {"id": "ent-2", "type": "note", "title": "Call back", "owner_id": "u-5"})
     found = entities([earlier, later])
-    assert found == [
-        {"id": "ent-1", "line": '- [ticket] "Login fails" (id: ent-1) — open'},
-        {"id": "ent-2", "type": "note", "title": "Call back"},
-    ]
     body = structured_body(found, None, "")
     assert section(body, "Entities Created/Modified") == [
         '- [ticket] "Login fails" (id: ent-1) — open',
         '- [note] "Call back" (id: ent-2)',
+        "- [owner_id] (id: u-5)",
     ]
+    assert ids(entities([summary_message(body)])) == ["ent-1", "ent-2", "u-5"]
 
 
 def test_an_earlier_summary_with_no_entities_contributes_none() -> None:
@@ -135,7 +159,7 @@ def test_an_unstructured_earlier_summary_contributes_no_entities() -> None:
     [
         ({"id": "e1", "type": "task", "title": "Fix it", "status": "done"}, '- [task] "Fix it" (id: e1) — done'),
         ({"id": "e2", "name": "Acme"}, '- [Entity] "Acme" (id: e2)'),
-        ({"id": "e3"}, '- [Entity] "" (id: e3)'),
+        ({"id": "e3"}, "- [Entity] (id: e3)"),
     ],
     ids=["full", "name-no-type", "id-only"],
 )
@@ -192,6 +216,19 @@ def test_an_unstructured_earlier_summary_does_not_hide_an_older_call() -> None:
     assert latest_tasks(messages) == ["- [ ] Older (pending)"]
 
 
+def test_task_lists_of_coding_agents_plan_tools_are_read_through_their_presets() -> None:
+    from compaction_suite.reference.extraction import CODING_AGENT_TASK_LISTS, TaskListTool
+
+    todo = call("c1", "TodoWrite", {"todos": [{"content": "Run tests", "status": "in_progress", "activeForm": "Running"}]})
+    plan = call("c2", "update_plan", {"explanation": "x", "plan": [{"step": "Read code", "status": "completed"}]})
+    assert latest_tasks([calls(todo)]) is None, "seed 001's default reads reportProgress only"
+    assert latest_tasks([calls(todo)], CODING_AGENT_TASK_LISTS) == ["- [ ] Run tests (in progress)"]
+    assert latest_tasks([calls(todo), calls(plan)], CODING_AGENT_TASK_LISTS) == ["- [x] Read code (completed)"]
+    own = TaskListTool("set_checklist", "items", "label", status="state")
+    checklist = call("c3", "set_checklist", {"items": [{"label": "Deploy", "state": "pending"}]})
+    assert latest_tasks([calls(checklist)], (own,)) == ["- [ ] Deploy (pending)"]
+
+
 # --- structured_body and the model's text -----------------------------------------------------
 
 
@@ -208,7 +245,7 @@ def test_structured_body_has_the_four_sections_in_order() -> None:
 def test_structured_body_says_so_when_a_section_is_empty() -> None:
     body = structured_body([], None, "")
     assert section(body, "Entities Created/Modified") == ["- (none)"]
-    assert section(body, "Current Task List") == ["- (no reportProgress call yet)"]
+    assert section(body, "Current Task List") == ["- (no task list yet)"]
     assert section(body, "Key Decisions") == ["- (none reported)"]
 
 

@@ -305,17 +305,17 @@ def _swe_history() -> list[dict]:
     ]
 
 
-def test_swe_agent_tool_call_ids_are_expanded_and_reused_ids_renamed(tmp_path: Path) -> None:
+def test_swe_agent_tool_call_ids_are_expanded_and_reused_ids_kept(tmp_path: Path) -> None:
     source = tmp_path / "demo.traj"
     source.write_text(json.dumps({"history": _swe_history(), "info": {"exit_status": "submitted"}}), encoding="utf-8")
     header, messages = import_swe_agent(source, created="2025-01-01")
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
-    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["call_x", "call_y", "call_x~2"]
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["call_x", "call_y", "call_x"]
     assert messages[3]["content"] == messages[4]["content"] == "a.py\n/repo"
-    assert messages[5]["tool_calls"][0]["id"] == "call_x~2"
+    assert messages[5]["tool_calls"][0]["id"] == "call_x"  # as recorded: ids pair within a round (HIST-6)
     assert all(set(m) <= {"role", "content", "tool_calls", "tool_call_id"} for m in messages)
     assert header["id"] == "swe-agent:demo" and "exit_status=submitted" in header["notes"]
-    assert "call_x->call_x~2" in header["notes"] and "1 extra tool message" in header["notes"]
+    assert "reuse an id of an earlier round (call_x)" in header["notes"] and "1 extra tool message" in header["notes"]
     assert "thought (3)" in header["notes"]
     split_rounds(messages)
 
@@ -367,8 +367,10 @@ def test_published_function_calling_trajectories_keep_their_calls() -> None:
             continue
         function_calling.append(source.name)
         _, messages = import_swe_agent(source)
-        answered = [m["tool_call_id"].split("~")[0] for m in messages if m["role"] == "tool"]
+        answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
         assert answered == [i for m in history for i in m.get("tool_call_ids", [])]
+        calls = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+        assert calls == [c["id"] for m in history for c in m.get("tool_calls") or []], "ids are kept as recorded"
         assert all(m.get("tool_calls") for m in messages if m["role"] == "assistant")
     assert len(function_calling) >= 4
     assert any("function_calling_simple" in name for name in function_calling)

@@ -5,10 +5,13 @@
 * `import_swe_agent`: a SWE-agent ``.traj`` file, a JSON object whose
   ``history`` list holds chat messages with SWE-agent keys; one trace per file.
 
-Both keep only the OpenAI message keys, give every tool result its own
-``tool_call_id``, rename tool-call ids that a trajectory reuses, validate the
-result with `compaction_suite.reference.rounds.split_rounds` and say in the header's ``notes``
-what they changed. FORMAT.md ("Importers") gives the rules; malformed input
+Both keep real traffic as it was recorded and change only what the
+chat-completions API would reject: they keep only the OpenAI message keys and
+give every tool result its own ``tool_call_id``. Tool-call ids stay as recorded,
+also when a later round reuses one (the API pairs calls and results within a
+round, SPEC HIST-6). They validate the result with
+`compaction_suite.reference.rounds.split_rounds` and say in the header's ``notes`` what they
+changed. FORMAT.md ("Importers") gives the rules; malformed input
 raises `TraceImportError` naming the file and the record / message index.
 """
 
@@ -54,10 +57,9 @@ class _Converter:
     def __init__(self, path: Path, label: str) -> None:
         self.path, self.label = path, label
         self.dropped: Counter[str] = Counter()
-        self.renamed: list[str] = []
+        self.reused: list[str] = []
         self.expanded = 0
         self.seen_ids: set[str] = set()
-        self.round_ids: dict[str, str] = {}
         self.origin: list[int] = []
 
     def fail(self, index: int | None, detail: str) -> TraceImportError:
@@ -100,13 +102,12 @@ class _Converter:
         raise self.fail(index, f"{role} message content must be a string or a list of parts")
 
     def _assistant(self, message: Message, index: int) -> Message:
-        """Normalise ``tool_calls``; rename an id an earlier message already used."""
+        """Normalise ``tool_calls``; note (never change) an id an earlier round used."""
         calls = message.pop("tool_calls", None)
         if calls in (None, []):
             return message
         if not isinstance(calls, list):
             raise self.fail(index, "'tool_calls' is not a list")
-        self.round_ids = {}
         message["tool_calls"] = [self._call(call, index) for call in calls]
         return message
 
@@ -119,19 +120,10 @@ class _Converter:
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
-        new_id = self._unique(call["id"])
-        self.round_ids[call["id"]] = new_id
-        return {"id": new_id, "type": "function", "function": {"name": function["name"], "arguments": arguments}}
-
-    def _unique(self, call_id: str) -> str:
-        new_id, number = call_id, 1
-        while new_id in self.seen_ids:
-            number += 1
-            new_id = f"{call_id}~{number}"
-        if new_id != call_id:
-            self.renamed.append(f"{call_id}->{new_id}")
-        self.seen_ids.add(new_id)
-        return new_id
+        if call["id"] in self.seen_ids:
+            self.reused.append(call["id"])
+        self.seen_ids.add(call["id"])
+        return {"id": call["id"], "type": "function", "function": {"name": function["name"], "arguments": arguments}}
 
     def _tool_results(self, raw: dict[str, Any], kept: Message, index: int) -> list[Message]:
         """One tool message per answered id (SWE-agent lists them in ``tool_call_ids``)."""
@@ -140,7 +132,7 @@ class _Converter:
             raise self.fail(index, "tool message needs a string 'tool_call_id' or a non-empty 'tool_call_ids' list")
         self.expanded += len(ids) - 1
         base = {key: value for key, value in kept.items() if key != "tool_call_id"}
-        return [{**base, "tool_call_id": self.round_ids.get(i, i)} for i in ids]
+        return [{**base, "tool_call_id": i} for i in ids]
 
     def _validate(self, messages: list[Message]) -> None:
         try:
@@ -157,8 +149,9 @@ class _Converter:
             notes.append(f"Dropped non-OpenAI message keys: {keys}.")
         if self.expanded:
             notes.append(f"Split tool_call_ids lists into {self.expanded} extra tool message(s), content repeated.")
-        if self.renamed:
-            notes.append(f"Renamed {len(self.renamed)} reused tool-call id(s): {', '.join(self.renamed)}.")
+        if self.reused:
+            ids = ", ".join(dict.fromkeys(self.reused))
+            notes.append(f"Kept as recorded: {len(self.reused)} tool call(s) reuse an id of an earlier round ({ids}).")
         return notes
 
 
@@ -230,16 +223,26 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
     return header, messages
 
 
+def _import(kind: str, file: Path) -> list[Trace]:
+    if kind == "tau-bench":
+        return import_tau_bench(file)
+    if kind == "swe-agent":
+        return [import_swe_agent(file)]
+    from .claude_code import import_claude_code
+
+    return [import_claude_code(file)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent} FILE... --out-dir DIR``."""
+    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent,claude-code} FILE... --out-dir DIR``."""
     parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.importers", description=main.__doc__)
-    parser.add_argument("kind", choices=("tau-bench", "swe-agent"))
+    parser.add_argument("kind", choices=("tau-bench", "swe-agent", "claude-code"))
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--out-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for file in args.files:
-        traces = import_tau_bench(file) if args.kind == "tau-bench" else [import_swe_agent(file)]
+        traces = _import(args.kind, file)
         for header, messages in traces:
             target = args.out_dir / (header["id"].replace(":", "__") + ".jsonl")
             write_trace(target, header, messages)

@@ -29,34 +29,68 @@ def bench() -> None:
         raise click.UsageError(f"the benchmarks need the bench extra (missing: {', '.join(missing)}): pip install 'compaction-suite[bench]'")
 
 
+def _task_tool(value: str) -> tuple[str, str, str]:
+    parts = value.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise click.BadParameter(f"expected NAME:ITEMS_KEY:TITLE_KEY, got {value!r}", param_hint="--task-tool")
+    return parts[0], parts[1], parts[2]
+
+
 @bench.command()
 @click.argument("targets", nargs=-1)
 @click.option("--trace", "traces", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A trace to replay: .jsonl (trace format), SWE-agent .traj or tau-bench .json (repeatable; default: cassettes/traces/*.jsonl).")
+              help="A trace to replay: .jsonl (trace format), SWE-agent .traj, tau-bench .json, Claude Code session .jsonl (repeatable; default: cassettes/traces/*.jsonl).")
 @click.option("--with-reference", is_flag=True, help="With TARGETs: compare them with the reference strategies too.")
+@click.option("--max-context-tokens", type=click.IntRange(min=1), help="Token threshold of every token trigger (targets get it as Settings.max_context_tokens).")
+@click.option("--threshold-iterations", type=click.IntRange(min=1), help="Seed 000's iteration threshold (targets: Settings.threshold_iterations).")
+@click.option("--keep-rounds", type=click.IntRange(min=0), help="Rounds kept verbatim by round-keeping strategies (targets: Settings.keep_recent_rounds); also a ceiling column.")
+@click.option("--ceiling-rounds", type=click.IntRange(min=0), multiple=True, help="K of a ceiling column (repeatable; default 2, plus --keep-rounds).")
+@click.option("--id-key", "id_keys", multiple=True, help="An extra entity-id key pattern, glob (repeatable; e.g. '*_number'). SPEC ENT-1.")
+@click.option("--task-tool", "task_tools", multiple=True, callback=lambda c, p, v: [_task_tool(x) for x in v],
+              help="An extra task-list tool NAME:ITEMS_KEY:TITLE_KEY (repeatable; reportProgress, TodoWrite and update_plan are built in). SPEC ENT-2.")
 @OUT
 @QUIET
-def replay(targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, out: Path, quiet: bool) -> None:
-    """Replay traces through compactors: tokens, cost, what survives (replay.md).
+def replay(
+    targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, max_context_tokens: int | None,
+    threshold_iterations: int | None, keep_rounds: int | None, ceiling_rounds: tuple[int, ...], id_keys: tuple[str, ...],
+    task_tools: list[tuple[str, str, str]], out: Path, quiet: bool,
+) -> None:
+    """Replay traces through compactors: tokens, cost, what survives, against the ceilings (replay.md).
 
     TARGETS are compactors of the plug-in contract (module:attr, a registered name, cmd:...);
     without any, the reference strategies of benchmarks/lineup.py are compared. Summarizers
-    talk to the suite's summarizer test double. No compaction is always the baseline.
+    talk to the suite's summarizer test double. No compaction is always the baseline. A
+    retention figure reads n/a when the traces carry nothing of that kind.
     """
     from compaction_suite.benchmarks import cost
-    from compaction_suite.benchmarks.lineup import LINEUP
-
+    from compaction_suite.benchmarks.lineup import Tuning, lineup
+    from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, id_rule
     from compaction_suite.conformance.target import TargetError, resolve
+    from compaction_suite.reference import CODING_AGENT_TASK_LISTS as PRESETS
+    from compaction_suite.reference import EntityRule, TaskListTool
 
     if not traces and not cost.shipped_traces():
         raise click.UsageError("no traces to replay: this install ships none; pass --trace FILE (.jsonl trace, SWE-agent .traj or tau-bench .json)")
-    compactors = dict(LINEUP) if with_reference or not targets else {}
+    tuning = Tuning(
+        max_context_tokens, threshold_iterations, keep_rounds, EntityRule(keys=id_keys),
+        PRESETS + tuple(TaskListTool(*tool) for tool in task_tools),
+    )
+    changes = {"max_context_tokens": max_context_tokens, "threshold_iterations": threshold_iterations,
+               "keep_recent_rounds": keep_rounds}
+    compactors = lineup(tuning) if with_reference or not targets else {}
     try:
         for spec in targets:
             compactors[spec] = resolve(spec).factory
     except TargetError as error:
         raise click.UsageError(str(error)) from error
-    results = cost.run(out, list(traces) or None, compactors, progress=not quiet)
+    ceilings = sorted(set(ceiling_rounds or (2,)) | ({keep_rounds} if keep_rounds is not None else set()))
+    results = cost.run(
+        out, list(traces) or None, compactors, progress=not quiet,
+        settings_changes={k: v for k, v in changes.items() if v is not None},
+        id_rule=id_rule(keys=id_keys),
+        task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
+        ceiling_rounds=ceilings,
+    )
     click.echo(cost.headline(results))
     click.echo(cost.verdict(results))
     click.echo(f"reports in {out}/: replay.json, replay.md, replay-context.png, replay-retention.png")

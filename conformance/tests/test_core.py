@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import histories
+from compaction_suite.conformance.histories import histories, real_traffic
 from compaction_suite.conformance.settings import Settings
 
 from .common import changed, clause, estimate, run, substantial, well_formed
@@ -19,10 +19,12 @@ SUBSTANTIAL = 400
 """CORE-7 is judged where the messages a compaction removed hold at least this many chars/4
 tokens: a summary may honestly outgrow a few words."""
 iterations = st.integers(1, 2 * T)
+drawn = histories() | real_traffic()
+"""Generated histories, half of them in the shapes real traffic has (SPEC HIST-* Decision)."""
 
 
 @clause("CORE-1")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_tool_results_follow_their_call(suite, history, iteration):
     _, out = run(suite, history, iteration)
     if well_formed(out):
@@ -30,7 +32,7 @@ def test_tool_results_follow_their_call(suite, history, iteration):
 
 
 @clause("CORE-2")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_every_call_has_one_result(suite, history, iteration):
     _, out = run(suite, history, iteration)
     if well_formed(out):
@@ -55,7 +57,7 @@ def test_system_messages_kept_first_when_compacting(suite, history):
 
 
 @clause("CORE-4")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_kept_rounds_whole_and_in_order(suite, history, iteration):
     _, out = run(suite, history, iteration)
     if well_formed(out):
@@ -63,7 +65,7 @@ def test_kept_rounds_whole_and_in_order(suite, history, iteration):
 
 
 @clause("CORE-5")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_input_not_mutated(suite, history, iteration):
     suite.reset_server()
     subject = suite.new()
@@ -74,7 +76,7 @@ def test_input_not_mutated(suite, history, iteration):
 
 
 @clause("CORE-6")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_output_is_valid(suite, history, iteration):
     _, out = run(suite, history, iteration)
     require("CORE-6", oracle.check_valid_messages(out), history, out)
@@ -96,7 +98,7 @@ def test_never_larger(suite, history, iteration):
 
 
 @clause("CORE-8")
-@given(history=histories(), iteration=iterations)
+@given(history=drawn, iteration=iterations)
 def test_deterministic(suite, history, iteration):
     _, first = run(suite, history, iteration)
     _, second = run(suite, history, iteration)

@@ -8,7 +8,7 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
+from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list, real_traffic
 from compaction_suite.conformance.settings import Settings
 
 from .common import changed, clause, summaries
@@ -19,7 +19,9 @@ SECTIONS = ("Entities Created/Modified", "Current Task List", "Key Decisions", "
 OMITS_IDS = "The agent worked through several steps; nothing specific is worth repeating."
 """A summarizer answer that drops every identifier, as small models do."""
 
-structured_histories = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
+_structured = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
+structured_histories = _structured | real_traffic(_structured)
+"""Half in real-traffic shapes: ids nested in records, reused call ids, text parts (SPEC ENT-1)."""
 
 
 def _compact(suite, history):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.rounds import flatten
 from compaction_suite.reference.strategies import StructuredSummarize, split_system
 from compaction_suite.reference.summarizer import Summary
-from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, transcript
+from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript
 from compaction_suite.reference.triggers import Observation
 
 
@@ -403,6 +404,8 @@ class _Structured(StructuredSummarize):
     def body(self, prefix, model_text):
         if self.defect == "ids_from_model":
             return structured_body([], latest_tasks(prefix), model_text)
+        if self.defect == "top_level_ids_only":
+            return structured_body(_top_level_ids(prefix), latest_tasks(prefix), model_text)
         if self.defect == "tasks_from_model":
             return structured_body(entities(prefix), None, model_text)
         if self.defect == "missing_section":
@@ -414,6 +417,25 @@ def _structured(settings: Any, defect: str) -> Compactor:
     compactor = seed_001(settings)
     compactor.strategy = _Structured(compactor.strategy, defect)
     return compactor
+
+
+def _top_level_ids(prefix):
+    """The entity rule STRUCT-2 had before issue 12: the top-level string ``id`` of a JSON object."""
+    found = {}
+    for message in prefix:
+        if message.get("role") == "tool":
+            try:
+                data = json.loads(text_of(message))
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                found[data["id"]] = data
+    return list(found.values())
+
+
+def top_level_ids_only(settings: Any) -> Compactor:
+    """Keeps only top-level string ``id``s, missing ids nested in records (``owner_id``, ``linkedIds``)."""
+    return _structured(settings, "top_level_ids_only")
 
 
 def ids_from_model(settings: Any) -> Compactor:
@@ -480,6 +502,7 @@ CONTROLS: dict[str, Control] = {
     "hash_of_transcript": Control("EVT-2", ("events",), r"same prompt, different hashes"),
     "failure_without_reason": Control("EVT-3", ("events",), r"failure_reason=None"),
     "ids_from_model": Control("STRUCT-2", ("structured",), r"entity ids lost: \['"),
+    "top_level_ids_only": Control("STRUCT-2", ("structured",), r"entity ids lost: \['"),
     "tasks_from_model": Control("STRUCT-3", ("structured",), r"task titles lost: \['"),
     "keeps_five": Control("STRUCT-4", ("structured",), r"the last 10 messages of the input are not the output's last 10"),
     "missing_section": Control("STRUCT-1", ("structured",), r"lacks \['Key Decisions'\]"),
