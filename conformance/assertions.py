@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .clauses import clauses
@@ -28,10 +28,16 @@ class ClauseViolation(AssertionError):
         super().__init__("\n".join(parts))
 
 
+CHECKED: list[Callable[[str, Any], None]] = []
+"""Listeners told of each check that held (the suite counts what exercised a clause)."""
+
+
 def require(clause_id: str, problem: str | None, history: Any = None, output: Any = None) -> None:
     """Raise `ClauseViolation` when a check found a problem (``problem`` is its reason)."""
     if problem is not None:
         raise ClauseViolation(clause_id, problem, history, output)
+    for listener in CHECKED:
+        listener(clause_id, history)
 
 
 def render(label: str, messages: Any) -> str:

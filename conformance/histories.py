@@ -15,6 +15,8 @@ The vocabulary of a history:
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
 - ``histories()``: all of the above in a realistic agent order.
+- ``agent_shaped(strategy)``: the same histories as frameworks send them (text-part content for
+  system and tool messages, optional keys, huge tool-call arguments).
 - ``real_traffic()``: histories in the shapes real traffic has (reused ids across
   rounds, ``name``, refusals, text parts, empty assistant content next to tool calls,
   ids nested in records).
@@ -70,11 +72,12 @@ __all__ = [
     "latest_task_titles",
     "ENTITY_TOOL",
     "GENERIC_TOOLS",
-    "Message",
     "PROGRESS_TOOL",
     "SUMMARY_PREFIX",
     "TASK_STATUSES",
     "TOOL_NAMES",
+    "Message",
+    "agent_shaped",
     "assistant_replies",
     "earlier_summaries",
     "entity_ids",
@@ -624,7 +627,7 @@ def _histories(
     summary = _presence(draw, earlier_summary)
     if summary:
         messages.append(draw(earlier_summaries()))
-    least = (1 if summary else 2) if in_flight else 0
+    least = (1 if summary else 2) if in_flight else 1  # at least one user turn: never system-only
     rounds = draw(st.integers(max(min_rounds, least), max_rounds))
     previous = "summary" if summary else "start"
     for _ in range(rounds - int(in_flight)):
@@ -658,7 +661,8 @@ def histories(
     Layout: one or (one in four) two system/developer prompts (``system=True``;
     ``None`` = maybe; ``False`` = none), then an earlier ``[Context Summary]``
     (``earlier_summary``: ``True`` always, ``False`` never, ``None`` maybe), then
-    ``min_rounds..max_rounds`` rounds (SPEC ROUND-1; prompts and summary are not
+    ``min_rounds..max_rounds`` rounds, at least one (an agent's history always holds a user
+    turn or a summary standing for them: never system prompts alone) (SPEC ROUND-1; prompts and summary are not
     counted). Without a summary the first round is a user turn; tool rounds,
     assistant replies and further user turns and corrections follow in a realistic
     agent order.
@@ -683,6 +687,51 @@ def histories(
     return _histories(
         min_rounds, max_rounds, system, earlier_summary, in_flight, rounds[False], rounds[True], multimodal
     )
+
+
+# --- as agents send them: variants of a drawn history -----------------------------------
+
+
+def _text_parts(text_value: Any) -> Any:
+    return [{"type": "text", "text": text_value}] if isinstance(text_value, str) else text_value
+
+
+@st.composite
+def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[Message]:
+    history = draw(base)
+    system_parts, tool_parts, optional_keys = (_one_in(draw, 3) for _ in range(3))
+    huge_arguments = draw(long_tool_outputs(min_size=20_000, max_size=60_000)) if _one_in(draw, 6) else None
+    shaped = []
+    for message in history:
+        message = dict(message)
+        role = message.get("role")
+        if (role in ("system", "developer") and system_parts) or (role == "tool" and tool_parts):
+            message["content"] = _text_parts(message.get("content"))
+        if optional_keys and role == "assistant":
+            message.setdefault("refusal", None)
+        if huge_arguments is not None and message.get("tool_calls"):
+            message["tool_calls"] = [_with_content(message["tool_calls"][0], huge_arguments), *message["tool_calls"][1:]]
+            huge_arguments = None
+        if optional_keys and role == "user" and not _text_of(message.get("content")).startswith(SUMMARY_PREFIX):
+            message.setdefault("name", "operator")
+        shaped.append(message)
+    return shaped
+
+
+def _with_content(call: dict[str, Any], content: str) -> dict[str, Any]:
+    """``call`` with a ``"content"`` argument added (a file an agent writes, say)."""
+    arguments = _json_object(call["function"]["arguments"]) or {}
+    function = dict(call["function"], arguments=json.dumps(arguments | {"content": content}, ensure_ascii=False))
+    return dict(call, function=function)
+
+
+def agent_shaped(base: SearchStrategy[list[Message]]) -> SearchStrategy[list[Message]]:
+    """``base``'s histories as agent frameworks send them: in one example in three each,
+    system and tool content as a list of text parts instead of a string, and the optional
+    keys real messages carry (``refusal: null`` on assistant messages, a ``name`` on user
+    turns); in one in six, the first tool call's arguments carry a huge ``"content"``
+    (20 to 60 kB, as a file an agent writes). The provider accepts every variant (SPEC CORE-6)."""
+    return _agent_shaped(base)
 
 
 # --- real-traffic shapes ----------------------------------------------------------

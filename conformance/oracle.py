@@ -35,6 +35,22 @@ def call_ids(message: Any) -> list[str]:
     return [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
+def where(messages: Sequence[Any], i: int) -> str:
+    """``message 3 (tool)``: how a reason points at the message that is wrong."""
+    message = messages[i] if 0 <= i < len(messages) else None
+    role = message.get("role") if isinstance(message, dict) else type(message).__name__
+    return f"message {i} ({role})"
+
+
+def in_flight(messages: Any) -> bool:
+    """Whether the last round of ``messages`` has an unanswered tool call (SPEC CORE-9, ROUND-3)."""
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        return False
+    last = rounds(messages)[-1]
+    answered = {messages[i].get("tool_call_id") for i in last[1:]}
+    return any(call_id not in answered for call_id in call_ids(messages[last[0]]))
+
+
 def rounds(messages: Sequence[dict]) -> list[list[int]]:
     """Indices grouped into rounds: a tool message joins the round before it."""
     groups: list[list[int]] = []
@@ -100,7 +116,7 @@ def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
             if message.get("role") != "tool":
                 continue
             if opener.get("role") != "assistant" or message.get("tool_call_id") not in call_ids(opener):
-                return f"message {i}: tool result {message.get('tool_call_id')!r} has no matching call in its round"
+                return f"{where(out, i)}: tool result {message.get('tool_call_id')!r} has no matching call in its round"
     return None
 
 
@@ -110,41 +126,52 @@ def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
         answered = [out[i].get("tool_call_id") for i in r[1:]]
         for call_id in call_ids(out[r[0]]):
             if answered.count(call_id) != 1:
-                return f"message {r[0]}: tool call {call_id!r} has {answered.count(call_id)} results in its round"
+                return f"{where(out, r[0])}: tool call {call_id!r} has {answered.count(call_id)} results in its round"
     return None
 
 
 def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: bool) -> str | None:
-    """CORE-3."""
+    """CORE-3. **Decision** (a system message in the middle of a history): every system message
+    is kept verbatim and in order; in a compacted output the *leading* system messages of the
+    input (those before its first other message) come first. A system message the input holds
+    later may stay where it was among the kept messages (CORE-4's order) or move up front."""
     before = [m for m in history if m.get("role") in SYSTEM_ROLES]
-    after = [m for m in out if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
+    positions = [i for i, m in enumerate(out) if isinstance(m, dict) and m.get("role") in SYSTEM_ROLES]
+    after = [out[i] for i in positions]
     if not same(before, after):
-        return f"system messages changed: {len(before)} in, {len(after)} out (or their text differs)"
-    if compacted and not same(list(out[: len(after)]), after):
-        return "system messages are not first in the compacted output"
+        lost = next((i for i, m in enumerate(history) if m.get("role") in SYSTEM_ROLES and not any(same(m, a) for a in after)), None)
+        missing = f"; input {where(history, lost)} is missing or altered" if lost is not None else ""
+        return f"system messages changed: {len(before)} in, {len(after)} out (or their text or order differs){missing}"
+    leading = next((i for i, m in enumerate(history) if m.get("role") not in SYSTEM_ROLES), len(history))
+    if compacted and positions[:leading] != list(range(leading)):
+        moved = next(i for i, p in enumerate(positions[:leading]) if p != i)
+        return f"{where(out, positions[moved])} is a leading system message of the input but not at the head of the compacted output"
     return None
 
 
-def kept_indices(history: Sequence[dict], out: Sequence[dict]) -> tuple[dict[int, int], str | None]:
-    """Match output messages equal to input messages, in order: {output index: input index}."""
+def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool = True) -> tuple[dict[int, int], str | None]:
+    """Match output messages equal to input messages, in order: {output index: input index}.
+    Without ``system``, system messages are left out (CORE-3 judges where they go)."""
     positions: dict[str, list[int]] = {}
     for i, message in enumerate(history):
         positions.setdefault(json.dumps(message, sort_keys=True), []).append(i)
     matched: dict[int, int] = {}
     last = -1
     for j, message in enumerate(out):
+        if not system and isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
+            continue
         candidates = positions.get(json.dumps(message, sort_keys=True), [])
         later = next((i for i in candidates if i > last), None)
         if candidates and later is None:
-            return matched, f"output message {j} is input message {candidates[0]} moved out of order"
+            return matched, f"output {where(out, j)} is input message {candidates[0]} moved out of order"
         if later is not None:
             matched[j] = last = later
     return matched, None
 
 
 def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | None:
-    """CORE-4."""
-    matched, problem = kept_indices(history, out)
+    """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
+    matched, problem = kept_indices(history, out, system=False)
     if problem:
         return problem
     kept = set(matched.values())
@@ -161,7 +188,7 @@ def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | No
                 continue  # replaced in place (a masked result)
             if call_ids(message) and sorted(call_ids(message)) in out_call_sets:
                 continue
-            return f"input message {i} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
+            return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
     return None
 
 
@@ -186,9 +213,9 @@ def check_valid_messages(out: Any) -> str | None:
         for call in m.get("tool_calls") or []:
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(function, dict):
-                return f"message {i} has a malformed tool call"
+                return f"{where(out, i)} has a malformed tool call"
             if call["id"] in seen:
-                return f"message {i} repeats tool_call id {call['id']!r} among its own calls"
+                return f"{where(out, i)} repeats tool_call id {call['id']!r} among its own calls"
             seen.add(call["id"])
     return None
 
@@ -196,20 +223,49 @@ def check_valid_messages(out: Any) -> str | None:
 # --- summary
 
 
-def expected_summary_shape(history: Sequence[dict], k: int) -> tuple[list[dict], list[dict]]:
-    """(system messages, the last k non-system rounds flattened) of an input."""
+def expected_summary_shape(history: Sequence[dict], k: int, min_messages: int = 0) -> tuple[list[dict], list[dict]]:
+    """(system messages, the kept tail) of an input: the last ``k`` non-system rounds, extended
+    to whole rounds until it holds at least ``min_messages`` messages.
+
+    **Decision** (SUM-1 with STRUCT-4): a target claiming ``summary`` and ``structured`` keeps
+    the longer of the two tails, ``min_messages=10``; one claiming ``summary`` alone keeps
+    exactly ``k`` rounds."""
     system = [m for m in history if m.get("role") in SYSTEM_ROLES]
-    tail = [m for r in non_system_rounds(history)[-k:] for m in r] if k else []
-    return system, tail
+    groups = non_system_rounds(history)
+    start = max(len(groups) - k, 0) if k else len(groups)
+    while start > 0 and sum(len(g) for g in groups[start:]) < min_messages:
+        start -= 1
+    return system, [m for g in groups[start:] for m in g]
 
 
-def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int) -> str | None:
+def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int, min_messages: int = 0) -> str | None:
     """SUM-1."""
-    system, tail = expected_summary_shape(history, k)
+    system, tail = expected_summary_shape(history, k, min_messages)
     if len(out) != len(system) + 1 + len(tail):
         return f"expected {len(system)} system + 1 summary + {len(tail)} tail messages, got {len(out)} messages"
     if sum(map(is_summary, out)) != 1:
         return f"expected exactly one summary message, found {sum(map(is_summary, out))}"
     if not is_summary(out[len(system)]):
-        return f"message {len(system)} should be the summary"
+        return f"{where(out, len(system))} should be the summary"
+    return None
+
+
+# --- a failed summarizer call
+
+
+def check_no_failed_summary(history: Sequence[dict], out: Any) -> str | None:
+    """CORE-11: after a summarizer fault, the output is the input, or the input with messages
+    removed (a truncation fallback) or tool results masked in place; it holds no new message
+    standing for removed ones, since no summary of them was written."""
+    if not isinstance(out, list) or same(history, out):
+        return None
+    inputs = {json.dumps(m, sort_keys=True) for m in history}
+    for j, message in enumerate(out):
+        if json.dumps(message, sort_keys=True) in inputs:
+            continue
+        if isinstance(message, dict) and message.get("role") == "tool":
+            continue  # a result masked in place (CORE-4 judges it)
+        body = text(message).strip()
+        shown = (body[:60] + "…") if len(body) > 60 else body
+        return f"{where(out, j)} is new although the summarizer failed: it stands for removed messages no summary was written for ({shown!r})"
     return None

@@ -138,9 +138,23 @@ def suite(request: pytest.FixtureRequest) -> Suite:
     return found
 
 
+COLLECTED = pytest.StashKey[set[str]]()
+
+
+@pytest.fixture(scope="session")
+def other_process(suite: Suite) -> Any:
+    """A second process running the same target (SPEC CORE-8 and EVT-2 decisions: across processes)."""
+    from .crossprocess import Worker
+
+    worker = Worker(suite.target.spec)
+    yield worker
+    worker.close()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _select_clauses(config, items)
     _mark_xfails(config, items)
+    config.stash[COLLECTED] = {clause_id for item in items if (clause_id := _clause_of(item))}
 
 
 def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -174,9 +188,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if clause_id is None or suite is None:
         return
-    reason = suite.active(clauses()[clause_id].profile)
+    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id)
     if reason:
         pytest.skip(reason)
+    suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    suite = item.config.stash.get(SUITE, None)
+    if suite is not None:
+        suite.current = suite.current_test = None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -185,13 +206,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     clause_id = _clause_of(item)
     if clause_id is None:
         return rep
-    violation = call.excinfo.value if call.excinfo is not None else None
+    violation = _violation(call.excinfo.value) if call.excinfo is not None else None
     if rep.failed and not clauses()[clause_id].must:
         rep.outcome = "skipped"
         rep.wasxfail = f"{clause_id} is a SHOULD clause: reported, never failing"
     if rep.when == "call" or rep.outcome != "passed":
         _record(item, rep, clause_id, violation)
     return rep
+
+
+def _violation(error: BaseException) -> BaseException:
+    """The error, or the first `ClauseViolation` among several Hypothesis found at once."""
+    if isinstance(error, BaseExceptionGroup):
+        found = [e for e in error.exceptions if isinstance(e, ClauseViolation)]
+        return found[0] if found else error
+    return error
 
 
 def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any) -> None:
@@ -202,6 +231,8 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
         entry["reason"] = violation.reason
         entry["history"] = violation.history
         entry["output"] = violation.output
+        suite = item.config.stash.get(SUITE, None)
+        entry["case"] = suite.last_case if suite is not None else None
     elif rep.skipped and not hasattr(rep, "wasxfail") and isinstance(rep.longrepr, tuple):
         entry["reason"] = str(rep.longrepr[2]).removeprefix("Skipped: ")
     elif violation is not None:
@@ -214,15 +245,32 @@ def _clause_of(item: pytest.Item) -> str | None:
     return marker.args[0] if marker else None
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+REPORT = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Build the clause report; a run whose verdict is not "conforms" exits 1 even when every
+    test passed (a violation seen in another clause's test, nothing compacted, a clause not exercised)."""
+    config = session.config
     suite = config.stash.get(SUITE, None)
     if suite is None or not config.stash[RESULTS]:
         return
-    data = report.build(suite, config.stash[RESULTS])
+    data = report.build(suite, config.stash[RESULTS], config.stash.get(COLLECTED, None))
+    config.stash[REPORT] = data
+    if exitstatus == pytest.ExitCode.OK and not data["passed"]:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    data = config.stash.get(REPORT, None)
+    if data is None:
+        return
+    paths = config.getoption("--compaction-report") or []
+    json_path = next((str(Path(p).with_suffix(".json")) for p in paths if not p.endswith(".md")), "REPORT.json")
     terminalreporter.section("compaction-suite clauses")
     for line in report.summary_lines(data):
-        terminalreporter.write_line(line)
-    for path in config.getoption("--compaction-report") or []:
+        terminalreporter.write_line(line.replace("{report}", json_path))
+    for path in paths:
         report.write(data, Path(path))
         terminalreporter.write_line(f"report written to {path}")
 

@@ -499,6 +499,9 @@ class CommandCompactor:
         self._last_event: dict[str, Any] | None = None
         self.implementation: dict[str, Any] = dict(session.implementation)
         self.profiles: set[str] = set(session.profiles)
+        self.capabilities: dict[str, Any] = dict(session.hello.get("capabilities") or {})
+        """The ``start`` answer's capabilities, including the declarations ``called`` and
+        ``system_prompt`` (protocol 1.1, SPEC Part A "Declarations")."""
 
     def __repr__(self) -> str:
         return f"<CommandCompactor {self._session.name} {self.implementation.get('name')!r}>"

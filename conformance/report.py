@@ -1,57 +1,63 @@
-"""The clause report: JSON for machines, Markdown for a person reading at a glance."""
+"""The clause report: JSON for machines, Markdown and the terminal table for a person.
+
+Its JSON shape is documented in ``schema/report.md``. Every clause of SPEC Part A gets one
+status: ``pass``, ``fail``, ``error`` (the test itself broke), ``skip`` (profile not claimed or
+not requested), ``not-applicable`` (a declared capability makes it unreachable),
+``not-exercised`` (no example reached it: nothing was compacted where it speaks), or ``xfail``.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .clauses import clauses
+from .clauses import HARMS, clauses
 
 if TYPE_CHECKING:
-    from .suite import Suite
+    from .suite import Finding, Suite
 
-FORMAT_VERSION = 1
-RANK = {"error": 4, "fail": 3, "xfail": 2, "pass": 1, "skip": 0}
+FORMAT_VERSION = 2
+RANK = {"error": 4, "fail": 3, "xfail": 2, "unexercised": 1, "pass": 1, "skip": 0}
+STATUSES = ("pass", "fail", "error", "not-exercised", "not-applicable", "skip", "xfail")
+REPLAY = "python -m compaction_suite.conformance.reproduce {report} {clause}"
+"""The one-line command that replays a clause's failure from the report alone."""
 
 
 def outcome_of(rep: pytest.TestReport) -> str:
-    """One test's outcome: pass, fail, error (it crashed), skip, or xfail (expected to fail)."""
+    """One test's outcome: pass, fail, error (it crashed), skip, xfail (expected to fail), or
+    unexercised (Hypothesis found no example satisfying the test's assumptions)."""
     if hasattr(rep, "wasxfail"):
         return "fail" if "SHOULD clause" in rep.wasxfail else "xfail"
     if rep.passed:
         return "pass"
     if rep.skipped:
         return "skip"
-    return "fail" if rep.when == "call" and _is_violation(rep) else "error"
-
-
-def _is_violation(rep: pytest.TestReport) -> bool:
     text = str(rep.longrepr)
-    return "ClauseViolation" in text or "AssertionError" in text
+    if "Unsatisfiable" in text or "filter_too_much" in text:
+        return "unexercised"
+    return "fail" if rep.when == "call" and ("ClauseViolation" in text or "AssertionError" in text) else "error"
 
 
-def build(suite: Suite, results: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The report: every clause of SPEC Part A with its status and, for a failure, the history."""
+def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set[str] | None = None) -> dict[str, Any]:
+    """The report: every clause of SPEC Part A whose tests were collected (all of them, unless
+    ``check --clause`` chose some), with its status, harm, title and evidence."""
+    waived = suite.capabilities.waived()
     out: dict[str, Any] = {}
     for clause in clauses().values():
-        entries = results.get(clause.id, [])
-        if not entries:
+        if collected is not None and clause.id not in collected:
             continue
-        worst = max(entries, key=lambda e: RANK[e["outcome"]])
-        status = worst["outcome"]
-        if status == "skip" and any(e["outcome"] == "pass" for e in entries):
-            status = "pass"
-        item: dict[str, Any] = {"status": status, "level": clause.level, "profile": clause.profile, "title": clause.title}
-        if status != "pass":
-            item["reason"] = worst.get("reason", "")
-            item["test"] = worst["test"]
-        if status == "fail" and worst.get("history") is not None:
-            item["history"] = worst["history"]
-            item["output"] = worst.get("output")
-        out[clause.id] = item
+        item = _clause(clause, results.get(clause.id, []), suite.observed.findings.get(clause.id), suite.observed.count(clause.id), waived.get(clause.id), suite)
+        if item is not None:
+            out[clause.id] = item
+    failing = [c for c in out.values() if c["status"] in ("fail", "error") and c["level"] == "MUST"]
+    unexercised = [cid for cid, c in out.items() if c["status"] == "not-exercised" and c["level"] == "MUST"]
+    verdict = "does-not-conform" if failing else "not-shown" if unexercised or suite.compacted == 0 else "conforms"
+    ran = [cid for cid, c in out.items() if c["status"] not in ("skip", "not-applicable")]
     return {
         "format": "compaction-suite-report",
         "version": FORMAT_VERSION,
@@ -59,53 +65,176 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]]) -> dict[str, A
         "origin": suite.target.origin,
         "compactor_version": suite.target.version,
         "profiles_claimed": sorted(suite.claimed),
+        "profiles_run": sorted({clauses()[cid].profile for cid in ran}),
+        "clauses_run": ran,
+        "capabilities": suite.capabilities.as_dict(),
         "settings": suite.settings.as_json() | {"base_url": "(suite's summarizer test double)"},
         "compact_calls": suite.calls,
         "compacted_calls": suite.compacted,
-        "passed": all(c["status"] in ("pass", "skip", "xfail") or c["level"] == "SHOULD" for c in out.values()),
+        "calls_summarizer": suite.summarizer_probed,
+        "verdict": verdict,
+        "passed": verdict == "conforms",
+        "harm_counts": {h: sum(1 for c in failing if c["harm"] == h) for h in HARMS},
+        "status_counts": {s: sum(1 for c in out.values() if c["status"] == s) for s in STATUSES},
+        "skips": _grouped_skips(out),
         "clauses": out,
     }
 
 
-def summary_lines(data: dict[str, Any]) -> list[str]:
-    lines = []
-    for clause_id, c in data["clauses"].items():
-        status = c["status"] + (" (SHOULD)" if c["status"] == "fail" and c["level"] == "SHOULD" else "")
-        reason = f"  {c.get('reason', '')}".rstrip() if c["status"] != "pass" else ""
-        lines.append(f"{clause_id:<9} {status:<14}{reason.splitlines()[0] if reason else ''}")
-    verdict = "conforms" if data["passed"] else "does NOT conform"
-    lines.append(f"{data['compactor']} {verdict} to the profiles it claims ({', '.join(data['profiles_claimed'])})")
-    lines.append(_exercised(data))
+def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None, exercised: int, waiver: str | None, suite: Suite) -> dict[str, Any] | None:
+    item: dict[str, Any] = {"status": "", "level": clause.level, "profile": clause.profile, "harm": clause.harm, "title": clause.title, "exercised": exercised}
+    if waiver is not None:
+        return item | {"status": "not-applicable", "reason": f"{waiver}: the framework never hands the compactor what {clause.id} judges"}
+    inactive = suite.active(clause.profile)
+    if not entries and finding is None:
+        return item | {"status": "skip", "reason": inactive} if inactive else None
+    if inactive:  # found on an output outside the profile's own tests (a core clause is always active)
+        return item | {"status": "skip", "reason": inactive}
+    worst = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
+    status = worst["outcome"]
+    if finding is not None and status not in ("fail",):
+        item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "test": finding.test}
+        return item | _evidence(finding.history, finding.output, finding.case, clause.id)
+    if status in ("skip", "pass", "unexercised") and any(e["outcome"] == "pass" for e in entries):
+        status = "pass"
+    if status in ("pass", "unexercised") and exercised == 0:
+        why = "no example compacted where this clause speaks" if not clause.exercised_by_check else "no example reached its check"
+        return item | {"status": "not-exercised", "reason": why}
+    item["status"] = status
+    if status != "pass":
+        item["reason"] = worst.get("reason", "")
+        item["test"] = worst.get("test")
+    if status == "fail" and worst.get("history") is not None:
+        item |= _evidence(worst["history"], worst.get("output"), worst.get("case"), clause.id)
+    return item
+
+
+def _evidence(history: Any, output: Any, case: dict[str, Any] | None, clause_id: str) -> dict[str, Any]:
+    """What shows and replays a failure: the input, the output, the call's case, the command."""
+    return {"history": history, "output": output, "case": case, "replay": REPLAY.format(report="{report}", clause=clause_id) if case else None}
+
+
+def _grouped_skips(out: dict[str, Any]) -> list[dict[str, Any]]:
+    groups: dict[str, list[str]] = {}
+    for cid, c in out.items():
+        if c["status"] in ("skip", "not-applicable"):
+            groups.setdefault(c.get("reason") or "", []).append(cid)
+    return [{"reason": reason, "clauses": ids} for reason, ids in groups.items()]
+
+
+def ranges(ids: Iterable[str]) -> str:
+    """``CORE-1..6, CORE-8, TRIG-1..5``: clause ids compressed into runs."""
+    runs: list[tuple[str, int, int]] = []
+    for cid in ids:
+        prefix, _, n = cid.rpartition("-")
+        if runs and runs[-1][0] == prefix and runs[-1][2] == int(n) - 1:
+            runs[-1] = (prefix, runs[-1][1], int(n))
+        else:
+            runs.append((prefix, int(n), int(n)))
+    return ", ".join(f"{p}-{a}" if a == b else f"{p}-{a}..{b}" for p, a, b in runs)
+
+
+VERDICTS = {
+    "conforms": "conforms to",
+    "does-not-conform": "does NOT conform to",
+    "not-shown": "is NOT shown to conform to",
+}
+
+
+def verdict_line(data: dict[str, Any]) -> str:
+    """The verdict, naming exactly the profiles and clauses that ran."""
+    return f"{data['compactor']} {VERDICTS[data['verdict']]} profiles {', '.join(data['profiles_run']) or '(none)'} (clauses {ranges(data['clauses_run']) or 'none'})"
+
+
+def notes(data: dict[str, Any]) -> list[str]:
+    """The lines under the verdict: harms, what was not exercised or waived, the compaction count."""
+    lines = [f"MUST clauses failing by harm: {', '.join(f'{h} {n}' for h, n in data['harm_counts'].items())}"]
+    if data["compacted_calls"] == 0:
+        lines.append(f"WARNING: the compactor NEVER compacted (0 of {data['compact_calls']} compact calls): its passes show nothing, so it is not shown to conform")
+    else:
+        lines.append(f"it compacted the history in {data['compacted_calls']} of the {data['compact_calls']} compact calls the tests made")
+    unexercised = [cid for cid, c in data["clauses"].items() if c["status"] == "not-exercised"]
+    if unexercised:
+        lines.append(f"not exercised (no example reached them, so no verdict): {ranges(unexercised)}")
     return lines
 
 
-def _exercised(data: dict[str, Any]) -> str:
-    """How much compacting the verdict rests on (a compactor that never compacts passes core)."""
-    return f"it compacted the history in {data['compacted_calls']} of the {data['compact_calls']} compact calls the tests made"
+def summary_lines(data: dict[str, Any]) -> list[str]:
+    lines = []
+    for cid, c in data["clauses"].items():
+        if c["status"] in ("skip", "not-applicable"):
+            continue
+        status = c["status"] + (" (SHOULD)" if c["status"] == "fail" and c["level"] == "SHOULD" else "")
+        harm = c["harm"] if c["status"] in ("fail", "error") else ""
+        lines.append(f"{cid:<9} {status:<15}{harm:<9}{c['exercised']:>5}  {c['title']}")
+        if c["status"] not in ("pass",) and c.get("reason"):
+            lines.append(f"{'':<11}{c['reason'].splitlines()[0]}")
+        if c["status"] == "fail" and c.get("replay"):
+            lines.append(f"{'':<11}replay: {c['replay']}")
+    for group in data["skips"]:
+        lines.append(f"{ranges(group['clauses'])}: {_status_word(data, group)} ({group['reason']})")
+    lines.append(verdict_line(data))
+    lines += notes(data)
+    return lines
 
 
-def markdown(data: dict[str, Any]) -> str:
-    verdict = "conforms" if data["passed"] else "does **not** conform"
+def _status_word(data: dict[str, Any], group: dict[str, Any]) -> str:
+    return data["clauses"][group["clauses"][0]]["status"]
+
+
+def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
+    version = f" ({data['compactor_version']})" if data["compactor_version"] else ""
     lines = [
         f"# compaction-suite report: `{data['compactor']}`",
         "",
-        f"{data['origin']}{' (' + data['compactor_version'] + ')' if data['compactor_version'] else ''} "
-        f"{verdict} to the profiles it claims: {', '.join(data['profiles_claimed'])}; "
-        f"{_exercised(data)}.",
+        f"{data['origin']}{version}. Declared capabilities: {data['capabilities']}.",
         "",
-        "| clause | level | status | reason |",
-        "|---|---|---|---|",
+        f"**{verdict_line(data)}**",
+        "",
+        *[f"- {line}" for line in notes(data)],
+        "",
+        "| clause | title | level | harm | status | examples | reason |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for clause_id, c in data["clauses"].items():
+    for cid, c in data["clauses"].items():
+        if c["status"] in ("skip", "not-applicable"):
+            continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
-        lines.append(f"| {clause_id} | {c['level']} | {c['status']} | {reason.replace('|', '/')} |")
+        lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
+    if data["skips"]:
+        lines += ["", "Not run:", ""]
+        lines += [f"- {ranges(g['clauses'])}: {_status_word(data, g)}, {_cell(g['reason'])}" for g in data["skips"]]
+    for cid, c in data["clauses"].items():
+        if c["status"] == "fail" and c.get("case"):
+            lines += _failure_section(cid, c, report_path)
     return "\n".join(lines) + "\n"
+
+
+def _failure_section(cid: str, c: dict[str, Any], report_path: str) -> list[str]:
+    case = c["case"]
+    return [
+        "",
+        f"## {cid} ({c['harm']}): {c['title']}",
+        "",
+        c.get("reason", ""),
+        "",
+        (
+            f"Reproduce: iteration {case['iteration']}, settings changed {case['settings'] or '{}'}, summarizer {case['summarizer']}, "
+            f"{len(case['messages'])} input messages (in the JSON report). Replay: `{c['replay'].format(report=report_path)}`"
+        ),
+    ]
+
+
+def _cell(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("|", "/"))
 
 
 def write(data: dict[str, Any], path: Path) -> None:
     """Write ``data`` as JSON or Markdown, chosen by the file's suffix."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    json_path = str(path.with_suffix(".json"))
     if path.suffix == ".md":
-        path.write_text(markdown(data), encoding="utf-8")
-    else:
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(markdown(data, json_path), encoding="utf-8")
+        return
+    clauses_out = {cid: dict(c, replay=c["replay"].format(report=json_path)) if c.get("replay") else c for cid, c in data["clauses"].items()}
+    path.write_text(json.dumps(data | {"clauses": clauses_out}, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

@@ -436,6 +436,24 @@ class SummarizerServer:
         with self._cond:
             self._fault = _Fault(name, times, params)
 
+    def mode(self) -> dict[str, Any]:
+        """How the next request will be answered: ``{"fault": name or None, "params": {...},
+        "reply": fixed text or None}`` (None reply: the deterministic summary). Reports carry it
+        so a failure can be replayed."""
+        with self._cond:
+            fault = self._fault
+            return {
+                "fault": fault.name if fault else None,
+                "params": dict(fault.params) if fault else {},
+                "times": fault.remaining if fault else None,
+                "reply": self._fixed,
+            }
+
+    def set_mode(self, mode: Mapping[str, Any]) -> None:
+        """Answer as `mode` says (what `mode()` returned)."""
+        self.reply_with(mode.get("reply"))
+        self.fault(mode.get("fault"), times=mode.get("times"), **(mode.get("params") or {}))
+
     # what happened
 
     @property

@@ -6,16 +6,51 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
-from compaction_suite.conformance.histories import histories
-from compaction_suite.conformance.suite import Subject, Suite
+from compaction_suite.conformance.histories import agent_shaped
+from compaction_suite.conformance.histories import histories as drawn_histories
+from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
+from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 
+
+def as_declared(history: list[dict]) -> list[dict]:
+    """``history`` as the target's framework would hand it over: without system messages when
+    the target declares its system prompt lives outside the list (SPEC Part A, Declarations)."""
+    if declared_capabilities().system_outside:
+        return [m for m in history if m.get("role") not in oracle.SYSTEM_ROLES]
+    return history
+
+
+def real_traffic(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
+    """`conformance.histories.real_traffic` as the target declares it is called (`as_declared`)."""
+    return drawn_real_traffic(*args, **kwargs).map(as_declared)
+
+
+def histories(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
+    """`conformance.histories.histories` shaped as agents send them (`agent_shaped`) and as the
+    target declares it is called (`as_declared`): what every conformance test draws."""
+    return agent_shaped(drawn_histories(*args, **kwargs)).map(as_declared)
+
+
+FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")
+"""Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3)."""
+HANG_TIMEOUT = 0.3
+"""The client timeout where the summarizer may hang: small, so a run stays short."""
+FAULT_SWEEP = hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""Three examples per fault, not shrunk: the fault, not the history's shape, is what such a test
+is about, and shrinking under a hanging summarizer costs a timeout per step."""
 
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
 still has something older to compact (used where a clause needs a compaction to happen)."""
+
+heavy = histories(min_rounds=20, max_rounds=32, max_parallel_calls=6, tools=("createEntity", "createEntity", "readFile", "runCommand", "reportProgress"))
+"""Long agent runs: a long prefix to compact, many entity-creating results, up to six parallel
+calls a round, tool outputs of tens of kB (a labelled variant: few examples, each large)."""
 
 
 def clause(clause_id: str) -> pytest.MarkDecorator:

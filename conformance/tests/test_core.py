@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import histories, real_traffic
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, estimate, run, substantial, well_formed
+from .common import changed, clause, estimate, heavy, histories, real_traffic, run, substantial, well_formed
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400
@@ -56,10 +56,39 @@ def test_system_messages_kept_first_when_compacting(suite, history):
         require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
 
 
+@clause("CORE-3")
+@given(history=substantial, at=st.integers(1, 12), role=st.sampled_from(["system", "developer"]))
+def test_system_message_in_the_middle(suite, history, at, role):
+    """CORE-3 decision: a system message in the middle of a history is kept verbatim and in order,
+    where it was among the kept messages or moved up front; the leading ones stay first."""
+    starts = [r[0] for r in oracle.rounds(history) if history[r[0]].get("role") not in oracle.SYSTEM_ROLES]
+    cut = starts[min(at, len(starts) - 1)]
+    history = history[:cut] + [{"role": role, "content": "From now on, answer in French."}] + history[cut:]
+    _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
+    if well_formed(out):
+        require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
+
+
 @clause("CORE-4")
 @given(history=drawn, iteration=iterations)
 def test_kept_rounds_whole_and_in_order(suite, history, iteration):
     _, out = run(suite, history, iteration)
+    if well_formed(out):
+        require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
+
+
+@clause("CORE-4")
+@hypothesis_settings(max_examples=5)
+@given(history=heavy, at_budget=st.booleans())
+def test_long_runs_near_the_budget(suite, history, at_budget):
+    """CORE-4 (and, as on every output, CORE-1/2/3/6) on long runs with parallel calls and large
+    outputs, compacted by iteration or with the estimate exactly at max_context_tokens."""
+    subject = suite.new()
+    tokens = estimate(subject, history)
+    if at_budget:
+        _, out = run(suite, history, 1, max_context_tokens=max(tokens, 1))
+    else:
+        _, out = run(suite, history, T)
     if well_formed(out):
         require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
 
@@ -75,6 +104,18 @@ def test_input_not_mutated(suite, history, iteration):
     require("CORE-5", problem, before, history)
 
 
+@clause("CORE-5")
+@given(history=substantial)
+def test_input_not_mutated_when_compacting(suite, history):
+    """CORE-5 where it bites: both triggers firing, so the compactor does its work."""
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=1)
+    before = copy.deepcopy(history)
+    subject.compact(history, suite.settings.threshold_iterations)
+    problem = None if oracle.same(before, history) else "the input list or one of its messages was changed"
+    require("CORE-5", problem, before, history)
+
+
 @clause("CORE-6")
 @given(history=drawn, iteration=iterations)
 def test_output_is_valid(suite, history, iteration):
@@ -85,7 +126,18 @@ def test_output_is_valid(suite, history, iteration):
 @clause("CORE-7")
 @given(history=histories(min_rounds=4), iteration=iterations)
 def test_never_larger(suite, history, iteration):
-    subject, out = run(suite, history, iteration)
+    _never_larger(suite, history, iteration)
+
+
+@clause("CORE-7")
+@given(history=substantial)
+def test_never_larger_when_compacting(suite, history):
+    """CORE-7 where it bites: both triggers firing on a long history, so there is a prefix to cut."""
+    _never_larger(suite, history, T, max_context_tokens=1)
+
+
+def _never_larger(suite, history, iteration, **changes):
+    subject, out = run(suite, history, iteration, **changes)
     if not (well_formed(out) and changed(history, out)):
         return
     kept = set(oracle.kept_indices(history, out)[0].values())
@@ -106,12 +158,46 @@ def test_deterministic(suite, history, iteration):
     require("CORE-8", problem, history, second)
 
 
+@clause("CORE-8")
+@given(history=substantial)
+def test_deterministic_when_compacting(suite, history):
+    _, first = run(suite, history, T, max_context_tokens=1)
+    _, second = run(suite, history, T, max_context_tokens=1)
+    problem = None if oracle.same(first, second) else "two fresh compactors gave different outputs"
+    require("CORE-8", problem, history, second)
+
+
+@clause("CORE-8")
+@hypothesis_settings(max_examples=5)
+@given(history=substantial)
+def test_deterministic_across_processes(suite, other_process, history):
+    _, here = run(suite, history, T, max_context_tokens=1)
+    suite.reset_server()
+    there = other_process.compact(suite.settings.with_(max_context_tokens=1), history, T)
+    problem = there.get("error") and f"the second process failed: {there['error']}"
+    if problem is None and not oracle.same(here, there["messages"]):
+        problem = "another process gave a different output for the same input, iteration and summarizer answers"
+    require("CORE-8", problem, history, there.get("messages"))
+
+
 @clause("CORE-9")
 @given(history=histories(min_rounds=2, in_flight=True))
 def test_call_in_flight_never_compacted(suite, history):
     try:
         _, out = run(suite, history, T, max_context_tokens=1)
     except ValueError:
+        suite.exercise("CORE-9", history)
         return  # rejected: allowed
     problem = None if oracle.same(history, out) else "a history with an unanswered tool call was changed"
     require("CORE-9", problem, history, out)
+
+
+@clause("CORE-10")
+@given(history=histories(min_rounds=1, max_rounds=14), iteration=iterations, tokens=st.sampled_from([1, 80_000]))
+def test_never_raises_on_a_valid_history(suite, history, iteration, tokens):
+    """CORE-10: no exception escapes ``compact`` on a valid, complete history (a ValueError is a
+    rejection, allowed for an in-flight history only: CORE-9)."""
+    try:
+        run(suite, history, iteration, max_context_tokens=tokens)
+    except Exception as error:  # noqa: BLE001 - any exception is the violation under test
+        require("CORE-10", f"compact raised {type(error).__name__}: {str(error)[:200]}", history)

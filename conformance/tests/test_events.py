@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import assume, given
+from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
 
-from .common import changed, clause, compacts, run, substantial
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -57,13 +59,29 @@ def test_prompt_hash_follows_the_prompt(suite, first, second):
     require("EVT-2", None if c.get("prompt_hash") != a.get("prompt_hash") else "the override did not change the hash", first)
 
 
-@clause("EVT-3")
+@clause("EVT-2")
+@hypothesis_settings(max_examples=3)
 @given(history=substantial)
-def test_failure_reason(suite, history):
+def test_prompt_hash_agrees_across_processes(suite, other_process, history):
+    """EVT-2 decision: the hash of the configured prompt is the same in every process and run."""
+    here, _ = _event(suite, history, "EVT-2")
+    suite.reset_server()
+    there = other_process.compact(suite.settings, history, T)
+    theirs = (there.get("event") or {}).get("prompt_hash")
+    problem = there.get("error") or (None if theirs == here.get("prompt_hash") else f"prompt_hash {here.get('prompt_hash')!r} here, {theirs!r} in another process")
+    require("EVT-2", problem, history)
+
+
+@clause("EVT-3")
+@pytest.mark.parametrize("fault", FAULTS)
+@FAULT_SWEEP
+@given(history=substantial)
+def test_failure_reason(suite, fault, history):
+    """EVT-3 after every kind of fault, not one."""
     assume(compacts(suite, history))
     suite.reset_server()
-    subject = suite.new()
-    suite.server.fault("500")
+    subject = suite.new(summarizer_timeout=HANG_TIMEOUT)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
     subject.compact(history, T)
     reason = (subject.event or {}).get("failure_reason")
     require("EVT-3", None if isinstance(reason, str) and reason.strip() else f"failure_reason={reason!r}", history)

@@ -8,10 +8,10 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list, real_traffic
+from compaction_suite.conformance.histories import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, summaries
+from .common import changed, clause, histories, real_traffic, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
@@ -19,9 +19,9 @@ SECTIONS = ("Entities Created/Modified", "Current Task List", "Key Decisions", "
 OMITS_IDS = "The agent worked through several steps; nothing specific is worth repeating."
 """A summarizer answer that drops every identifier, as small models do."""
 
-_structured = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
-structured_histories = _structured | real_traffic(_structured)
-"""Half in real-traffic shapes: ids nested in records, reused call ids, text parts (SPEC ENT-1)."""
+structured_histories = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
+entity_histories = structured_histories | real_traffic(structured_histories)
+"""For STRUCT-2, half in real-traffic shapes: ids nested in records, reused call ids, text parts (SPEC ENT-1)."""
 
 
 def _compact(suite, history):
@@ -49,7 +49,7 @@ def test_sections_present(suite, history):
 
 
 @clause("STRUCT-2")
-@given(history=structured_histories)
+@given(history=entity_histories)
 def test_entity_ids_survive(suite, history):
     ids = entity_ids(history)
     assume(ids)

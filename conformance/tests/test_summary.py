@@ -6,13 +6,19 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, compactable, run, summaries, well_formed
+from .common import changed, clause, compactable, histories, run, summaries, well_formed
 
 DEFAULT = Settings()
+STRUCT_KEEP = 10
+"""STRUCT-4's "at least the last 10 messages"."""
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
+
+
+def tail_messages(suite) -> int:
+    """SPEC SUM-1 decision: a target also claiming ``structured`` keeps at least 10 messages (STRUCT-4)."""
+    return STRUCT_KEEP if "structured" in suite.claimed else 0
 
 
 def _compact(suite, history):
@@ -27,14 +33,14 @@ def _compact(suite, history):
 @given(history=histories(min_rounds=K + 1))
 def test_system_then_one_summary_then_tail(suite, history):
     _, out = _compact(suite, history)
-    require("SUM-1", oracle.check_summary_shape(history, out, K), history, out)
+    require("SUM-1", oracle.check_summary_shape(history, out, K, tail_messages(suite)), history, out)
 
 
 @clause("SUM-2")
 @given(history=histories(min_rounds=K + 1))
 def test_summary_is_a_context_summary_user_message(suite, history):
     _, out = _compact(suite, history)
-    system, _ = oracle.expected_summary_shape(history, K)
+    system, _ = oracle.expected_summary_shape(history, K, tail_messages(suite))
     first = out[len(system)] if len(out) > len(system) else None
     problem = None
     if not oracle.is_summary(first or {}):
@@ -46,9 +52,11 @@ def test_summary_is_a_context_summary_user_message(suite, history):
 @given(history=histories(min_rounds=K + 1))
 def test_tail_is_byte_identical(suite, history):
     _, out = _compact(suite, history)
-    _, tail = oracle.expected_summary_shape(history, K)
+    _, tail = oracle.expected_summary_shape(history, K, tail_messages(suite))
     kept = out[len(out) - len(tail) :]
-    problem = None if oracle.same(kept, tail) else f"the last {K} rounds ({len(tail)} messages) differ from the input's"
+    first = next((i for i, (a, b) in enumerate(zip(kept, tail)) if not oracle.same(a, b)), None)
+    at = f": output {oracle.where(out, len(out) - len(tail) + first)} differs" if first is not None else ""
+    problem = None if oracle.same(kept, tail) else f"the kept tail ({len(tail)} messages) differs from the input's last {len(tail)} non-system messages{at}"
     require("SUM-3", problem, history, out)
 
 

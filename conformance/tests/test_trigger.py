@@ -7,10 +7,9 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, compacts, estimate, run, substantial
+from .common import changed, clause, compacts, estimate, histories, run, substantial
 
 DEFAULT = Settings()
 T, M, K = DEFAULT.threshold_iterations, DEFAULT.max_context_tokens, DEFAULT.keep_recent_rounds

@@ -15,7 +15,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from compaction_suite.reference import Compactor, Summarizer, SummarizerError, call_in_flight, split_rounds
+from compaction_suite.reference import (
+    Compactor,
+    Summarizer,
+    SummarizerError,
+    call_in_flight,
+    split_rounds,
+)
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.rounds import flatten
 from compaction_suite.reference.strategies import StructuredSummarize, split_system
@@ -458,6 +464,67 @@ def missing_section(settings: Any) -> Compactor:
     return _structured(settings, "missing_section")
 
 
+# --- new in issue 14: harm observed whatever is claimed, declarations, doing nothing
+
+
+def _core_and_summary(compactor: Compactor) -> Compactor:
+    """Claims core and summary only (no failure profile), as most framework compactors would."""
+    compactor.profiles = {"core", "summary"}
+    return compactor
+
+
+def crashes_without_claiming_failure(settings: Any) -> Compactor:
+    """Claims no failure profile and lets the summarizer's exception escape (CORE-10 still applies)."""
+    compactor = propagates_errors(settings)
+    return _core_and_summary(compactor)
+
+
+def empty_summary_on_failure(settings: Any) -> Compactor:
+    """Claims no failure profile and, when the summarizer fails, replaces the history with an
+    empty summary (the Semantic Kernel / LangChain behaviour of issue 14)."""
+
+    class Empty(Summarizer):
+        def __init__(self, inner: Summarizer) -> None:
+            super().__init__(inner.model, client=inner.client, prompt=inner.prompt)
+
+        def summarize(self, transcript: str) -> Summary:
+            try:
+                return super().summarize(transcript)
+            except SummarizerError:
+                return Summary("", None, None)
+
+    compactor = seed_000(settings)
+    compactor.strategy.summarizer = Empty(compactor.strategy.summarizer)
+    return _core_and_summary(compactor)
+
+
+def declared_between_rounds(settings: Any) -> Wrapper:
+    """Compacts in flight (a CORE-9 defect) but declares it is only called between rounds: CORE-9
+    is then not applicable, never failing (the declaration is the framework's promise)."""
+    wrapper = compacts_in_flight(settings)
+    wrapper.capabilities = {"called": "between_rounds"}
+    return wrapper
+
+
+def declared_system_outside(settings: Any) -> Wrapper:
+    """Drops system messages (a CORE-3 defect) but declares the system prompt lives outside the list."""
+    wrapper = strip_system(settings)
+    wrapper.capabilities = {"system_prompt": "outside"}
+    return wrapper
+
+
+class _Idle:
+    profiles = frozenset({"core"})
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return messages
+
+
+def never_compacts(settings: Any) -> _Idle:
+    """Returns every history unchanged: breaks no rule, shows nothing (flagged, not conforming)."""
+    return _Idle()
+
+
 # --- SHOULD: reported, never failing
 
 
@@ -506,6 +573,9 @@ CONTROLS: dict[str, Control] = {
     "tasks_from_model": Control("STRUCT-3", ("structured",), r"task titles lost: \['"),
     "keeps_five": Control("STRUCT-4", ("structured",), r"the last 10 messages of the input are not the output's last 10"),
     "missing_section": Control("STRUCT-1", ("structured",), r"lacks \['Key Decisions'\]"),
+    # a crash under a summarizer fault shows in CORE-11's fault sweep and is reported as CORE-10
+    "crashes_without_claiming_failure": Control("CORE-10", ("core",), r"raised \w+", run=("CORE-10", "CORE-11")),
+    "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),

@@ -1,0 +1,75 @@
+"""Declared capabilities: how the framework around a compactor calls it (SPEC Part A, "Declarations").
+
+A compactor may carry ``capabilities``, a mapping (the ``cmd:`` protocol's ``start`` answer
+may carry the same keys in its ``capabilities`` object). Each key defaults to the strictest
+reading, so a compactor that declares nothing is checked as before:
+
+- ``called``: ``"anytime"`` (default) or ``"between_rounds"``: the framework calls the
+  compactor only with every tool call answered, so CORE-9 (a call in flight) cannot happen.
+- ``system_prompt``: ``"in_list"`` (default) or ``"outside"``: the framework keeps its system
+  prompt outside the list it compacts, so the suite passes no system message and CORE-3
+  cannot happen.
+
+A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
+as the reason: never a failure, never counted as conforming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "called": ("anytime", "between_rounds"),
+    "system_prompt": ("in_list", "outside"),
+}
+"""Each declaration and its values, the default first."""
+WAIVES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("called", "between_rounds"): ("CORE-9",),
+    ("system_prompt", "outside"): ("CORE-3",),
+}
+"""The clauses each declared value makes unreachable."""
+
+
+class CapabilityError(ValueError):
+    """A ``capabilities`` declaration the suite cannot read (a contract error)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    called: str = "anytime"
+    system_prompt: str = "in_list"
+
+    @property
+    def between_rounds(self) -> bool:
+        return self.called == "between_rounds"
+
+    @property
+    def system_outside(self) -> bool:
+        return self.system_prompt == "outside"
+
+    def waived(self) -> dict[str, str]:
+        """{clause id: the declaration that makes it unreachable}."""
+        found: dict[str, str] = {}
+        for key, value in self.as_dict().items():
+            for clause_id in WAIVES.get((key, value), ()):
+                found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
+        return found
+
+    def as_dict(self) -> dict[str, str]:
+        return {"called": self.called, "system_prompt": self.system_prompt}
+
+
+def declared(compactor: Any) -> Capabilities:
+    """The capabilities ``compactor`` declares; raises `CapabilityError` on an unknown key or value."""
+    raw = getattr(compactor, "capabilities", None)
+    if raw is None:
+        return Capabilities()
+    if not isinstance(raw, Mapping):
+        raise CapabilityError(f"capabilities must be a mapping, got {type(raw).__name__}")
+    known = {k: v for k, v in raw.items() if k in CHOICES}
+    for key, value in known.items():
+        if value not in CHOICES[key]:
+            raise CapabilityError(f"capabilities[{key!r}] is {value!r}; expected one of {', '.join(CHOICES[key])}")
+    return Capabilities(**known)

@@ -1,0 +1,162 @@
+"""Verdicts a maintainer can trust (issue 14): correct compactors making other legitimate choices
+pass, a do-nothing compactor is flagged, declarations make clauses not-applicable (never fail),
+a failure replays from the report alone, and the SPEC decisions hold (SPEC Part A)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from compaction_suite.conformance import oracle
+from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.protocol import CommandTarget
+from compaction_suite.conformance.report import ranges
+from compaction_suite.conformance.reproduce import case_of, replay
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.suite import Suite
+from compaction_suite.conformance.target import Target
+from test_negative_controls import check
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- end to end: `compaction-suite check` as a user runs it (slow: one subprocess each)
+
+
+@pytest.mark.parametrize("target", ["independent.truncating:factory", "independent.structured_summary:factory"])
+def test_independent_correct_compactors_conform(target: str, tmp_path: Path) -> None:
+    report = check(target, (), tmp_path, exit_code=0)
+    assert report["verdict"] == "conforms"
+    assert {c["status"] for c in report["clauses"].values()} <= {"pass", "skip"}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_compactor_in_another_language_conforms(tmp_path: Path) -> None:
+    report = check(f"cmd:node {ROOT / 'examples/node/compactor.mjs'}", ("core", "summary"), tmp_path, exit_code=0)
+    assert report["verdict"] == "conforms", report["clauses"]
+
+
+def test_a_compactor_that_never_compacts_is_flagged(tmp_path: Path) -> None:
+    report = check("broken.compactors:never_compacts", (), tmp_path, exit_code=1)
+    assert report["verdict"] == "not-shown" and report["compacted_calls"] == 0
+    assert report["clauses"]["CORE-1"]["status"] == "not-exercised"
+
+
+@pytest.mark.parametrize(("name", "waived"), [("declared_between_rounds", "CORE-9"), ("declared_system_outside", "CORE-3")])
+def test_a_declaration_makes_its_clause_not_applicable(name: str, waived: str, tmp_path: Path) -> None:
+    report = check(f"broken.compactors:{name}", ("core",), tmp_path, exit_code=0)
+    clause = report["clauses"][waived]
+    assert clause["status"] == "not-applicable" and "declared capabilities" in clause["reason"]
+    assert report["harm_counts"] == {"rejected": 0, "loss": 0, "crash": 0, "policy": 0}
+
+
+def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
+    report = check("broken.compactors:strip_system", ("core",), tmp_path, exit_code=1)
+    clause = report["clauses"]["CORE-3"]
+    assert clause["harm"] == "loss" and report["harm_counts"]["loss"] >= 1
+    assert clause["replay"].endswith("CORE-3") and clause["case"]["iteration"] >= 1
+    replayed = replay(case_of(report, "CORE-3"), "broken.compactors:strip_system")
+    assert "CORE-3" in replayed.problems
+
+
+# --- the pieces, in process
+
+
+def test_capabilities_default_to_the_strict_reading() -> None:
+    assert declared(object()).waived() == {}
+    assert set(declared(type("C", (), {"capabilities": {"called": "between_rounds"}})()).waived()) == {"CORE-9"}
+    with pytest.raises(CapabilityError):
+        declared(type("C", (), {"capabilities": {"called": "sometimes"}})())
+
+
+SYSTEM = {"role": "system", "content": "Be brief."}
+MIDDLE = {"role": "developer", "content": "Answer in French."}
+TURNS = [{"role": "user", "content": f"q{n}"} for n in range(4)]
+
+
+def test_core3_decision_a_middle_system_message_may_stay_or_move_up() -> None:
+    history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
+    assert oracle.check_system_kept(history, [SYSTEM, MIDDLE, TURNS[3]], True) is None
+    assert oracle.check_system_kept(history, [SYSTEM, TURNS[1], MIDDLE, TURNS[3]], True) is None
+    assert oracle.check_system_kept(history, [TURNS[3], SYSTEM, MIDDLE], True) is not None
+    assert oracle.check_system_kept(history, [SYSTEM, TURNS[3]], True) is not None
+
+
+def test_sum1_decision_structured_claimers_keep_at_least_ten_messages() -> None:
+    history = [SYSTEM] + [{"role": "user", "content": f"q{n}"} for n in range(14)]
+    assert len(oracle.expected_summary_shape(history, 2)[1]) == 2
+    assert len(oracle.expected_summary_shape(history, 2, 10)[1]) == 10
+
+
+def test_core11_a_failed_summary_is_a_new_message_for_removed_ones() -> None:
+    history = [SYSTEM, *TURNS]
+    assert oracle.check_no_failed_summary(history, history) is None
+    assert oracle.check_no_failed_summary(history, [SYSTEM, TURNS[3]]) is None  # a truncation fallback
+    empty = {"role": "user", "content": "[Context Summary]\n"}
+    assert "message 1 (user)" in oracle.check_no_failed_summary(history, [SYSTEM, empty, TURNS[3]])
+
+
+def test_reasons_point_at_the_message() -> None:
+    out = [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "x", "content": "r"}]
+    assert oracle.check_tool_results_have_calls(out).startswith("message 1 (tool)")
+
+
+def test_clause_ranges_read_as_runs() -> None:
+    assert ranges(["CORE-1", "CORE-2", "CORE-3", "CORE-6", "TRIG-1"]) == "CORE-1..3, CORE-6, TRIG-1"
+
+
+def test_core4_leaves_system_messages_to_core3() -> None:
+    history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
+    assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
+    assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
+
+
+def test_a_cmd_target_declares_in_its_start_answer() -> None:
+    target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
+    try:
+        waived = declared(target(Settings())).waived()
+    finally:
+        target.close()
+    assert set(waived) == {"CORE-9", "CORE-3"}
+
+
+class _Returns:
+    """A compactor returning a fixed output whatever it is given (to feed the suite's judge)."""
+
+    def __init__(self, out: list[dict]) -> None:
+        self.out = out
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.out if self.out else messages
+
+
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+
+
+def _suite_judging(out: list[dict]) -> Suite:
+    return Suite(Target("t", lambda settings: _Returns(out), "test double", None), None)
+
+
+def test_core2_decision_an_in_flight_history_returned_unchanged_is_core9s() -> None:
+    in_flight = [SYSTEM, TURNS[0], CALL]
+    suite = _suite_judging([])
+    try:
+        suite.new().compact(in_flight, 8)
+        assert "CORE-2" not in suite.observed.findings
+        Suite.judge(suite, [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}], [SYSTEM, CALL], {}, "k")
+        assert "CORE-2" in suite.observed.findings and suite.observed.count("CORE-1") == 1
+    finally:
+        suite.close()
+
+
+def test_an_output_breaking_two_clauses_fails_both() -> None:
+    history = [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+    suite = _suite_judging([{"role": "tool", "tool_call_id": "c1", "content": "r"}, TURNS[3]])
+    try:
+        suite.new().compact(history, 8)
+        assert {"CORE-1", "CORE-3", "CORE-4"} <= set(suite.observed.findings)
+        assert suite.observed.findings["CORE-1"].case["iteration"] == 8
+    finally:
+        suite.close()
