@@ -4,7 +4,7 @@ One module per framework; each imports only the standard library at import time 
 imports its framework inside the factories, so ``import compaction_suite.adapters.langchain`` costs nothing
 when LangChain is absent. Install a framework with its extra::
 
-    pip install 'compaction-suite[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai
+    pip install 'compaction-suite[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai, openai-agents, strands
     pip install 'compaction-suite[frameworks]'     # all of them
 
 then check one configuration::
@@ -61,4 +61,7 @@ FRAMEWORKS = (
     Framework("Microsoft Agent Framework", "compaction_suite.adapters.agent_framework", "agent_framework", "agent-framework"),
     Framework("AutoGen", "compaction_suite.adapters.autogen", "autogen_core", "autogen"),
     Framework("Pydantic AI", "compaction_suite.adapters.pydantic_ai", "pydantic_ai_harness", "pydantic-ai"),
+    # Other wire formats (issue 13): Responses input items, Anthropic messages.
+    Framework("OpenAI Agents SDK", "compaction_suite.adapters.openai_agents", "agents.memory", "openai-agents"),
+    Framework("Strands Agents", "compaction_suite.adapters.strands", "strands", "strands"),
 )

@@ -33,6 +33,20 @@ OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
 
 SYSTEM_ROLES = ("system", "developer")
 
+BETWEEN_ROUNDS = "between_rounds"
+"""The ``called`` capability of every adapter here: each framework's loop calls its compactor
+before a model call, so with every tool call answered (SPEC Part A, declared capabilities;
+each framework's declaration is proven by its loop test, ``tests/test_adapter_loops.py``)."""
+
+
+def capabilities(system_prompt: str) -> dict[str, str]:
+    """The declared capabilities of an adapter: called between rounds; the system prompt
+    ``"outside"`` the compacted list (the framework keeps it apart and sends it first) or
+    ``"in_list"`` (the framework's users put it in the list the compactor sees)."""
+    if system_prompt not in ("outside", "in_list"):
+        raise ValueError(f"system_prompt must be 'outside' or 'in_list', got {system_prompt!r}")
+    return {"called": BETWEEN_ROUNDS, "system_prompt": system_prompt}
+
 
 # --- options --------------------------------------------------------------------------
 
@@ -53,14 +67,6 @@ def options(defaults: dict[str, Any], given: dict[str, Any] | None = None) -> di
 
 
 # --- OpenAI dict helpers ------------------------------------------------------------------
-
-
-def leading_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
-    """The system/developer messages a history starts with (an agent's system prompt), and the rest."""
-    n = 0
-    while n < len(messages) and isinstance(messages[n], dict) and messages[n].get("role") in SYSTEM_ROLES:
-        n += 1
-    return list(messages[:n]), list(messages[n:])
 
 
 def tool_runs(messages: Sequence[Message]) -> list[list[int]]:
@@ -238,16 +244,20 @@ def make(
     profiles: Iterable[str],
     run: Callable[[list[Message]], Any],
     *,
+    declared: dict[str, str],
     estimate: Callable[[list[Message]], int] | None = None,
     is_async: bool = False,
 ) -> Any:
-    """A compactor object with ``compact`` (sync or async), ``profiles`` and, when given, ``estimate_tokens``."""
+    """A compactor object with ``compact`` (sync or async), ``profiles``, ``capabilities``
+    (``declared``, see `capabilities`) and, when given, ``estimate_tokens``."""
     claimed = frozenset(profiles)
+    declared = dict(declared)
 
     if is_async:
 
         class _Async:
             profiles = claimed
+            capabilities = declared
 
             async def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
                 return await run(deep(messages))
@@ -260,6 +270,7 @@ def make(
 
         class _Sync:
             profiles = claimed
+            capabilities = declared
 
             def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
                 return run(deep(messages))
@@ -308,10 +319,17 @@ def content_back(views: Sequence[PartView], note: Note | None) -> Any:
     return restore_parts(views, None, None)
 
 
+def tool_text(content: Any) -> Any:
+    """A tool result's content as the frameworks hold a tool's output: text parts joined into a
+    string (a tool returns text; the list of parts is OpenAI's wire form), anything else as is."""
+    return text_of_parts(content) if isinstance(content, list) else deep(content)
+
+
 def tool_result_back(call_id: Any, content: Any, originals: dict[Any, Message]) -> Message:
-    """A ``tool`` dict; the original one (every key) when it answers the same call with the same content."""
+    """A ``tool`` dict; the original one (every key) when it answers the same call with the same
+    content, or with the text of its parts (`tool_text`: the representation, not a change)."""
     original = originals.get(call_id)
-    if original is not None and original.get("content") == content:
+    if original is not None and (original.get("content") == content or tool_text(original.get("content")) == content):
         return deep(original)
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 

@@ -15,16 +15,26 @@ strategy and returns the *included* messages. Targets::
     compaction-suite check compaction_suite.adapters.agent_framework:token_budget        # TokenBudgetComposedStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:context_window      # ContextWindowCompactionStrategy
 
-Conversion (OpenAI dict <-> ``Message``): ``role`` is kept as is (``Message`` takes any role
-string; ``developer`` stays ``developer``, which AF's own chat-completions client sends as
-``developer``); text is ``Content.from_text``; an ``image_url`` part is ``Content.from_uri``
+Conversion (OpenAI dict <-> ``Message``): ``role`` is kept as is, except ``developer``: AF's
+users pass their system prompt as a ``system`` message or ``instructions=``, never as a
+``developer`` message, so a ``developer`` message is handed to AF as the ``system`` message
+its users would send (the note restores ``developer`` on the way back); text is ``Content.from_text``; an ``image_url`` part is ``Content.from_uri``
 (``detail`` has no field: it is in the note); each tool call is
 ``Content.from_function_call(call_id, name, arguments=<the JSON string>)`` after the text;
 a tool result is ``Content.from_function_result(call_id, result=content)`` in a ``tool``
 message. **Parallel tool results: one message by default** (``"tool_results": "grouped"``),
 as AF's function-invocation loop returns a round's results in one ``tool`` message;
-``"separate"`` (one message per result, also valid for AF's client) is tested too.
+``"separate"`` (one message per result), a shape AF's loop never produces, runs only in
+``OTHER_SHAPES``, a labelled matrix section that no headline counts.
 ``message_id = "oai-<index>"`` finds a message's note (AF would assign ``msg_<index>``).
+
+Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
+``tests/test_adapter_loops.py`` with ``Agent(compaction_strategy=...)``'s own
+function-invocation loop and a scripted chat client: the strategy runs before each model
+call, after the round's results were added. ``system_prompt: in_list``: AF's strategies
+handle a ``system`` message in the list (``preserve_system``), which is how users who do not
+use ``instructions=`` send their system prompt (``instructions=`` stays outside the list,
+which the loop test shows too).
 
 Profiles claimed, and why (the matrix shows them): every strategy claims ``core``; only
 ``SummarizationStrategy`` also claims ``failure``, because AF documents and implements
@@ -47,6 +57,7 @@ from ._common import (
     PartView,
     call_back,
     calls_by_id,
+    capabilities,
     content_back,
     deep,
     finish,
@@ -55,6 +66,7 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
+    tool_text,
     tool_runs,
 )
 
@@ -93,18 +105,22 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("truncation", {"max_n": 2000, "compact_to": 1000, "tokens": True}),
     ("sliding_window", {"keep_last_groups": 2}),
     ("sliding_window", {"keep_last_groups": 6}),
-    ("sliding_window", {"keep_last_groups": 6, "tool_results": "separate"}),
     ("selective_tool_call", {"keep_last_tool_call_groups": 0}),
     ("selective_tool_call", {"keep_last_tool_call_groups": 2}),
     ("tool_result", {"keep_last_tool_call_groups": 1}),
     ("summarization", {"target_count": 4, "threshold": 2}),
     ("summarization", {"target_count": 12, "threshold": 2}),
-    ("summarization", {"target_count": 4, "threshold": 2, "tool_results": "separate"}),
     ("token_budget", {"token_budget": 500}),
     ("token_budget", {"token_budget": 2000}),
     ("context_window", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
     ("context_window", {"max_context_window_tokens": 16000, "max_output_tokens": 4000}),
 ]
+"""What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
+
+OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
+    ("sliding_window", {"keep_last_groups": 6, "tool_results": "separate"}, "one tool message per result: AF's loop puts a round's results in one"),
+]
+"""Shapes AF's loop never produces: checked in a labelled matrix section no headline counts."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -143,10 +159,12 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
         role = first.get("role")
         mid = f"oai-{run[0]}"
         if role == "tool":
-            results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=deep(messages[i].get("content"))) for i in run]
+            results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=tool_text(messages[i].get("content"))) for i in run]
             out.append(af.Message(role="tool", contents=results, message_id=mid))
             continue
         contents, created = _contents(af, first.get("content"))
+        if role == "developer":
+            role = "system"  # what AF's users send (the note keeps "developer")
         if role == "assistant":
             if first.get("content") == "" and first.get("tool_calls"):
                 contents = []
@@ -182,7 +200,10 @@ def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> lis
                 out.append(tool_result_back(item.call_id, deep(item.result), by_call))
             continue
         note = notes.get(msg.message_id)
-        d: Message = {"role": str(msg.role), "content": content_back(_views(msg.contents), note)}
+        role = str(msg.role)
+        if role == "system" and note is not None and note.original.get("role") == "developer":
+            role = "developer"
+        d: Message = {"role": role, "content": content_back(_views(msg.contents), note)}
         function_calls = [c for c in msg.contents if c.type == "function_call"]
         if function_calls:
             d["tool_calls"] = [call_back(c.call_id, c.name, _arguments(c.arguments), calls) for c in function_calls]
@@ -220,7 +241,7 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
             compaction.annotate_token_counts(converted, tokenizer=tokenizer)
             return int(compaction.included_token_count(converted))
 
-    return make(f"agent_framework.{name}", profiles, run, estimate=estimate, is_async=True)
+    return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list"), estimate=estimate, is_async=True)
 
 
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:

@@ -9,11 +9,14 @@ Targets::
 
 A model context is a *view*: the adapter adds every message to a fresh context
 (``initial_messages``) and returns ``await context.get_messages()``, as ``AssistantAgent``
-does before each model call. ``AssistantAgent`` keeps its system message out of the model
-context and puts it first (``system_messages + await model_context.get_messages()``), so by
-default (``"system": "agent"``) the leading system messages are held aside and put back in
-front; ``"system": "context"`` puts them in the context, as a caller who adds a
-``SystemMessage`` to the context does.
+does before each model call.
+
+Declared capabilities (SPEC Part A), proven by ``tests/test_adapter_loops.py`` with
+``AssistantAgent``'s own loop and AutoGen's ``ReplayChatCompletionClient``: the agent reads
+``get_messages()`` before a model call, after the round's ``FunctionExecutionResultMessage``
+was added (``called: between_rounds``), and keeps its ``system_message`` out of the model
+context, sending ``system_messages + await model_context.get_messages()``
+(``system_prompt: outside``). The adapter hands the context the list as it gets it.
 
 Conversion (OpenAI dict <-> ``LLMMessage``): ``system``/``developer`` -> ``SystemMessage``
 (AutoGen has no developer role: the note keeps it); ``user`` -> ``UserMessage(content=str |
@@ -23,10 +26,12 @@ when the context returns the very ``Image`` object made for it); ``assistant`` w
 calls -> ``AssistantMessage(content=[FunctionCall(id, arguments=<the JSON string>, name)],
 thought=<the text or None>)``, without -> ``AssistantMessage(content=<text>)``; ``tool`` ->
 ``FunctionExecutionResult(call_id, name=<the call's function>, content, is_error=False)`` in
-a ``FunctionExecutionResultMessage``. **Parallel tool results: one message by default**
-(``"tool_results": "grouped"``), as AutoGen's tool execution returns a round's results in one
-``FunctionExecutionResultMessage``; ``"separate"`` (one message per result, also accepted by
-AutoGen's OpenAI client) is tested too. Notes are found by the identity of the message
+a ``FunctionExecutionResultMessage``. **Parallel tool results: one message**
+(``"tool_results": "grouped"``), as ``AssistantAgent`` adds a round's results to its model
+context in one ``FunctionExecutionResultMessage``. ``"separate"`` (one message per result)
+and ``"system": "context"`` (a ``SystemMessage`` inside the model context) are shapes
+``AssistantAgent`` never produces: they run only in ``OTHER_SHAPES``, a labelled section of
+the matrix that no headline counts. Notes are found by the identity of the message
 object (the contexts return the objects they were given, or new placeholder messages).
 
 Profiles claimed, and why (the matrix shows them): each context claims ``core`` only. They
@@ -48,9 +53,9 @@ from ._common import (
     call_names,
     calls_by_id,
     content_back,
+    capabilities,
     deep,
     finish,
-    leading_system,
     make,
     options,
     originals_by_call,
@@ -81,15 +86,19 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("buffered", {"buffer_size": 4}),
     ("buffered", {"buffer_size": 10}),
     ("buffered", {"buffer_size": 20}),
-    ("buffered", {"buffer_size": 10, "tool_results": "separate"}),
-    ("buffered", {"buffer_size": 10, "system": "context"}),
     ("token_limited", {"token_limit": 500}),
     ("token_limited", {"token_limit": 2000}),
     ("token_limited", {"token_limit": 8000}),
     ("head_and_tail", {"head_size": 2, "tail_size": 8}),
     ("head_and_tail", {"head_size": 1, "tail_size": 4}),
-    ("head_and_tail", {"head_size": 2, "tail_size": 8, "system": "context"}),
 ]
+"""What ``compaction-suite matrix`` runs and counts: shapes ``AssistantAgent`` produces."""
+
+OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
+    ("buffered", {"buffer_size": 10, "tool_results": "separate"}, "one FunctionExecutionResultMessage per result: AssistantAgent packs a round's results in one"),
+    ("buffered", {"buffer_size": 10, "system": "context"}, "a SystemMessage inside the model context: AssistantAgent keeps its system message outside"),
+]
+"""Shapes AutoGen's agents never produce: checked in a labelled matrix section no headline counts."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -205,14 +214,14 @@ def from_autogen(messages: list[Any], notes: Notes | None = None) -> list[Messag
 def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = None) -> Any:
     if o["system"] not in ("agent", "context"):
         raise ValueError(f"system must be 'agent' or 'context', got {o['system']!r}")
+    declared = capabilities("outside" if o["system"] == "agent" else "in_list")
 
     async def run(messages: list[Message]) -> list[Message]:
-        system, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
-        converted, notes = to_autogen(rest, tool_results=o["tool_results"])
+        converted, notes = to_autogen(messages, tool_results=o["tool_results"])
         context = context_of(converted)
-        return system + from_autogen(list(await context.get_messages()), notes)
+        return from_autogen(list(await context.get_messages()), notes)
 
-    return make(f"autogen.{name}", {"core"}, run, estimate=estimate, is_async=True)
+    return make(f"autogen.{name}", {"core"}, run, declared=declared, estimate=estimate, is_async=True)
 
 
 def buffered(settings: Any, **given: Any) -> Any:
@@ -240,19 +249,18 @@ MODEL_INFO = {"vision": True, "function_calling": True, "json_output": False, "f
 
 def token_limited(settings: Any, **given: Any) -> Any:
     """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
-    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.reference.bpe``)."""
+    (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.bpe``)."""
     o = options(DEFAULTS["token_limited"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
     client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
-    from compaction_suite.reference import bpe
+    from compaction_suite import bpe
 
     bpe.install("cl100k_base")
     bpe.install("o200k_base")
     client = client_class(model=settings.model, base_url=settings.base_url, api_key=settings.api_key, model_info=MODEL_INFO, max_retries=0)
 
     def estimate(messages: list[Message]) -> int:
-        _, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
-        return int(client.count_tokens(to_autogen(rest, tool_results=o["tool_results"])[0]))
+        return int(client.count_tokens(to_autogen(messages, tool_results=o["tool_results"])[0]))
 
     return _compactor(
         "TokenLimitedChatCompletionContext",

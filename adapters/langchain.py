@@ -33,18 +33,21 @@ Profiles claimed, and why (the matrix shows them):
   its retries, by its documentation ("the underlying error propagates rather than
   fabricating a summary", so not ``failure``); no ``last_event`` (not ``events``).
 
-The middleware runs as ``create_agent`` runs it: ``before_model(state, runtime)`` on
-``state["messages"]``. ``create_agent`` keeps the system prompt out of the state
-(``system_prompt=``), so by default (``"system": "agent"``) the leading system messages are
-held aside and put back in front; ``"system": "state"`` puts them in the state messages, as
-a caller who stores a ``SystemMessage`` in the state does.
+Declared capabilities (SPEC Part A), each proven by ``tests/test_adapter_loops.py`` with
+``create_agent``'s own loop and a scripted model: both run where ``create_agent`` runs them,
+in a ``before_model`` middleware, i.e. before a model call, when every tool call of the
+last round has its ``ToolMessage`` (``called: between_rounds``). ``create_agent`` keeps its
+``system_prompt=`` out of ``state["messages"]`` and sends it first, so by default
+(``"system": "agent"``) the system prompt is ``outside`` the compacted list;
+``"system": "state"`` is a caller who stores a ``SystemMessage`` in the state messages
+(``in_list``). The adapter hands the framework the list as it gets it, with nothing held aside.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, arguments_text, deep, finish, leading_system, make, options, parse_arguments, requires
+from ._common import Message, Note, Notes, arguments_text, capabilities, deep, finish, make, options, parse_arguments, requires
 
 FRAMEWORK = "LangChain"
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
@@ -58,6 +61,7 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "end_on": ["human", "tool"],
     "include_system": True,
     "allow_partial": False,
+    "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
 end on a human or tool message, keep the system message)."""
@@ -68,7 +72,7 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "keep_messages": 20,
     "keep_tokens": None,
     "trim_tokens_to_summarize": 4000,
-    "system": "agent",  # "agent": create_agent's system_prompt; "state": SystemMessage in the state
+    "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger."""
@@ -227,6 +231,8 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     if o["end_on"] is not None:
         kwargs["end_on"] = _types(o["end_on"])
 
+    declared = _declared(o["system"])
+
     def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_langchain(messages)
         return from_langchain(lc.trim_messages(converted, **kwargs), notes)
@@ -234,7 +240,14 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     def estimate(messages: list[Message]) -> int:
         return int(counter(to_langchain(messages)[0]))
 
-    return make("langchain.trim_messages", {"core"}, run, estimate=estimate)
+    return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
+
+
+def _declared(system: str) -> dict[str, str]:
+    """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state)."""
+    if system not in ("agent", "state"):
+        raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
+    return capabilities("outside" if system == "agent" else "in_list")
 
 
 def summarization_middleware(settings: Any, **given: Any) -> Any:
@@ -259,18 +272,15 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     middleware = middleware_module.SummarizationMiddleware(
         model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"]
     )
-    if o["system"] not in ("agent", "state"):
-        raise ValueError(f"system must be 'agent' or 'state', got {o['system']!r}")
+    declared = _declared(o["system"])
 
     def run(messages: list[Message]) -> list[Message]:
-        system, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
-        converted, notes = to_langchain(rest)
+        converted, notes = to_langchain(messages)
         update = middleware.before_model({"messages": converted}, None)
         result = converted if update is None else [m for m in update["messages"] if not isinstance(m, lc.RemoveMessage)]
-        return system + from_langchain(result, notes)
+        return from_langchain(result, notes)
 
     def estimate(messages: list[Message]) -> int:
-        _, rest = leading_system(messages) if o["system"] == "agent" else ([], messages)
-        return int(middleware.token_counter(to_langchain(rest)[0]))
+        return int(middleware.token_counter(to_langchain(messages)[0]))
 
-    return make("langchain.SummarizationMiddleware", {"core"}, run, estimate=estimate)
+    return make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)

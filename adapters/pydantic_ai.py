@@ -32,10 +32,19 @@ args=<the JSON string>, tool_call_id)``; ``tool`` is ``ToolReturnPart(tool_name,
 content, tool_call_id)``. Requests are grouped as pydantic-ai records them by default
 (``"tool_results": "grouped"``): the leading system prompts and the first user prompt in
 one ``ModelRequest``, and **a round's parallel tool results in one ``ModelRequest``**;
-``"separate"`` gives every part its own ``ModelRequest`` (valid too). Back: a part the
+``"separate"`` gives every part its own ``ModelRequest``, splitting the system prompt from
+the first user prompt it is stored with: a shape pydantic-ai never records, run only in
+``OTHER_SHAPES``, a labelled matrix section that no headline counts. Back: a part the
 capability kept (the same object) is its original dict; a part or message the capability
 made (a summary ``CompactionPart``, a cleared tool result) is rendered by pydantic-ai's own
 ``OpenAIChatModel._map_messages``, i.e. exactly what pydantic-ai would send.
+
+Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
+``tests/test_adapter_loops.py`` with ``Agent(capabilities=[...])``'s own loop and
+pydantic-ai's ``FunctionModel``: ``before_model_request`` runs after the round's
+``ToolReturnPart``s were recorded. ``system_prompt: in_list``: ``Agent(system_prompt=...)``
+stores the ``SystemPromptPart`` in the first ``ModelRequest`` with the first user prompt, the
+history the capabilities see (``instructions=`` stay outside; the loop test shows both).
 
 Profiles claimed, and why (the matrix shows them): each claims ``core`` only. Triggers are
 message/token counts, never iterations (not ``trigger``); ``SummarizingCompaction``'s summary
@@ -48,7 +57,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, call_names, deep, make, options, requires, text_of_parts
+from ._common import Message, Note, Notes, call_names, capabilities, deep, make, options, requires, text_of_parts, tool_text
 
 FRAMEWORK = "Pydantic AI"
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
@@ -79,12 +88,18 @@ WHY = {
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"max_messages": 8, "keep_messages": 4}),
     ("sliding_window", {"max_messages": 20, "keep_messages": 10}),
-    ("sliding_window", {"max_messages": 20, "keep_messages": 10, "tool_results": "separate"}),
+    ("sliding_window", {"max_messages": 8, "keep_messages": 4, "preserve_first_user_message": False}),
     ("clear_tool_results", {"max_tokens": 500, "keep_pairs": 1}),
     ("clear_tool_results", {"max_tokens": 2000, "keep_pairs": 3}),
     ("summarizing", {"max_messages": 8, "keep_messages": 4}),
     ("summarizing", {"max_messages": 20, "keep_messages": 10}),
 ]
+"""What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them."""
+
+OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
+    ("sliding_window", {"max_messages": 20, "keep_messages": 10, "tool_results": "separate"}, "every part its own ModelRequest: pydantic-ai stores the system prompt with the first user prompt and a round's results together"),
+]
+"""Shapes pydantic-ai never records: checked in a labelled matrix section no headline counts."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -157,7 +172,7 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped") ->
                 flush()
             started = True
         elif role == "tool":
-            part = pm.ToolReturnPart(tool_name=names.get(str(m.get("tool_call_id")), ""), content=content, tool_call_id=str(m.get("tool_call_id")))
+            part = pm.ToolReturnPart(tool_name=names.get(str(m.get("tool_call_id")), ""), content=tool_text(content), tool_call_id=str(m.get("tool_call_id")))
             if tool_results == "separate" or (pending and not isinstance(pending[-1], pm.ToolReturnPart)):
                 flush()
             started = True
@@ -240,7 +255,7 @@ def _compactor(name: str, capability_of: Any, settings: Any, tool_results: str) 
         await capability_of(model).before_model_request(ctx, request)
         return await _back(list(ctx.messages), notes, model)
 
-    return make(f"pydantic_ai_harness.{name}", {"core"}, run, is_async=True)
+    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("in_list"), is_async=True)
 
 
 async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:

@@ -21,6 +21,14 @@ the types allow, but SK's OpenAI connector then sends a malformed tool message
 only the first ``tool_call_id``), so the matrix runs ``separate`` only.
 The note of a message is found by ``metadata["oai_index"]``.
 
+Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
+``tests/test_adapter_loops.py`` with ``ChatCompletionAgent``'s own loop (SK's OpenAI
+connector on a scripted endpoint): an agent never reduces during a run; the caller reduces
+the thread (``await thread.reduce()``) between ``get_response`` calls, when the kernel has
+added every call's result. ``system_prompt: in_list``: SK's reducers keep the first
+``system``/``developer`` message of the history they reduce (``ChatHistory(system_message=...)``);
+an agent's ``instructions=`` stay outside the thread (the loop test shows that too).
+
 Profiles claimed, and why (the matrix shows them):
 
 * ``ChatHistoryTruncationReducer`` claims ``core`` only: it reduces when the message count
@@ -45,6 +53,7 @@ from ._common import (
     call_back,
     call_names,
     calls_by_id,
+    capabilities,
     content_back,
     deep,
     finish,
@@ -53,6 +62,7 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
+    tool_text,
     tool_runs,
 )
 
@@ -136,7 +146,7 @@ def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate
         metadata = {NOTE_KEY: run[0]}
         if role == "tool":
             results = [
-                sk.FunctionResultContent(id=messages[i].get("tool_call_id"), name=names.get(str(messages[i].get("tool_call_id"))) or None, result=deep(messages[i].get("content")))
+                sk.FunctionResultContent(id=messages[i].get("tool_call_id"), name=names.get(str(messages[i].get("tool_call_id"))) or None, result=tool_text(messages[i].get("content")))
                 for i in run
             ]
             out.append(sk.ChatMessageContent(role=_role(sk, "tool"), items=results, metadata=metadata))
@@ -224,7 +234,7 @@ def truncation_reducer(settings: Any, **given: Any) -> Any:
     def reducer() -> Any:
         return reducers.ChatHistoryTruncationReducer(target_count=o["target_count"], threshold_count=o["threshold_count"])
 
-    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o["tool_results"]), is_async=True)
+    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o["tool_results"]), declared=capabilities("in_list"), is_async=True)
 
 
 def summarization_reducer(settings: Any, **given: Any) -> Any:
@@ -247,4 +257,4 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
         )
 
     profiles = {"core"} | (set() if o["fail_on_error"] else {"failure"})
-    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o["tool_results"]), is_async=True)
+    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o["tool_results"]), declared=capabilities("in_list"), is_async=True)

@@ -46,7 +46,7 @@ class                   where its text comes from
 **Units and splits.** Each class is a list of *units* (a file, a catalog, a JSON value, a
 message); units longer than 8 KiB are cut into 8 KiB blocks at line ends. A unit goes to
 the ``train`` or the ``test`` split by a hash of its class and name, so the two splits
-share no text: the fast estimator is calibrated on ``train`` and judged on ``test``.
+share no text: an estimator with fitted weights is calibrated on ``train`` and judged on ``test``.
 
 **Documents.** ``documents(cls, n, split=..., seed=...)`` draws ``n`` documents with a
 ``random.Random`` seeded by the seed, class and split: a length uniform in 200..4000

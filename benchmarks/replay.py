@@ -28,10 +28,11 @@ from typing import Any
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
-from compaction_suite.conformance.recording import call_compact, event_of
+from compaction_suite.conformance.target import call_compact, last_event_json
 from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
 
+from .across_formats import for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
@@ -221,6 +222,7 @@ def replay(
     ``id_rule`` and ``task_lists`` say which entity ids and task list the retention figures
     track (SPEC ENT-1, ENT-2; by default every identifier-like key and the task-list presets).
     """
+    compactor = for_replay(compactor)  # another wire format: converted only where faithful
     run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts, id_rule, task_lists)
     context: list[Message] = []
     previous: list[Message] = []
@@ -297,7 +299,7 @@ def _compaction_point(run: Run, compactor: Any, context: list[Message], text: st
         return context, text
     if out == context:
         return context, text
-    event = event_of(compactor) or {}
+    event = last_event_json(compactor) or {}
     run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
     run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
     run.violations += [f"call {iteration + 1}: {v}" for v in violations(context, out)]

@@ -13,13 +13,12 @@ is pytest-benchmark's) on histories of the given sizes, then writes to ``out_dir
 * ``speed.png``: time against messages, log-log, one line per operation.
 
 The machines here are shared and noisy: ratios and slopes within one run are what
-to read, not absolute times across runs. ``python -m compaction_suite.benchmarks.speed --out
+to read, not absolute times across runs. ``compaction-suite bench speed --out
 benchmarks/results [--sizes 100,1000]`` does the same from the command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as _dt
 import io
@@ -57,7 +56,10 @@ NOISE_NOTE = (
 
 def parse_sizes(text: str) -> tuple[int, ...]:
     """``"100,1_000"`` -> ``(100, 1000)``: sorted, deduplicated, each at least `MIN_SIZE`."""
-    sizes = sorted({int(part.strip().replace("_", "")) for part in text.split(",") if part.strip()})
+    try:
+        sizes = sorted({int(part.strip().replace("_", "")) for part in text.split(",") if part.strip()})
+    except ValueError:
+        sizes = []
     if not sizes or sizes[0] < MIN_SIZE:
         raise ValueError(f"sizes must be integers >= {MIN_SIZE}, comma-separated; got {text!r}")
     return tuple(sizes)
@@ -143,7 +145,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "load_average_end": _load(),
     }
 
@@ -244,7 +246,7 @@ def fmt_time(seconds: float) -> str:
 
 
 def _sig3(value: float) -> str:
-    digits = max(0, 2 - int(math.floor(math.log10(value)))) if value > 0 else 0
+    digits = max(0, 2 - math.floor(math.log10(value))) if value > 0 else 0
     return f"{value:.{digits}f}"
 
 
@@ -263,7 +265,7 @@ def _header(results: dict[str, Any]) -> list[str]:
         "# Speed of the reference compactor (no model calls)",
         "",
         f"pytest-benchmark {results['pytest_benchmark']} (`benchmarks/test_speed.py`, run by "
-        f"`python -m compaction_suite.benchmarks.speed`) on {m['date'][:10]}: {m['cpu']}, {m['cores']} cores, "
+        f"`compaction-suite bench speed`) on {m['date'][:10]}: {m['cpu']}, {m['cores']} cores, "
         f"{m['implementation']} {m['python']}, {m['platform']}{_loads(m)}. Times are the median of each bench's rounds. "
         f"Histories are `compaction_suite.benchmarks.histories.build(n)`: the shipped trace `{results['trace']}` tiled to at least "
         f"n messages, cut between rounds (requested → actual messages: {actual}). "
@@ -307,7 +309,7 @@ def _tables(results: dict[str, Any]) -> list[str]:
     head = "| operation | " + " | ".join(f"{n:,}" for n in sizes)
     rule = "|---|" + "---:|" * len(sizes)
     time_rows, message_rows = [], []
-    for key, op in results["ops"].items():
+    for op in results["ops"].values():
         by_size = {r["size"]: r for r in op["results"]}
         cells = [fmt_time(by_size[n]["median_s"]) if n in by_size else "" for n in sizes]
         per = [f"{by_size[n]['us_per_message']:.3g}" if n in by_size else "" for n in sizes]
@@ -417,20 +419,3 @@ def _guides(ax: Any, results: dict[str, Any]) -> None:
     x1 = base[-1]["messages"]
     ax.plot([x0, x1], [y0 / 3, y0 / 3 * x1 / x0], color="grey", linewidth=5, alpha=0.25,
             label="slope 1 (linear), for reference")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m compaction_suite.benchmarks.speed --out DIR [--sizes 100,1000] [--max-time S] [--quiet]``."""
-    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.speed", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--sizes", type=parse_sizes, default=DEFAULT_SIZES, help="comma-separated, each >= 100")
-    parser.add_argument("--max-time", type=float, default=1.0, help="pytest-benchmark's --benchmark-max-time")
-    parser.add_argument("--quiet", action="store_true", help="hide pytest's output")
-    args = parser.parse_args(argv)
-    results = run(args.out, args.sizes, progress=not args.quiet, max_time=args.max_time)
-    print(markdown(results))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -4,22 +4,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+
+from compaction_suite.conformance.runner import run_check
 
 
 @pytest.mark.parametrize("target", ["reference", "reference-structured"])
 @pytest.mark.parametrize("mode", ["full", "fast"])
-def test_battery(benchmark, tmp_path, target, mode):
-    report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "compaction_suite", "check", target, "--report", str(report)]
-    command += ["--fast"] if mode == "fast" else []
-
-    def run() -> int:
-        return subprocess.run(command, capture_output=True, check=False).returncode
-
-    assert benchmark.pedantic(run, rounds=1, iterations=1) == 0
-    assert json.loads(report.read_text())["passed"] is True
+def test_battery(benchmark, target, mode):
+    done = benchmark.pedantic(run_check, args=(target, ["--fast"] if mode == "fast" else []), rounds=1, iterations=1)
+    assert done.exit_code == 0 and done.report is not None and done.report["passed"] is True, done.tail()

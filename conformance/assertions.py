@@ -41,7 +41,11 @@ def require(clause_id: str, problem: str | None, history: Any = None, output: An
 
 
 def render(label: str, messages: Any) -> str:
-    """A compact listing of messages: index, role, tool ids and the start of the text."""
+    """A compact listing of messages: index, role, tool ids and the start of the text. Responses
+    items show their type; an Anthropic request part its ``system``, then its messages."""
+    if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
+        system = json.dumps(messages["system"], ensure_ascii=False)[:PREVIEW] if "system" in messages else "(none)"
+        return f"  {label} system: {system}\n" + render(label, messages["messages"])
     if not isinstance(messages, Sequence) or isinstance(messages, str):
         return f"  {label}: {messages!r}"
     lines = [f"  {label} ({len(messages)} messages):"]
@@ -53,11 +57,13 @@ def render(label: str, messages: Any) -> str:
 def _one_line(message: Any) -> str:
     if not isinstance(message, dict):
         return repr(message)[:PREVIEW]
-    role = message.get("role")
+    role = message.get("role") or message.get("type")
     ids = [c.get("id") for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    ids += [b.get("id") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"] if isinstance(message.get("content"), list) else []
     tag = f" calls {ids}" if ids else ""
     tag += f" answers {message['tool_call_id']!r}" if "tool_call_id" in message else ""
-    content = message.get("content")
+    tag += f" {message['call_id']!r}" if "call_id" in message else ""
+    content = message.get("content", message.get("output", message.get("arguments", message.get("encrypted_content"))))
     body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     body = body.replace("\n", "\\n")
     return f"{role}{tag}: {body[:PREVIEW]}{'…' if len(body) > PREVIEW else ''}"

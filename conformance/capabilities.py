@@ -9,6 +9,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``system_prompt``: ``"in_list"`` (default) or ``"outside"``: the framework keeps its system
   prompt outside the list it compacts, so the suite passes no system message and CORE-3
   cannot happen.
+- ``wire_format``: ``"chat-completions"`` (default), ``"responses"`` or ``"anthropic-messages"``:
+  the history shape ``compact`` receives and returns (SPEC Part A, "Wire formats";
+  `conformance.formats`). The clauses of the other formats are not applicable.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -20,14 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import formats
+
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
     "system_prompt": ("in_list", "outside"),
+    formats.KEY: formats.NAMES,
 }
 """Each declaration and its values, the default first."""
 WAIVES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("called", "between_rounds"): ("CORE-9",),
-    ("system_prompt", "outside"): ("CORE-3",),
+    ("called", "between_rounds"): ("CORE-9", "RESP-8", "ANTH-6"),
+    ("system_prompt", "outside"): ("CORE-3", "RESP-7", "ANTH-4"),
 }
 """The clauses each declared value makes unreachable."""
 
@@ -40,6 +46,7 @@ class CapabilityError(ValueError):
 class Capabilities:
     called: str = "anytime"
     system_prompt: str = "in_list"
+    wire_format: str = formats.CHAT
 
     @property
     def between_rounds(self) -> bool:
@@ -55,10 +62,17 @@ class Capabilities:
         for key, value in self.as_dict().items():
             for clause_id in WAIVES.get((key, value), ()):
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
+        for clause_id in formats.other_formats_clauses(self.wire_format):
+            found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
 
+    def _format_said(self) -> str:
+        if self.wire_format == formats.CHAT:
+            return f"the target compacts {formats.CHAT} (no {formats.KEY} declared)"
+        return f"declared capabilities {{'{formats.KEY}': '{self.wire_format}'}}"
+
     def as_dict(self) -> dict[str, str]:
-        return {"called": self.called, "system_prompt": self.system_prompt}
+        return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
 
 
 def declared(compactor: Any) -> Capabilities:

@@ -13,7 +13,7 @@ HARMS = ("rejected", "loss", "crash", "policy")
 """How bad a broken clause is for a user (SPEC Part A, "Harm classes"), worst first."""
 STRUCTURAL = ("CORE-1", "CORE-2", "CORE-3", "CORE-4", "CORE-6")
 """Clauses judged on every output the suite sees, in any test (SPEC Part A, "Every output")."""
-EXERCISED_BY_CHECK = ("CORE-9", "TRIG-1", "TRIG-5")
+EXERCISED_BY_CHECK = ("CORE-9", "RESP-8", "ANTH-6", "TRIG-1", "TRIG-5")
 """Clauses about histories that must come back unchanged: an example exercises them when their
 check ran on it. Every other clause (storage aside, whose checks run on stored branches) is
 exercised by an example only when the compactor compacted in it (SPEC Part A, "Exercised")."""
@@ -28,6 +28,8 @@ class Clause:
     level: str
     title: str
     harm: str
+    formats: tuple[str, ...] = ("chat-completions",)
+    """The wire formats whose targets this clause is checked on (SPEC Part A, "Wire formats")."""
 
     @property
     def must(self) -> bool:
@@ -45,7 +47,7 @@ def _data() -> dict[str, Any]:
 @cache
 def clauses() -> dict[str, Clause]:
     """Every clause by id, in SPEC order."""
-    return {c["id"]: Clause(**c) for c in _data()["clauses"]}
+    return {c["id"]: Clause(**{**c, "formats": tuple(c.get("formats", ("chat-completions",)))}) for c in _data()["clauses"]}
 
 
 @cache

@@ -51,12 +51,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
+from compaction_suite.text import SUMMARY_PREFIX
+
 T = TypeVar("T")
 Message = dict[str, Any]
 """An OpenAI chat-completions message as a plain dict."""
-
-SUMMARY_PREFIX = "[Context Summary]"
-"""How a summary message's content starts (SPEC SUM-2)."""
 
 GENERIC_TOOLS = ("readFile", "search", "runCommand")
 ENTITY_TOOL = "createEntity"
@@ -789,7 +788,7 @@ def _reuse_ids(draw: st.DrawFn, messages: list[Message]) -> list[Message]:
 def _dress(draw: st.DrawFn, message: Message, entity_results: set[str]) -> Message:
     """One message in one of the real shapes of its role, or as it was."""
     role, shape = message.get("role"), draw(_below(4))
-    if role == "tool" and message["tool_call_id"] in entity_results and shape == 0:
+    if role == "tool" and message["tool_call_id"] in entity_results and isinstance(message["content"], str) and shape == 0:
         message = {**message, "content": _nested_record(draw, message["content"])}
     elif role == "assistant" and message.get("tool_calls") and shape == 0:
         message = {key: value for key, value in message.items() if key != "content"}  # content absent

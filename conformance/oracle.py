@@ -7,13 +7,13 @@ They never raise on a malformed output: judging malformed output is their job.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
+
 SYSTEM_ROLES = {"system", "developer"}
 ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
-SUMMARY_PREFIX = "[Context Summary]"
 
 
 def text(message: Any) -> str:
@@ -67,15 +67,11 @@ def non_system_rounds(messages: Sequence[dict]) -> list[list[dict]]:
 
 
 def chars4(messages: Sequence[dict]) -> int:
-    """chars/4 over what the model reads (SPEC TOK-1), for compactors without an estimate."""
-    chars = 0
-    for m in messages:
-        chars += len(text(m)) + len(str(m.get("name") or "")) + len(str(m.get("refusal") or ""))
-        seen: set[str] = set()
-        for call in m.get("tool_calls") or []:
-            function = call.get("function") or {}
-            chars += len(str(function.get("name") or "")) + len(str(function.get("arguments") or ""))
-    return math.floor(chars / 4)
+    """chars/4 over what the model reads (SPEC TOK-1), for compactors without an estimate.
+
+    The text read is `compaction_suite.text.message_text`, one definition for the
+    verifier, the test double and the reference."""
+    return chars_per_four(messages)
 
 
 def readable_text(messages: Sequence[dict]) -> str:

@@ -52,6 +52,7 @@ def _argparse(option: Option) -> dict[str, Any]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(id): the SPEC clause this conformance test checks")
+    config.addinivalue_line("markers", "wire_format(name): the format of the histories the test draws (default chat-completions; 'target': the target's own)")
     config.stash[RESULTS] = {}
     spec = config.getoption("--compactor") or None
     if spec is None and not _collecting_conformance(config):
@@ -188,10 +189,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if clause_id is None or suite is None:
         return
-    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id)
+    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id) or _other_format(item, suite.format.name)
     if reason:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+
+
+def _other_format(item: pytest.Item, target_format: str) -> str | None:
+    """Why a test that draws histories of another wire format than the target's does not run
+    (the clause itself may still apply, checked by a test in the target's format)."""
+    marker = item.get_closest_marker("wire_format")
+    drawn = marker.args[0] if marker else "chat-completions"
+    if drawn in ("target", target_format):
+        return None
+    return f"this test draws {drawn} histories; the target compacts {target_format} (wire_format)"
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

@@ -170,6 +170,11 @@ def validator(ref: str) -> Draft202012Validator:
     return Draft202012Validator({"$ref": f"{base}#{pointer}"}, registry=_registry())
 
 
+def _history(messages: Any) -> Any:
+    """The history as plain JSON: a list (chat-completions, responses) or a request dict (anthropic-messages)."""
+    return dict(messages) if isinstance(messages, Mapping) else list(messages)
+
+
 # --- the process ---------------------------------------------------------------------
 
 
@@ -410,13 +415,6 @@ class CommandTarget:
         self._refusal: UnsupportedVersion | None = None
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_target(cls, target: str, *, timeout: float = DEFAULT_TIMEOUT) -> CommandTarget:
-        """``CommandTarget`` for a target string ``cmd:<command>``."""
-        if not target.startswith(PREFIX):
-            raise ValueError(f"not a command target (expected {PREFIX}<command>): {target!r}")
-        return cls(target[len(PREFIX) :], timeout=timeout)
-
     def __repr__(self) -> str:
         return f"CommandTarget({self.command!r})"
 
@@ -503,15 +501,23 @@ class CommandCompactor:
         """The ``start`` answer's capabilities, including the declarations ``called`` and
         ``system_prompt`` (protocol 1.1, SPEC Part A "Declarations")."""
 
+    @property
+    def _format(self) -> dict[str, str]:
+        """``{"format": ...}`` for an implementation that declared a wire format other than
+        chat-completions (protocol 1.2); nothing otherwise, so a 1.0 implementation sees no change."""
+        wire_format = self.capabilities.get("wire_format", "chat-completions")
+        return {} if wire_format == "chat-completions" else {"format": wire_format}
+
     def __repr__(self) -> str:
         return f"<CommandCompactor {self._session.name} {self.implementation.get('name')!r}>"
 
-    def compact(self, messages: Sequence[Mapping[str, Any]], *, iteration: int) -> list[dict[str, Any]]:
-        """Ask the process to compact; raises `Rejected`, `ImplementationSkipped`,
-        `ImplementationErrored` or `ProtocolError` per its answer."""
+    def compact(self, messages: Any, *, iteration: int) -> Any:
+        """Ask the process to compact ``messages`` (a history in its declared wire format);
+        raises `Rejected`, `ImplementationSkipped`, `ImplementationErrored` or `ProtocolError`
+        per its answer."""
         self._last_event = None
-        request = {"cmd": "compact", "messages": list(messages), "iteration": iteration}
-        answer = self._ask(request, "compact_answer")
+        request = {"cmd": "compact", "messages": _history(messages), **self._format, "iteration": iteration}
+        answer = self._ask(request, "compact_answer_in_format" if self._format else "compact_answer")
         _answer_or_raise(answer)
         self._last_event = answer.get("event")
         return answer["messages"]
@@ -531,7 +537,7 @@ class CommandCompactor:
         return self._last_event
 
     def _estimate_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        answer = self._ask({"cmd": "estimate_tokens", "messages": list(messages)}, "estimate_tokens_answer")
+        answer = self._ask({"cmd": "estimate_tokens", "messages": _history(messages), **self._format}, "estimate_tokens_answer")
         _answer_or_raise(answer)
         return answer["tokens"]
 

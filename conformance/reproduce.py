@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import oracle
+from . import formats
 from .assertions import render
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import check_compactor, resolve
+from .target import call_compact, check_compactor, resolve
 
 
 @dataclass
@@ -45,17 +45,17 @@ def case_of(report: dict[str, Any], clause_id: str) -> dict[str, Any]:
 
 def replay(case: dict[str, Any], target: str) -> Replayed:
     """Run ``case`` once against ``target`` (a TARGET string) and judge the output."""
-    from .suite import call_compact
-
     resolved = resolve(target)
     with SummarizerServer() as server:
         server.set_mode(case.get("summarizer") or {})
         settings = connected(Settings().with_(**case.get("settings", {})), server.base_url)
         messages = case["messages"]
         result = Replayed()
+        wire_format = formats.get(formats.CHAT)
         try:
             compactor = resolved.factory(settings)
             check_compactor(compactor, target)
+            wire_format = formats.get(formats.declared(compactor))
             result.output = call_compact(compactor, json.loads(json.dumps(messages)), case["iteration"])
         except Exception as error:  # noqa: BLE001 - the crash is what is replayed
             result.raised = f"{type(error).__name__}: {error}"
@@ -63,22 +63,9 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
             resolved.close()
         result.summarizer_requests = len(server.requests)
     if result.raised is None:
-        result.problems = judge(messages, result.output)
+        found = wire_format.structural(messages, result.output)
+        result.problems = {k: v for k, v in found.items() if v is not None}
     return result
-
-
-def judge(history: list[dict], out: Any) -> dict[str, str]:
-    """The structural clauses' findings on one output (SPEC CORE-1, 2, 3, 4, 6)."""
-    found = {"CORE-6": oracle.check_valid_messages(out)}
-    if isinstance(out, list) and all(isinstance(m, dict) for m in out):
-        changed = not oracle.same(history, out)
-        found |= {
-            "CORE-1": oracle.check_tool_results_have_calls(out),
-            "CORE-2": None if oracle.in_flight(history) else oracle.check_calls_have_one_result(out),
-            "CORE-3": oracle.check_system_kept(history, out, changed),
-            "CORE-4": oracle.check_rounds_whole(history, out),
-        }
-    return {k: v for k, v in found.items() if v is not None}
 
 
 def main(argv: list[str]) -> int:
@@ -91,7 +78,7 @@ def main(argv: list[str]) -> int:
     if done.raised:
         print(f"  compact raised {done.raised}")
         return 0
-    print(f"  structural findings (CORE-1, 2, 3, 4, 6): {done.problems or 'none'}; summarizer requests: {done.summarizer_requests}")
+    print(f"  structural findings: {done.problems or 'none'}; summarizer requests: {done.summarizer_requests}")
     print(render("input", case["messages"]))
     print(render("output", done.output))
     return 0

@@ -13,10 +13,7 @@ each compaction counts as an example that exercised the clause under test.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import hashlib
-import inspect
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from . import oracle
+from . import formats, oracle
 from .assertions import CHECKED
 from .capabilities import Capabilities, CapabilityError, declared
-from .clauses import CRASH, PROFILES, STRUCTURAL, clauses
+from .clauses import CRASH, PROFILES, clauses
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import StartupFailed, Target, check_compactor
+from .target import StartupFailed, Target, call_compact, check_compactor, last_event
 
 ACTIVE: list[Suite] = []
 """The running suite (one per pytest session), for strategies that follow its declarations."""
@@ -96,7 +93,8 @@ class Subject:
         except ProtocolError:
             raise
         except ValueError as error:
-            if not oracle.in_flight(json.loads(snapshot)):
+            in_flight = self.suite.format.in_flight if self.suite is not None else oracle.in_flight
+            if not in_flight(json.loads(snapshot)):
                 self._crashed(snapshot, case, error, "rejected a complete, valid history with ")
             raise
         except Exception as error:
@@ -127,14 +125,7 @@ class Subject:
     @property
     def event(self) -> dict[str, Any] | None:
         """``last_event`` as a dict (a mapping, a dataclass or an object with ``as_dict``)."""
-        event = getattr(self.compactor, "last_event", None)
-        if event is None or isinstance(event, Mapping):
-            return dict(event) if event is not None else None
-        if hasattr(event, "as_dict"):
-            return event.as_dict()
-        if dataclasses.is_dataclass(event):
-            return dataclasses.asdict(event)
-        return vars(event)
+        return last_event(self.compactor)
 
     @property
     def profiles(self) -> set[str]:
@@ -143,18 +134,6 @@ class Subject:
 
 def _plain(changes: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in changes.items() if isinstance(v, (str, int, float, bool, type(None)))}
-
-
-def call_compact(compactor: Any, messages: list[dict], iteration: int) -> Any:
-    """``compactor.compact(messages, iteration=...)``, awaited when it is ``async def``."""
-    result = compactor.compact(messages, iteration=iteration)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_awaited(result))
-    return result
-
-
-async def _awaited(result: Any) -> Any:
-    return await result
 
 
 class Suite:
@@ -178,6 +157,7 @@ class Suite:
         try:
             first = self._first()
             self.capabilities: Capabilities = declared(first.compactor)
+            self.format: formats.WireFormat = formats.get(self.capabilities.wire_format)
         except CapabilityError as error:
             self.server.stop()
             raise StartupFailed(f"{target.spec}: {error}") from error
@@ -220,26 +200,23 @@ class Suite:
 
     # what every call shows
 
-    def judge(self, history: list[dict], out: Any, case: dict[str, Any], key: str) -> None:
-        """Judge one output for the structural clauses and count what it exercised (``key`` is
-        ``history`` as sorted JSON; ``history`` is the case's copy, which nothing else changes)."""
+    def judge(self, history: Any, out: Any, case: dict[str, Any], key: str) -> None:
+        """Judge one output for the structural clauses of the target's wire format (CORE-1..4
+        and CORE-6 for chat-completions, RESP-1..7, ANTH-1..5) and count what it exercised
+        (``key`` is ``history`` as sorted JSON; ``history`` is the case's copy, which nothing
+        else changes)."""
         changed = json.dumps(out, sort_keys=True, default=str) != key
         self.calls += 1
         self.compacted += changed
-        problems = {"CORE-6": oracle.check_valid_messages(out)}
-        if isinstance(out, list) and all(isinstance(m, dict) for m in out):
-            problems["CORE-1"] = oracle.check_tool_results_have_calls(out)
-            if not oracle.in_flight(history):  # an open call is CORE-9's (SPEC CORE-2 decision)
-                problems["CORE-2"] = oracle.check_calls_have_one_result(out)
-            if not self.capabilities.system_outside:
-                problems["CORE-3"] = oracle.check_system_kept(history, out, changed)
-            problems["CORE-4"] = oracle.check_rounds_whole(history, out)
+        problems = self.format.structural(history, out)
+        if self.capabilities.system_outside:
+            problems.pop("CORE-3", None)
         for clause_id, problem in problems.items():
             if problem is not None:
                 self.find(clause_id, problem, history, out, case)
         if changed:
             digest = hashlib.sha1(key.encode()).hexdigest()
-            for clause_id in {*STRUCTURAL, *([self.current] if self.current else [])}:
+            for clause_id in {*self.format.judged, *([self.current] if self.current else [])}:
                 self.observed.exercise(clause_id, digest)
 
     def find(self, clause_id: str, reason: str, history: Any, output: Any, case: dict[str, Any] | None) -> None:
@@ -263,7 +240,7 @@ class Suite:
             self.server.reset()
             subject = Subject(self.target.factory(self.settings.with_(max_context_tokens=1)))
             try:
-                subject.compact(probe_history(self.capabilities), self.settings.threshold_iterations)
+                subject.compact(self.format.from_chat(probe_history(self.capabilities)), self.settings.threshold_iterations)
             except Exception:  # noqa: BLE001, S110 - a crash here is judged by the tests, not the probe
                 pass
             self._calls_summarizer = bool(self.server.requests)

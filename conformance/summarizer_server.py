@@ -1,5 +1,10 @@
 """A TEST DOUBLE of the OpenAI chat-completions API: the suite's summarizer model.
 
+It also answers the OpenAI Responses API (``POST /v1/responses``), its compact endpoint
+(``POST /v1/responses/compact``) and the Anthropic Messages API (``POST /v1/messages``), with the
+same modes and faults, in each API's own shapes (`conformance.summarizer_apis`; SPEC Part A,
+"Wire formats"), so compactors that summarize through those APIs are checked too.
+
 Compactors under test call their summarizer through the official ``openai``
 client. The conformance suite points that client at this local HTTP server
 (``SummarizerServer.base_url``) so it controls every answer offline:
@@ -16,9 +21,9 @@ client. The conformance suite points that client at this local HTTP server
   OpenAI-style error body, a body that is not JSON, no choices, empty or null
   content, a hang, a dropped connection, a truncated body or stream.
 
-``usage`` is real: tiktoken ``o200k_base`` counts (through ``compaction_suite.reference.bpe``) of
-the request messages with the chat overhead OpenAI documents (SPEC TOK-2) and of
-the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
+``usage`` is real: exact ``o200k_base`` counts (``compaction_suite.text``, the module the
+reference and the verifier share) of the request messages with the chat overhead OpenAI
+documents (SPEC TOK-2) and of the answer. Streaming (``"stream": true``) answers with SSE chunks, plus a usage
 chunk when ``stream_options.include_usage`` is set.
 
 Nothing here is a real model. Every response says so: the
@@ -30,6 +35,7 @@ runs werkzeug's threaded development server in a daemon thread.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -48,6 +54,10 @@ from typing import Any
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
+from compaction_suite.text import count_tokens, message_text, prompt_tokens
+
+from .summarizer_apis import Api, api_for
+
 TEST_DOUBLE_HEADER = "X-Test-Double"
 TEST_DOUBLE_LABEL = "compaction-suite summarizer"
 SYSTEM_FINGERPRINT = "fp_compaction-suite-test-double"
@@ -59,11 +69,6 @@ MAX_SUMMARY_CHARS = 300
 MAX_SUMMARY_WORDS = 12
 MAX_WORD_CHARS = 20
 STREAM_PIECE_CHARS = 40
-
-PER_MESSAGE = 3
-PER_NAME = 1
-REPLY_PRIMING = 3
-"""Chat-format overhead OpenAI documents for gpt-4o-class models (SPEC TOK-2)."""
 
 DEFAULT_HANG_SECONDS = 30.0
 HANG_POLL_SECONDS = 0.05
@@ -112,49 +117,6 @@ class RecordedRequest:
     body: Any
 
 
-def message_texts(message: Mapping[str, Any]) -> list[str]:
-    """The text a model reads in one message: content (string or text parts), refusal, name, tool calls."""
-    texts: list[str] = []
-    content = message.get("content")
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, Mapping) and part.get("type") in ("text", "refusal"):
-                texts.append(str(part.get(part["type"], "")))
-    for key in ("refusal", "name"):
-        if isinstance(message.get(key), str):
-            texts.append(message[key])
-    for call in message.get("tool_calls") or []:
-        function = (call.get("function") if isinstance(call, Mapping) else None) or {}
-        texts.extend(str(function.get(key, "")) for key in ("name", "arguments"))
-    return texts
-
-
-def _encoding() -> Any:
-    """tiktoken's ``o200k_base``, installed offline by ``compaction_suite.reference.bpe`` (imported lazily)."""
-    from compaction_suite.reference.bpe import encoding
-
-    return encoding("o200k_base")
-
-
-def count_tokens(text: str) -> int:
-    """``o200k_base`` tokens of ``text``, special-token strings read as plain text."""
-    return len(_encoding().encode_ordinary(text))
-
-
-def prompt_tokens(messages: list[Mapping[str, Any]]) -> int:
-    """Tokens of the request messages with the chat overhead (SPEC TOK-2)."""
-    if not messages:
-        return 0
-    total = REPLY_PRIMING
-    for message in messages:
-        total += PER_MESSAGE + (PER_NAME if isinstance(message.get("name"), str) else 0)
-        total += count_tokens(str(message.get("role", "")))
-        total += sum(count_tokens(text) for text in message_texts(message))
-    return total
-
-
 def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, int]:
     prompt = prompt_tokens(messages)
     completion = count_tokens(content) if content else 0
@@ -188,7 +150,7 @@ def plain_words(text: str) -> list[str]:
 def _last_user_text(messages: list[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
-            return " ".join(message_texts(message))
+            return " ".join(message_text(message))
     return ""
 
 
@@ -269,7 +231,7 @@ def stream_chunks(
 
 def sse(data: Any) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    return f"data: {payload}\n\n".encode("utf-8")
+    return f"data: {payload}\n\n".encode()
 
 
 def error_body(message: str, error_type: str, code: str | None) -> dict[str, Any]:
@@ -282,10 +244,11 @@ def _json_response(data: Any, status: int = 200, headers: Mapping[str, str] | No
 
 
 def _error_response(
-    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None
+    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None, api: Api | None = None
 ) -> Response:
-    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}``."""
-    body = error_body(f"{message} (compaction-suite test double)", error_type, code)
+    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}`` (or ``api``'s own shape)."""
+    text = f"{message} (compaction-suite test double)"
+    body = error_body(text, error_type, code) if api is None else api.error(text, error_type, code, status)
     return _json_response(body, status, headers)
 
 
@@ -302,10 +265,8 @@ def _raw_socket(request: Request) -> socket.socket:
 
 def _close_connection(sock: socket.socket) -> None:
     """End the connection now, whatever was or was not sent (FIN, no HTTP response or no terminator)."""
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _peer_closed(sock: socket.socket) -> bool:
@@ -357,7 +318,7 @@ class SummarizerServer:
     def start(self) -> SummarizerServer:
         if self._server is not None or self._stopping.is_set():
             raise RuntimeError("a SummarizerServer starts once")
-        _encoding()  # fail here, not as an HTTP 500, if the tokenizer cannot load
+        count_tokens("")  # fail here, not as an HTTP 500, if the tokenizer cannot load
         self._server = make_server(
             "127.0.0.1", 0, self._wsgi_app, threaded=True, request_handler=QuietHandler
         )
@@ -511,7 +472,7 @@ class SummarizerServer:
             self._in_flight += 1
         try:
             response = self._handle(request)
-        except Exception:
+        except Exception:  # noqa: BLE001 - any bug in the double becomes a 500 and a recorded error, never a hang
             with self._cond:
                 self._errors.append(traceback.format_exc())
             response = _error_response(500, "bug in the summarizer test double", "test_double_error", None)
@@ -542,24 +503,25 @@ class SummarizerServer:
 
     def _handle(self, request: Request) -> Response:
         body = self._record(request)
-        if not CHAT_PATHS.match(request.path):
+        api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
+        if api is None and not CHAT_PATHS.match(request.path):
             self._count("not_found")
             message = f"no route {request.method} {request.path}"
             return _error_response(404, message, "invalid_request_error", "unknown_url")
         if request.method != "POST":
             self._count("bad_request")
-            return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed")
-        problem = _invalid(body)
+            return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed", api=api)
+        problem = _invalid(body) if api is None else api.invalid(body)
         if problem:
             self._count("bad_request")
-            return _error_response(400, problem, "invalid_request_error", "invalid_request")
+            return _error_response(400, problem, "invalid_request_error", "invalid_request", api=api)
         fault, fixed = self._next_mode()
         if fault is not None:
             self._count(fault.name)
-            return self._faulty(request, body, fault)
-        content = fixed if fixed is not None else deterministic_summary(body["messages"])
+            return self._faulty(request, body, fault, api)
+        content = fixed if fixed is not None else deterministic_summary(_messages(body, api))
         self._count("fixed" if fixed is not None else "summary")
-        return _answer(body, content)
+        return _answer(body, content, api=api)
 
     def _next_mode(self) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply."""
@@ -571,26 +533,28 @@ class SummarizerServer:
                     self._fault = None
             return fault, self._fixed
 
-    def _faulty(self, request: Request, body: dict[str, Any], fault: _Fault) -> Response:
+    def _faulty(self, request: Request, body: dict[str, Any], fault: _Fault, api: Api | None = None) -> Response:
+        """The fault, in the shapes of the API asked (``api``; None: chat-completions): "no choices"
+        is an empty ``output`` (Responses, compact) or ``content`` (Anthropic)."""
         name = fault.name
         if name in _ERRORS:
             status, error_type, code = _ERRORS[name]
             headers = {"Retry-After": str(fault.params.get("retry_after", "1"))} if name == "429" else {}
-            return _error_response(status, f"simulated HTTP {status}", error_type, code, headers)
+            return _error_response(status, f"simulated HTTP {status}", error_type, code, headers, api)
         if name == "malformed":
             return _malformed(body, str(fault.params.get("content_type", "application/json")))
         if name == "no_choices":
-            return _answer(body, None, with_choices=False)
+            return _answer(body, None, with_choices=False, api=api)
         if name in ("empty_content", "null_content"):
-            return _answer(body, "" if name == "empty_content" else None)
+            return _answer(body, "" if name == "empty_content" else None, api=api)
         if name == "hang":
-            return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)))
+            return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)), api)
         if name == "drop":
             _close_connection(_raw_socket(request))
             return Response(b"")
-        return _truncated(request, body, int(fault.params.get("chunks", 2)))
+        return _truncated(request, body, int(fault.params.get("chunks", 2)), api)
 
-    def _hang(self, request: Request, body: dict[str, Any], seconds: float) -> Response:
+    def _hang(self, request: Request, body: dict[str, Any], seconds: float, api: Api | None = None) -> Response:
         """Answer normally after ``seconds``; drop the connection if the server stops or the client leaves."""
         sock = _raw_socket(request)
         deadline = time.monotonic() + seconds
@@ -600,7 +564,7 @@ class SummarizerServer:
                 return Response(b"")
         with self._cond:
             fixed = self._fixed
-        return _answer(body, fixed if fixed is not None else deterministic_summary(body["messages"]))
+        return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)
 
 
 def _invalid(body: Any) -> str | None:
@@ -613,7 +577,28 @@ def _invalid(body: Any) -> str | None:
     return None
 
 
-def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True) -> Response:
+def _messages(body: dict[str, Any], api: Api | None) -> list[dict[str, Any]]:
+    """The request's messages, chat-like (what the summary and the usage are computed from)."""
+    return body["messages"] if api is None else api.as_messages(body)
+
+
+def _api_body(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> dict[str, Any]:
+    prompt = prompt_tokens(api.as_messages(body))
+    return api.body(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
+
+
+def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> list[bytes]:
+    assert api.events is not None
+    prompt = prompt_tokens(api.as_messages(body))
+    pairs = api.events(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
+    return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
+
+
+def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None) -> Response:
+    if api is not None and body.get("stream"):
+        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream")
+    if api is not None:
+        return _json_response(_api_body(body, content, api, with_choices=with_choices))
     if not body.get("stream"):
         return _json_response(completion_body(body, content, with_choices=with_choices))
     events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
@@ -627,9 +612,17 @@ def _malformed(body: dict[str, Any], content_type: str) -> Response:
     return Response('{"id": "chatcmpl-testdouble", "choices": [ <this is not json', content_type=content_type)
 
 
-def _truncated(request: Request, body: dict[str, Any], chunks: int) -> Response:
+def _truncated(request: Request, body: dict[str, Any], chunks: int, api: Api | None = None) -> Response:
     """A stream cut after ``chunks`` SSE events (no [DONE]); a JSON body cut in half otherwise."""
     sock = _raw_socket(request)
+    if api is not None and body.get("stream"):
+        events = _api_events(body, deterministic_summary(api.as_messages(body)), api)[:chunks]
+        return Response(_then_close(events, sock), mimetype="text/event-stream")
+    if api is not None:
+        payload = json.dumps(_api_body(body, deterministic_summary(api.as_messages(body)), api)).encode("utf-8")
+        response = Response(_then_close([payload[: len(payload) // 2]], sock), mimetype="application/json")
+        response.headers["Content-Length"] = str(len(payload))
+        return response
     if body.get("stream"):
         all_chunks = stream_chunks(body, deterministic_summary(body["messages"]))
         events = [sse(chunk) for chunk in all_chunks[:chunks]]

@@ -1,10 +1,19 @@
-"""Resolving a TARGET to a compactor factory (SPEC Part A, "The plug-in contract")."""
+"""The plug-in contract's own code (SPEC Part A, "The plug-in contract").
+
+Resolving a TARGET to a compactor factory (`resolve`), calling a compactor's
+``compact``, sync or async (`call_compact`), and reading its ``last_event``
+(`last_event`). The verifier (``suite.py``), the recorder (``recording/``) and the
+benchmarks all go through here, so a compactor is called the same way everywhere.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import functools
 import importlib
 import inspect
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,18 +67,23 @@ class Target:
             close()
 
 
-def resolve(spec: str | None) -> Target:
-    """The factory for ``spec``, or for ``$COMPACTION_COMPACTOR`` when ``spec`` is empty."""
+def resolve(spec: str | None, *, timeout: float | None = None) -> Target:
+    """The factory for ``spec``, or for ``$COMPACTION_COMPACTOR`` when ``spec`` is empty.
+
+    A ``cmd:`` process gets ``timeout`` seconds to answer a request when given (else the
+    protocol's default).
+    """
     spec = spec or os.environ.get(ENV, "")
     if not spec:
         raise TargetError(f"no compactor given: name a TARGET (pytest: --compactor TARGET) or set {ENV}")
-    if spec.startswith("cmd:"):
-        from .protocol import CommandTarget
+    if is_command(spec):
+        from .protocol import PREFIX, CommandTarget
 
-        command = spec[len("cmd:") :].strip()
+        command = spec[len(PREFIX) :].strip()
         if not command:
             raise TargetError("cmd: needs a command, as in cmd:node compactor.mjs")
-        return Target(spec, CommandTarget(command), f"process `{command}`", None)
+        factory = CommandTarget(command) if timeout is None else CommandTarget(command, timeout=timeout)
+        return Target(spec, factory, f"process `{command}`", None)
     if ":" in spec:
         return _from_module(spec, spec)
     return _from_entry_point(spec)
@@ -81,7 +95,7 @@ def _from_module(spec: str, path: str) -> Target:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}") from error
-    factory = module
+    factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
@@ -108,6 +122,49 @@ def _version(module_name: str) -> str | None:
     for dist in _installed().get(top, []):
         return f"{dist} {metadata.version(dist)}"
     return getattr(importlib.import_module(top), "__version__", None)
+
+
+def is_command(spec: str) -> bool:
+    """Whether ``spec`` names a compactor in another process (``cmd:<command>``)."""
+    return spec.startswith("cmd:")
+
+
+def call_compact(compactor: Any, messages: list[dict[str, Any]], iteration: int) -> Any:
+    """``compactor.compact(messages, iteration=...)``, awaited when it is ``async def``."""
+    result = compactor.compact(messages, iteration=iteration)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_awaited(result))
+    return result
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
+
+
+def last_event(compactor: Any) -> dict[str, Any] | None:
+    """``last_event`` as a dict (a mapping, a dataclass or an object with ``as_dict``), or None.
+
+    Raises what reading the attribute raises: a compactor whose event cannot be read
+    is the caller's finding (SPEC EVENT-*).
+    """
+    event = getattr(compactor, "last_event", None)
+    if event is None or isinstance(event, Mapping):
+        return dict(event) if event is not None else None
+    if hasattr(event, "as_dict"):
+        return dict(event.as_dict())
+    if dataclasses.is_dataclass(event) and not isinstance(event, type):
+        return dataclasses.asdict(event)
+    return dict(vars(event))
+
+
+def last_event_json(compactor: Any) -> dict[str, Any] | None:
+    """`last_event` as JSON-ready data (non-JSON values as strings), or None when there is none
+    or it cannot be read: for records (cassette meta files, benchmark reports), not for verdicts."""
+    try:
+        event = last_event(compactor)
+    except (AttributeError, TypeError):
+        return None
+    return None if event is None else json.loads(json.dumps(event, default=str))
 
 
 @functools.cache

@@ -11,10 +11,9 @@ from .compactor import Compactor
 from .errors import HistoryError
 from .events import CompactionEvent
 from .extraction import CODING_AGENT_TASK_LISTS, REPORT_PROGRESS, TODO_WRITE, UPDATE_PLAN, EntityRule, TaskListTool
-from .fast_estimate import ByteClassTokens
 from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
-from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoredMessage, StoreConflict, StoreError
+from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoreConflict, StoredMessage, StoreError
 from .strategies import (
     Chain,
     DropSources,
@@ -48,7 +47,6 @@ __all__ = [
     "MaskAndSummarize",
     "TaskListTool",
     "AnyOf",
-    "ByteClassTokens",
     "Chain",
     "CharsPerFour",
     "CompactionEvent",

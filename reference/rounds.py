@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openai.types.chat import ChatCompletionMessageParam
@@ -32,14 +32,18 @@ CONTENT_ROLES = SYSTEM_ROLES | {"user", "tool"}
 """Roles whose messages must have ``content`` (HIST-2)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Round:
-    """A run of messages that is kept or dropped as one (SPEC ROUND-1)."""
+    """A run of messages that is kept or dropped as one (SPEC ROUND-1).
+
+    A ``tool_calls`` round grows while it is split: each answer is appended and
+    its id leaves ``pending``. Once split, a round is only read.
+    """
 
     kind: RoundKind
     start: int
-    messages: tuple[Message, ...]
-    pending: frozenset[str] = frozenset()
+    messages: list[Message]
+    pending: set[str] = field(default_factory=set)
     """Tool-call ids of this round that have no answer yet."""
 
     @property
@@ -118,20 +122,20 @@ class RoundLog:
         rounds = self.rounds
         role = _role(message, index)
         if role == "tool":
-            rounds[-1:] = [_answer(rounds[-1] if rounds else None, message, index)]
+            _answer(rounds[-1] if rounds else None, message, index)
             return
         if rounds and rounds[-1].pending:
             missing = ", ".join(sorted(rounds[-1].pending))
             raise HistoryError("HIST-5", index, f"new {role} message before tool call(s) {missing} were answered")
         if role in SYSTEM_ROLES:
-            rounds.append(Round("system", index, (message,)))
+            rounds.append(Round("system", index, [message]))
             self.system_messages += 1
         elif role == "user":
-            rounds.append(Round("user", index, (message,)))
+            rounds.append(Round("user", index, [message]))
         else:
             call_ids = _call_ids(message, index)
             kind: RoundKind = "tool_calls" if call_ids else "assistant"
-            rounds.append(Round(kind, index, (message,), frozenset(call_ids)))
+            rounds.append(Round(kind, index, [message], set(call_ids)))
 
 
 def call_in_flight(rounds: Sequence[Round]) -> bool:
@@ -177,8 +181,8 @@ def _call_ids(message: dict[str, Any], index: int) -> list[str]:
     return ids
 
 
-def _answer(current: Round | None, message: dict[str, Any], index: int) -> Round:
-    """Attach a tool message to the round whose call it answers; HIST-3 and HIST-4."""
+def _answer(current: Round | None, message: Any, index: int) -> None:
+    """Append a tool message to the round whose call it answers; HIST-3 and HIST-4."""
     call_id = message.get("tool_call_id")
     if not isinstance(call_id, str):
         raise HistoryError("HIST-2", index, "tool message has no string 'tool_call_id'")
@@ -188,4 +192,5 @@ def _answer(current: Round | None, message: dict[str, Any], index: int) -> Round
         answered = any(m.get("tool_call_id") == call_id for m in current.messages[1:])
         rule, what = ("HIST-4", "answered twice") if answered else ("HIST-3", "answers no call of its round")
         raise HistoryError(rule, index, f"tool result {call_id!r} {what}")
-    return Round(current.kind, current.start, current.messages + (message,), current.pending - {call_id})
+    current.messages.append(message)
+    current.pending.discard(call_id)

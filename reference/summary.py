@@ -11,10 +11,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from compaction_suite.text import SUMMARY_PREFIX
+
 from .extraction import REPORT_PROGRESS, Entity, EntityRule, Task, TaskListTool, entity_ids_in, json_value, latest_task_list
 from .rounds import Message
 
-SUMMARY_PREFIX = "[Context Summary]"
 STRUCTURED_HEADING = "## Conversation Summary (auto-compacted)"
 TRUNCATE_CHARS = 200
 """Seed 003's fallback keeps the first 200 characters of each entry (SUMZ-3)."""

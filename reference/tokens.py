@@ -1,51 +1,25 @@
 """How big a history is: two estimators and an incremental ledger (SPEC TOK-1, TOK-2, TOK-4).
 
 Both estimators count the same text, the text the model reads (`message_text`).
-`CharsPerFour` is seed 000's heuristic (TOK-1); `ExactTokens` counts tiktoken
-tokens plus the chat format's overhead (TOK-2). An estimate is a sum over
-messages passed through `Estimator.total`, so `TokenLedger` can keep the sum and
-count only the messages added since it last looked (TOK-4).
+`CharsPerFour` is seed 000's heuristic (TOK-1); `ExactTokens` counts o200k_base
+(or cl100k_base) tokens, exactly as tiktoken does, plus the chat format's overhead
+(TOK-2). An estimate is a sum over messages passed through `Estimator.total`, so
+`TokenLedger` can keep the sum and count only the messages added since it last
+looked (TOK-4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Sequence
+from typing import Protocol
 
-from .bpe import encoding
+from compaction_suite.text import PER_MESSAGE, PER_NAME, REPLY_PRIMING, characters, count_tokens, message_text, message_tokens
+
 from .rounds import Message, extends
 
-PER_MESSAGE = 3
-"""Tokens framing each message, as OpenAI documents for gpt-4o and gpt-4 (TOK-2)."""
-PER_NAME = 1
-"""Extra token for a message with a ``name`` (TOK-2)."""
-REPLY_PRIMING = 3
-"""Tokens priming the reply, once per history (TOK-2)."""
-
-
-def message_text(message: Message) -> Iterator[str]:
-    """The pieces of text the model reads in ``message`` (SPEC TOK-1).
-
-    ``content`` when a string, else the ``text`` (or ``refusal``) of each of its
-    parts; ``refusal``; ``name``; each tool call's function name and arguments.
-    Image, audio and file parts yield nothing: they are not text, and their cost
-    is not a function of characters, so both estimators undercount them.
-    """
-    fields = cast(Mapping[str, Any], message)
-    content = fields.get("content")
-    if isinstance(content, str):
-        yield content
-    for part in content if isinstance(content, list) else []:
-        kind = part.get("type")
-        if kind in ("text", "refusal"):  # an assistant's content may hold refusal parts
-            yield part[kind]
-    for key in ("refusal", "name"):
-        if isinstance(fields.get(key), str):
-            yield fields[key]
-    for call in fields.get("tool_calls") or []:
-        function = call.get("function") or {}
-        yield function.get("name", "")
-        yield function.get("arguments", "")
+__all__ = ["PER_MESSAGE", "PER_NAME", "REPLY_PRIMING", "CharsPerFour", "Estimator", "ExactTokens", "TokenLedger", "message_text"]
+"""``message_text`` and the chat overhead are facts the verifier shares, so they live in
+``compaction_suite/text.py``, written apart from any compactor; they are re-exported here."""
 
 
 class Estimator(Protocol):
@@ -75,14 +49,14 @@ class CharsPerFour(Estimator):
     name = "chars/4"
 
     def units(self, message: Message) -> int:
-        return sum(len(text) for text in message_text(message))
+        return characters(message)
 
     def total(self, units: int, messages: int) -> int:
         return units // 4
 
 
 class ExactTokens(Estimator):
-    """Exact tiktoken count of the prompt, format overhead included (SPEC TOK-2).
+    """Exact token count of the prompt, format overhead included (SPEC TOK-2).
 
     Per OpenAI's token-counting guide for gpt-4o/gpt-4-class models: each
     message costs ``PER_MESSAGE`` plus the tokens of its role and of its text,
@@ -90,22 +64,20 @@ class ExactTokens(Estimator):
     (none for an empty history). Special-token strings such as
     ``<|endoftext|>`` are counted as plain text. How tool calls are framed is not
     documented: we count their names and arguments, so for them the figure is a
-    lower bound, off by a few tokens per call.
+    lower bound, off by a few tokens per call. The tokens are quicktok's, equal
+    to tiktoken's and faster (``compaction_suite/text.py``).
     """
 
     def __init__(self, encoding_name: str = "o200k_base") -> None:
-        self.name = f"tiktoken:{encoding_name}"
-        self._encoding = encoding(encoding_name)
+        self.name = f"exact:{encoding_name}"
+        self.encoding_name = encoding_name
 
     def tokens(self, text: str) -> int:
         """Tokens of ``text`` read as plain text (TOK-2)."""
-        return len(self._encoding.encode(text, disallowed_special=()))
+        return count_tokens(text, self.encoding_name)
 
     def units(self, message: Message) -> int:
-        fields = cast(Mapping[str, Any], message)
-        overhead = PER_MESSAGE + (PER_NAME if isinstance(fields.get("name"), str) else 0)
-        texts = [str(fields.get("role", "")), *message_text(message)]
-        return overhead + sum(self.tokens(text) for text in texts)
+        return message_tokens(message, self.tokens)
 
     def total(self, units: int, messages: int) -> int:
         return units + REPLY_PRIMING if messages else 0

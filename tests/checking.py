@@ -18,7 +18,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from compaction_suite.cli import EXIT, check_args
+from compaction_suite.conformance.runner import run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -67,16 +67,13 @@ def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), cla
     return Checked(EXIT.get(code, 3), json.loads(report.read_text(encoding="utf-8")), output.getvalue())
 
 
-def as_user(target: str, tmp_path: Path, *options: str) -> Checked:
-    """``compaction-suite check TARGET --fast --report`` in a fresh interpreter, from the
-    repository root with ``tests/`` on PYTHONPATH (for the broken compactors)."""
-    report = tmp_path / "report.json"
-    args = [sys.executable, "-m", "compaction_suite", "check", target, "--fast", "--report", str(report), *options]
-    env = dict(os.environ, PYTHONPATH=str(TESTS))
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    output = done.stdout + done.stderr
-    assert report.exists(), f"check wrote no report (exit {done.returncode}):\n{output[-3000:]}"
-    return Checked(done.returncode, json.loads(report.read_text(encoding="utf-8")), output)
+def as_user(target: str, *options: str) -> Checked:
+    """``compaction-suite check TARGET --fast OPTIONS`` in a fresh interpreter
+    (`compaction_suite.conformance.runner.run_check`), from the repository root with
+    ``tests/`` on PYTHONPATH (for the broken compactors)."""
+    done = run_check(target, ["--fast", *options], env=dict(os.environ, PYTHONPATH=str(TESTS)), cwd=ROOT)
+    assert done.exit_code is not None and done.report is not None, f"check wrote no report (exit {done.exit_code}):\n{done.tail(40)}"
+    return Checked(done.exit_code, done.report, done.output)
 
 
 class _Inner:

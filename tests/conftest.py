@@ -15,7 +15,7 @@ pytest_plugins = ["pytester"]
 settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("project")
 
-from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.conformance.summarizer_server import SummarizerServer  # noqa: E402 - after the profile, so every test module sees it
 
 
 @pytest.fixture(scope="session")

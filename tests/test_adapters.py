@@ -85,6 +85,11 @@ SHAPES: dict[str, list[dict]] = {
         {"role": "assistant", "content": None, "tool_calls": [_call("call_7", "search", "[1, 2]")]},
         {"role": "tool", "tool_call_id": "call_7", "content": ""},
     ],
+    "tool-text-parts": [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_8", "readFile", '{"path": "a.py"}')]},
+        {"role": "tool", "tool_call_id": "call_8", "content": [{"type": "text", "text": "1\timport json"}, {"type": "text", "text": "2"}]},
+    ],
     "earlier-summary": [
         {"role": "system", "content": "S"},
         {"role": "user", "content": "[Context Summary]\n- read the config\n- chose pytest"},
@@ -254,7 +259,8 @@ def test_agent_framework_objects():
 
     history = SHAPES["developer"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
     objs, _ = to_agent_framework(history)
-    assert [m.role for m in objs] == ["developer", "user", "assistant", "tool", "assistant", "assistant", "tool"]
+    # AF's users send their system prompt as "system" (or instructions=): a developer message is handed over as one
+    assert [m.role for m in objs] == ["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]
     text, call = objs[2].contents
     assert (text.type, text.text) == ("text", "Creating the ticket now.")
     assert (call.type, call.call_id, call.name, call.arguments) == ("function_call", "call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')
@@ -371,14 +377,26 @@ def test_factory_compacts_offline(fw, factory, suite_settings):
 
     pytest.importorskip(fw.probe, reason=f"{fw.name} is not installed (pip install 'compaction-suite[{fw.extra}]')")
     compactor = getattr(fw.adapter(), factory)(suite_settings)
+    from compaction_suite.conformance import formats
+
     long = AGENT_HISTORY[:1] + [m for _ in range(12) for m in _rename(AGENT_HISTORY[1:], _)]
+    wire_format = formats.declared(compactor)
+    if wire_format != formats.CHAT:  # an adapter of another wire format gets the history in its format
+        from compaction_suite.conformance.formats import anthropic, responses
+
+        long = (responses if wire_format == formats.RESPONSES else anthropic).from_chat(long)
     before = json.dumps(long, sort_keys=True)
     out = compactor.compact(long, iteration=20)
     if inspect.isawaitable(out):
         out = asyncio.run(out)
     assert json.dumps(long, sort_keys=True) == before
+    if wire_format != formats.CHAT:
+        assert formats.get(wire_format).invalid(out) is None, formats.get(wire_format).invalid(out)
+        return
     assert isinstance(out, list) and all(isinstance(m, dict) and m.get("role") for m in out)
     assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events"}
+    assert compactor.capabilities["called"] == "between_rounds"  # proven per framework in test_adapter_loops.py
+    assert compactor.capabilities["system_prompt"] in ("outside", "in_list")
 
 
 def _rename(messages: list[dict], n: int) -> list[dict]:
@@ -442,3 +460,61 @@ def test_matrix_command_on_the_reference(tmp_path):
     assert written == sorted(f["reproducer"].split("/")[-1] for f in run["failures"] if f.get("reproducer"))
     md = (out / "matrix.md").read_text()
     assert md.startswith("# Conformance matrix") and "| reference | reference | defaults |" in md
+
+
+# --- what the matrix counts ------------------------------------------------------------------------------
+
+_CALL = {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "readFile", "{}")]}
+_RESULT = {"role": "tool", "tool_call_id": "call_1", "content": "r"}
+
+
+def test_reverify_fails_a_structural_clause_a_reproducer_breaks():
+    """A CORE-4 reproducer whose output drops a call's result cannot stand beside a CORE-2 ✓."""
+    from compaction_suite.cli.matrix_verdicts import reverify
+
+    history = [{"role": "user", "content": "q"}, _CALL, _RESULT, {"role": "assistant", "content": "a"}]
+    output = [{"role": "user", "content": "q"}, _CALL, {"role": "assistant", "content": "a"}]
+    clauses = {
+        "CORE-2": {"status": "pass", "level": "MUST", "title": "t", "harm": "rejected"},
+        "CORE-3": {"status": "pass", "level": "MUST", "title": "t"},
+        "CORE-4": {"status": "fail", "level": "MUST", "title": "t", "harm": "loss", "history": history, "output": output},
+    }
+    found = reverify(clauses)
+    assert found["CORE-2"]["status"] == "fail" and found["CORE-2"]["reverified_from"] == "CORE-4"
+    assert found["CORE-2"]["output"] == output and "CORE-4 reproducer" in found["CORE-2"]["reason"]
+    assert found["CORE-3"]["status"] == "pass" and clauses["CORE-2"]["status"] == "pass"  # the input is not changed
+
+
+def test_reverify_ignores_what_the_input_already_has():
+    """An in-flight history's unanswered call (CORE-9) is the input's, not the compactor's CORE-2 failure."""
+    from compaction_suite.cli.matrix_verdicts import reverify
+
+    history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "go"}, _CALL]
+    clauses = {
+        "CORE-2": {"status": "pass", "level": "MUST", "title": "t"},
+        "CORE-9": {"status": "fail", "level": "MUST", "title": "t", "harm": "policy", "history": history, "output": history[2:]},
+    }
+    assert reverify(clauses)["CORE-2"]["status"] == "pass"
+
+
+def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
+    from compaction_suite.cli import matrix
+
+    def result(name: str, native: bool, harm: str | None) -> dict:
+        failing = {"status": "fail", "level": "MUST", "title": "t", "reason": "why", "harm": harm, "history": [{"role": "user", "content": "q"}], "output": []}
+        clauses = {"CORE-1": {"status": "pass", "level": "MUST", "title": "t"}, "CORE-3": failing if harm else {"status": "not-applicable", "level": "MUST", "title": "t"}}
+        return {
+            "framework": "Fake", "versions": {}, "compactor": name, "target": f"fake:{name}", "options": {}, "configuration": "defaults",
+            "command": "c", "why": "never produced" if not native else "", "native": native, "exit_code": 1, "seconds": 1.0,
+            "status": "fails" if harm else "conforms", "profiles_claimed": ["core"], "passed": not harm, "clauses": clauses,
+        }  # fmt: skip
+
+    results = [result("lossy", True, "loss"), result("clean", True, None), result("odd-shape", False, "loss")]
+    data = matrix.build(results, [{"framework": "Fake", "installed": True, "versions": {}}], True, None, tmp_path, 1.0)
+    md = matrix.markdown(data)
+    first = md[md.index("## What users hit") : md.index("## Frameworks")]
+    assert "1 of 2 configurations has" in first and "| Fake | lossy | defaults |  | 1 |" in first
+    assert "odd-shape" not in first and "clean" not in first
+    other = md[md.index("## Other shapes") : md.index("## Failures")]
+    assert "odd-shape" in other and "never produced" in other
+    assert "| Fake | clean | defaults | core | ✓ | n/a | 1 |" in md  # not applicable under a declaration: n/a, not ✓

@@ -26,17 +26,16 @@ from click.testing import CliRunner
 from vcr.errors import CannotOverwriteExistingCassetteException
 from vcr.request import Request as VcrRequest
 
+from compaction_suite.cli import main
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.cli import main
 from compaction_suite.conformance.histories import entity_ids, latest_task_list
-from compaction_suite.conformance.recording import (
-    ERROR_CASES,
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.target import call_compact, last_event_json, resolve
+from compaction_suite.recording import (
     REDACTED,
     ForwardingProxy,
     NetworkBlocked,
-    call_compact,
-    event_of,
     load_meta,
     no_network,
     offline_endpoint,
@@ -46,8 +45,7 @@ from compaction_suite.conformance.recording import (
     scrub_response,
     scrub_text,
 )
-from compaction_suite.conformance.settings import Settings
-from compaction_suite.conformance.target import resolve
+from compaction_suite.recording.errors import ERROR_CASES
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes"
@@ -131,7 +129,7 @@ def replay(path: Path) -> Replay:
         played, all_played = cassette.play_count, cassette.all_played
     # vcrpy calls the hook once per lookup; keep one request per interaction played
     sent = sent[:1] + sent[calls : calls + 1] if calls else sent
-    return Replay(meta, history, untouched, compactor, out, event_of(compactor), sent, recorded, reply.usage.model_dump(), played, all_played, refused)
+    return Replay(meta, history, untouched, compactor, out, last_event_json(compactor), sent, recorded, reply.usage.model_dump(), played, all_played, refused)
 
 
 def test_provider_cassettes_exist():
@@ -282,7 +280,7 @@ def test_reference_compactor_survives_the_recorded_failure(path, caplog):
         assert cassette.all_played and cassette.play_count == 1
     clause = meta["clause"] if path.stem != "truncated-body" else "FAIL-3"
     require(clause, None if oracle.same(out, history) else "the output differs from the input", history, out)
-    event = event_of(compactor)
+    event = last_event_json(compactor)
     assert event["failure_reason"].startswith(REPLAYED_FAILURE[path.stem]), event["failure_reason"]
     assert not event["compacted"] and re.fullmatch(r"[0-9a-f]{8}", event["prompt_hash"])
     assert any("compaction failed: " + REPLAYED_FAILURE[path.stem].split(":")[0] in r.getMessage() for r in caplog.records)  # FAIL-5
@@ -380,7 +378,7 @@ def test_scrubber_redacts_a_fake_key():
     scrubbed = scrub_request(request)
     text = f"{scrubbed.uri}\n{scrubbed.headers}\n{scrubbed.body.decode()}"
     assert FAKE_KEY not in text and not credentials_in(text) and REDACTED in text
-    assert set(k.lower() for k in scrubbed.headers) == {"content-type"}
+    assert {k.lower() for k in scrubbed.headers} == {"content-type"}
     assert request.headers["api-key"] == FAKE_KEY  # the request being sent is not touched
 
     response = {
@@ -425,7 +423,7 @@ def test_record_then_replay(server, tmp_path):
         out = call_compact(compactor, history, meta["iteration"])
         assert played.play_count == 1
     assert out == meta["output"]
-    assert event_of(compactor)["summarizer_prompt_tokens"] == meta["event"]["summarizer_prompt_tokens"]
+    assert last_event_json(compactor)["summarizer_prompt_tokens"] == meta["event"]["summarizer_prompt_tokens"]
     assert meta["produced_by"].startswith("the compaction-suite summarizer TEST DOUBLE")
 
 
@@ -482,3 +480,16 @@ def test_record_and_replay_a_cmd_target(server, tmp_path):
         out = factory(endpoint.settings(base_url=proxy.url)).compact(history, iteration=meta["iteration"])
         assert played.play_count == 1
     assert out == meta["output"]
+
+
+def test_record_errors_command(tmp_path):
+    """``compaction-suite record-errors`` re-records every failure exchange of the test double, with one meta record each."""
+    result = CliRunner().invoke(main, ["record-errors", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert {p.stem for p in tmp_path.glob("*.yaml")} == {case.name for case in ERROR_CASES}
+    for case in ERROR_CASES:
+        meta = load_meta(tmp_path / f"{case.name}.yaml")
+        assert meta["problem"] is None and meta["clause"] == case.clause and meta["fault"]["name"] == case.fault
+        assert meta["command"] == f"compaction-suite record-errors --out {tmp_path}"
+        assert len(meta["interactions"]) == 1 and "TEST DOUBLE" in meta["produced_by"]
+        assert (meta["target"] is None) == case.stream

@@ -30,30 +30,11 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.summary import SUMMARY_PREFIX, is_summary
 
+from message_builders import calls, reply, result, system, user
+
 MODEL = "summary-model"
 LOGGER = "compaction_suite.reference.compactor"
 Make = Callable[..., Compactor]
-
-
-def system() -> dict[str, Any]:
-    return {"role": "system", "content": "You are a coding agent."}
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def calls(*ids: str) -> dict[str, Any]:
-    tool_calls = [{"id": i, "type": "function", "function": {"name": "runCommand", "arguments": "{}"}} for i in ids]
-    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
-
-
-def result(call_id: str, text: str = "ok") -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 def turn(i: int) -> list[dict[str, Any]]:

@@ -76,9 +76,9 @@ def assert_conforms(checked: Checked, profiles: tuple[str, ...] = ()) -> None:
     assert expected and statuses == expected
 
 
-def test_reference_conforms_as_a_user_runs_check(tmp_path: Path) -> None:
+def test_reference_conforms_as_a_user_runs_check() -> None:
     """The command in a fresh interpreter: exit 0, every clause of every profile it claims passes."""
-    checked = as_user("reference", tmp_path)
+    checked = as_user("reference")
     assert_conforms(checked)
     assert set(checked.report["profiles_claimed"]) == {"core", "trigger", "summary", "failure", "events"}
 
@@ -89,7 +89,7 @@ def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> N
     clause failing, 0 for a SHOULD clause failing, the clause named on the terminal, and the
     failing history shrunk (not the one found first, which the in-process run reports)."""
     control = MUST.get(target) or SHOULD[target]
-    checked = as_user(target, tmp_path / "user", "--clause", control.expected)
+    checked = as_user(target, "--clause", control.expected)
     assert checked.exit_code == (1 if target in MUST else 0), checked.output[-3000:]
     shrunk = assert_caught(checked, control)["history"]
     assert re.search(rf"^{control.expected}\s+fail", checked.output, re.M), "the terminal summary names the failing clause"

@@ -18,34 +18,15 @@ from compaction_suite.reference import (
     StructuredSummarize,
     Summarize,
     TokenThreshold,
+    presets,
 )
-from compaction_suite.reference import presets
 from compaction_suite.reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
 from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
 
+from message_builders import calls, reply, result, system, user
+
 MODEL = "summary-model"
 WORDS = "the parser reads the config file and the cache "  # 48 characters
-
-
-def system() -> dict[str, Any]:
-    return {"role": "system", "content": "You are an agent."}
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def calls(*ids: str) -> dict[str, Any]:
-    tool_calls = [{"id": i, "type": "function", "function": {"name": "search", "arguments": "{}"}} for i in ids]
-    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
-
-
-def result(call_id: str, text: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 def words(chars: int) -> str:

@@ -31,6 +31,7 @@ from compaction_suite.conformance.protocol import (
     validator,
 )
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.target import TargetError, resolve
 
 FAKES = Path(__file__).parent / "fakes"
 HISTORY = [
@@ -152,7 +153,7 @@ def test_an_older_compactor_takes_the_process_back_only_where_that_is_exact(targ
     assert first.estimate_tokens(HISTORY) > 0  # stateless: reset back to first's settings, then ask
     second.compact(HISTORY, iteration=1)  # second never compacted: it has no state to lose
     assert second.last_event["compacts"] == 1
-    with pytest.raises(RuntimeError, match="stale: .* state .* is gone"):
+    with pytest.raises(RuntimeError, match=r"stale: .* state .* is gone"):
         first.compact(HISTORY, iteration=2)  # first's state (one compaction) was reset away
     third.estimate_tokens(HISTORY)
     assert first.estimate_tokens(HISTORY) > 0
@@ -202,9 +203,12 @@ def test_close_kills_a_process_that_ignores_stop(target, monkeypatch: pytest.Mon
 
 
 def test_a_target_string_names_the_command() -> None:
-    assert CommandTarget.from_target("cmd:node examples/node/compactor.mjs").argv == ["node", "examples/node/compactor.mjs"]
-    with pytest.raises(ValueError, match="not a command target"):
-        CommandTarget.from_target("compaction_suite.reference.conformance_factory:seed_000")
+    """``cmd:`` is parsed in one place, `resolve` (conformance/target.py)."""
+    factory = resolve("cmd:node examples/node/compactor.mjs", timeout=7.0).factory
+    assert isinstance(factory, CommandTarget) and factory.argv == ["node", "examples/node/compactor.mjs"] and factory.timeout == 7.0
+    assert not isinstance(resolve("compaction_suite.reference.conformance_factory:seed_000").factory, CommandTarget)
+    with pytest.raises(TargetError, match="cmd: needs a command"):
+        resolve("cmd:  ")
 
 
 # --- answers that are not results -------------------------------------------------------

@@ -13,29 +13,9 @@ from compaction_suite.conformance.histories import histories
 from compaction_suite.reference import HistoryError, call_in_flight, split_rounds
 from compaction_suite.reference.rounds import RoundLog, flatten
 
+from message_builders import calls, reply, result, system, user
+
 PROPERTY = settings(max_examples=50)
-
-
-def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
-    return {"role": role, "content": text}
-
-
-def user(text: str = "Please do the thing.") -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str = "Done.") -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def calls(*ids: str) -> dict[str, Any]:
-    """An assistant message calling ``readFile`` once per id."""
-    tool_calls = [{"id": i, "type": "function", "function": {"name": "readFile", "arguments": "{}"}} for i in ids]
-    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
-
-
-def result(call_id: str, text: str = "ok") -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 # --- ROUND-1: the kinds of round --------------------------------------------------
@@ -56,7 +36,7 @@ def test_each_kind_of_round_is_recognised() -> None:
     assert [r.kind for r in rounds] == ["system", "system", "user", "assistant", "tool_calls", "user"]
     assert [r.start for r in rounds] == [0, 1, 2, 3, 4, 7]
     assert [r.end for r in rounds] == [1, 2, 3, 4, 7, 8]
-    assert rounds[4].messages == (history[4], history[5], history[6])
+    assert rounds[4].messages == [history[4], history[5], history[6]]
     assert all(r.complete for r in rounds)
 
 
@@ -71,7 +51,7 @@ def test_parallel_calls_form_one_round_whatever_order_the_results_come_in(order:
     history = [user(), calls("a", "b", "c"), *(result(i) for i in order), reply()]
     rounds = split_rounds(history)
     assert [r.kind for r in rounds] == ["user", "tool_calls", "assistant"]
-    assert rounds[1].messages == tuple(history[1:5])
+    assert rounds[1].messages == history[1:5]
     assert rounds[1].complete
 
 
@@ -91,7 +71,7 @@ def test_an_empty_history_has_no_rounds() -> None:
 def test_a_last_round_with_an_unanswered_call_is_in_flight() -> None:
     rounds = split_rounds([user(), calls("a", "b", "c"), result("b")])
     assert call_in_flight(rounds)
-    assert rounds[-1].pending == frozenset({"a", "c"})
+    assert rounds[-1].pending == {"a", "c"}
     assert not rounds[-1].complete
 
 
@@ -139,7 +119,7 @@ def test_a_history_the_provider_accepts_splits_without_error(history: list[dict[
 def test_a_reused_id_pairs_with_the_call_of_its_own_round() -> None:
     history = [user(), calls("a"), result("a", "first"), calls("a"), result("a", "second")]
     rounds = split_rounds(history)
-    assert [r.messages for r in rounds[1:]] == [tuple(history[1:3]), tuple(history[3:5])]
+    assert [r.messages for r in rounds[1:]] == [history[1:3], history[3:5]]
 
 
 def test_a_reused_id_unanswered_in_the_last_round_is_in_flight() -> None:

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from compaction_suite.conformance.histories import histories, real_traffic
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 from compaction_suite.reference import (
+    TODO_WRITE,
     Chain,
     CharsPerFour,
     DropSources,
-    HistoryError,
-    TODO_WRITE,
     EntityRule,
+    HistoryError,
     KeepLastMessages,
     MaskAndSummarize,
     MaskObservations,
@@ -38,30 +38,11 @@ from compaction_suite.reference import (
 from compaction_suite.reference.rounds import SYSTEM_ROLES, call_in_flight
 from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, entities, is_summary, transcript
 
+from message_builders import calls, reply, result, system, user
+
 MODEL = "summary-model"
 REPLY = "- The user wants the parser fixed.\n- Tests pass."
 PROPERTY = settings(max_examples=50)
-
-
-def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
-    return {"role": role, "content": text}
-
-
-def user(text: str = "Please fix the parser.") -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str = "Done.") -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def calls(*ids: str, name: str = "readFile") -> dict[str, Any]:
-    tool_calls = [{"id": i, "type": "function", "function": {"name": name, "arguments": "{}"}} for i in ids]
-    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
-
-
-def result(call_id: str, text: str = "file contents") -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 def summary(text: str = "- earlier work") -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The summarizer test double, exercised over real HTTP through the official ``openai`` client.
 
 Expected token counts are computed here from tiktoken ``o200k_base`` (made available
-offline by ``compaction_suite.reference.bpe``), not taken from the server.
+offline by ``compaction_suite.bpe``), not taken from the server.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import openai
 import pytest
 
 import compaction_suite.conformance.summarizer_server as module
+from compaction_suite.bpe import encoding
 from compaction_suite.conformance.summarizer_server import MAX_SUMMARY_CHARS, SummarizerServer
-from compaction_suite.reference.bpe import encoding
 
 MODEL = "summary-model"
 CLIENT_TIMEOUT = 10.0
@@ -442,6 +442,6 @@ def test_stop_releases_a_hanging_request() -> None:
 
 def test_base_url_needs_a_started_server() -> None:
     with pytest.raises(RuntimeError):
-        SummarizerServer().base_url
+        _ = SummarizerServer().base_url
     with SummarizerServer() as server:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", server.base_url)

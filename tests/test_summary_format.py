@@ -28,6 +28,8 @@ from compaction_suite.reference.summary import (
     truncated,
 )
 
+from message_builders import call, reply, result, user
+
 HEADINGS = [
     "## Conversation Summary (auto-compacted)",
     "### Entities Created/Modified",
@@ -37,26 +39,8 @@ HEADINGS = [
 ]
 
 
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def reply(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
-
-
-def call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
-
-
 def calls(*tool_calls: dict[str, Any], content: str | None = None) -> dict[str, Any]:
     return {"role": "assistant", "content": content, "tool_calls": list(tool_calls)}
-
-
-def result(call_id: str, content: Any) -> dict[str, Any]:
-    text = content if isinstance(content, str) else json.dumps(content)
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
 def progress(call_id: str, *tasks: tuple[str, str]) -> dict[str, Any]:

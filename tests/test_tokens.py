@@ -1,4 +1,4 @@
-"""Token counting offline (SPEC TOK-1..TOK-4): reference/bpe.py and reference/tokens.py."""
+"""Token counting offline (SPEC TOK-1..TOK-4): compaction_suite/bpe.py, compaction_suite/text.py and reference/tokens.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
-from compaction_suite.reference import bpe
+from compaction_suite import bpe
 from compaction_suite.reference.rounds import Message
 from compaction_suite.reference.tokens import (
     PER_MESSAGE,
@@ -28,6 +28,8 @@ from compaction_suite.reference.tokens import (
     TokenLedger,
     message_text,
 )
+
+from message_builders import call
 
 OFFICIAL_SHA256 = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
@@ -120,14 +122,14 @@ def test_tampered_source_raises_and_writes_nothing(cache: Path, monkeypatch: pyt
 def test_truncated_source_raises(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     truncated = _source_bytes()[:-3]
     monkeypatch.setattr(bpe, "_vocab", lambda name, vocab: truncated)
-    with pytest.raises(bpe.EncodingDataError, match="cl100k_base: .*truncated"):
+    with pytest.raises(bpe.EncodingDataError, match=r"cl100k_base: .*truncated"):
         bpe.install("cl100k_base")
 
 
 def test_missing_data_raises(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = bpe._SOURCES["cl100k_base"]._replace(vocab="missing.vocab")
     monkeypatch.setitem(bpe._SOURCES, "cl100k_base", source)
-    with pytest.raises(bpe.EncodingDataError, match="cl100k_base: .*missing.vocab"):
+    with pytest.raises(bpe.EncodingDataError, match=r"cl100k_base: .*missing\.vocab"):
         bpe.install("cl100k_base")
 
 
@@ -155,16 +157,12 @@ def test_cache_dir_resolution_follows_tiktoken(tmp_path: Path, monkeypatch: pyte
 
 
 def test_install_does_not_import_quicktok(tmp_path: Path) -> None:
-    code = "import sys; from reference import bpe; bpe.install('cl100k_base'); assert 'quicktok' not in sys.modules"
+    code = "import sys; from compaction_suite import bpe; bpe.install('cl100k_base'); assert 'quicktok' not in sys.modules"
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
 # --- tokens.py: chars / 4 (TOK-1) -----------------------------------------------
-
-
-def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def test_chars_per_four_on_text() -> None:
@@ -193,7 +191,7 @@ def test_chars_per_four_on_content_parts() -> None:
 def test_chars_per_four_on_tool_calls_name_and_refusal() -> None:
     history: list[Message] = [
         {"role": "user", "name": "ann", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "read", '{"p": 1}')]},  # type: ignore[list-item]
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"p": 1}')]},  # type: ignore[list-item]
         {"role": "tool", "tool_call_id": "c1", "content": "result!!"},
         {"role": "assistant", "content": None, "refusal": "no"},
     ]
@@ -224,8 +222,8 @@ def test_exact_overhead_arithmetic(name: str, exact: dict[str, ExactTokens]) -> 
 
 def test_exact_counts_tool_calls_and_parts(exact: dict[str, ExactTokens]) -> None:
     counter = exact["o200k_base"]
-    call: Message = {"role": "assistant", "content": None, "tool_calls": [_call("c1", "read", '{"path": "a.py"}')]}  # type: ignore[list-item]
-    assert counter.units(call) == PER_MESSAGE + 1 + counter.tokens("read") + counter.tokens('{"path": "a.py"}')
+    calling: Message = {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"path": "a.py"}')]}  # type: ignore[list-item]
+    assert counter.units(calling) == PER_MESSAGE + 1 + counter.tokens("read") + counter.tokens('{"path": "a.py"}')
     parts: Message = {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
     assert counter.units(parts) == 6
 
@@ -246,7 +244,7 @@ def _message(draw: st.DrawFn) -> Message:
     if role == "user" and draw(st.booleans()):
         message["name"] = draw(text)
     if role == "assistant" and draw(st.booleans()):
-        message["tool_calls"] = [_call("c", draw(text), draw(text))]
+        message["tool_calls"] = [call("c", draw(text), draw(text))]
     if role == "tool":
         message["tool_call_id"] = "c"
     return message  # type: ignore[return-value]

@@ -8,11 +8,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from compaction_suite.benchmarks.traces.format import TraceFormatError, make_header, read_trace, write_trace
 from compaction_suite.benchmarks.traces.importers import TraceImportError, import_swe_agent, import_tau_bench
-from compaction_suite.benchmarks.traces.record import main as record_main
 from compaction_suite.benchmarks.traces.record import record_trace
+from compaction_suite.cli import main
 from compaction_suite.reference.rounds import split_rounds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,7 +130,8 @@ def short_trace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("recorded")
     first, second = folder / "a.jsonl", folder / "b.jsonl"
     record_trace(first, seed=11, rounds=60, created="2025-01-01")
-    assert record_main(["--seed", "11", "--rounds", "60", "--out", str(second), "--created", "2025-01-01"]) == 0
+    result = CliRunner().invoke(main, ["traces", "record", "--seed", "11", "--rounds", "60", "--out", str(second), "--created", "2025-01-01"])
+    assert result.exit_code == 0, result.output
     return first, second
 
 

@@ -2,9 +2,9 @@
 
 * `compaction_suite.benchmarks.traces.format`: `read_trace`, `write_trace`, `make_header`,
   `TraceFormatError` (re-exported here).
-* `compaction_suite.benchmarks.traces.record`: the recorder (``python -m compaction_suite.benchmarks.traces.record``).
+* `compaction_suite.benchmarks.traces.record`: the recorder (``compaction-suite traces record``).
 * `compaction_suite.benchmarks.traces.importers`: `import_tau_bench`, `import_swe_agent`,
-  `TraceImportError` (``python -m compaction_suite.benchmarks.traces.importers``). Not imported
+  `TraceImportError` (``compaction-suite traces import``). Not imported
   here, so that running those modules with ``-m`` stays warning-free.
 """
 

@@ -17,17 +17,15 @@ raises `TraceImportError` naming the file and the record / message index.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
 
-from .format import Header, Message, make_header, write_trace
+from .format import Header, Message, make_header
 
 Trace = tuple[Header, list[Message]]
 
@@ -223,7 +221,12 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
     return header, messages
 
 
-def _import(kind: str, file: Path) -> list[Trace]:
+IMPORTERS = ("tau-bench", "swe-agent", "claude-code")
+"""The formats `import_file` reads."""
+
+
+def import_file(kind: str, file: Path) -> list[Trace]:
+    """The traces in ``file``, read by the importer ``kind`` (one of `IMPORTERS`)."""
     if kind == "tau-bench":
         return import_tau_bench(file)
     if kind == "swe-agent":
@@ -231,24 +234,3 @@ def _import(kind: str, file: Path) -> list[Trace]:
     from .claude_code import import_claude_code
 
     return [import_claude_code(file)]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m compaction_suite.benchmarks.traces.importers {tau-bench,swe-agent,claude-code} FILE... --out-dir DIR``."""
-    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.importers", description=main.__doc__)
-    parser.add_argument("kind", choices=("tau-bench", "swe-agent", "claude-code"))
-    parser.add_argument("files", nargs="+", type=Path)
-    parser.add_argument("--out-dir", type=Path, required=True)
-    args = parser.parse_args(argv)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    for file in args.files:
-        traces = _import(args.kind, file)
-        for header, messages in traces:
-            target = args.out_dir / (header["id"].replace(":", "__") + ".jsonl")
-            write_trace(target, header, messages)
-            print(f"{target} ({len(messages)} messages)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

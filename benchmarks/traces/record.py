@@ -8,12 +8,11 @@ run commands on this machine's Python standard library; ``createEntity`` and
 tracks. The same seed on the same machine (same Python build) gives the same
 trace, apart from the ``created`` date, which ``--created`` pins.
 
-CLI: ``python -m compaction_suite.benchmarks.traces.record --seed N --rounds R --out PATH``.
+CLI: ``compaction-suite traces record --seed N --rounds R --out PATH``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import random
@@ -170,7 +169,8 @@ class Planner:
 
     def _event_topic(self) -> None:
         if not self.topics:
-            return self._event_question()
+            self._event_question()
+            return
         self.topic = self.topics.pop(0)
         self.episode.say("user", f"Good. Next, move on to {self.topic.label}.")
         self._start_topic()
@@ -350,7 +350,7 @@ class Planner:
 
     def _remark(self, name: str, args: dict[str, Any], result: str) -> str:
         if name == "readFile":
-            names = [n for n in NAME_PATTERN.findall(result)][:4]
+            names = NAME_PATTERN.findall(result)[:4]
             found = f"defines {', '.join(names)}" if names else "has no definitions in that range"
             return f"{args['path']} lines {args['start']}-{args['end']} {found}."
         if name == "searchCode":
@@ -409,23 +409,3 @@ def record_trace(path: str | Path, seed: int, rounds: int, *, created: str | Non
     )
     write_trace(path, header, messages)
     return header
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point: ``python -m compaction_suite.benchmarks.traces.record --seed N --rounds R --out PATH``."""
-    parser = argparse.ArgumentParser(prog="python -m compaction_suite.benchmarks.traces.record", description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--rounds", type=int, required=True, help="rounds to record (at least 20)")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--created", help="header 'created' value (default: today's UTC date)")
-    parser.add_argument("--id", dest="trace_id", help="trace id (default: stdlib-explorer-seed<N>)")
-    args = parser.parse_args(argv)
-    if args.rounds < 20:
-        parser.error("--rounds must be at least 20")
-    header = record_trace(args.out, args.seed, args.rounds, created=args.created, trace_id=args.trace_id)
-    print(f"{args.out}: {header['notes']}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

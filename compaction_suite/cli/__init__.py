@@ -95,9 +95,9 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
     """
     import shlex
 
-    from compaction_suite.conformance.recording import Endpoint, RecordingError, default_histories
-    from compaction_suite.conformance.recording import record as record_histories
     from compaction_suite.conformance.target import TargetError
+    from compaction_suite.recording import Endpoint, RecordingError, default_histories
+    from compaction_suite.recording import record as record_histories
 
     try:
         endpoint = Endpoint.from_env(model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version, timeout=timeout)
@@ -123,11 +123,15 @@ def _attach() -> None:
     """Commands that live in their own modules (each imports its heavy parts only when run)."""
     from .bench import bench
     from .matrix import matrix
+    from .record_errors import record_errors
     from .store import compact_store
+    from .traces import traces
 
     main.add_command(bench)
     main.add_command(matrix)
     main.add_command(compact_store)
+    main.add_command(record_errors)
+    main.add_command(traces)
 
 
 _attach()

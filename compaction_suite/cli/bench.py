@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
-"""The modules of the ``bench`` extra (pyproject.toml): timings, plots, the calibration fit."""
+"""The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
 
 OUT = click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("benchmarks/results"), show_default=True,
@@ -110,18 +110,19 @@ def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
 
 
 @bench.command()
-@click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated.")
+@click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated, each at least 100.")
+@click.option("--max-time", type=click.FloatRange(min=0), default=1.0, show_default=True, help="pytest-benchmark's --benchmark-max-time (seconds).")
 @OUT
 @QUIET
-def speed(sizes: str, out: Path, quiet: bool) -> None:
+def speed(sizes: str, max_time: float, out: Path, quiet: bool) -> None:
     """pytest-benchmark timings of the reference's non-model operations by history size (speed.md)."""
     from compaction_suite.benchmarks import speed as bench_speed
 
     try:
-        counts = [int(s) for s in sizes.split(",")]
+        counts = bench_speed.parse_sizes(sizes)
     except ValueError as error:
-        raise click.BadParameter(f"expected comma-separated whole numbers, got {sizes!r}", param_hint="--sizes") from error
-    bench_speed.run(out, counts, progress=not quiet)
+        raise click.BadParameter(str(error), param_hint="--sizes") from error
+    bench_speed.run(out, counts, progress=not quiet, max_time=max_time)
     click.echo((out / "speed.md").read_text(encoding="utf-8"))
 
 

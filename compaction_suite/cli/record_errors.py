@@ -1,0 +1,36 @@
+"""``compaction-suite record-errors``: re-record the summarizer test double's failure exchanges.
+
+Attached to the ``compaction-suite`` group in ``compaction_suite/cli``; the recording itself is
+``compaction_suite/recording/errors.py`` (``cassettes/README.md``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("record-errors")
+@click.option("--out", default=Path("cassettes/errors"), show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for the error cassettes.")
+@click.option("--history", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="History to compact (default: cassettes/histories/parallel-tool-calls.json).")
+def record_errors(out: Path, history: Path | None) -> None:
+    """Record HTTP 429/500/503, malformed, empty and truncated answers of the suite's summarizer
+    TEST DOUBLE, through the reference compactor and the openai client, as vcrpy cassettes.
+
+    Exit status: 0 when every case was recorded as intended, 1 otherwise, 2 on a usage error.
+    """
+    from compaction_suite.recording import RecordingError
+    from compaction_suite.recording.errors import record_errors as record
+
+    command = shlex.join(["compaction-suite", "record-errors", "--out", str(out), *(["--history", str(history)] if history else [])])
+    try:
+        recordings = record(out, history, command=command)
+    except RecordingError as error:
+        raise click.UsageError(str(error)) from error
+    for recording in recordings:
+        click.echo(f"{recording.cassette}: {recording.meta['what']}: {recording.problem or 'ok'}")
+    sys.exit(1 if any(r.problem for r in recordings) else 0)
+

@@ -1,0 +1,108 @@
+"""Wire formats: which provider's history shape a compactor compacts (SPEC Part A, "Wire formats").
+
+A compactor declares its format with the key ``wire_format`` of its ``capabilities`` mapping
+(the same mapping that carries the declarations of SPEC Part A "Declarations"; a ``cmd:``
+program sends it in the ``start`` answer's ``capabilities``, protocol 1.2). Absent means
+``chat-completions``, so every existing compactor is checked exactly as before.
+
+What ``compact(history, *, iteration)`` receives and must return, per format:
+
+- ``chat-completions``: the OpenAI chat-completions message list (unchanged).
+- ``responses``: the list of OpenAI Responses API input items, as ``input`` takes them
+  (``message``, ``function_call``, ``function_call_output``, ``reasoning``, ``compaction``).
+- ``anthropic-messages``: a request-shaped dict ``{"system": ..., "messages": [...]}``: the
+  Messages API keeps the system prompt outside the list, so the compactor receives it (to
+  read, never to change) and returns it beside the messages. ``system`` is absent when the
+  request has none.
+
+Each format's rules are written once, in its own module (``chat``, ``responses``,
+``anthropic``): validity, pairing, rounds, in-flight, the clause checks judged on every
+output, and the Hypothesis strategies that draw valid histories. `WireFormat` is that module
+seen through one interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis.strategies import SearchStrategy
+
+CHAT = "chat-completions"
+RESPONSES = "responses"
+ANTHROPIC = "anthropic-messages"
+NAMES = (CHAT, RESPONSES, ANTHROPIC)
+"""Every wire format, the default first."""
+KEY = "wire_format"
+"""The ``capabilities`` key that declares a compactor's format."""
+
+ChatHistory = list[dict[str, Any]]
+"""chat-completions: ``[{"role": "system" | "developer" | "user" | "assistant" | "tool", ...}]``."""
+ResponsesItems = list[dict[str, Any]]
+"""responses: ``[{"type": "message" | "function_call" | "function_call_output" | "reasoning" | "compaction", ...}]``."""
+AnthropicRequest = dict[str, Any]
+"""anthropic-messages: ``{"system"?: str | [text blocks], "messages": [{"role": "user" | "assistant", "content": ...}]}``."""
+History = ChatHistory | ResponsesItems | AnthropicRequest
+
+Checks = dict[str, "str | None"]
+"""{clause id: None when it holds, else a one-line reason pointing at the item that is wrong}."""
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """One format's rules, as the suite, the tests and the reports use them.
+
+    Every function takes a history in this format's shape (see the module docstring) and
+    never raises on a malformed one: judging malformed output is its job.
+    """
+
+    name: str
+    family: str
+    """The clause id prefix of this format's own clauses (``CORE`` for chat-completions)."""
+    invalid: Callable[[Any], str | None]
+    """The provider's validity rules: None for a history the provider accepts, else the first
+    rule broken, naming the index (used on inputs the suite draws and on outputs)."""
+    in_flight: Callable[[Any], bool]
+    """Whether the history ends with a tool call still waiting for its result."""
+    structural: Callable[[Any, Any], Checks]
+    """``structural(history, out)``: the format's clauses judged on every output (SPEC Part A,
+    "Every output"), each with None or its reason."""
+    histories: Callable[..., SearchStrategy[Any]]
+    """Valid histories in this format (keyword arguments as `conformance.histories.histories`:
+    ``min_rounds``, ``max_rounds``; each module documents what else it takes)."""
+    length: Callable[[Any], int]
+    """How many items (messages) the history holds, for reports and counts."""
+    from_chat: Callable[[list[dict[str, Any]]], Any]
+    """The history in this format that a chat-completions history maps to, where the mapping is
+    faithful (each module says for which histories): how the suite's fixed probe history and
+    the chat-completions generator reach every format."""
+    judged: tuple[str, ...]
+    """The clause ids `structural` judges (counted as exercised by every compaction)."""
+
+
+def _registry() -> dict[str, WireFormat]:
+    from . import anthropic, chat, responses
+
+    return {CHAT: chat.FORMAT, RESPONSES: responses.FORMAT, ANTHROPIC: anthropic.FORMAT}
+
+
+def get(name: str) -> WireFormat:
+    """The format called ``name`` (one of `NAMES`)."""
+    return _registry()[name]
+
+
+def declared(compactor: Any) -> str:
+    """The format ``compactor`` declares (``capabilities["wire_format"]``), ``chat-completions``
+    when it declares none; raises `CapabilityError` for an unknown one."""
+    from ..capabilities import declared as capabilities
+
+    return capabilities(compactor).wire_format
+
+
+def other_formats_clauses(name: str) -> list[str]:
+    """The clauses that never apply to a target of format ``name`` (each clause lists the
+    formats it is checked on, chat-completions unless ``clauses.json`` says otherwise)."""
+    from ..clauses import clauses
+
+    return [c.id for c in clauses().values() if name not in c.formats]

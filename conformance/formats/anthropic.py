@@ -1,0 +1,330 @@
+"""The Anthropic Messages API request part a compactor handles: validity, pairing, thinking,
+clause checks, strategies (SPEC ANTH-1..ANTH-6).
+
+A history is ``{"system": ..., "messages": [...]}``: the top-level ``system`` (a string or a
+list of text blocks; absent when the request has none) and the ``messages`` list of ``user``
+and ``assistant`` messages, whose content is a string or a list of blocks. An assistant
+message's ``tool_use`` blocks are answered by ``tool_result`` blocks (``tool_use_id``) at the
+start of the very next message, a user message; ``thinking`` and ``redacted_thinking`` blocks
+carry a signature (or encrypted data) the provider verifies, so with tool use they must come
+back unmodified.
+
+Each ``check_*`` returns None when its clause holds, else a one-line reason naming the message
+index; none raises on a malformed output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from . import WireFormat
+
+ROLES = ("user", "assistant")
+THINKING = ("thinking", "redacted_thinking")
+BLOCK_TYPES = (
+    "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+    "server_tool_use", "web_search_tool_result", "search_result", "container_upload",
+)
+"""Content block types the Messages API accepts in ``messages``."""
+
+Message = dict[str, Any]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Byte-identical as JSON (key order aside)."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def messages_of(request: Any) -> list[Message] | None:
+    """The ``messages`` list of a request-shaped dict, or None when it is not one."""
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return messages if isinstance(messages, list) and all(isinstance(m, dict) for m in messages) else None
+
+
+def blocks(message: Any) -> list[dict[str, Any]]:
+    """A message's content blocks (a string content is one text block)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def tool_uses(message: Any) -> list[Any]:
+    return [b.get("id") for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+def tool_results(message: Any) -> list[Any]:
+    return [b.get("tool_use_id") for b in blocks(message) if b.get("type") == "tool_result"]
+
+
+def where(messages: Sequence[Any], i: int) -> str:
+    """``messages.3 (user)``: how a reason points at the message that is wrong (the API's own notation)."""
+    message = messages[i] if 0 <= i < len(messages) else None
+    role = message.get("role") if isinstance(message, dict) else type(message).__name__
+    return f"messages.{i} ({role})"
+
+
+def in_flight(request: Any) -> bool:
+    """Whether the last assistant message with ``tool_use`` is not fully answered by the next message."""
+    messages = messages_of(request)
+    if not messages:
+        return False
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+    if last is None or not tool_uses(messages[last]):
+        return False
+    answered = tool_results(messages[last + 1]) if last + 1 < len(messages) else []
+    return any(u not in answered for u in tool_uses(messages[last]))
+
+
+def length(request: Any) -> int:
+    messages = messages_of(request)
+    return len(messages) if messages is not None else 0
+
+
+# --- validity (ANTH-5)
+
+
+def invalid(request: Any) -> str | None:
+    """ANTH-5: a dict with a non-empty ``messages`` list of ``user``/``assistant`` messages whose
+    content is a string or well-formed blocks, ``tool_use`` ids unique, ``system`` a string or
+    text blocks. Pairing is ANTH-1/ANTH-2's, thinking ANTH-3's."""
+    if not isinstance(request, dict):
+        return f"the output is a {type(request).__name__}, not a dict with system and messages"
+    if "system" in request and not _valid_system(request["system"]):
+        return "system is neither a string nor a list of text blocks"
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages is missing, not a list, or empty"
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        problem = _invalid_message(m)
+        if problem:
+            return f"{where(messages, i)}: {problem}"
+        for use in tool_uses(m):
+            if use in seen:
+                return f"{where(messages, i)}: tool_use id {use!r} repeats an earlier one"
+            seen.add(use)
+    return None
+
+
+def _valid_system(system: Any) -> bool:
+    if isinstance(system, str):
+        return True
+    return isinstance(system, list) and all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in system)
+
+
+def _invalid_message(m: Any) -> str | None:
+    if not isinstance(m, dict):
+        return f"a {type(m).__name__}, not a message"
+    if m.get("role") not in ROLES:
+        return f"role {m.get('role')!r} (only user and assistant; the system prompt is top-level)"
+    content = m.get("content")
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list) or not content:
+        return "content is neither a string nor a non-empty list of blocks"
+    for block in content:
+        problem = _invalid_block(block, m["role"])
+        if problem:
+            return problem
+    return None
+
+
+def _invalid_block(block: Any, role: str) -> str | None:
+    if not isinstance(block, dict) or block.get("type") not in BLOCK_TYPES:
+        return f"a content block of unknown type {block.get('type') if isinstance(block, dict) else block!r}"
+    kind = block["type"]
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return "a text block without text"
+    if kind == "tool_use" and (role != "assistant" or not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str) or not isinstance(block.get("input"), dict)):
+        return "a tool_use block outside an assistant message or without id, name and input object"
+    if kind == "tool_result" and (role != "user" or not isinstance(block.get("tool_use_id"), str)):
+        return "a tool_result block outside a user message or without tool_use_id"
+    if kind == "thinking" and (role != "assistant" or not isinstance(block.get("thinking"), str) or not isinstance(block.get("signature"), str)):
+        return "a thinking block outside an assistant message or without thinking and signature"
+    if kind == "redacted_thinking" and (role != "assistant" or not isinstance(block.get("data"), str)):
+        return "a redacted_thinking block outside an assistant message or without data"
+    return None
+
+
+# --- pairing (ANTH-1, ANTH-2)
+
+
+def check_results_follow_their_use(messages: Sequence[Message]) -> str | None:
+    """ANTH-1: each ``tool_result`` answers a ``tool_use`` of the message right before it (an
+    assistant message), and a user message's ``tool_result`` blocks come before its other blocks."""
+    for i, m in enumerate(messages):
+        results = tool_results(m)
+        if not results:
+            continue
+        previous = messages[i - 1] if i > 0 else None
+        for use_id in results:
+            if previous is None or previous.get("role") != "assistant" or use_id not in tool_uses(previous):
+                return f"{where(messages, i)}: tool_result {use_id!r} has no tool_use in the message before it"
+        kinds = [b.get("type") for b in blocks(m)]
+        if kinds[: len(results)] != ["tool_result"] * len(results):
+            return f"{where(messages, i)}: tool_result blocks must come first in the message, found {kinds}"
+    return None
+
+
+def check_uses_have_results(request: Any, messages: Sequence[Message]) -> str | None:
+    """ANTH-2: each ``tool_use`` has exactly one ``tool_result`` in the very next message (a turn the
+    input left in flight is ANTH-6's)."""
+    pending = _pending(request)
+    for i, m in enumerate(messages):
+        answered = tool_results(messages[i + 1]) if i + 1 < len(messages) else []
+        for use_id in tool_uses(m):
+            if use_id in pending:
+                continue
+            if answered.count(use_id) != 1:
+                return f"{where(messages, i)}: tool_use {use_id!r} has {answered.count(use_id)} tool_result blocks in the next message, expected 1"
+    return None
+
+
+def _pending(request: Any) -> set[str]:
+    messages = messages_of(request) or []
+    found: set[str] = set()
+    for i, m in enumerate(messages):
+        answered = tool_results(messages[i + 1]) if i + 1 < len(messages) else []
+        found.update(u for u in tool_uses(m) if u not in answered)
+    return found
+
+
+# --- thinking (ANTH-3)
+
+
+def _thinking(message: Message) -> list[dict[str, Any]]:
+    return [b for b in blocks(message) if b.get("type") in THINKING]
+
+
+def check_thinking_kept(request: Any, messages: Sequence[Message]) -> str | None:
+    """ANTH-3: an assistant turn with ``tool_use`` and thinking blocks comes back with the same
+    thinking blocks, byte-identical and in order, or not at all (the whole turn dropped)."""
+    for before in messages_of(request) or []:
+        uses, thinking = tool_uses(before), _thinking(before)
+        if before.get("role") != "assistant" or not uses or not thinking:
+            continue
+        for j, after in enumerate(messages):
+            if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not same(_thinking(after), thinking):
+                return f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered"
+    return None
+
+
+# --- system (ANTH-4)
+
+
+def check_system_untouched(request: Any, out: Any) -> str | None:
+    """ANTH-4: the top-level ``system`` comes back byte-identical; absent stays absent."""
+    had, has = "system" in request, isinstance(out, dict) and "system" in out
+    if had != has:
+        return "the top-level system was " + ("dropped" if had else "added")
+    if had and not same(request["system"], out["system"]):
+        return "the top-level system was changed"
+    return None
+
+
+def structural(history: Any, out: Any) -> dict[str, str | None]:
+    """ANTH-1..ANTH-5 on one output (SPEC Part A, "Every output")."""
+    found: dict[str, str | None] = {"ANTH-5": invalid(out)}
+    messages = messages_of(out)
+    if not isinstance(history, dict):
+        return found
+    found["ANTH-4"] = check_system_untouched(history, out)
+    if messages is None:
+        return found
+    found["ANTH-1"] = check_results_follow_their_use(messages)
+    found["ANTH-2"] = check_uses_have_results(history, messages)
+    found["ANTH-3"] = check_thinking_kept(history, messages)
+    return found
+
+
+# --- strategies
+
+
+_SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: "Eu" + b.hex())
+"""Stand-in for a provider signature: opaque, unique per draw."""
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
+
+
+def _user_content(content: Any) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if part.get("type") == "text":
+            out.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            media, _, data = part["image_url"]["url"].removeprefix("data:").partition(";base64,")
+            out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+    return out
+
+
+def from_chat(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The Messages API request part a chat-completions history maps to: system messages become
+    the top-level ``system`` (text blocks when several), a round's tool results one user message
+    of ``tool_result`` blocks, calls ``tool_use`` blocks (arguments parsed as the JSON they are).
+    Faithful for the histories the suite draws (system prompts first; JSON-object arguments)."""
+    system = [_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")]
+    out: list[Message] = []
+    for m in messages:
+        role = m.get("role")
+        if role == "user":
+            out.append({"role": "user", "content": _user_content(m.get("content"))})
+        elif role == "assistant":
+            content: list[dict[str, Any]] = [{"type": "text", "text": _text(m["content"])}] if m.get("content") else []
+            for call in m.get("tool_calls") or []:
+                content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": json.loads(call["function"]["arguments"])})
+            out.append({"role": "assistant", "content": content})
+        elif role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": _text(m.get("content"))}
+            if out and out[-1]["role"] == "user" and tool_results(out[-1]):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+    request: dict[str, Any] = {"messages": out}
+    if system:
+        request["system"] = system[0] if len(system) == 1 else [{"type": "text", "text": s} for s in system]
+    return request
+
+
+@st.composite
+def _with_thinking(draw: st.DrawFn, request: dict[str, Any], thinking: bool | None) -> dict[str, Any]:
+    """Thinking (or, one in four, redacted thinking) blocks first in assistant turns, as an
+    extended-thinking model emits them."""
+    for m in request["messages"]:
+        if m["role"] != "assistant" or not (thinking or (thinking is None and draw(st.booleans()))):
+            continue
+        if draw(st.integers(0, 3)) == 0:
+            block = {"type": "redacted_thinking", "data": draw(_SIGNATURE)}
+        else:
+            block = {"type": "thinking", "thinking": f"The user wants progress; next: {m['content'][-1].get('name', 'answer') if m['content'] else 'answer'}.", "signature": draw(_SIGNATURE)}
+        m["content"] = [block, *m["content"]]
+    return request
+
+
+def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
+    mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
+    None maybe). Every history passes `invalid`, ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3
+    on itself."""
+    from ..histories import histories as chat_histories
+
+    chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
+    chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
+    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking))
+
+
+FORMAT = WireFormat(
+    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight,
+    structural=structural, histories=histories, length=length, from_chat=from_chat,
+    judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
+)

@@ -1,0 +1,37 @@
+"""OpenAI chat-completions, seen as a `WireFormat` (SPEC CORE-1..CORE-11).
+
+Nothing here is new: the rules live in `conformance.oracle` and the strategies in
+`conformance.histories`; this module only points at them, so the suite can treat every
+format alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import oracle
+from ..clauses import STRUCTURAL
+from ..histories import histories
+from . import WireFormat
+
+
+def structural(history: Any, out: Any) -> dict[str, str | None]:
+    """CORE-1, CORE-2, CORE-3, CORE-4 and CORE-6 on one output."""
+    found: dict[str, str | None] = {"CORE-6": oracle.check_valid_messages(out)}
+    if isinstance(out, list) and all(isinstance(m, dict) for m in out):
+        found["CORE-1"] = oracle.check_tool_results_have_calls(out)
+        if not oracle.in_flight(history):  # an open call is CORE-9's (SPEC CORE-2 decision)
+            found["CORE-2"] = oracle.check_calls_have_one_result(out)
+        found["CORE-3"] = oracle.check_system_kept(history, out, not oracle.same(history, out))
+        found["CORE-4"] = oracle.check_rounds_whole(history, out)
+    return found
+
+
+def length(messages: Any) -> int:
+    return len(messages) if isinstance(messages, list) else 0
+
+
+FORMAT = WireFormat(
+    name="chat-completions", family="CORE", invalid=oracle.check_valid_messages, in_flight=oracle.in_flight,
+    structural=structural, histories=histories, length=length, from_chat=list, judged=STRUCTURAL,
+)

@@ -1,0 +1,378 @@
+"""The OpenAI Responses API input items: validity, pairing, clause checks, strategies (SPEC RESP-1..RESP-8).
+
+A history is the list ``responses.create(input=...)`` takes: ``message`` items (roles
+``user``, ``assistant``, ``system``, ``developer``; an item with a ``role`` and no ``type`` is a
+message too, as the API reads it), ``function_call`` and ``function_call_output`` paired by
+``call_id``, ``reasoning`` items (opaque ``encrypted_content``; the API requires each to be
+followed by the item it preceded), and ``compaction`` items (the opaque summary the
+``/v1/responses/compact`` endpoint returns). Other item types the API knows (hosted tool
+calls, item references, ...) are carried as opaque items: valid, never judged.
+
+Each ``check_*`` returns None when its clause holds, else a one-line reason naming the item
+index; none raises on a malformed output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from . import WireFormat
+
+ROLES = ("user", "assistant", "system", "developer")
+SYSTEM_ROLES = ("system", "developer")
+JUDGED = ("message", "function_call", "function_call_output", "reasoning", "compaction")
+OPAQUE = (
+    "item_reference", "file_search_call", "web_search_call", "computer_call", "computer_call_output",
+    "image_generation_call", "code_interpreter_call", "local_shell_call", "local_shell_call_output",
+    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call",
+    "custom_tool_call", "custom_tool_call_output",
+)
+"""Item types the Responses API accepts in ``input`` that no clause here judges."""
+PART_TYPES = ("input_text", "input_image", "input_file", "input_audio", "output_text", "refusal")
+
+Item = dict[str, Any]
+
+
+def kind(item: Any) -> str | None:
+    """An item's type; a dict with a ``role`` and no ``type`` is a ``message`` (EasyInputMessage)."""
+    if not isinstance(item, dict):
+        return None
+    if "type" not in item and "role" in item:
+        return "message"
+    return item.get("type") if isinstance(item.get("type"), str) else None
+
+
+def where(items: Sequence[Any], i: int) -> str:
+    """``item 3 (function_call call_2)``: how a reason points at the item that is wrong."""
+    item = items[i] if 0 <= i < len(items) else None
+    label = kind(item) or type(item).__name__
+    if label == "message" and isinstance(item, dict):
+        label += f" {item.get('role')}"
+    elif isinstance(item, dict) and item.get("call_id") is not None:
+        label += f" {item.get('call_id')}"
+    elif isinstance(item, dict) and item.get("id") is not None:
+        label += f" {item.get('id')}"
+    return f"item {i} ({label})"
+
+
+def same(a: Any, b: Any) -> bool:
+    """Byte-identical as JSON (key order aside)."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def _items(out: Any) -> list[Item] | None:
+    return out if isinstance(out, list) and all(isinstance(i, dict) for i in out) else None
+
+
+def calls(items: Sequence[Item]) -> list[Any]:
+    return [i.get("call_id") for i in items if kind(i) == "function_call"]
+
+
+def outputs(items: Sequence[Item]) -> list[Any]:
+    return [i.get("call_id") for i in items if kind(i) == "function_call_output"]
+
+
+def in_flight(items: Any) -> bool:
+    """Whether a ``function_call`` has no ``function_call_output`` yet (a local tool still running)."""
+    found = _items(items) or []
+    return any(call_id not in outputs(found) for call_id in calls(found))
+
+
+def length(items: Any) -> int:
+    return len(items) if isinstance(items, list) else 0
+
+
+# --- validity (RESP-6)
+
+
+def invalid(items: Any) -> str | None:
+    """RESP-6: the shape rules of the Responses API's ``input`` items, and unique ``call_id``s.
+    Pairing is RESP-1/RESP-2's, reasoning order RESP-3's."""
+    if not isinstance(items, list):
+        return f"the output is a {type(items).__name__}, not a list of items"
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        problem = _invalid_item(item)
+        if problem:
+            return f"{where(items, i)}: {problem}"
+        if kind(item) == "function_call":
+            if item["call_id"] in seen:
+                return f"{where(items, i)}: call_id {item['call_id']!r} repeats an earlier function_call"
+            seen.add(item["call_id"])
+    return None
+
+
+def _invalid_item(item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return f"a {type(item).__name__}, not an item object"
+    found = kind(item)
+    if found in OPAQUE:
+        return None
+    if found not in JUDGED:
+        return f"unknown item type {item.get('type')!r}"
+    return {
+        "message": _invalid_message,
+        "function_call": _invalid_call,
+        "function_call_output": _invalid_output,
+        "reasoning": _invalid_reasoning,
+        "compaction": _invalid_compaction,
+    }[found](item)
+
+
+def _invalid_message(item: Item) -> str | None:
+    if item.get("role") not in ROLES:
+        return f"unknown role {item.get('role')!r}"
+    content = item.get("content")
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return "content is neither a string nor a list of parts"
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
+            return f"a content part of unknown type {part.get('type') if isinstance(part, dict) else part!r}"
+        if part["type"] in ("input_text", "output_text") and not isinstance(part.get("text"), str):
+            return f"a {part['type']} part without text"
+    return None
+
+
+def _invalid_call(item: Item) -> str | None:
+    for key in ("call_id", "name", "arguments"):
+        if not isinstance(item.get(key), str):
+            return f"function_call without a string {key}"
+    return None
+
+
+def _invalid_output(item: Item) -> str | None:
+    if not isinstance(item.get("call_id"), str):
+        return "function_call_output without a string call_id"
+    if not isinstance(item.get("output"), (str, list)):
+        return "function_call_output without an output (string or list of parts)"
+    return None
+
+
+def _invalid_reasoning(item: Item) -> str | None:
+    if not isinstance(item.get("summary"), list):
+        return "reasoning item without a summary list"
+    if "encrypted_content" in item and not isinstance(item["encrypted_content"], (str, type(None))):
+        return "reasoning item whose encrypted_content is not a string"
+    return None
+
+
+def _invalid_compaction(item: Item) -> str | None:
+    return None if isinstance(item.get("encrypted_content"), str) else "compaction item without encrypted_content"
+
+
+# --- pairing (RESP-1, RESP-2)
+
+
+def check_outputs_have_calls(out: Sequence[Item]) -> str | None:
+    """RESP-1: a ``function_call_output`` answers a ``function_call`` with its ``call_id`` earlier in the list."""
+    called: set[Any] = set()
+    for i, item in enumerate(out):
+        if kind(item) == "function_call":
+            called.add(item.get("call_id"))
+        elif kind(item) == "function_call_output" and item.get("call_id") not in called:
+            return f"{where(out, i)}: no function_call with call_id {item.get('call_id')!r} before it"
+    return None
+
+
+def check_calls_have_one_output(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+    """RESP-2: each ``function_call`` has exactly one ``function_call_output`` after it (a call the
+    input left pending is RESP-8's)."""
+    pending = set(calls(history)) - set(outputs(history))
+    for i, item in enumerate(out):
+        if kind(item) != "function_call" or item.get("call_id") in pending:
+            continue
+        answers = outputs(out[i + 1 :]).count(item.get("call_id"))
+        if answers != 1:
+            return f"{where(out, i)}: {answers} function_call_output items after it, expected 1"
+    return None
+
+
+# --- reasoning (RESP-3)
+
+
+def _key(item: Item) -> str:
+    """How an item is recognised in the output: its id, else its call_id, else its whole JSON."""
+    if item.get("id") is not None:
+        return f"id:{item['id']}"
+    if kind(item) == "function_call":
+        return f"call:{item.get('call_id')}"
+    return "json:" + json.dumps(item, sort_keys=True, default=str)
+
+
+def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+    """RESP-3: a ``reasoning`` item stays immediately before the item it preceded in the input,
+    or both are dropped."""
+    position = {_key(item): j for j, item in enumerate(out)}
+    for i, item in enumerate(history[:-1]):
+        if kind(item) != "reasoning":
+            continue
+        follower = history[i + 1]
+        at, next_at = position.get(_key(item)), position.get(_key(follower))
+        if at is None and next_at is not None:
+            return f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)"
+        if at is not None and next_at is None:
+            return f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped"
+        if at is not None and next_at is not None and next_at != at + 1:
+            return f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})"
+    return None
+
+
+# --- compaction items (RESP-4, RESP-5)
+
+
+def _compactions(items: Sequence[Item]) -> list[tuple[int, Item]]:
+    return [(i, item) for i, item in enumerate(items) if kind(item) == "compaction"]
+
+
+def check_compaction_opaque(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+    """RESP-4: a ``compaction`` item from the input is kept byte-identical or dropped (the provider
+    reads its encrypted content and nothing else)."""
+    earlier = {item.get("id"): item for _, item in _compactions(history) if item.get("id") is not None}
+    for j, item in _compactions(out):
+        before = earlier.get(item.get("id"))
+        if before is not None and not same(before, item):
+            return f"{where(out, j)}: compaction item {item.get('id')!r} was altered"
+    return None
+
+
+def check_compaction_not_duplicated(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+    """RESP-5: an earlier compaction item is a summary: kept once or folded into the new one,
+    never duplicated; a compaction adds at most one compaction item."""
+    seen: dict[str, int] = {}
+    for j, item in _compactions(out):
+        for key in (f"id:{item.get('id')}" if item.get("id") is not None else None, f"enc:{item.get('encrypted_content')}"):
+            if key is not None and key in seen:
+                return f"{where(out, j)} duplicates compaction {where(out, seen[key])}"
+            if key is not None:
+                seen[key] = j
+    before, after = len(_compactions(history)), len(_compactions(out))
+    if after > before + 1:
+        return f"{after} compaction items out of {before} in the input: a compaction adds at most one"
+    return None
+
+
+# --- system prompt (RESP-7)
+
+
+def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+    """RESP-7: ``system``/``developer`` message items come back verbatim and in order."""
+    before = [i for i in history if kind(i) == "message" and i.get("role") in SYSTEM_ROLES]
+    after = [i for i in out if kind(i) == "message" and i.get("role") in SYSTEM_ROLES]
+    for n, item in enumerate(before):
+        if n >= len(after) or not same(item, after[n]):
+            return f"system/developer message {where(history, history.index(item))} is missing or altered in the output"
+    if len(after) > len(before):
+        return f"{len(after)} system/developer messages out of {len(before)} in the input"
+    return None
+
+
+def structural(history: Any, out: Any) -> dict[str, str | None]:
+    """RESP-1..RESP-7 on one output (SPEC Part A, "Every output")."""
+    found: dict[str, str | None] = {"RESP-6": invalid(out)}
+    items, before = _items(out), _items(history)
+    if items is None or before is None:
+        return found
+    found["RESP-1"] = check_outputs_have_calls(items)
+    found["RESP-2"] = check_calls_have_one_output(before, items)
+    found["RESP-3"] = check_reasoning_precedes(before, items)
+    found["RESP-4"] = check_compaction_opaque(before, items)
+    found["RESP-5"] = check_compaction_not_duplicated(before, items)
+    found["RESP-7"] = check_system_kept(before, items)
+    return found
+
+
+# --- strategies
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
+
+
+def _parts(content: Any) -> str | list[dict[str, Any]]:
+    """chat-completions user content as Responses input parts (text and images)."""
+    if isinstance(content, str):
+        return content
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if part.get("type") == "text":
+            parts.append({"type": "input_text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            parts.append({"type": "input_image", "image_url": part["image_url"]["url"], "detail": "auto"})
+    return parts
+
+
+def from_chat(messages: Sequence[dict[str, Any]]) -> list[Item]:
+    """The Responses items a chat-completions history maps to, one to one (a faithful mapping:
+    roles, texts, image parts, calls by ``call_id``, results; nothing invented)."""
+    items: list[Item] = []
+    for m in messages:
+        role = m.get("role")
+        if role in ("system", "developer", "user"):
+            items.append({"type": "message", "role": role, "content": _parts(m.get("content"))})
+        elif role == "assistant":
+            if m.get("content"):
+                items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": _text(m["content"]), "annotations": []}]})
+            for call in m.get("tool_calls") or []:
+                fn = call["function"]
+                items.append({"type": "function_call", "call_id": call["id"], "name": fn["name"], "arguments": fn["arguments"]})
+        elif role == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": _text(m.get("content"))})
+    return items
+
+
+_OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.hex())
+"""Stand-in for provider-encrypted content: opaque, unique per draw."""
+
+
+@st.composite
+def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | None, compaction: bool | None) -> list[Item]:
+    """``chat`` as items, with reasoning items before assistant output (as a reasoning model
+    emits them) and an earlier ``[Context Summary]`` maybe standing as a provider compaction item."""
+    items = from_chat(chat)
+    decorated: list[Item] = []
+    reasons = compacted = 0
+    for n, item in enumerate(items):
+        previous = kind(decorated[-1]) if decorated else None
+        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous != "function_call")
+        if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
+            reasons += 1
+            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT)})
+        is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
+        if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
+            compacted += 1
+            decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT)})
+            continue
+        if kind(item) == "function_call":
+            item = {**item, "id": f"fc_{item['call_id']}"}
+        elif item.get("role") == "assistant":
+            item = {**item, "id": f"msg_{n:04d}", "status": "completed"}
+        decorated.append(item)
+    return decorated
+
+
+def histories(*, reasoning: bool | None = None, compaction: bool | None = None, **chat_options: Any) -> st.SearchStrategy[list[Item]]:
+    """Valid Responses item histories: `conformance.histories.histories` (same keyword options)
+    mapped by `from_chat`, with reasoning items (``reasoning``: True always, None maybe) and an
+    earlier summary as a ``compaction`` item (``compaction``: True when the chat history has an
+    earlier summary, None maybe). Every history passes `invalid`, RESP-1 and RESP-2 (in-flight
+    ones aside) and RESP-3 on itself."""
+    from ..histories import histories as chat_histories
+
+    if compaction:
+        chat_options.setdefault("earlier_summary", True)
+    return chat_histories(**chat_options).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
+
+
+FORMAT = WireFormat(
+    name="responses", family="RESP", invalid=invalid, in_flight=in_flight,
+    structural=structural, histories=histories, length=length, from_chat=from_chat,
+    judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
+)

@@ -1,0 +1,246 @@
+"""Wire formats other than chat-completions: the Responses API items (SPEC RESP-1..RESP-8), the
+Anthropic Messages API request part (SPEC ANTH-1..ANTH-6), and the format-independent clauses
+(CORE-5, CORE-8, CORE-10) on histories in the target's own format.
+
+Each test draws histories in one format; the plugin runs it only for a target of that format
+(``wire_format`` marker), and a format's clauses are not applicable to targets of another
+(SPEC Part A, "Wire formats"). Every output is also judged for all of the format's structural
+clauses by the suite (`Suite.judge`), whichever test produced it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from compaction_suite.conformance import formats
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.formats import anthropic, responses
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.suite import declared_capabilities
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from .common import FAULTS, HANG_TIMEOUT, clause, run
+
+T = Settings().threshold_iterations
+iterations = st.integers(1, 2 * T)
+forced = st.booleans()
+"""True: both triggers fire (iteration T, M=1), so a compacting target compacts."""
+
+RESPONSES = pytest.mark.wire_format(formats.RESPONSES)
+ANTHROPIC = pytest.mark.wire_format(formats.ANTHROPIC)
+
+
+def as_declared(history: Any) -> Any:
+    """``history`` as the target's framework hands it over: without the system prompt when the
+    target declares it lives outside (SPEC Part A, Declarations)."""
+    if not declared_capabilities().system_outside:
+        return history
+    if isinstance(history, dict):
+        return {k: v for k, v in history.items() if k != "system"}
+    return [i for i in history if not (responses.kind(i) == "message" and i.get("role") in responses.SYSTEM_ROLES)]
+
+
+def drawn(module: Any, **options: Any) -> st.SearchStrategy[Any]:
+    return module.histories(**options).map(as_declared)
+
+
+def judged(suite: Any, clause_id: str, history: Any, iteration: int, force: bool) -> None:
+    """Compact ``history`` and require ``clause_id`` of the target's format on the output."""
+    changes = {"max_context_tokens": 1} if force else {}
+    _, out = run(suite, history, T if force else iteration, **changes)
+    require(clause_id, suite.format.structural(history, out).get(clause_id), history, out)
+
+
+def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
+    """A history waiting for a tool result comes back unchanged, or is rejected with ValueError."""
+    try:
+        _, out = run(suite, history, T, max_context_tokens=1)
+    except ValueError:
+        suite.exercise(clause_id, history)
+        return
+    suite.exercise(clause_id, history)
+    problem = None if responses.same(history, out) else "a history waiting for a tool result was changed"
+    require(clause_id, problem, history, out)
+
+
+# --- Responses API items
+
+
+@RESPONSES
+@clause("RESP-1")
+@given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
+def test_outputs_follow_their_call(suite, history, iteration, force):
+    judged(suite, "RESP-1", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-2")
+@given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
+def test_every_call_has_one_output(suite, history, iteration, force):
+    judged(suite, "RESP-2", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-3")
+@given(history=drawn(responses, min_rounds=4, max_rounds=14, reasoning=True), iteration=iterations, force=forced)
+def test_reasoning_stays_before_its_item(suite, history, iteration, force):
+    judged(suite, "RESP-3", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-4")
+@given(history=drawn(responses, min_rounds=4, max_rounds=14, compaction=True), iteration=iterations, force=forced)
+def test_compaction_item_kept_opaque(suite, history, iteration, force):
+    judged(suite, "RESP-4", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-5")
+@given(history=drawn(responses, min_rounds=4, max_rounds=14, compaction=True), force=forced)
+def test_compaction_item_never_duplicated(suite, history, force):
+    """Also compacts the output again: an earlier compaction item meets a second compaction."""
+    judged(suite, "RESP-5", history, T, force)
+    _, once = run(suite, history, T, max_context_tokens=1)
+    if responses.invalid(once) is None and not responses.in_flight(once):
+        judged(suite, "RESP-5", once, T, True)
+
+
+@RESPONSES
+@clause("RESP-6")
+@given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
+def test_output_is_valid_items(suite, history, iteration, force):
+    judged(suite, "RESP-6", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-7")
+@given(history=drawn(responses, max_rounds=14, system=None), iteration=iterations, force=forced)
+def test_system_items_kept(suite, history, iteration, force):
+    judged(suite, "RESP-7", history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-8")
+@given(history=drawn(responses, min_rounds=2, max_rounds=12, in_flight=True))
+def test_pending_call_never_compacted(suite, history):
+    in_flight_unchanged(suite, "RESP-8", history)
+
+
+# --- Anthropic Messages API
+
+
+@ANTHROPIC
+@clause("ANTH-1")
+@given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
+def test_results_follow_their_use(suite, history, iteration, force):
+    judged(suite, "ANTH-1", history, iteration, force)
+
+
+@ANTHROPIC
+@clause("ANTH-2")
+@given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
+def test_every_use_has_one_result(suite, history, iteration, force):
+    judged(suite, "ANTH-2", history, iteration, force)
+
+
+@ANTHROPIC
+@clause("ANTH-3")
+@given(history=drawn(anthropic, min_rounds=4, max_rounds=14, thinking=True), iteration=iterations, force=forced)
+def test_thinking_kept_with_tool_use(suite, history, iteration, force):
+    judged(suite, "ANTH-3", history, iteration, force)
+
+
+@ANTHROPIC
+@clause("ANTH-4")
+@given(history=drawn(anthropic, max_rounds=14, system=True), iteration=iterations, force=forced)
+def test_system_untouched(suite, history, iteration, force):
+    judged(suite, "ANTH-4", history, iteration, force)
+
+
+@ANTHROPIC
+@clause("ANTH-5")
+@given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
+def test_output_is_a_valid_request(suite, history, iteration, force):
+    judged(suite, "ANTH-5", history, iteration, force)
+
+
+@ANTHROPIC
+@clause("ANTH-6")
+@given(history=drawn(anthropic, min_rounds=2, max_rounds=12, in_flight=True))
+def test_pending_use_never_compacted(suite, history):
+    in_flight_unchanged(suite, "ANTH-6", history)
+
+
+# --- format-independent clauses, on the target's own format (chat-completions has its own tests)
+
+TARGET = pytest.mark.wire_format("target")
+
+
+@st.composite
+def own(draw: st.DrawFn, **options: Any) -> Any:
+    """A valid history in the target's format."""
+    fmt = formats.get(declared_capabilities().wire_format)
+    return as_declared(draw(fmt.histories(**options)))
+
+
+def not_chat(suite: Any) -> None:
+    if suite.format.name == formats.CHAT:
+        pytest.skip("the chat-completions tests of this clause cover a chat-completions target")
+
+
+@TARGET
+@clause("CORE-5")
+@given(history=own(max_rounds=14), force=forced)
+def test_input_not_mutated_in_format(suite, history, force):
+    not_chat(suite)
+    before = json.dumps(history, sort_keys=True)
+    suite.reset_server()
+    subject = suite.new(**({"max_context_tokens": 1} if force else {}))
+    out = subject.compact(history, T)
+    problem = None if json.dumps(history, sort_keys=True) == before else "compact changed the history it was given"
+    require("CORE-5", problem, json.loads(before), out)
+
+
+@TARGET
+@clause("CORE-8")
+@given(history=own(min_rounds=4, max_rounds=14))
+def test_same_input_same_output_in_format(suite, history):
+    not_chat(suite)
+    _, first = run(suite, history, T, max_context_tokens=1)
+    _, second = run(suite, history, T, max_context_tokens=1)
+    require("CORE-8", None if responses.same(first, second) else "two fresh compactors gave different outputs", history, second)
+
+
+@TARGET
+@clause("CORE-10")
+@given(history=own(min_rounds=1, max_rounds=14), iteration=iterations, force=forced)
+def test_never_raises_in_format(suite, history, iteration, force):
+    not_chat(suite)
+    try:
+        run(suite, history, T if force else iteration, **({"max_context_tokens": 1} if force else {}))
+    except Exception as error:  # noqa: BLE001 - any exception is the violation under test
+        require("CORE-10", f"compact raised {type(error).__name__}: {str(error)[:200]}", history)
+
+
+@TARGET
+@clause("CORE-10")
+@pytest.mark.parametrize("fault", FAULTS)
+@hypothesis_settings(max_examples=3)
+@given(history=own(min_rounds=8, max_rounds=14))
+def test_never_raises_in_format_under_faults(suite, fault, history):
+    """CORE-10 when the summarizer fails, in whichever API the target asks it through
+    (chat-completions, Responses, compact, Anthropic Messages: the test double answers them all)."""
+    not_chat(suite)
+    if not suite.calls_summarizer:
+        pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    try:
+        subject.compact(history, T)
+    except Exception as error:  # noqa: BLE001 - any exception is the violation under test
+        require("CORE-10", f"compact raised {type(error).__name__} under summarizer fault {fault}: {str(error)[:200]}", history)

@@ -1,0 +1,67 @@
+"""A Responses-items compactor that summarizes through OpenAI's compact endpoint, written from
+SPEC.md (SPEC Part A, "Wire formats", RESP-1..8; CORE-10).
+
+When seed 000's trigger fires it sends every item older than the K-th last user message to
+``client.responses.compact`` and puts what comes back (the older user messages and one opaque
+``compaction`` item, which folds any earlier one) between the system/developer messages and
+the kept items. If the endpoint fails in any way, the history comes back unchanged: a
+compaction is worth less than a crash. A history waiting for a function's output is never
+compacted.
+
+    compaction-suite check --path examples/python responses_compacting:factory
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+Item = dict[str, Any]
+SYSTEM_ROLES = ("system", "developer")
+
+
+def factory(settings: Any) -> ResponsesCompacting:
+    client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+    return ResponsesCompacting(client, settings.model, settings.threshold_iterations, settings.keep_recent_rounds)
+
+
+def _kind(item: Item) -> str | None:
+    return item.get("type", "message" if "role" in item else None)
+
+
+def _is_system(item: Item) -> bool:
+    return _kind(item) == "message" and item.get("role") in SYSTEM_ROLES
+
+
+class ResponsesCompacting:
+    profiles = {"core"}
+    capabilities = {"wire_format": "responses"}
+
+    def __init__(self, client: openai.OpenAI, model: str, threshold_iterations: int, keep_turns: int) -> None:
+        self.client = client
+        self.model = model
+        self.threshold_iterations = threshold_iterations
+        self.keep_turns = max(1, keep_turns)
+
+    def compact(self, items: list[Item], *, iteration: int) -> list[Item]:
+        if iteration < self.threshold_iterations or _pending(items):
+            return list(items)
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        if len(starts) <= self.keep_turns:
+            return list(items)
+        cut = starts[-self.keep_turns]
+        older = [item for item in items[:cut] if not _is_system(item)]
+        try:
+            compacted = self.client.responses.compact(model=self.model, input=older)
+            summary = [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output]
+        except (openai.OpenAIError, ValueError):
+            return list(items)
+        if not any(item.get("type") == "compaction" and item.get("encrypted_content") for item in summary):
+            return list(items)  # no compaction item, or an empty one: nothing to stand for the older items
+        return [item for item in items[:cut] if _is_system(item)] + summary + items[cut:]
+
+
+def _pending(items: list[Item]) -> bool:
+    answered = {item.get("call_id") for item in items if _kind(item) == "function_call_output"}
+    return any(_kind(item) == "function_call" and item.get("call_id") not in answered for item in items)

@@ -1,0 +1,202 @@
+"""Negative controls for the wire-format clauses: the correct example compactors
+(examples/python/responses_truncating.py, anthropic_truncating.py) with one defect each.
+
+Each factory's docstring names the defect; `CONTROLS` maps it to the clause expected to reject
+it. They compact one turn deep (K=1) so that even short drawn histories get compacted.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+
+from anthropic_truncating import AnthropicTruncating
+from responses_compacting import ResponsesCompacting
+from responses_compacting import factory as compacting_factory
+from responses_truncating import ResponsesTruncating, _kind
+
+
+class _Responses(ResponsesTruncating):
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings.threshold_iterations, settings.max_context_tokens, 1)
+
+    def compact(self, items: list[dict], *, iteration: int) -> list[dict]:
+        out = super().compact(items, iteration=iteration)
+        return out if out == items else self.defect(copy.deepcopy(out))
+
+    def defect(self, out: list[dict]) -> list[dict]:
+        return out
+
+
+class _Anthropic(AnthropicTruncating):
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings.threshold_iterations, settings.max_context_tokens, 1)
+
+    def compact(self, request: dict, *, iteration: int) -> dict:
+        out = super().compact(request, iteration=iteration)
+        return out if out == request else self.defect(copy.deepcopy(out), request)
+
+    def defect(self, out: dict, request: dict) -> dict:
+        return out
+
+
+def _drop_first(out: list[dict], kind: str) -> list[dict]:
+    at = next((i for i, item in enumerate(out) if _kind(item) == kind), None)
+    return out if at is None else out[:at] + out[at + 1 :]
+
+
+class OrphanOutput(_Responses):
+    """Drops the first kept function_call, keeping its output (RESP-1)."""
+
+    def defect(self, out):
+        return _drop_first(out, "function_call")
+
+
+class UnansweredCall(_Responses):
+    """Drops the first kept function_call_output, keeping its call (RESP-2)."""
+
+    def defect(self, out):
+        return _drop_first(out, "function_call_output")
+
+
+class ReasoningSeparated(_Responses):
+    """Drops reasoning items, keeping the calls and messages they preceded (RESP-3)."""
+
+    def defect(self, out):
+        return [item for item in out if _kind(item) != "reasoning"]
+
+
+class CompactionAltered(_Responses):
+    """Re-encodes the kept compaction item's encrypted content (RESP-4)."""
+
+    def defect(self, out):
+        return [{**item, "encrypted_content": item["encrypted_content"][::-1]} if _kind(item) == "compaction" else item for item in out]
+
+
+class CompactionDuplicated(_Responses):
+    """Keeps the earlier compaction item twice (RESP-5)."""
+
+    def defect(self, out):
+        at = next((i for i, item in enumerate(out) if _kind(item) == "compaction"), None)
+        return out if at is None else out[: at + 1] + [out[at]] + out[at + 1 :]
+
+
+class ChatRoleItem(_Responses):
+    """Writes a chat-completions style note ({"role": "tool"}) into the items (RESP-6)."""
+
+    def defect(self, out):
+        return [*out[:-1], {"role": "tool", "content": "compacted"}, out[-1]]
+
+
+class DeveloperDropped(_Responses):
+    """Drops the system and developer messages (RESP-7)."""
+
+    def defect(self, out):
+        return [item for item in out if not (_kind(item) == "message" and item.get("role") in ("system", "developer"))]
+
+
+class CompactsPendingCall(_Responses):
+    """Compacts while a function's output is still pending (RESP-8; the Agents SDK bug)."""
+
+    def compact(self, items, *, iteration):
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        if iteration < self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens or len(starts) < 2:
+            return list(items)
+        system = [item for item in items[: starts[-1]] if _kind(item) == "message" and item.get("role") in ("system", "developer")]
+        return system + items[starts[-1] :]
+
+
+class ResultWithoutUse(_Anthropic):
+    """Summarizes away the assistant turn a kept tool_result answers (ANTH-1)."""
+
+    def defect(self, out, request):
+        messages = request["messages"]
+        at = next((i for i, m in enumerate(messages) if i > 0 and any(b.get("type") == "tool_result" for b in m["content"] if isinstance(b, dict))), None)
+        return out if at is None else {**out, "messages": [messages[0], *messages[at:]]}
+
+
+class UseWithoutResult(_Anthropic):
+    """Drops the user message carrying the first kept tool_result (ANTH-2)."""
+
+    def defect(self, out, request):
+        messages = out["messages"]
+        at = next((i for i, m in enumerate(messages) if isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"])), None)
+        return out if at is None else {**out, "messages": messages[:at] + messages[at + 1 :]}
+
+
+class ThinkingModified(_Anthropic):
+    """Trims the thinking text of kept turns (ANTH-3: the signature no longer matches)."""
+
+    def defect(self, out, request):
+        for m in out["messages"]:
+            for block in m["content"] if isinstance(m["content"], list) else []:
+                if block.get("type") == "thinking":
+                    block["thinking"] = block["thinking"][:-1]
+        return out
+
+
+class SystemMovedIntoMessages(_Anthropic):
+    """Drops the top-level system prompt (ANTH-4)."""
+
+    def defect(self, out, request):
+        return {k: v for k, v in out.items() if k != "system"}
+
+
+class SystemRoleMessage(_Anthropic):
+    """Writes the compaction note as a "system" role message (ANTH-5: roles are user and assistant)."""
+
+    def defect(self, out, request):
+        return {**out, "messages": [{"role": "system", "content": "Earlier turns were dropped."}, *out["messages"]]}
+
+
+class CompactsPendingUse(_Anthropic):
+    """Compacts while a tool_use waits for its result (ANTH-6)."""
+
+    def compact(self, request, *, iteration):
+        messages = request["messages"]
+        turns = [i for i, m in enumerate(messages) if m["role"] == "user" and not (isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"]))]
+        if iteration < self.threshold_iterations and self.estimate_tokens(request) < self.max_context_tokens or len(turns) < 2:
+            return dict(request)
+        return {**request, "messages": messages[turns[-1] :]}
+
+
+class _Unguarded(ResponsesCompacting):
+    """The correct summarizing compactor without its guard: the endpoint's errors escape."""
+
+    def compact(self, items, *, iteration):
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        if iteration < self.threshold_iterations or len(starts) <= self.keep_turns:
+            return list(items)
+        cut = starts[-self.keep_turns]
+        compacted = self.client.responses.compact(model=self.model, input=items[:cut])
+        return [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output] + items[cut:]
+
+
+def CrashesOnFault(settings):
+    """Summarizes through /v1/responses/compact and lets its errors escape (CORE-10)."""
+    correct = compacting_factory(settings)
+    return _Unguarded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
+CONTROLS: dict[str, str] = {
+    "OrphanOutput": "RESP-1",
+    "UnansweredCall": "RESP-2",
+    "ReasoningSeparated": "RESP-3",
+    "CompactionAltered": "RESP-4",
+    "CompactionDuplicated": "RESP-5",
+    "ChatRoleItem": "RESP-6",
+    "DeveloperDropped": "RESP-7",
+    "CompactsPendingCall": "RESP-8",
+    "ResultWithoutUse": "ANTH-1",
+    "UseWithoutResult": "ANTH-2",
+    "ThinkingModified": "ANTH-3",
+    "SystemMovedIntoMessages": "ANTH-4",
+    "SystemRoleMessage": "ANTH-5",
+    "CompactsPendingUse": "ANTH-6",
+    "CrashesOnFault": "CORE-10",
+}
+"""Each broken factory and the clause that must reject it."""

@@ -1,0 +1,39 @@
+"""Chat-completions messages for the tests, built one way everywhere (plain dicts, as the API takes).
+
+Test modules import these instead of each writing its own copy; a module that needs other
+defaults passes them (``user("Please fix the parser.")``, ``calls("c1", name="search")``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
+    return {"role": role, "content": text}
+
+
+def user(text: str = "Please do the thing.") -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def reply(text: str = "Done.") -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def call(call_id: str, name: str = "readFile", arguments: Any = "{}") -> dict[str, Any]:
+    """One tool call; ``arguments`` that are not a string are sent as JSON."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def calls(*ids: str, name: str = "readFile") -> dict[str, Any]:
+    """An assistant message calling ``name`` once per id, with no text."""
+    return {"role": "assistant", "content": None, "tool_calls": [call(i, name) for i in ids]}
+
+
+def result(call_id: str, content: Any = "ok") -> dict[str, Any]:
+    """The tool message answering ``call_id``; ``content`` that is not a string is sent as JSON."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    return {"role": "tool", "tool_call_id": call_id, "content": text}

@@ -1,0 +1,80 @@
+"""A TEST DOUBLE of the OpenAI chat-completions endpoint for the framework loop tests.
+
+It plays the *agent's model*, not the summarizer: it answers from the state of the
+conversation it is sent, so a framework's own tool loop runs a fixed script offline:
+
+* after a user message: ``ROUND_CALLS`` parallel calls of the ``read_file`` tool;
+* after tool results: more calls until ``ROUNDS_PER_TURN`` tool rounds followed the last
+  user message, then a text answer.
+
+It is served through ``httpx.MockTransport`` (no socket, no network) to the framework's own
+OpenAI connector, and records every request body, so a test can see what the provider
+would have received. Every answer says it is a test double (``system_fingerprint``, ids).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import httpx
+
+ROUND_CALLS = 2
+ROUNDS_PER_TURN = 2
+TOOL = "read_file"
+FINGERPRINT = "fp_compaction-suite-scripted-agent-model"
+
+
+def rounds_since_user(messages: list[dict[str, Any]]) -> int:
+    """Assistant messages with tool calls after the last user message."""
+    count = 0
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            count += 1
+    return count
+
+
+class ScriptedEndpoint:
+    """The scripted agent model behind ``httpx.MockTransport``; ``tool`` is the name the framework registered."""
+
+    def __init__(self, tool: str = TOOL) -> None:
+        self.tool = tool
+        self.requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+
+    def answer(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """The assistant message the script gives for ``messages``."""
+        last = messages[-1].get("role")
+        if last == "user" or (last == "tool" and rounds_since_user(messages) < ROUNDS_PER_TURN):
+            calls = []
+            for _ in range(ROUND_CALLS):
+                n = next(self._ids)
+                calls.append({"id": f"call_s{n}", "type": "function", "function": {"name": self.tool, "arguments": json.dumps({"path": f"f{n}.py"})}})
+            return {"role": "assistant", "content": None, "tool_calls": calls}
+        return {"role": "assistant", "content": f"done after {rounds_since_user(messages)} tool rounds"}
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        message = self.answer(body["messages"])
+        completion = {
+            "id": f"chatcmpl-scripted-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": body.get("model", "scripted"),
+            "system_fingerprint": FINGERPRINT,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+        return httpx.Response(200, json=completion)
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def async_client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=httpx.AsyncClient(transport=self.transport()), max_retries=0)

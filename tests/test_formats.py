@@ -1,0 +1,220 @@
+"""Wire formats (issue 13; SPEC Part A, "Wire formats"): each format's strategies draw histories
+its own rules accept, each clause check catches the violation SPEC's worked example shows, the
+correct example compactors conform, every negative control fails with its clause, and an
+unknown ``wire_format`` is a contract error."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from broken.formats import CONTROLS
+from compaction_suite.conformance import formats
+from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.formats import anthropic, responses
+from compaction_suite.conformance.reproduce import case_of, replay
+from hypothesis import HealthCheck, given, settings
+from test_negative_controls import check
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+# --- the strategies draw what the format's own rules accept
+
+
+@pytest.mark.parametrize("name", [formats.RESPONSES, formats.ANTHROPIC])
+@pytest.mark.parametrize("in_flight", [False, True])
+def test_drawn_histories_are_valid_in_their_format(name: str, in_flight: bool) -> None:
+    fmt = formats.get(name)
+    options = {"min_rounds": 2, "in_flight": True} if in_flight else {}
+
+    @QUICK
+    @given(history=fmt.histories(max_rounds=12, **options))
+    def holds(history):
+        assert fmt.invalid(history) is None
+        assert fmt.in_flight(history) is in_flight
+        assert {k: v for k, v in fmt.structural(history, copy.deepcopy(history)).items() if v} == {}
+
+    holds()
+
+
+@QUICK
+@given(history=responses.histories(max_rounds=10, reasoning=True, compaction=True))
+def test_drawn_responses_carry_reasoning_and_compaction_items(history) -> None:
+    kinds = [responses.kind(item) for item in history]
+    assert "compaction" in kinds
+    if "function_call" in kinds or ("message" in kinds and any(i.get("role") == "assistant" for i in history)):
+        assert "reasoning" in kinds
+
+
+# --- the worked examples of SPEC Part A, "Wire formats"
+
+RESPONSES_HISTORY = [
+    {"type": "message", "role": "developer", "content": "You are a coding agent."},
+    {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAold"},
+    {"type": "message", "role": "user", "content": "Fix the build."},
+    {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "runCommand", "arguments": '{"command": "make"}'},
+    {"type": "function_call_output", "call_id": "call_1", "output": "make: *** error 2"},
+    {"type": "message", "role": "user", "content": "Now run the tests."},
+    {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "gAAAArs2"},
+    {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "runCommand", "arguments": '{"command": "pytest"}'},
+    {"type": "function_call_output", "call_id": "call_2", "output": "3 passed"},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Tests pass."}]},
+]
+RESPONSES_CORRECT = [RESPONSES_HISTORY[0], RESPONSES_HISTORY[1], *RESPONSES_HISTORY[6:]]
+
+
+@pytest.mark.parametrize(
+    ("clause", "out"),
+    [
+        ("RESP-1", [RESPONSES_HISTORY[0], *RESPONSES_HISTORY[9:]]),
+        ("RESP-2", [*RESPONSES_CORRECT[:5], *RESPONSES_CORRECT[6:]]),
+        ("RESP-3", [RESPONSES_HISTORY[0], RESPONSES_HISTORY[6], *RESPONSES_HISTORY[8:]]),
+        ("RESP-4", [RESPONSES_HISTORY[0], {**RESPONSES_HISTORY[1], "encrypted_content": "gAAAAnew"}, *RESPONSES_HISTORY[6:]]),
+        ("RESP-5", [RESPONSES_HISTORY[0], RESPONSES_HISTORY[1], RESPONSES_HISTORY[1], *RESPONSES_HISTORY[6:]]),
+        ("RESP-6", [RESPONSES_HISTORY[0], {"role": "tool", "content": "x"}, *RESPONSES_HISTORY[6:]]),
+        ("RESP-7", RESPONSES_HISTORY[1:2] + RESPONSES_HISTORY[6:]),
+    ],
+)
+def test_each_responses_clause_catches_its_worked_violation(clause: str, out: list) -> None:
+    found = responses.structural(RESPONSES_HISTORY, out)
+    assert found[clause] is not None
+    assert {k: v for k, v in responses.structural(RESPONSES_HISTORY, RESPONSES_CORRECT).items() if v} == {}
+
+
+THINK = {"type": "thinking", "thinking": "Run make first.", "signature": "EuYBsig"}
+ANTHROPIC_HISTORY = {
+    "system": "You are a coding agent.",
+    "messages": [
+        {"role": "user", "content": "Fix the build."},
+        {"role": "assistant", "content": [THINK, {"type": "tool_use", "id": "toolu_1", "name": "runCommand", "input": {"command": "make"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "make: *** error 2"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "The build fails in step 2."}]},
+        {"role": "user", "content": "Now run the tests."},
+        {"role": "assistant", "content": [{"type": "text", "text": "3 passed."}]},
+    ],
+}
+M = ANTHROPIC_HISTORY["messages"]
+ANTHROPIC_CORRECT = {"system": ANTHROPIC_HISTORY["system"], "messages": M[4:]}
+
+
+@pytest.mark.parametrize(
+    ("clause", "out"),
+    [
+        ("ANTH-1", {"system": ANTHROPIC_HISTORY["system"], "messages": [M[0], *M[2:]]}),
+        ("ANTH-1", {"system": ANTHROPIC_HISTORY["system"], "messages": [M[0], M[1], {"role": "user", "content": [{"type": "text", "text": "Here:"}, *M[2]["content"]]}, *M[3:]]}),
+        ("ANTH-2", {"system": ANTHROPIC_HISTORY["system"], "messages": [M[0], M[1], *M[3:]]}),
+        ("ANTH-3", {"system": ANTHROPIC_HISTORY["system"], "messages": [M[0], {"role": "assistant", "content": M[1]["content"][1:]}, *M[2:]]}),
+        ("ANTH-3", {"system": ANTHROPIC_HISTORY["system"], "messages": [M[0], {"role": "assistant", "content": [{**THINK, "thinking": "Run make."}, M[1]["content"][1]]}, *M[2:]]}),
+        ("ANTH-4", {"messages": M[4:]}),
+        ("ANTH-4", {"system": "You are a helpful agent.", "messages": M[4:]}),
+        ("ANTH-5", {"system": ANTHROPIC_HISTORY["system"], "messages": [{"role": "system", "content": "Earlier turns were dropped."}, *M[4:]]}),
+        ("ANTH-5", M[4:]),
+    ],
+)
+def test_each_anthropic_clause_catches_its_worked_violation(clause: str, out: object) -> None:
+    assert anthropic.structural(ANTHROPIC_HISTORY, out)[clause] is not None
+    assert {k: v for k, v in anthropic.structural(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT).items() if v} == {}
+
+
+def test_in_flight_in_each_format() -> None:
+    assert responses.in_flight(RESPONSES_HISTORY[:9]) and not responses.in_flight(RESPONSES_HISTORY)
+    assert anthropic.in_flight({"messages": M[:2]}) and not anthropic.in_flight(ANTHROPIC_HISTORY)
+
+
+# --- declarations
+
+
+def test_wire_format_is_a_declaration() -> None:
+    class Items:
+        capabilities = {"wire_format": "responses", "called": "between_rounds"}
+
+    found = declared(Items())
+    assert found.wire_format == "responses" and formats.declared(Items()) == "responses"
+    waived = found.waived()
+    assert {"CORE-1", "ANTH-3", "TRIG-1", "RESP-8"} <= set(waived) and "RESP-1" not in waived and "CORE-10" not in waived
+    assert "RESP-1" in declared(object()).waived() and "CORE-1" not in declared(object()).waived()
+
+
+def test_an_unknown_wire_format_is_a_contract_error(tmp_path: Path) -> None:
+    class Unknown:
+        capabilities = {"wire_format": "gemini"}
+
+    with pytest.raises(CapabilityError, match="wire_format"):
+        declared(Unknown())
+    (tmp_path / "unknown_format.py").write_text(
+        "class C:\n    capabilities = {'wire_format': 'gemini'}\n    def compact(self, messages, *, iteration):\n        return messages\n\ndef factory(settings):\n    return C()\n"
+    )
+    args = [sys.executable, "-m", "compaction_suite", "check", "unknown_format:factory", "--path", str(tmp_path), "--fast"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "wire_format" in done.stdout + done.stderr, done.stdout[-1500:] + done.stderr[-1500:]
+
+
+# --- end to end: `compaction-suite check` as a user runs it (one subprocess each)
+
+
+@pytest.mark.parametrize(
+    ("target", "family"),
+    [("responses_truncating:factory", "RESP"), ("responses_compacting:factory", "RESP"), ("anthropic_truncating:factory", "ANTH")],
+)
+def test_correct_format_compactors_conform(target: str, family: str, tmp_path: Path) -> None:
+    report = _check_example(target, tmp_path)
+    assert report["verdict"] == "conforms"
+    own = {cid: c for cid, c in report["clauses"].items() if cid.startswith(family)}
+    assert own and all(c["status"] == "pass" and c["exercised"] > 0 for c in own.values()), own
+    assert report["clauses"]["CORE-1"]["status"] == "not-applicable"
+    assert report["capabilities"]["wire_format"] in ("responses", "anthropic-messages")
+
+
+def _check_example(target: str, tmp_path: Path) -> dict:
+    """``compaction-suite check TARGET --path examples/python`` as the examples' docstrings show it."""
+    out = tmp_path / "r.json"
+    args = [sys.executable, "-m", "compaction_suite", "check", target, "--path", str(ROOT / "examples/python"), "--fast", "--report", str(out)]
+    done = subprocess.run(args, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path) -> None:
+    report = check(f"broken.formats:{name}", (), tmp_path, exit_code=1)
+    clause = report["clauses"][CONTROLS[name]]
+    assert clause["status"] == "fail", clause
+    assert clause.get("history") is not None and clause["harm"] in ("rejected", "loss", "crash", "policy")
+    if CONTROLS[name] in (*responses.FORMAT.judged, *anthropic.FORMAT.judged):  # judged on every output: the replay shows it too
+        assert CONTROLS[name] in replay(case_of(report, CONTROLS[name]), f"broken.formats:{name}").problems
+
+
+# --- the cmd: protocol carries the format (protocol 1.2)
+
+
+def test_protocol_schema_takes_each_format() -> None:
+    from compaction_suite.conformance.protocol import validator
+
+    request, answer = validator("request"), validator("response#/$defs/compact_answer_in_format")
+    chat = [{"role": "user", "content": "hi"}]
+    for fmt, history in (("responses", RESPONSES_HISTORY), ("anthropic-messages", ANTHROPIC_HISTORY)):
+        assert request.is_valid({"cmd": "compact", "seq": 1, "messages": history, "format": fmt, "iteration": 3})
+        assert answer.is_valid({"seq": 1, "messages": history})
+    assert request.is_valid({"cmd": "compact", "seq": 1, "messages": chat, "iteration": 3}), "a 1.0 request is unchanged"
+    assert not request.is_valid({"cmd": "compact", "seq": 1, "messages": chat, "format": "gemini", "iteration": 3})
+    assert not answer.is_valid({"seq": 1, "messages": {"system": "no messages key"}})
+    assert not validator("response#/$defs/compact_answer").is_valid({"seq": 1, "messages": RESPONSES_HISTORY}), "1.0 answers stay chat-completions"
+    assert not validator("response#/$defs/compact_answer").is_valid({"seq": 1, "messages": RESPONSES_HISTORY}), "1.0 answers stay chat-completions"
+
+
+@pytest.mark.parametrize("wire_format", ["responses", "anthropic-messages"])
+def test_a_cmd_compactor_of_each_format_conforms(wire_format: str, tmp_path: Path) -> None:
+    record = tmp_path / "requests.jsonl"
+    target = f"cmd:{sys.executable} {ROOT / 'tests/fakes/format_compactor.py'} {wire_format} --record {record}"
+    report = check(target, (), tmp_path, exit_code=0)
+    assert report["verdict"] == "conforms" and report["capabilities"]["wire_format"] == wire_format
+    compacts = [json.loads(line) for line in record.read_text().splitlines() if '"cmd":"compact"' in line.replace(" ", "")]
+    assert compacts and all(r["format"] == wire_format for r in compacts)

@@ -1,0 +1,178 @@
+"""The summarizer test double answers the OpenAI Responses API, its compact endpoint and the
+Anthropic Messages API (issue 13, point 3) with the same deterministic mode and faults as
+chat-completions, checked with the official ``openai`` and ``anthropic`` clients, offline."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from compaction_suite.conformance.summarizer_apis import compacted_text
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+ITEMS = [
+    {"type": "message", "role": "user", "content": "Please fix the failing build"},
+    {"type": "function_call", "call_id": "call_1", "name": "runCommand", "arguments": '{"command": "make"}'},
+    {"type": "function_call_output", "call_id": "call_1", "output": "make: *** error 2"},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Step two fails."}]},
+]
+MESSAGES = [{"role": "user", "content": "Please fix the failing build"}, {"role": "assistant", "content": "Step two fails."}, {"role": "user", "content": "Summarize"}]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SummarizerServer]:
+    with SummarizerServer() as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def _clean(server: SummarizerServer) -> None:
+    server.reset()
+
+
+def clients(server: SummarizerServer, timeout: float = 5.0) -> tuple[openai.OpenAI, anthropic.Anthropic]:
+    root = server.base_url.removesuffix("/v1")
+    return (
+        openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=timeout),
+        anthropic.Anthropic(base_url=root, api_key="test", max_retries=0, timeout=timeout),
+    )
+
+
+def ask(server: SummarizerServer, api: str, timeout: float = 5.0) -> Any:
+    """One request to ``api`` with its official client; returns the text it carries."""
+    oai, claude = clients(server, timeout)
+    if api == "responses":
+        return oai.responses.create(model="m", instructions="Summarize.", input=ITEMS).output
+    if api == "compact":
+        return oai.responses.compact(model="m", input=ITEMS).output
+    return claude.messages.create(model="claude-x", max_tokens=256, system="Summarize.", messages=MESSAGES).content
+
+
+def text_of(api: str, output: Any) -> str | None:
+    if api == "responses":
+        return output[0].content[0].text
+    if api == "compact":
+        return compacted_text(output[-1].model_dump()) if output[-1].encrypted_content else output[-1].encrypted_content
+    return output[0].text
+
+
+APIS = ("responses", "compact", "anthropic")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_deterministic_answers_name_the_request(server: SummarizerServer, api: str) -> None:
+    first, second = ask(server, api), ask(server, api)
+    assert text_of(api, first) == text_of(api, second)
+    assert text_of(api, first).startswith("Deterministic test-double summary")
+    assert "fix the failing build" in text_of(api, first) or "Summarize" in text_of(api, first)
+    assert all(r.headers.get("authorization") or r.headers.get("x-api-key") for r in server.requests)
+
+
+def test_compact_returns_user_messages_then_one_compaction_item(server: SummarizerServer) -> None:
+    output = ask(server, "compact")
+    assert [o.type for o in output] == ["message", "compaction"]
+    assert output[0].role == "user" and output[-1].id.startswith("cmp_testdouble_")
+    assert server.requests[-1].path == "/v1/responses/compact" and server.requests[-1].body["input"] == ITEMS
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_fixed_reply(server: SummarizerServer, api: str) -> None:
+    server.reply_with("A fixed summary.")
+    assert text_of(api, ask(server, api)) == "A fixed summary."
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [
+        ("429", (openai.RateLimitError, anthropic.RateLimitError)),
+        ("500", (openai.InternalServerError, anthropic.InternalServerError)),
+        ("503", (openai.InternalServerError, anthropic.InternalServerError)),
+        ("drop", (openai.APIConnectionError, anthropic.APIConnectionError)),
+        ("truncated_stream", (openai.APIError, anthropic.APIError)),
+    ],
+)
+def test_http_and_connection_faults_raise_the_clients_errors(server: SummarizerServer, api: str, fault: str, error: tuple) -> None:
+    server.fault(fault, times=1)
+    with pytest.raises(error):
+        ask(server, api)
+    assert text_of(api, ask(server, api)).startswith("Deterministic"), "times=1: the next request is answered"
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: str) -> None:
+    server.fault("429", times=1)
+    with pytest.raises((openai.RateLimitError, anthropic.RateLimitError)) as raised:
+        ask(server, api)
+    body = raised.value.body
+    assert (body["type"] == "error" and body["error"]["type"] == "rate_limit_error") if api == "anthropic" else body["type"] == "requests"
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_malformed_body(server: SummarizerServer, api: str) -> None:
+    server.fault("malformed", times=1)
+    with pytest.raises(Exception):  # noqa: B017 - each client raises its own decoding error
+        text_of(api, ask(server, api))
+    assert server.counts["malformed"] == 1
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_no_output_empty_and_null_content(server: SummarizerServer, api: str) -> None:
+    server.fault("no_choices", times=1)
+    assert ask(server, api) == []
+    server.fault("empty_content", times=1)
+    assert text_of(api, ask(server, api)) == ""
+    server.fault("null_content", times=1)
+    assert text_of(api, ask(server, api)) in (None, "")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_hang_times_the_client_out(server: SummarizerServer, api: str) -> None:
+    server.fault("hang", times=1, hang_seconds=5)
+    with pytest.raises((openai.APITimeoutError, anthropic.APITimeoutError)):
+        ask(server, api, timeout=0.3)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"),
+    [
+        ("/v1/messages", {"model": "c", "messages": []}, "max_tokens"),
+        ("/v1/responses", {"input": "x"}, "model"),
+        ("/v1/responses/compact", {"model": "m", "previous_response_id": "resp_1"}, "keeps no responses"),
+    ],
+)
+def test_invalid_requests_are_http_400(server: SummarizerServer, path: str, body: dict, says: str) -> None:
+    request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=5)
+    assert raised.value.code == 400 and says in raised.value.read().decode()
+
+
+def stream_text(server: SummarizerServer, timeout: float = 5.0) -> str:
+    """The text of a streamed Messages API answer, read as the anthropic client's stream helper does."""
+    _, claude = clients(server, timeout)
+    with claude.messages.stream(model="claude-x", max_tokens=256, system="Summarize.", messages=MESSAGES) as stream:
+        return "".join(block.text for block in stream.get_final_message().content if block.type == "text")
+
+
+def test_anthropic_streaming_answers_the_same_text(server: SummarizerServer) -> None:
+    assert stream_text(server) == text_of("anthropic", ask(server, "anthropic"))
+    assert server.requests[0].body["stream"] is True
+    server.fault("no_choices", times=1)
+    _, claude = clients(server)
+    with claude.messages.stream(model="claude-x", max_tokens=256, messages=MESSAGES) as stream:
+        assert stream.get_final_message().content == []
+
+
+@pytest.mark.parametrize("fault", ["429", "503", "drop", "truncated_stream", "malformed"])
+def test_anthropic_streaming_faults_raise(server: SummarizerServer, fault: str) -> None:
+    server.fault(fault, times=1)
+    with pytest.raises(Exception):  # noqa: B017 - an APIError, or the client's own decoding error for a malformed event
+        stream_text(server)
+    assert server.counts[fault] == 1
