@@ -17,13 +17,14 @@ from compaction_suite.conformance.clauses import PROFILES, clauses
 import broken_stores
 from broken import compactors
 from broken.compactors import CONTROLS, SHOULD_CONTROLS
+from broken.formats import CONTROLS as FORMAT_CONTROLS
 from broken.waivers import WAIVERS
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = (ROOT / "SPEC.md").read_text(encoding="utf-8")
 PART_A = SPEC[SPEC.index("# Part A") : SPEC.index("# Part B")]
 CONFORMANCE_TESTS = ROOT / "conformance" / "tests"
-CITED = re.compile(r"\b(?:CORE|TRIG|SUM|STRUCT|FAIL|EVT|STORE|HIST|ROUND|TOK|RT|STRAT|SUMZ|EVENT|PRESET|DUR)-\d+(?:-[A-Z]+)?\b")
+CITED = re.compile(r"\b(?:CORE|TRIG|SUM|STRUCT|FAIL|EVT|STORE|RESP|ANTH|HIST|ROUND|TOK|RT|STRAT|SUMZ|EVENT|PRESET|DUR)-\d+(?:-[A-Z]+)?\b")
 DEFINED = re.compile(r"\*\*([A-Z]+-\d+(?:-[A-Z]+)?)\*\*")
 DELIBERATELY_UNKNOWN = {"CORE-99": "tests/test_cli_contract.py: check --clause with a clause that does not exist"}
 SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist"}
@@ -79,8 +80,10 @@ def test_every_clause_has_a_conformance_test() -> None:
 
 
 def controls() -> dict[str, str]:
-    """Every negative control (broken compactor or store) by name -> the clause it breaks."""
+    """Every negative control (broken compactor, store, or wire-format compactor, whose controls
+    tests/test_formats.py runs) by name -> the clause it breaks."""
     found = {name: c.expected for name, c in (CONTROLS | SHOULD_CONTROLS).items()}
+    found |= {f"broken.formats.{name}": clause_id for name, clause_id in FORMAT_CONTROLS.items()}
     return found | {f"broken_stores.{name}": c.expected for name, c in broken_stores.controls().items()}
 
 
