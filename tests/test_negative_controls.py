@@ -68,12 +68,14 @@ def test_reference_store_conforms_on_storage_alone(tmp_path: Path) -> None:
 
 
 def assert_conforms(checked: Checked, profiles: tuple[str, ...] = ()) -> None:
-    """Exit 0, and every clause of SPEC Part A in ``profiles`` (default: those claimed) passes."""
+    """Exit 0, and every clause of SPEC Part A in ``profiles`` (default: those claimed) passes,
+    or does not apply (another wire format's clause: RESP-*, ANTH-* on a chat-completions target)."""
     ran = set(profiles or checked.report["profiles_claimed"])
-    expected = {cid: "pass" for cid, c in clauses().items() if c.profile in ran}
     statuses = {cid: c["status"] for cid, c in checked.report["clauses"].items() if c["profile"] in ran}
     assert checked.exit_code == 0, checked.output[-3000:]
-    assert expected and statuses == expected
+    assert set(statuses) == {cid for cid, c in clauses().items() if c.profile in ran}
+    assert {cid: s for cid, s in statuses.items() if s not in ("pass", "not-applicable")} == {}
+    assert "pass" in statuses.values()
 
 
 def test_reference_conforms_as_a_user_runs_check() -> None:
