@@ -26,14 +26,20 @@ def as_declared(history: list[dict]) -> list[dict]:
 
 
 def real_traffic(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
-    """`conformance.histories.real_traffic` as the target declares it is called (`as_declared`)."""
+    """`conformance.histories.real_traffic` as the target declares it is called (`as_declared`);
+    its base, when given, is a strategy of `conformance.histories`, not a `shaped` one."""
     return drawn_real_traffic(*args, **kwargs).map(as_declared)
 
 
+def shaped(base: st.SearchStrategy[list[dict]]) -> st.SearchStrategy[list[dict]]:
+    """``base`` shaped as agents send them (`agent_shaped`) and as the target declares it is
+    called (`as_declared`)."""
+    return agent_shaped(base).map(as_declared)
+
+
 def histories(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
-    """`conformance.histories.histories` shaped as agents send them (`agent_shaped`) and as the
-    target declares it is called (`as_declared`): what every conformance test draws."""
-    return agent_shaped(drawn_histories(*args, **kwargs)).map(as_declared)
+    """`conformance.histories.histories`, `shaped`: what every conformance test draws."""
+    return shaped(drawn_histories(*args, **kwargs))
 
 
 FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")

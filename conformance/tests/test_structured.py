@@ -8,10 +8,10 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, histories, real_traffic, summaries
+from .common import changed, clause, real_traffic, shaped, summaries
 
 T = Settings().threshold_iterations
 KEEP = 10
@@ -19,8 +19,9 @@ SECTIONS = ("Entities Created/Modified", "Current Task List", "Key Decisions", "
 OMITS_IDS = "The agent worked through several steps; nothing specific is worth repeating."
 """A summarizer answer that drops every identifier, as small models do."""
 
-structured_histories = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
-entity_histories = structured_histories | real_traffic(structured_histories)
+_structured = histories(min_rounds=8, max_rounds=14, tools=("createEntity", "reportProgress", "readFile", "search"))
+structured_histories = shaped(_structured)
+entity_histories = structured_histories | real_traffic(_structured)
 """For STRUCT-2, half in real-traffic shapes: ids nested in records, reused call ids, text parts (SPEC ENT-1)."""
 
 

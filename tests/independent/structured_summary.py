@@ -11,6 +11,7 @@ summarizer fails it returns the history unchanged (CORE-10, CORE-11) without cla
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 SYSTEM = ("system", "developer")
@@ -35,6 +36,24 @@ def _rounds(messages: list[dict]) -> list[list[dict]]:
     return grouped
 
 
+ID_KEY = re.compile(r"(?i:^(ids?|uuids?|guids?)$|[_.-](ids?|uuids?|guids?)$)|[a-z0-9](Ids?|IDs?|Uuids?|UUIDs?|Guids?|GUIDs?)$")
+"""SPEC ENT-1's identifier-like keys: id, ids, uuid, guid alone or after _ - . in any case, or in
+camel case after a lowercase letter or digit (userId, orderIDs, itemUuid)."""
+
+
+def _ids(value: Any, key: str | None = None) -> list[str]:
+    """ENT-1: values of identifier-like keys at any depth (one-line strings, integers, or lists of them)."""
+    if isinstance(value, dict):
+        return [i for k, v in value.items() for i in _ids(v, str(k))]
+    if isinstance(value, list):
+        return [i for v in value for i in _ids(v, key)]
+    if key is None or not ID_KEY.search(key) or isinstance(value, bool):
+        return []
+    if isinstance(value, int) or (isinstance(value, str) and value.strip() and "\n" not in value):
+        return [str(value)]
+    return []
+
+
 def _entity_ids(messages: list[dict]) -> list[str]:
     found: list[str] = []
     for m in messages:
@@ -44,8 +63,7 @@ def _entity_ids(messages: list[dict]) -> list[str]:
             value = json.loads(_text(m))
         except ValueError:
             continue
-        if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] not in found:
-            found.append(value["id"])
+        found += [i for i in _ids(value) if i not in found]
     return found
 
 
