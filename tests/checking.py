@@ -133,3 +133,11 @@ def _forget_conformance_tests() -> None:
         n for n in sys.modules if n.split(".")[:2] == ["conformance", "tests"] or n.startswith("compaction_suite.conformance.tests")
     ]:
         del sys.modules[name]
+
+
+def check(target: str, profiles: Sequence[str], tmp_path: Path, exit_code: int) -> dict[str, Any]:
+    """`as_user` on ``profiles``, asserting its exit code; the JSON report (the verdict tests'
+    helper; ``tmp_path`` is not needed since the runner keeps the report in its own folder)."""
+    done = as_user(target, *[f"--profile={p}" for p in profiles])
+    assert done.exit_code == exit_code, done.output[-3000:]
+    return done.report
