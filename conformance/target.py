@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import importlib
 import inspect
 import json
@@ -118,7 +119,7 @@ def _from_entry_point(name: str) -> Target:
 
 def _version(module_name: str) -> str | None:
     top = module_name.split(".")[0]
-    for dist in metadata.packages_distributions().get(top, []):
+    for dist in _installed().get(top, []):
         return f"{dist} {metadata.version(dist)}"
     return getattr(importlib.import_module(top), "__version__", None)
 
@@ -164,3 +165,10 @@ def last_event_json(compactor: Any) -> dict[str, Any] | None:
     except (AttributeError, TypeError):
         return None
     return None if event is None else json.loads(json.dumps(event, default=str))
+
+
+@functools.cache
+def _installed() -> Mapping[str, list[str]]:
+    """Top-level import names -> the distributions installing them: read once a process (it
+    reads the metadata of every installed distribution)."""
+    return metadata.packages_distributions()

@@ -13,13 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from broken.formats import CONTROLS
+from hypothesis import HealthCheck, given, settings
+
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.capabilities import CapabilityError, declared
 from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.reproduce import case_of, replay
-from hypothesis import HealthCheck, given, settings
-from test_negative_controls import check
+
+from broken.formats import CONTROLS
+from checking import check
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.capabilities import CapabilityError, declared
 from compaction_suite.conformance.clauses import clauses
@@ -18,7 +19,8 @@ from compaction_suite.conformance.reproduce import case_of, replay
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
-from test_negative_controls import check
+
+from checking import check
 
 ROOT = Path(__file__).resolve().parent.parent
 

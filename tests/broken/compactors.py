@@ -2,7 +2,8 @@
 
 Every factory builds the correct reference (`compaction_suite.reference.conformance_factory`) and changes
 one behaviour; its docstring names the defect. `CONTROLS` maps each factory to the clause
-expected to reject it and the profiles worth running for it.
+expected to reject it, the profiles worth running for it and what the clause's reason must
+say (tests/test_negative_controls.py); `SHOULD_CONTROLS` the same for SHOULD clauses.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,16 +23,27 @@ from compaction_suite.reference import (
     split_rounds,
 )
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
-from compaction_suite.reference.strategies import StructuredSummarize
+from compaction_suite.reference.rounds import flatten
+from compaction_suite.reference.strategies import StructuredSummarize, split_system
 from compaction_suite.reference.summarizer import Summary
-from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, text_of
+from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript
 from compaction_suite.reference.triggers import Observation
 
 
 @dataclass(frozen=True)
 class Control:
     expected: str
+    """The clause that must reject the defect."""
     profiles: tuple[str, ...]
+    reason: str = ""
+    """A regular expression the clause's failure reason must match: it names what is wrong."""
+    run: tuple[str, ...] = ()
+    """The clauses whose tests to run, when the defect shows in another clause's test than its
+    own (default: ``expected`` alone)."""
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        return self.run or (self.expected,)
 
 
 class Wrapper:
@@ -177,6 +190,7 @@ class _Trigger:
             "and": i >= self.t and tokens >= self.m,
             "strict": i > self.t or tokens > self.m,
             "always": True,
+            "iterations": i >= self.t,
         }[self.rule]
         return self.rule if fires else None
 
@@ -200,6 +214,30 @@ def strict_boundaries(settings: Any) -> Compactor:
 def always_fires(settings: Any) -> Compactor:
     """Compacts on every call, below both thresholds too."""
     return _with_trigger(settings, "always")
+
+
+def ignores_tokens(settings: Any) -> Compactor:
+    """Counts iterations only: a history over the token threshold is not compacted before iteration T."""
+    return _with_trigger(settings, "iterations")
+
+
+def summarizes_nothing(settings: Any) -> Wrapper:
+    """Has no check for an empty prefix: triggered with nothing older than the kept tail, it still
+    asks for a summary (of nothing) and puts it before the tail."""
+
+    class Empty(Wrapper):
+        def fix(self, messages, out):
+            event = self.inner.last_event
+            if event is None or not (event.skipped_reason or "").startswith("nothing older"):
+                return out
+            system, rounds = split_system(list(out))
+            try:
+                summary = self.inner.strategy.summarizer.summarize(transcript([]))
+            except SummarizerError:
+                return out
+            return system + [summary_message(summary.text)] + flatten(rounds)
+
+    return Empty(seed_000(settings))
 
 
 # --- summary
@@ -278,6 +316,8 @@ class _Lenient(Summarizer):
                 return Summary("(no summary)", None, None)
             if self.swallow == "timeout" and error.error_type in ("APITimeoutError", "APIConnectionError"):
                 raise TimeoutError(error.reason) from error
+            if self.swallow == "server_error" and error.error_type == "InternalServerError":
+                raise error.__cause__ from None  # the client's own exception, uncaught
             raise
 
 
@@ -295,6 +335,25 @@ def accepts_empty_answer(settings: Any) -> Compactor:
 def hang_escapes(settings: Any) -> Compactor:
     """Turns a timed-out or dropped summarizer call into an exception the agent sees."""
     return _lenient(settings, "timeout")
+
+
+def server_error_escapes(settings: Any) -> Compactor:
+    """Catches rate limits and unusable answers but not a 5xx: openai.InternalServerError escapes."""
+    return _lenient(settings, "server_error")
+
+
+def logs_failure_at_info(settings: Any) -> Compactor:
+    """Logs a summarizer failure at INFO, below an operator's WARNING filter (FAIL-5 is a SHOULD clause)."""
+
+    class Quiet(Compactor):
+        def _failed(self, messages, error):
+            self.last_event.failure_reason = str(error)
+            self.last_event.prompt_hash = error.prompt_hash
+            logging.getLogger(__name__).info("compaction failed: %s: %s", error.error_type, error.reason)
+            return list(messages)
+
+    inner = seed_000(settings)
+    return Quiet(inner.strategy, inner.trigger, profiles=inner.profiles)
 
 
 # --- events
@@ -482,34 +541,43 @@ def pads_summary(settings: Any) -> Wrapper:
 
 
 CONTROLS: dict[str, Control] = {
-    "cut_through_round": Control("CORE-1", ("core",)),
-    "drop_parallel_result": Control("CORE-2", ("core",)),
-    "strip_system": Control("CORE-3", ("core",)),
-    "reorder_rounds": Control("CORE-4", ("core",)),
-    "mutate_input": Control("CORE-5", ("core",)),
-    "invalid_role": Control("CORE-6", ("core",)),
-    "nondeterministic": Control("CORE-8", ("core",)),
-    "compacts_in_flight": Control("CORE-9", ("core",)),
-    "and_not_or": Control("TRIG-2", ("trigger",)),
-    "strict_boundaries": Control("TRIG-4", ("trigger",)),
-    "always_fires": Control("TRIG-1", ("trigger",)),
-    "summary_as_system": Control("SUM-2", ("summary",)),
-    "stacked_summaries": Control("SUM-4", ("summary",)),
-    "one_round_short": Control("SUM-1", ("summary",)),
-    "paraphrased_tail": Control("SUM-3", ("summary",)),
-    "wrong_model": Control("SUM-5", ("summary",)),
-    "propagates_errors": Control("FAIL-1", ("failure",)),
-    "accepts_empty_answer": Control("FAIL-3", ("failure",)),
-    "hang_escapes": Control("FAIL-4", ("failure",)),
-    "bare_event": Control("EVT-1", ("events",)),
-    "hash_of_transcript": Control("EVT-2", ("events",)),
-    "failure_without_reason": Control("EVT-3", ("events",)),
-    "ids_from_model": Control("STRUCT-2", ("structured",)),
-    "top_level_ids_only": Control("STRUCT-2", ("structured",)),
-    "tasks_from_model": Control("STRUCT-3", ("structured",)),
-    "keeps_five": Control("STRUCT-4", ("structured",)),
-    "missing_section": Control("STRUCT-1", ("structured",)),
-    "crashes_without_claiming_failure": Control("CORE-10", ("core",)),
-    "empty_summary_on_failure": Control("CORE-11", ("core",)),
+    "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
+    "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
+    "strip_system": Control("CORE-3", ("core",), r"system messages changed: \d+ in, \d+ out"),
+    "reorder_rounds": Control("CORE-4", ("core",), r"moved out of order"),
+    "mutate_input": Control("CORE-5", ("core",), r"the input list or one of its messages was changed"),
+    "invalid_role": Control("CORE-6", ("core",), r"unknown role 'summary'"),
+    "nondeterministic": Control("CORE-8", ("core",), r"two fresh compactors gave different outputs"),
+    "compacts_in_flight": Control("CORE-9", ("core",), r"unanswered tool call was changed"),
+    "and_not_or": Control("TRIG-2", ("trigger",), r"iteration \d+ >= 8, yet the history was not compacted"),
+    "strict_boundaries": Control("TRIG-4", ("trigger",), r"equals .*, yet the history was not compacted"),
+    "always_fires": Control("TRIG-1", ("trigger",), r"iteration \d+ < 8 and tokens < \d+, yet the output differs"),
+    "ignores_tokens": Control(
+        "TRIG-3", ("trigger",), r"estimated tokens >= max_context_tokens=\d+ at iteration [1-7], yet the history was not compacted"
+    ),
+    "summarizes_nothing": Control("TRIG-5", ("trigger",), r"only \d rounds \(K=2\) exist, yet the output differs"),
+    "summary_as_system": Control("SUM-2", ("summary",), r"is 'system', not a user message starting with \[Context Summary\]"),
+    "stacked_summaries": Control("SUM-4", ("summary",), r"\b2 summaries"),
+    "one_round_short": Control("SUM-1", ("summary",), r"tail messages, got \d+ messages"),
+    "paraphrased_tail": Control("SUM-3", ("summary",), r"differs? from the input's"),
+    "wrong_model": Control("SUM-5", ("summary",), r"requests named \['gpt-4.1'\], settings.model is"),
+    "propagates_errors": Control("FAIL-1", ("failure",), r"the 429 fault escaped as \w+: RateLimitError"),
+    "server_error_escapes": Control("FAIL-2", ("failure",), r"the 50[03] fault escaped as InternalServerError"),
+    "accepts_empty_answer": Control("FAIL-3", ("failure",), r"after a (empty|null)_content fault the output differs"),
+    "hang_escapes": Control("FAIL-4", ("failure",), r"the (hang|drop) fault escaped as"),
+    "bare_event": Control("EVT-1", ("events",), r"estimated_tokens_saved=None is not an integer"),
+    "hash_of_transcript": Control("EVT-2", ("events",), r"same prompt, different hashes"),
+    "failure_without_reason": Control("EVT-3", ("events",), r"failure_reason=None"),
+    "ids_from_model": Control("STRUCT-2", ("structured",), r"entity ids lost: \['"),
+    "top_level_ids_only": Control("STRUCT-2", ("structured",), r"entity ids lost: \['"),
+    "tasks_from_model": Control("STRUCT-3", ("structured",), r"task titles lost: \['"),
+    "keeps_five": Control("STRUCT-4", ("structured",), r"the last 10 messages of the input are not the output's last 10"),
+    "missing_section": Control("STRUCT-1", ("structured",), r"lacks \['Key Decisions'\]"),
+    # a crash under a summarizer fault shows in CORE-11's fault sweep and is reported as CORE-10
+    "crashes_without_claiming_failure": Control("CORE-10", ("core",), r"raised \w+", run=("CORE-10", "CORE-11")),
+    "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed"),
 }
-SHOULD_CONTROLS: dict[str, Control] = {"pads_summary": Control("CORE-7", ("core",))}
+SHOULD_CONTROLS: dict[str, Control] = {
+    "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
+    "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
+}

@@ -104,7 +104,7 @@ class CompactsPendingCall(_Responses):
 
     def compact(self, items, *, iteration):
         starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
-        if iteration < self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens or len(starts) < 2:
+        if (iteration < self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens) or len(starts) < 2:
             return list(items)
         system = [item for item in items[: starts[-1]] if _kind(item) == "message" and item.get("role") in ("system", "developer")]
         return system + items[starts[-1] :]
@@ -159,7 +159,7 @@ class CompactsPendingUse(_Anthropic):
     def compact(self, request, *, iteration):
         messages = request["messages"]
         turns = [i for i, m in enumerate(messages) if m["role"] == "user" and not (isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"]))]
-        if iteration < self.threshold_iterations and self.estimate_tokens(request) < self.max_context_tokens or len(turns) < 2:
+        if (iteration < self.threshold_iterations and self.estimate_tokens(request) < self.max_context_tokens) or len(turns) < 2:
             return dict(request)
         return {**request, "messages": messages[turns[-1] :]}
 

@@ -7,6 +7,7 @@ from compaction_suite.reference.points import DurableHistory
 from ._base import target
 
 EXPECTED = "STORE-9"
+REASON = r"the source after a fork: the ids changed"
 
 
 class MutatingFork(DurableHistory):

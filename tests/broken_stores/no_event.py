@@ -7,6 +7,7 @@ from compaction_suite.reference.store import SQLiteStore, project
 from ._base import target
 
 EXPECTED = "STORE-7"
+REASON = r"0 history-compacted events were recorded, expected 1"
 
 
 class SilentStore(SQLiteStore):

@@ -9,6 +9,7 @@ from compaction_suite.reference.store import SQLiteStore
 from ._base import target
 
 EXPECTED = "STORE-2"
+REASON = r"after a replace that failed: the ids changed"
 
 
 class NonAtomicStore(SQLiteStore):
