@@ -66,8 +66,8 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
-    tool_text,
     tool_runs,
+    tool_text,
 )
 
 FRAMEWORK = "Microsoft Agent Framework"
@@ -245,8 +245,7 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
 
 
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
-    o = options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
-    return o
+    return options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
 
 
 def truncation(settings: Any, **given: Any) -> Any:

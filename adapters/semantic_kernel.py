@@ -62,8 +62,8 @@ from ._common import (
     originals_by_call,
     requires,
     tool_result_back,
-    tool_text,
     tool_runs,
+    tool_text,
 )
 
 FRAMEWORK = "Semantic Kernel"

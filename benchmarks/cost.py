@@ -26,8 +26,8 @@ from typing import Any
 from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
 from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, ceilings, replay, worst
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.benchmarks.traces.format import FORMAT_NAME, read_trace
+from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 from compaction_suite.reference.rounds import split_rounds

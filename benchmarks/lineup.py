@@ -29,6 +29,7 @@ from compaction_suite.reference import (
     TokenThreshold,
     presets,
 )
+from compaction_suite.reference.extraction import DEFAULT_RULE
 from compaction_suite.reference.summarizer import STRUCTURED_PROMPT
 
 
@@ -55,7 +56,7 @@ class Tuning:
     max_context_tokens: int | None = None
     threshold_iterations: int | None = None
     keep_rounds: int | None = None
-    entity_rule: EntityRule = EntityRule()
+    entity_rule: EntityRule = DEFAULT_RULE
     task_lists: tuple[TaskListTool, ...] = CODING_AGENT_TASK_LISTS
 
 

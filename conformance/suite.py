@@ -241,7 +241,7 @@ class Suite:
             subject = Subject(self.target.factory(self.settings.with_(max_context_tokens=1)))
             try:
                 subject.compact(self.format.from_chat(probe_history(self.capabilities)), self.settings.threshold_iterations)
-            except Exception:  # noqa: BLE001, S110 - a crash here is judged by the tests, not the probe
+            except Exception:  # noqa: BLE001 - a crash here is judged by the tests, not the probe
                 pass
             self._calls_summarizer = bool(self.server.requests)
             self.server.reset()

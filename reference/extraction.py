@@ -67,7 +67,11 @@ class Entity:
         return self.key.lower() == "id"
 
 
-def entity_ids_in(data: Any, rule: EntityRule = EntityRule()) -> Iterator[Entity]:
+DEFAULT_RULE = EntityRule()
+"""Identifier-like keys only (ENT-1), the rule when a caller gives none."""
+
+
+def entity_ids_in(data: Any, rule: EntityRule = DEFAULT_RULE) -> Iterator[Entity]:
     """The entity ids in a parsed JSON value, depth first, in document order (ENT-1)."""
     if isinstance(data, list):
         for item in data:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import openai
 
 from .compactor import Compactor
-from .extraction import REPORT_PROGRESS, EntityRule, TaskListTool
+from .extraction import DEFAULT_RULE, REPORT_PROGRESS, EntityRule, TaskListTool
 from .strategies import KeepLastMessages, StructuredSummarize, Summarize
 from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT, Summarizer
 from .triggers import ContextFraction, IterationsOrTokens, MessageCount, TokenThreshold
@@ -47,7 +47,7 @@ def structured_admin_chat(
     threshold_tokens: int = 60_000,
     keep_messages: int = 10,
     prompt: str = STRUCTURED_PROMPT,
-    entity_rule: EntityRule = EntityRule(),
+    entity_rule: EntityRule = DEFAULT_RULE,
     task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
 ) -> Compactor:
     """Seed 001 (PRESET-001): over 60k tokens, a structured summary, at least 10 messages kept.

@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .extraction import REPORT_PROGRESS, EntityRule, TaskListTool, entity_ids_in, json_value
+from .extraction import DEFAULT_RULE, REPORT_PROGRESS, EntityRule, TaskListTool, entity_ids_in, json_value
 from .rounds import Message, Round, flatten, split_rounds
 from .summarizer import Summarizer, SummarizerError, Summary
 from .summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript, truncated
@@ -148,7 +148,7 @@ class StructuredSummarize(Summarize):
         keep_messages: int = 10,
         keep_rounds: int | None = None,
         fallback_truncation: bool = False,
-        entity_rule: EntityRule = EntityRule(),
+        entity_rule: EntityRule = DEFAULT_RULE,
         task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
     ) -> None:
         keep = {"keep_rounds": keep_rounds} if keep_rounds is not None else {"keep_messages": keep_messages}
@@ -238,7 +238,7 @@ class MaskAndSummarize(Strategy):
         *,
         keep_rounds: int = 2,
         summarize_over: int = 300,
-        entity_rule: EntityRule = EntityRule(),
+        entity_rule: EntityRule = DEFAULT_RULE,
         task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
         fallback_truncation: bool = False,
     ) -> None:

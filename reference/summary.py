@@ -13,7 +13,7 @@ from typing import Any
 
 from compaction_suite.text import SUMMARY_PREFIX
 
-from .extraction import REPORT_PROGRESS, Entity, EntityRule, Task, TaskListTool, entity_ids_in, json_value, latest_task_list
+from .extraction import DEFAULT_RULE, REPORT_PROGRESS, Entity, EntityRule, Task, TaskListTool, entity_ids_in, json_value, latest_task_list
 from .rounds import Message
 
 STRUCTURED_HEADING = "## Conversation Summary (auto-compacted)"
@@ -65,7 +65,7 @@ def truncated(messages: Iterable[Message]) -> str:
 # --- seed 001: extracted by the compactor, so they survive whatever the model writes
 
 
-def entities(messages: Sequence[Message], rule: EntityRule = EntityRule()) -> list[dict[str, Any]]:
+def entities(messages: Sequence[Message], rule: EntityRule = DEFAULT_RULE) -> list[dict[str, Any]]:
     """Entities whose ids ``messages``' tool results carry, by ``rule`` (STRUCT-2, ENT-1).
 
     Each is ``{"id", "line"}``, ``line`` being its line in the summary. Entities listed

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
 from compaction_suite.benchmarks.across_formats import NotFaithful, from_chat, to_chat
 from compaction_suite.benchmarks.replay import replay
 from compaction_suite.benchmarks.traces.claude_code_messages import (

@@ -18,6 +18,7 @@ import asyncio
 import json
 
 import pytest
+
 from compaction_suite.conformance.formats import anthropic as anthropic_format
 from compaction_suite.conformance.formats import responses as responses_format
 from compaction_suite.conformance.settings import Settings

@@ -30,9 +30,9 @@ import asyncio
 import json
 
 import pytest
+from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
 
 from compaction_suite.conformance import oracle
-from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
 
 SYSTEM_PROMPT = "You are a coding agent. (loop test)"
 TURNS = 2

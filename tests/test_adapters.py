@@ -341,7 +341,7 @@ def test_every_adapter_declares_its_claims():
 
     for fw in FRAMEWORKS:
         module = fw.adapter()
-        assert module.DISTRIBUTIONS and module.EXTRA == fw.extra
+        assert module.DISTRIBUTIONS and fw.extra == module.EXTRA
         if getattr(module, "UNAVAILABLE", None):
             continue
         for factory, _ in module.CONFIGURATIONS:

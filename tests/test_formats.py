@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -136,7 +137,7 @@ def test_in_flight_in_each_format() -> None:
 
 def test_wire_format_is_a_declaration() -> None:
     class Items:
-        capabilities = {"wire_format": "responses", "called": "between_rounds"}
+        capabilities: ClassVar[dict[str, str]] = {"wire_format": "responses", "called": "between_rounds"}
 
     found = declared(Items())
     assert found.wire_format == "responses" and formats.declared(Items()) == "responses"
@@ -147,7 +148,7 @@ def test_wire_format_is_a_declaration() -> None:
 
 def test_an_unknown_wire_format_is_a_contract_error(tmp_path: Path) -> None:
     class Unknown:
-        capabilities = {"wire_format": "gemini"}
+        capabilities: ClassVar[dict[str, str]] = {"wire_format": "gemini"}
 
     with pytest.raises(CapabilityError, match="wire_format"):
         declared(Unknown())

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from compaction_suite.benchmarks.traces.claude_code_messages import (
     import_claude_code_messages,
 )

@@ -77,7 +77,7 @@ def test_soft_compaction_is_post_load_only():
 
 
 def test_compact_and_delete_retention():
-    for retention, expected in (("compact", 1 + 4 * 4), ("delete", 1 + 4 * 4)):
+    for retention in ("compact", "delete"):
         store = filled(5)
         DurableHistory(store, Compactor(MaskObservations(keep_rounds=2)), retention=retention, boundary=tool_group).compact(S, force=True)
         event = store.events(S)[0]
@@ -163,7 +163,7 @@ def test_fork_plain_compacted_and_from_a_removed_id():
     with pytest.raises(StoreError, match="already exists"):
         history.fork(S, "main", "copy", "m-3")
     history.compact(S, retention="delete", force=True)
-    with pytest.raises(StoreError, match="row .m-3.: cannot fork: the message was compacted away"):
+    with pytest.raises(StoreError, match=r"row .m-3.: cannot fork: the message was compacted away"):
         history.fork(S, "main", "late", "m-3")
     with pytest.raises(StoreError, match="is not in this branch"):
         history.fork(S, "main", "late", "m-99")

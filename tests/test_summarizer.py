@@ -202,6 +202,5 @@ def test_an_azure_failure_is_a_summarizer_error_too(server: SummarizerServer) ->
     server.fault("503", times=1)
     with openai.AzureOpenAI(
         azure_endpoint=server.azure_endpoint, api_version="2024-06-01", api_key="test", max_retries=0, timeout=2.0
-    ) as azure:
-        with pytest.raises(SummarizerError, match="HTTP 503"):
-            Summarizer("deployment", client=azure).summarize(TRANSCRIPT)
+    ) as azure, pytest.raises(SummarizerError, match="HTTP 503"):
+        Summarizer("deployment", client=azure).summarize(TRANSCRIPT)

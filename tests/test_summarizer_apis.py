@@ -13,6 +13,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+
 from compaction_suite.conformance.summarizer_apis import compacted_text
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 

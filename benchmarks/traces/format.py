@@ -55,7 +55,7 @@ class TraceFormatError(ValueError):
 
 def today() -> str:
     """Today's UTC date as ``YYYY-MM-DD``, the default ``created`` value."""
-    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    return _dt.datetime.now(_dt.UTC).date().isoformat()
 
 
 def make_header(

@@ -26,9 +26,7 @@ COMMAND_TIMEOUT = 60
 SKIPPED_DIRS = frozenset({"site-packages", "__pycache__", "test", "tests", "idle_test"})
 
 IMPORTABLE = frozenset(
-    "argparse asyncio collections concurrent csv dataclasses email functools http importlib "
-    "inspect json logging pathlib re shutil sqlite3 string subprocess textwrap tomllib typing "
-    "unittest urllib xml zipfile zoneinfo".split()
+    ["argparse", "asyncio", "collections", "concurrent", "csv", "dataclasses", "email", "functools", "http", "importlib", "inspect", "json", "logging", "pathlib", "re", "shutil", "sqlite3", "string", "subprocess", "textwrap", "tomllib", "typing", "unittest", "urllib", "xml", "zipfile", "zoneinfo"]
 )
 """Modules `run_command` may import in ``python -c`` (all side-effect free on import)."""
 

@@ -14,14 +14,15 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
-from hypothesis import given
-from hypothesis import settings as hypothesis_settings
-from hypothesis import strategies as st
 
 from .common import FAULTS, HANG_TIMEOUT, clause, run
 

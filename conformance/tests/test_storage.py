@@ -203,7 +203,7 @@ def test_soft_compaction_leaves_storage(suite, history):
 @clause("STORE-4")
 @given(history=substantial)
 def test_compact_retention(suite, history):
-    with hard_compaction(suite, history, "compact") as (store, before, _, view, after):
+    with hard_compaction(suite, history, "compact") as (_store, before, _, view, after):
         problem = check_removed(before, after, view)
         if problem is None and not oracle.same(non_system(messages(after)), non_system(view)):
             problem = "the stored branch is not the view: the replacement is not where the removed range began"
@@ -213,7 +213,7 @@ def test_compact_retention(suite, history):
 @clause("STORE-5")
 @given(history=substantial)
 def test_delete_retention(suite, history):
-    with hard_compaction(suite, history, "delete") as (store, before, _, view, after):
+    with hard_compaction(suite, history, "delete") as (_store, before, _, view, after):
         problem = check_removed(before, after, view)
         stored = {key(m) for m in messages(before)}
         expected = [m for m in non_system(view) if key(m) in stored]

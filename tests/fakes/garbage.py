@@ -13,7 +13,7 @@ def compact(request):
     else:
         sys.stdout.write("this is not json\n")
         sys.stdout.flush()
-    return None
+    return
 
 
 serve("garbage", compact)

@@ -9,7 +9,7 @@ from _fake import say, serve
 
 def compact(request):
     say("silent.py: thinking forever")
-    return None
+    return
 
 
 def on_line(line):
