@@ -21,7 +21,7 @@ def run(out_dir: Path) -> dict[str, Any]:
     """Time the battery (full and --fast, both reference targets); write the reports."""
     out_dir.mkdir(parents=True, exist_ok=True)
     saved = out_dir / "battery.json"
-    args = [str(HERE / "test_battery.py"), "--benchmark-only", f"--benchmark-json={saved}", "-q", "-p", "no:cacheprovider"]
+    args = [str(HERE / "test_battery.py"), "--benchmark-only", f"--benchmark-json={saved}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
     code = pytest.main(args)
     if code != 0:
         raise RuntimeError(f"the battery benchmark failed (pytest exit {int(code)})")

@@ -115,7 +115,7 @@ def run_benches(sizes: Sequence[int], *, progress: bool = True, max_time: float 
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "benchmark.json"
         args = [str(BENCH_FILE), "--benchmark-only", f"--benchmark-json={report}",
-                f"--benchmark-max-time={max_time}", "-p", "no:cacheprovider", "-q"]
+                f"--benchmark-max-time={max_time}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
         output = io.StringIO()
         with _sizes_env(sizes), _quiet(not progress, output):
             code = pytest.main(args)
