@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
+from compaction_suite.benchmarks.nested import run_pytest
 
 HERE = Path(__file__).resolve().parent
 TARGET_SECONDS = 60.0
@@ -21,8 +21,8 @@ def run(out_dir: Path) -> dict[str, Any]:
     """Time the battery (full and --fast, both reference targets); write the reports."""
     out_dir.mkdir(parents=True, exist_ok=True)
     saved = out_dir / "battery.json"
-    args = [str(HERE / "test_battery.py"), "--benchmark-only", f"--benchmark-json={saved}", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
-    code = pytest.main(args)
+    args = [str(HERE / "test_battery.py"), "--benchmark-only", f"--benchmark-json={saved}", "-q", "-p", "no:cacheprovider"]
+    code = run_pytest(args)
     if code != 0:
         raise RuntimeError(f"the battery benchmark failed (pytest exit {int(code)})")
     results = json.loads(saved.read_text(encoding="utf-8"))

@@ -34,6 +34,7 @@ from typing import Any
 
 from compaction_suite.benchmarks.histories import SIZES as DEFAULT_SIZES
 from compaction_suite.benchmarks.histories import TRACE
+from compaction_suite.benchmarks.nested import run_pytest
 
 BENCH_FILE = Path(__file__).resolve().parent / "test_speed.py"
 SIZES_ENV = "COMPACTION_SPEED_SIZES"
@@ -71,20 +72,6 @@ def sizes_from_env() -> tuple[int, ...]:
     return parse_sizes(raw) if raw else tuple(DEFAULT_SIZES)
 
 
-@contextlib.contextmanager
-def _sizes_env(sizes: Sequence[int]) -> Iterator[None]:
-    """Set ``COMPACTION_SPEED_SIZES`` for the nested pytest run, then restore it."""
-    before = os.environ.get(SIZES_ENV)
-    os.environ[SIZES_ENV] = ",".join(map(str, sizes))
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(SIZES_ENV, None)
-        else:
-            os.environ[SIZES_ENV] = before
-
-
 # --- running -----------------------------------------------------------------------------------
 
 
@@ -110,15 +97,13 @@ def run(
 
 def run_benches(sizes: Sequence[int], *, progress: bool = True, max_time: float = 1.0) -> dict[str, Any]:
     """pytest-benchmark's JSON report of `benchmarks/test_speed.py` at ``sizes``, run in-process."""
-    import pytest
-
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "benchmark.json"
         args = [str(BENCH_FILE), "--benchmark-only", f"--benchmark-json={report}",
-                f"--benchmark-max-time={max_time}", "-p", "no:cacheprovider", "-p", "no:xdist", "-q"]
+                f"--benchmark-max-time={max_time}", "-p", "no:cacheprovider", "-q"]
         output = io.StringIO()
-        with _sizes_env(sizes), _quiet(not progress, output):
-            code = pytest.main(args)
+        with _quiet(not progress, output):
+            code = run_pytest(args, **{SIZES_ENV: ",".join(map(str, sizes))})
         if code != 0 or not report.exists():
             raise RuntimeError(f"benchmarks/test_speed.py failed (pytest exit code {code})\n{output.getvalue()[-4000:]}")
         return json.loads(report.read_text(encoding="utf-8"))
