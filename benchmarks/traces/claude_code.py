@@ -35,6 +35,7 @@ from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
 
 from .format import Header, Message, make_header
+from .jsonlines import json_objects
 
 NO_RESULT = "[no result recorded]"
 CONVERSATION = ("user", "assistant")
@@ -75,22 +76,7 @@ def import_claude_code(path: str | Path, *, created: str | None = None) -> tuple
 
 
 def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ClaudeCodeImportError(f"{path}: cannot read: {error}") from error
-    lines = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ClaudeCodeImportError(f"{path}:{number}: not JSON: {error.msg}") from error
-        if not isinstance(line, dict):
-            raise ClaudeCodeImportError(f"{path}:{number}: expected a JSON object")
-        lines.append((number, line))
-    return lines
+    return json_objects(path, ClaudeCodeImportError)
 
 
 def _active_branch(lines: list[tuple[int, dict[str, Any]]], path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:

@@ -24,12 +24,12 @@ flat: a first line with the session's metadata, then the items themselves.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from .format import Header, make_header
+from .jsonlines import json_objects
 
 NO_RESULT = "[no result recorded]"
 ENVELOPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
@@ -45,21 +45,8 @@ class CodexImportError(ValueError):
 def read_rollout(path: str | Path) -> list[tuple[int, str, dict[str, Any]]]:
     """Every line of a rollout as ``(line number, envelope type, payload)``; a flat (older)
     rollout's first line is ``session_meta`` and its items ``response_item``."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CodexImportError(f"{path}: cannot read: {error}") from error
     lines: list[tuple[int, str, dict[str, Any]]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise CodexImportError(f"{path}:{number}: not JSON: {error.msg}") from error
-        if not isinstance(line, dict):
-            raise CodexImportError(f"{path}:{number}: expected a JSON object")
+    for number, line in json_objects(Path(path), CodexImportError):
         if line.get("type") in ENVELOPES and isinstance(line.get("payload"), dict):
             lines.append((number, line["type"], line["payload"]))
         elif not lines and "type" not in line:
