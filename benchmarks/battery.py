@@ -1,7 +1,7 @@
 """How long the conformance battery takes against the reference (the suite's issue: under a minute).
 
 ``run`` runs `benchmarks/test_battery.py` with pytest-benchmark in this process (each bench runs
-``python -m conformance check TARGET`` in a subprocess, start-up included, one round) and writes
+``python -m compaction_suite check TARGET`` in a subprocess, start-up included, one round) and writes
 ``battery.json`` (pytest-benchmark's own JSON) and ``battery.md``.
 """
 
@@ -39,7 +39,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"`compaction-suite bench battery` (pytest-benchmark {results['version']}, one round each) on "
         f"{results['datetime'][:10]}: {cpu.get('brand_raw', '?')}, {cpu.get('count', '?')} cores, "
-        f"{machine['python_implementation']} {machine['python_version']}. Each run is `python -m conformance "
+        f"{machine['python_implementation']} {machine['python_version']}. Each run is `python -m compaction_suite "
         f"check TARGET --report ...` in a subprocess, start-up included. Target: the full battery in under "
         f"{TARGET_SECONDS:.0f} s on 2 cores.",
         "",
