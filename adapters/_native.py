@@ -10,49 +10,16 @@ Standard library only.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-BETWEEN_ROUNDS = "between_rounds"
+from ._common import BETWEEN_ROUNDS
 
 
 def declared(wire_format: str, *, system_prompt: str, called: str = BETWEEN_ROUNDS) -> dict[str, str]:
     """The capabilities an adapter declares: its wire format, when its framework calls it and
-    where the framework keeps the system prompt (``outside`` the compacted history or ``in_list``)."""
+    where the framework keeps the system prompt (``outside`` the compacted history or ``in_list``).
+    The compactor object itself is `._common.make`, as for every adapter."""
     return {"wire_format": wire_format, "called": called, "system_prompt": system_prompt}
-
-
-def make_async(name: str, profiles: Iterable[str], run: Callable[[Any], Awaitable[Any]], *, capabilities: dict[str, str]) -> Any:
-    """A compactor with an async ``compact(history, *, iteration)`` that runs ``run`` on a deep copy."""
-
-    class _Async:
-        async def compact(self, history: Any, *, iteration: int) -> Any:
-            return await run(copy.deepcopy(history))
-
-        def __repr__(self) -> str:
-            return f"<{name} adapter>"
-
-    obj = _Async()
-    obj.profiles = frozenset(profiles)  # type: ignore[attr-defined]
-    obj.capabilities = dict(capabilities)  # type: ignore[attr-defined]
-    return obj
-
-
-def make_sync(name: str, profiles: Iterable[str], run: Callable[[Any], Any], *, capabilities: dict[str, str]) -> Any:
-    """A compactor with a sync ``compact(history, *, iteration)`` that runs ``run`` on a deep copy."""
-
-    class _Sync:
-        def compact(self, history: Any, *, iteration: int) -> Any:
-            return run(copy.deepcopy(history))
-
-        def __repr__(self) -> str:
-            return f"<{name} adapter>"
-
-    obj = _Sync()
-    obj.profiles = frozenset(profiles)  # type: ignore[attr-defined]
-    obj.capabilities = dict(capabilities)  # type: ignore[attr-defined]
-    return obj
 
 
 def double_refuses(path: str, body: dict[str, Any]) -> str | None:

@@ -47,8 +47,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ._common import options, requires
-from ._native import declared, double_refuses, make_async
+from ._common import make, options, requires
+from ._native import declared, double_refuses
 
 FRAMEWORK = "OpenAI Agents SDK"
 DISTRIBUTIONS = ("openai-agents",)
@@ -111,4 +111,4 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
             await client.close()
 
     capabilities = declared("responses", system_prompt="outside")
-    return make_async("openai_agents.OpenAIResponsesCompactionSession", {"core"}, run, capabilities=capabilities)
+    return make("openai_agents.OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)

@@ -49,8 +49,8 @@ import copy
 import functools
 from typing import Any
 
-from ._common import options, requires
-from ._native import declared, double_refuses, make_sync
+from ._common import make, options, requires
+from ._native import declared, double_refuses
 
 FRAMEWORK = "Strands Agents"
 DISTRIBUTIONS = ("strands-agents",)
@@ -190,7 +190,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         return _back(request, agent, conversion)
 
     capabilities = declared("anthropic-messages", system_prompt="outside", called="anytime")
-    return make_sync("strands.SlidingWindowConversationManager", {"core"}, run, capabilities=capabilities)
+    return make("strands.SlidingWindowConversationManager", {"core"}, run, declared=capabilities)
 
 
 def summarizing(settings: Any, **given: Any) -> Any:
@@ -218,7 +218,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         return _back(request, agent, conversion)
 
     capabilities = declared("anthropic-messages", system_prompt="outside")
-    return make_sync("strands.SummarizingConversationManager", {"core"}, run, capabilities=capabilities)
+    return make("strands.SummarizingConversationManager", {"core"}, run, declared=capabilities)
 
 
 @functools.cache
