@@ -142,7 +142,8 @@ def test_wire_format_is_a_declaration() -> None:
     found = declared(Items())
     assert found.wire_format == "responses" and formats.declared(Items()) == "responses"
     waived = found.waived()
-    assert {"CORE-1", "ANTH-3", "TRIG-1", "RESP-8"} <= set(waived) and "RESP-1" not in waived and "CORE-10" not in waived
+    assert {"CORE-1", "ANTH-3", "SUM-1", "RESP-8"} <= set(waived) and "RESP-1" not in waived and "CORE-10" not in waived
+    assert not {"TRIG-1", "FAIL-1", "EVT-1", "SUM-5", "CORE-7"} & set(waived), "format-independent clauses run in every format"
     assert "RESP-1" in declared(object()).waived() and "CORE-1" not in declared(object()).waived()
 
 
@@ -164,14 +165,21 @@ def test_an_unknown_wire_format_is_a_contract_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("target", "family"),
-    [("responses_truncating:factory", "RESP"), ("responses_compacting:factory", "RESP"), ("anthropic_truncating:factory", "ANTH")],
+    ("target", "family", "profiles"),
+    [
+        ("responses_truncating:factory", "RESP", ("TRIG",)),
+        ("responses_compacting:factory", "RESP", ("FAIL", "SUM-5")),
+        ("anthropic_truncating:factory", "ANTH", ("TRIG",)),
+    ],
 )
-def test_correct_format_compactors_conform(target: str, family: str, tmp_path: Path) -> None:
+def test_correct_format_compactors_conform(target: str, family: str, profiles: tuple[str, ...], tmp_path: Path) -> None:
+    """Each passes its format's clauses and the profile clauses it claims, run in its own format."""
     report = _check_example(target, tmp_path)
     assert report["verdict"] == "conforms"
-    own = {cid: c for cid, c in report["clauses"].items() if cid.startswith(family)}
+    own = {cid: c for cid, c in report["clauses"].items() if cid.startswith((family, *profiles))}
     assert own and all(c["status"] == "pass" and c["exercised"] > 0 for c in own.values()), own
+    fmt = report["capabilities"]["wire_format"]
+    assert all(report["clauses"][cid].get("wire_format") == fmt for cid in own), "the report says in which format each clause ran"
     assert report["clauses"]["CORE-1"]["status"] == "not-applicable"
     assert report["capabilities"]["wire_format"] in ("responses", "anthropic-messages")
 
