@@ -212,8 +212,6 @@ CONTROLS: dict[str, str] = {
 
 
 class _LateTrigger(ResponsesTruncating):
-    profiles = {"core", "trigger"}
-
     def compact(self, items, *, iteration):
         on_time = iteration == self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens
         return list(items) if on_time else super().compact(items, iteration=iteration)
@@ -226,8 +224,6 @@ def LateTrigger(settings):
 
 
 class _TokensIgnored(AnthropicTruncating):
-    profiles = {"core", "trigger"}
-
     def compact(self, request, *, iteration):
         return dict(request) if iteration < self.threshold_iterations else super().compact(request, iteration=iteration)
 
