@@ -127,6 +127,57 @@ def test_each_anthropic_clause_catches_its_worked_violation(clause: str, out: ob
     assert {k: v for k, v in anthropic.structural(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT).items() if v} == {}
 
 
+def test_what_the_profile_tests_ask_of_each_format() -> None:
+    """The operations the format-independent tests use (SPEC Part A, "Wire formats"), on the worked examples."""
+    fmt = formats.get(formats.RESPONSES)
+    assert [len(r) for r in fmt.rounds(RESPONSES_HISTORY)] == [1, 1, 3, 1, 3, 1]  # compaction; user; reasoning, call, output; user; reasoning, call, output; assistant
+    assert fmt.is_summary(RESPONSES_HISTORY[1]) and not fmt.is_summary(RESPONSES_HISTORY[2])
+    assert fmt.is_summary({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "[Context Summary] earlier"}]})
+    assert fmt.well_formed(RESPONSES_CORRECT) and not fmt.well_formed({"messages": []})
+    assert fmt.without_system(RESPONSES_HISTORY) == RESPONSES_HISTORY[1:]
+    assert fmt.removed(RESPONSES_HISTORY, RESPONSES_CORRECT) == RESPONSES_HISTORY[2:6]
+    assert fmt.tokens(RESPONSES_CORRECT) < fmt.tokens(RESPONSES_HISTORY), "opaque items count nothing, read ones count"
+    fmt = formats.get(formats.ANTHROPIC)
+    assert [len(r) for r in fmt.rounds(ANTHROPIC_HISTORY)] == [1, 2, 1, 1, 1]  # the tool_result message joins its tool_use turn
+    assert fmt.is_summary({"role": "user", "content": "[Context Summary] earlier"}) and not fmt.is_summary(M[0])
+    assert fmt.well_formed(ANTHROPIC_CORRECT) and not fmt.well_formed(M)
+    assert fmt.without_system(ANTHROPIC_HISTORY) == {"messages": M}
+    assert fmt.removed(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT) == {"messages": M[:4]}
+    assert fmt.tokens(ANTHROPIC_CORRECT) < fmt.tokens(ANTHROPIC_HISTORY) and fmt.tokens({"system": "x"}) == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "Fix the build."}]}),
+        ("/v1/responses", {"model": "m", "input": RESPONSES_HISTORY}),
+        ("/v1/responses/compact", {"model": "m", "input": RESPONSES_HISTORY}),
+        ("/v1/messages", {"model": "m", "max_tokens": 100, **ANTHROPIC_HISTORY}),
+    ],
+)
+def test_event_usage_is_read_from_the_request_in_its_api(path: str, body: dict) -> None:
+    """EVT-1 in every format compares the event with the usage the test double answered, whichever API was asked."""
+    import openai
+
+    from compaction_suite.conformance.summarizer_server import (
+        RecordedRequest,
+        SummarizerServer,
+        deterministic_summary,
+        request_messages,
+        usage,
+    )
+
+    with SummarizerServer() as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        answer = client.post(path.removeprefix("/v1"), body=body, cast_to=object)
+        asked = request_messages(server.requests[-1])
+    assert asked and "Fix the build." in json.dumps(asked)
+    expected = usage(asked, deterministic_summary(asked))
+    found = answer.get("usage", {})
+    assert expected["prompt_tokens"] in (found.get("prompt_tokens"), found.get("input_tokens")), (expected, found)
+    assert request_messages(RecordedRequest("POST", path, {}, {"not": "a request"})) is None
+
+
 def test_in_flight_in_each_format() -> None:
     assert responses.in_flight(RESPONSES_HISTORY[:9]) and not responses.in_flight(RESPONSES_HISTORY)
     assert anthropic.in_flight({"messages": M[:2]}) and not anthropic.in_flight(ANTHROPIC_HISTORY)
