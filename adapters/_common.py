@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Message = dict[str, Any]
+from compaction_suite.message import Message
+
 OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
 """JSON object of options for an adapter factory (the matrix sets it per configuration)."""
 

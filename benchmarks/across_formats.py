@@ -29,8 +29,7 @@ from typing import Any
 from compaction_suite.adapters._common import arguments_text, parse_arguments
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.formats import anthropic, responses
-
-Message = dict[str, Any]
+from compaction_suite.message import Message
 
 
 class NotFaithful(ValueError):
