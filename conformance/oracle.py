@@ -30,7 +30,8 @@ def is_summary(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "user" and text(message).startswith(SUMMARY_PREFIX)
 
 
-def call_ids(message: Any) -> list[str]:
+def call_ids(message: Any) -> list[Any]:
+    """The ids of ``message``'s tool calls, as they are (judging their type is the validator's job)."""
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     return [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 

@@ -92,7 +92,7 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         return item | {"status": "skip", "reason": inactive} if inactive else None
     if inactive:  # found on an output outside the profile's own tests (a core clause is always active)
         return item | {"status": "skip", "reason": inactive}
-    worst = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
+    worst: dict[str, Any] = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
     status = worst["outcome"]
     if finding is not None and status not in ("fail",):
         item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "test": finding.test}
