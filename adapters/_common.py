@@ -243,14 +243,17 @@ def order_like(d: Message, original: Message) -> Message:
 def make(
     name: str,
     profiles: Iterable[str],
-    run: Callable[[list[Message]], Any],
+    run: Callable[[Any], Any],
     *,
     declared: dict[str, str],
-    estimate: Callable[[list[Message]], int] | None = None,
+    estimate: Callable[[Any], int] | None = None,
     is_async: bool = False,
 ) -> Any:
     """A compactor object with ``compact`` (sync or async), ``profiles``, ``capabilities``
-    (``declared``, see `capabilities`) and, when given, ``estimate_tokens``."""
+    (``declared``, see `capabilities`) and, when given, ``estimate_tokens``.
+
+    ``run`` gets a deep copy of the history in the adapter's wire format (chat-completions
+    messages, Responses items, or an Anthropic request) and returns the compacted one."""
     claimed = frozenset(profiles)
     declared = dict(declared)
 
@@ -260,7 +263,7 @@ def make(
             profiles = claimed
             capabilities = declared
 
-            async def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+            async def compact(self, messages: Any, *, iteration: int) -> Any:
                 return await run(deep(messages))
 
             def __repr__(self) -> str:
@@ -273,7 +276,7 @@ def make(
             profiles = claimed
             capabilities = declared
 
-            def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+            def compact(self, messages: Any, *, iteration: int) -> Any:
                 return run(deep(messages))
 
             def __repr__(self) -> str:

@@ -126,7 +126,7 @@ def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, i
 # --- the deterministic answer ----------------------------------------------------
 
 
-def messages_digest(messages: list[Any]) -> str:
+def messages_digest(messages: Sequence[Any]) -> str:
     """SHA-256 of the canonical JSON of the request messages."""
     canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
