@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from compaction_suite.message import Message
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 SYSTEM_ROLES = {"system", "developer"}
@@ -52,7 +53,7 @@ def in_flight(messages: Any) -> bool:
     return any(call_id not in answered for call_id in call_ids(messages[last[0]]))
 
 
-def rounds(messages: Sequence[dict]) -> list[list[int]]:
+def rounds(messages: Sequence[Message]) -> list[list[int]]:
     """Indices grouped into rounds: a tool message joins the round before it."""
     groups: list[list[int]] = []
     for i, message in enumerate(messages):
@@ -63,11 +64,11 @@ def rounds(messages: Sequence[dict]) -> list[list[int]]:
     return groups
 
 
-def non_system_rounds(messages: Sequence[dict]) -> list[list[dict]]:
+def non_system_rounds(messages: Sequence[Message]) -> list[list[Message]]:
     return [[messages[i] for i in r] for r in rounds(messages) if messages[r[0]].get("role") not in SYSTEM_ROLES]
 
 
-def chars4(messages: Sequence[dict]) -> int:
+def chars4(messages: Sequence[Message]) -> int:
     """chars/4 over what the model reads (SPEC TOK-1), for compactors without an estimate.
 
     The text read is `compaction_suite.text.message_text`, one definition for the
@@ -75,7 +76,7 @@ def chars4(messages: Sequence[dict]) -> int:
     return chars_per_four(messages)
 
 
-def readable_text(messages: Sequence[dict]) -> str:
+def readable_text(messages: Sequence[Message]) -> str:
     """Everything a model reads in ``messages``: texts, and the strings inside tool-call arguments."""
     parts = [text(m) for m in messages if isinstance(m, dict)]
     for m in messages:
@@ -104,7 +105,7 @@ def same(a: Any, b: Any) -> bool:
 # --- core
 
 
-def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
+def check_tool_results_have_calls(out: Sequence[Message]) -> str | None:
     """CORE-1."""
     for r in rounds(out):
         opener = out[r[0]]
@@ -117,7 +118,7 @@ def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
     return None
 
 
-def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
+def check_calls_have_one_result(out: Sequence[Message]) -> str | None:
     """CORE-2."""
     for r in rounds(out):
         answered = [out[i].get("tool_call_id") for i in r[1:]]
@@ -127,7 +128,7 @@ def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
     return None
 
 
-def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: bool) -> str | None:
+def check_system_kept(history: Sequence[Message], out: Sequence[Message], compacted: bool) -> str | None:
     """CORE-3. **Decision** (a system message in the middle of a history): every system message
     is kept verbatim and in order; in a compacted output the *leading* system messages of the
     input (those before its first other message) come first. A system message the input holds
@@ -146,7 +147,7 @@ def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: b
     return None
 
 
-def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool = True) -> tuple[dict[int, int], str | None]:
+def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True) -> tuple[dict[int, int], str | None]:
     """Match output messages equal to input messages, in order: {output index: input index}.
     Without ``system``, system messages are left out (CORE-3 judges where they go)."""
     positions: dict[str, list[int]] = {}
@@ -166,7 +167,7 @@ def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool =
     return matched, None
 
 
-def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | None:
+def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> str | None:
     """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
     matched, problem = kept_indices(history, out, system=False)
     if problem:
@@ -220,7 +221,7 @@ def check_valid_messages(out: Any) -> str | None:
 # --- summary
 
 
-def expected_summary_shape(history: Sequence[dict], k: int, min_messages: int = 0) -> tuple[list[dict], list[dict]]:
+def expected_summary_shape(history: Sequence[Message], k: int, min_messages: int = 0) -> tuple[list[Message], list[Message]]:
     """(system messages, the kept tail) of an input: the last ``k`` non-system rounds, extended
     to whole rounds until it holds at least ``min_messages`` messages.
 
@@ -235,7 +236,7 @@ def expected_summary_shape(history: Sequence[dict], k: int, min_messages: int = 
     return system, [m for g in groups[start:] for m in g]
 
 
-def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int, min_messages: int = 0) -> str | None:
+def check_summary_shape(history: Sequence[Message], out: Sequence[Message], k: int, min_messages: int = 0) -> str | None:
     """SUM-1."""
     system, tail = expected_summary_shape(history, k, min_messages)
     if len(out) != len(system) + 1 + len(tail):
@@ -250,7 +251,7 @@ def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int, mi
 # --- a failed summarizer call
 
 
-def check_no_failed_summary(history: Sequence[dict], out: Any) -> str | None:
+def check_no_failed_summary(history: Sequence[Message], out: Any) -> str | None:
     """CORE-11: after a summarizer fault, the output is the input, or the input with messages
     removed (a truncation fallback) or tool results masked in place; it holds no new message
     standing for removed ones, since no summary of them was written."""
