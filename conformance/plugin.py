@@ -52,6 +52,7 @@ def _argparse(option: Option) -> dict[str, Any]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(id): the SPEC clause this conformance test checks")
+    config.addinivalue_line("markers", "shape(name): the test draws a labelled shape variant a declaration may rule out (capabilities.RULES_OUT)")
     config.addinivalue_line("markers", "wire_format(name): the format of the histories the test draws (default chat-completions; 'target': the target's own)")
     config.stash[RESULTS] = {}
     spec = config.getoption("--compactor") or None
@@ -189,10 +190,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if clause_id is None or suite is None:
         return
-    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id) or _other_format(item, suite.format.name)
+    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id) or _ruled_out(item, suite) or _other_format(item, suite.format.name)
     if reason:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+
+
+def _ruled_out(item: pytest.Item, suite: Any) -> str | None:
+    """Why a test drawing a shape variant the target's declarations rule out does not run."""
+    marker = item.get_closest_marker("shape")
+    return suite.capabilities.ruled_out(marker.args[0]) if marker else None
 
 
 def _other_format(item: pytest.Item, target_format: str) -> str | None:

@@ -103,6 +103,9 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         why = "no example compacted where this clause speaks" if not clause.exercised_by_check else "no example reached its check"
         return item | {"status": "not-exercised", "reason": why}
     item["status"] = status
+    ruled_out = sorted({e["reason"] for e in entries if e["outcome"] == "skip" and e.get("reason", "").startswith("declared capabilities")})
+    if ruled_out:
+        item["ruled_out"] = ruled_out  # tests of a shape variant the declarations rule out (SPEC Part A, Declarations)
     if status != "pass":
         item["reason"] = worst.get("reason", "")
         item["test"] = worst.get("test")
@@ -175,6 +178,7 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"{'':<11}{c['reason'].splitlines()[0]}")
         if c["status"] == "fail" and c.get("replay"):
             lines.append(f"{'':<11}replay: {c['replay']}")
+        lines += [f"{'':<11}not run: {why}" for why in c.get("ruled_out", ())]
     for group in data["skips"]:
         lines.append(f"{ranges(group['clauses'])}: {_status_word(data, group)} ({group['reason']})")
     lines.append(verdict_line(data))
@@ -205,9 +209,11 @@ def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
             continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
         lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
-    if data["skips"]:
+    ruled_out = [(cid, why) for cid, c in data["clauses"].items() for why in c.get("ruled_out", ())]
+    if data["skips"] or ruled_out:
         lines += ["", "Not run:", ""]
         lines += [f"- {ranges(g['clauses'])}: {_status_word(data, g)}, {_cell(g['reason'])}" for g in data["skips"]]
+        lines += [f"- some tests of {cid}: {_cell(why)}" for cid, why in ruled_out]
     for cid, c in data["clauses"].items():
         if c["status"] == "fail" and c.get("case"):
             lines += _failure_section(cid, c, report_path)

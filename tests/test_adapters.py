@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 
+from compaction_suite.conformance.capabilities import CHOICES
 from compaction_suite.conformance.histories import histories
 
 PNG = (
@@ -396,7 +397,7 @@ def test_factory_compacts_offline(fw, factory, suite_settings):
     assert isinstance(out, list) and all(isinstance(m, dict) and m.get("role") for m in out)
     assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events"}
     assert compactor.capabilities["called"] == "between_rounds"  # proven per framework in test_adapter_loops.py
-    assert compactor.capabilities["system_prompt"] in ("outside", "in_list")
+    assert compactor.capabilities["system_prompt"] in CHOICES["system_prompt"]
 
 
 def _rename(messages: list[dict], n: int) -> list[dict]:

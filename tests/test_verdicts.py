@@ -20,7 +20,7 @@ from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
 
-from checking import check
+from checking import check, in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,21 @@ def test_a_declaration_makes_its_clause_not_applicable(name: str, waived: str, t
     clause = report["clauses"][waived]
     assert clause["status"] == "not-applicable" and "declared capabilities" in clause["reason"]
     assert report["harm_counts"] == {"rejected": 0, "loss": 0, "crash": 0, "policy": 0}
+
+
+def test_a_declaration_rules_out_a_shape_variant_not_its_clause(tmp_path: Path) -> None:
+    """SPEC Part A, Declarations: ``system_prompt: leading`` rules out the ``system-in-the-middle``
+    variant only. The same defect fails CORE-3 undeclared; declared, CORE-3 still runs (and
+    passes on the leading system messages it keeps) and names what it did not run."""
+    undeclared = in_process(tmp_path, "broken.compactors:drops_later_system", clauses=["CORE-3"], fast=True)
+    assert undeclared.exit_code == 1 and undeclared.clause("CORE-3")["status"] == "fail"
+    assert "test_system_message_in_the_middle" in undeclared.clause("CORE-3")["test"]
+    (tmp_path / "leading").mkdir()
+    declared_leading = in_process(tmp_path / "leading", "broken.compactors:declared_system_leading", clauses=["CORE-3"], fast=True)
+    clause = declared_leading.clause("CORE-3")
+    assert declared_leading.exit_code == 0 and clause["status"] == "pass" and clause["exercised"] > 0
+    assert clause["ruled_out"] == ["declared capabilities {'system_prompt': 'leading'}: the framework never produces the shape 'system-in-the-middle'"]
+    assert "not run: declared capabilities {'system_prompt': 'leading'}" in declared_leading.output
 
 
 def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
