@@ -94,6 +94,9 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         return item | {"status": "skip", "reason": inactive}
     worst = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
     status = worst["outcome"]
+    failing = _failing_tests(entries, suite.observed.seen_in.get(clause.id, {}))
+    if len(failing) > 1:
+        item["failures"] = failing
     if finding is not None and status not in ("fail",):
         item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "test": finding.test}
         return item | _evidence(finding.history, finding.output, finding.case, clause.id)
@@ -112,6 +115,19 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
     if status == "fail" and worst.get("history") is not None:
         item |= _evidence(worst["history"], worst.get("output"), worst.get("case"), clause.id)
     return item
+
+
+def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, str]) -> list[dict[str, str]]:
+    """Each failing test of a clause, once, with its reason: the clause's own tests, then those
+    of other clauses whose outputs broke it (a clause shown by several faults or shapes: the
+    first reason alone would hide the others)."""
+    seen: dict[str, str] = {}
+    for e in entries:
+        if e["outcome"] in ("fail", "error") and e["test"] not in seen:
+            seen[e["test"]] = (e.get("reason") or "").splitlines()[0] if e.get("reason") else ""
+    for test, reason in found_elsewhere.items():
+        seen.setdefault(test, reason)
+    return [{"test": test, "reason": reason} for test, reason in seen.items()]
 
 
 def _evidence(history: Any, output: Any, case: dict[str, Any] | None, clause_id: str) -> dict[str, Any]:

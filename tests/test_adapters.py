@@ -519,3 +519,25 @@ def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
     other = md[md.index("## Other shapes") : md.index("## Failures")]
     assert "odd-shape" in other and "never produced" in other
     assert "| Fake | clean | defaults | core | ✓ | n/a | 1 |" in md  # not applicable under a declaration: n/a, not ✓
+
+
+def test_matrix_says_what_a_finding_needs():
+    """A crash lists every exception type with the faults that raised it (not only the first), and a
+    lost system message says which system messages its history held: a reader sees who hits it."""
+    from compaction_suite.cli.matrix_verdicts import shown_with
+
+    faults = "conformance/tests/test_faults.py::test_no_failed_summary_replaces_history"
+    crash = {
+        "reason": "compact raised OpenAIAPIError: 500 (seen in ...)",
+        "failures": [
+            {"test": f"{faults}[500]", "reason": "compact raised OpenAIAPIError: Error code: 500"},
+            {"test": f"{faults}[503]", "reason": "compact raised OpenAIAPIError: Error code: 503"},
+            {"test": f"{faults}[no_choices]", "reason": "compact raised IndexError: list index out of range"},
+        ],
+    }
+    assert shown_with("CORE-10", crash) == "OpenAIAPIError (fault 500, fault 503); IndexError (fault no_choices)"
+    system, user = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
+    assert shown_with("CORE-3", {"history": [system, system, user]}) == "2 leading system messages"
+    assert shown_with("CORE-3", {"history": [system, user, system]}) == "a system message after the first other message"
+    assert shown_with("CORE-3", {"history": [system, user]}) is None
+    assert shown_with("CORE-1", {"history": [system, system, user]}) is None

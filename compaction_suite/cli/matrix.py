@@ -168,6 +168,9 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
             }  # fmt: skip
             if c.get("reverified_from"):
                 failure["reverified_from"] = c["reverified_from"]
+            condition = verdicts.shown_with(clause_id, c)
+            if condition:
+                failure["shown_with"] = condition
             if c.get("history") is not None:
                 name = f"{_slug(r['framework'])}--{_slug(r['compactor'])}--{_slug(r['configuration'])}--{clause_id}.json"
                 reproducer = {
@@ -187,6 +190,8 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
                     "output": c.get("output"),
                     "case": c.get("case"),
                     "replay": c.get("replay"),
+                    "failures": c.get("failures"),
+                    "shown_with": condition,
                     "native_shapes": r.get("native", True),
                 }
                 (repro_dir / name).write_text(json.dumps(reproducer, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -295,15 +300,20 @@ def _users_hit(runs: list[dict[str, Any]]) -> list[str]:
     for run in hit:
         grouped = verdicts.by_harm(run)
         cells = [str(len(grouped.get(h, []))) if grouped.get(h) else "" for h in harms]
-        listed = "; ".join(
-            f"[{f['clause']}]({f['reproducer']}) {f['harm']}" if f.get("reproducer") else f"{f['clause']} {f['harm']}" for f in verdicts.findings(run)
-        )
+        listed = "; ".join(_finding(f) for f in verdicts.findings(run))
         if run["status"] in ("error", "timeout"):
             listed = listed or f"no report ({run['status']})"
         lines.append(f"| {run['framework']} | {run['compactor']} | {run['configuration'].replace('|', '/')} | " + " | ".join(cells) + f" | {listed} |")
     if not hit:
         lines.append("| – | – | none | " + " | ".join("" for _ in harms) + " | |")
     return lines + [""]
+
+
+def _finding(f: dict[str, Any]) -> str:
+    """One finding in the first table: the clause (linked to its reproducer), its harm, and what
+    it needs when its evidence says (`verdicts.shown_with`)."""
+    said = f"[{f['clause']}]({f['reproducer']}) {f['harm']}" if f.get("reproducer") else f"{f['clause']} {f['harm']}"
+    return said + (f" ({f['shown_with'].replace('|', '/')})" if f.get("shown_with") else "")
 
 
 def _count(n: int, noun: str) -> str:
@@ -354,6 +364,7 @@ def _failure_lines(runs: list[dict[str, Any]]) -> list[str]:
             level = "" if f["level"] == "MUST" else " (SHOULD)"
             where = f" — [{f['reproducer'].split('/')[-1]}]({f['reproducer']})" if f.get("reproducer") else ""
             reason = f["reason"].splitlines()[0] if f["reason"] else ""
+            reason += f" (shown with {f['shown_with']})" if f.get("shown_with") else ""
             lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}){where_counted}: {f['clause']}{level} [{f['harm']}] {reason}{where}")
         if run.get("error"):
             lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}){where_counted}: did not produce a report: `{run['error'].splitlines()[-1] if run['error'] else ''}`")
