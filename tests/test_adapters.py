@@ -535,7 +535,7 @@ def test_matrix_says_what_a_finding_needs():
             {"test": f"{faults}[no_choices]", "reason": "compact raised IndexError: list index out of range"},
         ],
     }
-    assert shown_with("CORE-10", crash) == "OpenAIAPIError (fault 500, fault 503); IndexError (fault no_choices)"
+    assert shown_with("CORE-10", crash) == "OpenAIAPIError under 500, 503; IndexError under no_choices"
     system, user = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
     assert shown_with("CORE-3", {"history": [system, system, user]}) == "2 leading system messages"
     assert shown_with("CORE-3", {"history": [system, user, system]}) == "a system message after the first other message"

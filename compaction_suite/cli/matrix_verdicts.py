@@ -94,7 +94,7 @@ PARAMETER = re.compile(r"\[([^\]]+)\]$")
 
 def shown_with(clause_id: str, entry: dict[str, Any]) -> str | None:
     """What a finding needs, read from its evidence, so a reader sees who hits it: for a crash
-    (CORE-10) each exception type with the summarizer faults (or tests) that raised it; for a
+    (CORE-10) each exception type with the summarizer faults (or tests) it was raised under; for a
     lost system message (CORE-3) the system messages its history held. None when plain."""
     if clause_id == "CORE-10":
         return _raised(entry)
@@ -111,11 +111,11 @@ def _raised(entry: dict[str, Any]) -> str | None:
         if kind is None:
             continue
         parameter = PARAMETER.search(f["test"])
-        where = f"fault {parameter.group(1)}" if parameter and "fault" in f["test"] else f["test"].rpartition("::")[2]
+        where = parameter.group(1) if parameter and "fault" in f["test"] else f["test"].rpartition("::")[2]
         by_type.setdefault(kind.group(1), [])
         if where not in by_type[kind.group(1)]:
             by_type[kind.group(1)].append(where)
-    return "; ".join(f"{kind} ({', '.join(wheres)})" for kind, wheres in by_type.items()) or None
+    return "; ".join(f"{kind} under {', '.join(wheres)}" for kind, wheres in by_type.items()) or None
 
 
 def _systems(history: list[Any]) -> str | None:
