@@ -23,13 +23,11 @@ from hypothesis import settings as hypothesis_settings
 from compaction_suite.conformance.capabilities import CHOICES
 from compaction_suite.conformance.histories import histories
 
+import message_builders as build
+
 PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
-
-
-def _call(call_id: str, name: str, arguments: str) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 SHAPES: dict[str, list[dict]] = {
@@ -61,9 +59,9 @@ SHAPES: dict[str, list[dict]] = {
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                _call("call_1", "readFile", '{"path": "src/app.py"}'),
-                _call("call_2", "search", '{"query": "数据库连接", "limit": 3}'),
-                _call("call_3", "runCommand", '{"cmd":"pytest -q"}'),
+                build.call("call_1", "readFile", '{"path": "src/app.py"}'),
+                build.call("call_2", "search", '{"query": "数据库连接", "limit": 3}'),
+                build.call("call_3", "runCommand", '{"cmd":"pytest -q"}'),
             ],
         },
         {"role": "tool", "tool_call_id": "call_2", "content": "2 hits"},
@@ -72,23 +70,23 @@ SHAPES: dict[str, list[dict]] = {
     ],
     "calls-with-preamble": [
         {"role": "user", "content": "Create it."},
-        {"role": "assistant", "content": "Creating the ticket now.", "tool_calls": [_call("call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')]},
+        {"role": "assistant", "content": "Creating the ticket now.", "tool_calls": [build.call("call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')]},
         {"role": "tool", "tool_call_id": "call_9", "content": '{"id": "ent-4f2a", "type": "ticket"}'},
         {"role": "assistant", "content": "Done."},
     ],
     "calls-with-empty-preamble": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": "", "tool_calls": [_call("call_5", "reportProgress", '{"tasks": []}')]},
+        {"role": "assistant", "content": "", "tool_calls": [build.call("call_5", "reportProgress", '{"tasks": []}')]},
         {"role": "tool", "tool_call_id": "call_5", "content": "OK"},
     ],
     "call-arguments-not-an-object": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("call_7", "search", "[1, 2]")]},
+        {"role": "assistant", "content": None, "tool_calls": [build.call("call_7", "search", "[1, 2]")]},
         {"role": "tool", "tool_call_id": "call_7", "content": ""},
     ],
     "tool-text-parts": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("call_8", "readFile", '{"path": "a.py"}')]},
+        {"role": "assistant", "content": None, "tool_calls": [build.call("call_8", "readFile", '{"path": "a.py"}')]},
         {"role": "tool", "tool_call_id": "call_8", "content": [{"type": "text", "text": "1\timport json"}, {"type": "text", "text": "2"}]},
     ],
     "earlier-summary": [
@@ -101,7 +99,7 @@ SHAPES: dict[str, list[dict]] = {
 AGENT_HISTORY = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the tests."},
-    {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "readFile", '{"path": "a.py"}'), _call("call_2", "runCommand", '{"cmd": "pytest"}')]},
+    {"role": "assistant", "content": None, "tool_calls": [build.call("call_1", "readFile", '{"path": "a.py"}'), build.call("call_2", "runCommand", '{"cmd": "pytest"}')]},
     {"role": "tool", "tool_call_id": "call_2", "content": "1 failed"},
     {"role": "tool", "tool_call_id": "call_1", "content": "def f(): pass"},
     {"role": "assistant", "content": "The test fails because f returns None."},
@@ -465,8 +463,8 @@ def test_matrix_command_on_the_reference(tmp_path):
 
 # --- what the matrix counts ------------------------------------------------------------------------------
 
-_CALL = {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "readFile", "{}")]}
-_RESULT = {"role": "tool", "tool_call_id": "call_1", "content": "r"}
+_CALL = build.calls("call_1")
+_RESULT = build.result("call_1", "r")
 
 
 def test_reverify_fails_a_structural_clause_a_reproducer_breaks():

@@ -21,6 +21,7 @@ from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
 
 from checking import check, in_process
+from message_builders import calls, result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,7 +155,7 @@ class _Returns:
         return self.out if self.out else messages
 
 
-CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+CALL = calls("c1", name="search")
 
 
 def _suite_judging(out: list[dict]) -> Suite:
@@ -167,15 +168,15 @@ def test_core2_decision_an_in_flight_history_returned_unchanged_is_core9s() -> N
     try:
         suite.new().compact(in_flight, 8)
         assert "CORE-2" not in suite.observed.findings
-        Suite.judge(suite, [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}], [SYSTEM, CALL], {}, "k")
+        Suite.judge(suite, [SYSTEM, *TURNS, CALL, result("c1", "r")], [SYSTEM, CALL], {}, "k")
         assert "CORE-2" in suite.observed.findings and suite.observed.count("CORE-1") == 1
     finally:
         suite.close()
 
 
 def test_an_output_breaking_two_clauses_fails_both() -> None:
-    history = [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
-    suite = _suite_judging([{"role": "tool", "tool_call_id": "c1", "content": "r"}, TURNS[3]])
+    history = [SYSTEM, *TURNS, CALL, result("c1", "r")]
+    suite = _suite_judging([result("c1", "r"), TURNS[3]])
     try:
         suite.new().compact(history, 8)
         assert {"CORE-1", "CORE-3", "CORE-4"} <= set(suite.observed.findings)
