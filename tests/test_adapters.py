@@ -539,3 +539,25 @@ def test_matrix_says_what_a_finding_needs():
     assert shown_with("CORE-3", {"history": [system, user, system]}) == "a system message after the first other message"
     assert shown_with("CORE-3", {"history": [system, user]}) is None
     assert shown_with("CORE-1", {"history": [system, system, user]}) is None
+
+
+def test_matrix_clause_tables_per_wire_format(tmp_path):
+    """Each wire format gets its own clause table, without columns for the other formats' clauses."""
+    from compaction_suite.cli import matrix
+
+    def result(name: str, wire_format: str, own: str) -> dict:
+        clauses = {"CORE-1": {"status": "pass", "level": "MUST", "title": "t"}, own: {"status": "pass", "level": "MUST", "title": "t"}}
+        clauses |= {other: {"status": "not-applicable", "level": "MUST", "title": "t"} for other in ("RESP-1", "ANTH-1") if other != own}
+        return {
+            "framework": "Fake", "versions": {}, "compactor": name, "target": f"fake:{name}", "options": {}, "configuration": "defaults",
+            "command": "c", "why": "", "native": True, "exit_code": 0, "seconds": 1.0, "status": "conforms", "profiles_claimed": ["core"],
+            "passed": True, "clauses": clauses, "capabilities": {"wire_format": wire_format},
+        }  # fmt: skip
+
+    runs = [result("items", "responses", "RESP-1"), result("blocks", "anthropic-messages", "ANTH-1")]
+    md = matrix.markdown(matrix.build(runs, [{"framework": "Fake", "installed": True, "versions": {}}], True, None, tmp_path, 1.0))
+    by_clause = md[md.index("## Clause by clause") : md.index("## Failures")]
+    responses = by_clause[by_clause.index("### responses") : by_clause.index("### anthropic-messages")]
+    anthropic = by_clause[by_clause.index("### anthropic-messages") :]
+    assert "RESP-1" in responses and "ANTH-1" not in responses
+    assert "ANTH-1" in anthropic and "RESP-1" not in anthropic

@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 
+from compaction_suite.conformance import formats
 from compaction_suite.conformance.clauses import clauses
 from compaction_suite.conformance.runner import run_check
 
@@ -248,7 +249,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     lines += _users_hit(native)
     lines += _frameworks(data, native)
-    lines += ["## Clause by clause", ""] + _clause_table(native)
+    lines += ["## Clause by clause", ""] + _clause_tables(native)
     lines += [
         "✓ holds, ✗ fails (MUST), (✗) fails a SHOULD clause (reported, never failing), ! the test crashed, "
         "n/a not applicable under the declared capabilities, ∅ not exercised (no example compacted), · not checked "
@@ -263,7 +264,7 @@ def markdown(data: dict[str, Any]) -> str:
             "Shapes the framework's own loop never produces (each row says why). Findings here are not reachable "
             "by the framework's users and are in no count above.",
             "",
-        ] + _clause_table(other, why=True)
+        ] + _clause_tables(other, why=True)
     lines += ["## Failures", ""] + _failure_lines(data["runs"])
     lines += ["", "## What each compactor claims", ""]
     for fw in data["frameworks"]:
@@ -334,9 +335,28 @@ def _frameworks(data: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
     return lines + [""]
 
 
+def _clause_tables(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
+    """One clause table per wire format the runs compact (one, unheaded, when all share it): a
+    format's table has no columns for the clauses of the other formats."""
+    by_format: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_format.setdefault(_wire_format(run), []).append(run)
+    if len(by_format) <= 1:
+        return _clause_table(runs, why)
+    lines: list[str] = []
+    for name, group in by_format.items():
+        lines += [f"### {name}", ""] + _clause_table(group, why)
+    return lines
+
+
+def _wire_format(run: dict[str, Any]) -> str:
+    return (run.get("capabilities") or {}).get(formats.KEY) or formats.CHAT
+
+
 def _clause_table(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
     registry = clauses()
-    checked = [cid for cid in registry if any(run["clauses"].get(cid) not in (None, "skip") for run in runs)]
+    elsewhere = set.intersection(*(set(formats.other_formats_clauses(_wire_format(run))) for run in runs)) if runs else set()
+    checked = [cid for cid in registry if cid not in elsewhere and any(run["clauses"].get(cid) not in (None, "skip") for run in runs)]
     head = "| framework | compactor | configuration | claims | " + " | ".join(checked) + " | s |" + (" why not counted |" if why else "")
     lines = [head, "|---|---|---|---|" + "---|" * len(checked) + "---|" + ("---|" if why else "")]
     for run in runs:
