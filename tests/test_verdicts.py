@@ -21,7 +21,7 @@ from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
 
 from checking import check, in_process
-from message_builders import calls, result
+from message_builders import calls, reply, result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,6 +133,18 @@ def test_core4_leaves_system_messages_to_core3() -> None:
     history = [SYSTEM, TURNS[0], TURNS[1], MIDDLE, TURNS[2], TURNS[3]]
     assert oracle.check_rounds_whole(history, [SYSTEM, MIDDLE, TURNS[2], TURNS[3]]) is None
     assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
+
+
+def test_core4_replaced_in_place_means_where_the_round_is() -> None:
+    """A masked result replaces its message in its own round: a later round reusing the id
+    (CORE-6 allows it) does not stand in for a result the compactor dropped."""
+    first = [TURNS[0], calls("call_1"), result("call_1", "long output"), reply("read it")]
+    later = [TURNS[1], calls("call_1"), result("call_1", "second output"), reply("read it again")]
+    history = [SYSTEM, *first, *later]
+    masked = [SYSTEM, TURNS[0], calls("call_1"), result("call_1", "[output cleared]"), reply("read it"), *later]
+    assert oracle.check_rounds_whole(history, masked) is None
+    dropped = [SYSTEM, TURNS[0], calls("call_1"), reply("read it"), *later]
+    assert "is missing while the rest of its round" in (oracle.check_rounds_whole(history, dropped) or "")
 
 
 def test_a_cmd_target_declares_in_its_start_answer() -> None:
