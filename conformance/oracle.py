@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,6 +74,12 @@ def chars4(messages: Sequence[dict]) -> int:
     The text read is `compaction_suite.text.message_text`, one definition for the
     verifier, the test double and the reference."""
     return chars_per_four(messages)
+
+
+def mentions(text: str, entity_id: str) -> bool:
+    """Whether ``text`` names ``entity_id`` as a whole id (STRUCT-2, ENT-1): not inside a longer
+    identifier, so an integer id 7 is not found in "17" nor ``ent-1`` in ``ent-12``."""
+    return entity_id in text and re.search(rf"(?<![A-Za-z0-9_-]){re.escape(entity_id)}(?![A-Za-z0-9_-])", text) is not None
 
 
 def readable_text(messages: Sequence[dict]) -> str:

@@ -205,3 +205,10 @@ def test_a_clause_failing_in_several_tests_lists_each(tmp_path: Path) -> None:
     assert clause["status"] == "fail" and len(clause["failures"]) > 1
     assert len({f["test"] for f in clause["failures"]}) == len(clause["failures"])
     assert all("raised" in f["reason"] for f in clause["failures"])
+
+
+def test_an_entity_id_is_found_whole_not_inside_a_longer_one() -> None:
+    """STRUCT-2 and the replay's retention: an id counts as kept only where the text names it whole."""
+    assert oracle.mentions("created ent-1 and 7 others", "ent-1") and oracle.mentions("ids: 7, 8", "7")
+    assert not oracle.mentions("created ent-12", "ent-1") and not oracle.mentions("17 files", "7")
+    assert not oracle.mentions("user_7", "7") and oracle.mentions('{"id": "u-1"}', "u-1")
