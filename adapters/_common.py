@@ -42,10 +42,11 @@ each framework's declaration is proven by its loop test, ``tests/test_adapter_lo
 
 def capabilities(system_prompt: str) -> dict[str, str]:
     """The declared capabilities of an adapter: called between rounds; the system prompt
-    ``"outside"`` the compacted list (the framework keeps it apart and sends it first) or
-    ``"in_list"`` (the framework's users put it in the list the compactor sees)."""
-    if system_prompt not in ("outside", "in_list"):
-        raise ValueError(f"system_prompt must be 'outside' or 'in_list', got {system_prompt!r}")
+    ``"outside"`` the compacted list (the framework keeps it apart and sends it first),
+    ``"leading"`` (in the list, only before its first other message: where the framework stores
+    it) or ``"in_list"`` (the framework's users may put system messages anywhere in the list)."""
+    if system_prompt not in ("outside", "leading", "in_list"):
+        raise ValueError(f"system_prompt must be 'outside', 'leading' or 'in_list', got {system_prompt!r}")
     return {"called": BETWEEN_ROUNDS, "system_prompt": system_prompt}
 
 

@@ -6,7 +6,9 @@ They never raise on a malformed output: judging malformed output is their job.
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,6 +76,12 @@ def chars4(messages: Sequence[Message]) -> int:
     The text read is `compaction_suite.text.message_text`, one definition for the
     verifier, the test double and the reference."""
     return chars_per_four(messages)
+
+
+def mentions(text: str, entity_id: str) -> bool:
+    """Whether ``text`` names ``entity_id`` as a whole id (STRUCT-2, ENT-1): not inside a longer
+    identifier, so an integer id 7 is not found in "17" nor ``ent-1`` in ``ent-12``."""
+    return entity_id in text and re.search(rf"(?<![A-Za-z0-9_-]){re.escape(entity_id)}(?![A-Za-z0-9_-])", text) is not None
 
 
 def readable_text(messages: Sequence[Message]) -> str:
@@ -173,21 +181,33 @@ def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> st
     if problem:
         return problem
     kept = set(matched.values())
-    out_tool_ids = {m.get("tool_call_id") for m in out if m.get("role") == "tool"}
-    out_call_sets = [sorted(call_ids(m)) for m in out if m.get("role") == "assistant"]
+    order = sorted((i, j) for j, i in matched.items())  # (input index, output index), both increasing
     for r in rounds(history):
         if not kept.intersection(r):
             continue
+        span = _output_span(order, r[0], r[-1], len(out))
         for i in r:
-            message = history[i]
-            if i in kept:
-                continue
-            if message.get("role") == "tool" and message.get("tool_call_id") in out_tool_ids:
-                continue  # replaced in place (a masked result)
-            if call_ids(message) and sorted(call_ids(message)) in out_call_sets:
-                continue
-            return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
+            if i not in kept and not _replaced_in_place(history[i], out[span]):
+                return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
     return None
+
+
+def _output_span(order: list[tuple[int, int]], first: int, last: int, size: int) -> slice:
+    """The output messages between the kept message before input ``first`` and the kept message
+    after input ``last``: where a round's messages, kept or replaced, must be."""
+    cut = bisect.bisect_left(order, (first, -1))
+    after = bisect.bisect_right(order, (last, size))
+    return slice(order[cut - 1][1] + 1 if cut else 0, order[after][1] if after < len(order) else size)
+
+
+def _replaced_in_place(message: Message, span: Sequence[Message]) -> bool:
+    """CORE-4's "replaced in place": a message of the same role for the same tool calls (a masked
+    result), among the output messages where the round is. Ids are matched there only: a later
+    round may reuse an id (CORE-6)."""
+    if message.get("role") == "tool":
+        return any(m.get("role") == "tool" and m.get("tool_call_id") == message.get("tool_call_id") for m in span)
+    ids = sorted(call_ids(message))
+    return bool(ids) and any(m.get("role") == "assistant" and sorted(call_ids(m)) == ids for m in span)
 
 
 def check_valid_messages(out: Any) -> str | None:
