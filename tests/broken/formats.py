@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
@@ -255,10 +255,21 @@ def WrongSummaryModel(settings):
     return ResponsesCompacting(correct.client, "gpt-4o-mini", correct.threshold_iterations, correct.keep_turns)
 
 
+class _NoEvents(ResponsesTruncating):
+    profiles: ClassVar[set[str]] = {"core", "events"}
+
+
+def NoEvents(settings):
+    """Responses items: claims the events profile but keeps no last_event (EVT-1)."""
+    correct = truncating_factory(settings)
+    return _NoEvents(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
 PROFILE_CONTROLS: dict[str, Control] = {
     "LateTrigger": Control("TRIG-4", ("trigger",), r"iteration \d+ equals T=\d+, yet the history was not compacted"),
     "TokensIgnored": Control("TRIG-3", ("trigger",), r"estimated tokens >= max_context_tokens=\d+ .*not compacted"),
     "TruncatesOnFailure": Control("FAIL-1", ("failure",), r"after a 429 fault the output differs"),
     "WrongSummaryModel": Control("SUM-5", ("summary",), r"settings\.model is"),
+    "NoEvents": Control("EVT-1", ("events",), r"no last_event after a compaction"),
 }
 """Each broken factory of another wire format, and how the profile clause run in that format rejects it."""
