@@ -127,7 +127,7 @@ def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
     return api.as_messages(body) if api is not None and api.invalid(body) is None else None
 
 
-def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, int]:
+def usage(messages: Sequence[Mapping[str, Any]], content: str | None) -> dict[str, int]:
     prompt = prompt_tokens(messages)
     completion = count_tokens(content) if content else 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
