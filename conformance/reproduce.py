@@ -8,11 +8,15 @@ once and judges the output for the structural clauses; for any other clause it s
 input and the output side by side, as the failure did.
 
 ``python -m compaction_suite.conformance.reproduce REPORT.json CLAUSE [TARGET]`` prints what happened.
+A single failure written on its own (a ``compaction-suite matrix`` reproducer: its ``clause``,
+``target``, ``case`` and the ``env`` the target is built with) replays with
+``python -m compaction_suite.conformance.reproduce REPRODUCER.json``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,10 +73,14 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
 
 
 def main(argv: list[str]) -> int:
-    report_path, clause_id = argv[0], argv[1]
-    report = json.loads(Path(report_path).read_text("utf-8"))
-    target = argv[2] if len(argv) > 2 else report["compactor"]
-    case = case_of(report, clause_id)
+    loaded = json.loads(Path(argv[0]).read_text("utf-8"))
+    if "clauses" in loaded:  # a check report: which clause, and optionally another target
+        clause_id = argv[1]
+        target = argv[2] if len(argv) > 2 else loaded["compactor"]
+        case = case_of(loaded, clause_id)
+    else:  # one failure on its own (a matrix reproducer)
+        clause_id, target, case = loaded["clause"], loaded["target"], loaded["case"]
+        os.environ.update(loaded.get("env") or {})
     done = replay(case, target)
     print(f"{clause_id}: replayed against {target} at iteration {case['iteration']} with settings {case['settings']} and summarizer {case['summarizer']}")
     if done.raised:

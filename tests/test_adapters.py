@@ -433,6 +433,7 @@ def test_matrix_build_writes_reproducers_and_markdown(tmp_path):
     assert repro.name == "fake--view--n=2--CORE-1.json"
     content = json.loads(repro.read_text())
     assert content["history"] == [{"role": "user", "content": "q"}] and content["clause"] == "CORE-1"
+    assert content["env"] == {"COMPACTION_ADAPTER_OPTIONS": '{"n": 2}'}  # what the target is built with, for the replay
     assert data["runs"][1]["failures"][0]["reproducer"] == "reproducers/" + repro.name
     assert data["runs"][0]["clauses"] == {"CORE-1": "pass", "CORE-2": "pass"}
     json.loads(json.dumps(data))

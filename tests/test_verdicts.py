@@ -4,6 +4,8 @@ a failure replays from the report alone, and the SPEC decisions hold (SPEC Part 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -212,3 +214,18 @@ def test_an_entity_id_is_found_whole_not_inside_a_longer_one() -> None:
     assert oracle.mentions("created ent-1 and 7 others", "ent-1") and oracle.mentions("ids: 7, 8", "7")
     assert not oracle.mentions("created ent-12", "ent-1") and not oracle.mentions("17 files", "7")
     assert not oracle.mentions("user_7", "7") and oracle.mentions('{"id": "u-1"}', "u-1")
+
+
+def test_a_matrix_reproducer_replays_on_its_own(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure written on its own (the matrix's reproducer: clause, target, case, env) replays
+    without the report it came from."""
+    from compaction_suite.conformance import reproduce
+
+    clause = in_process(tmp_path, "broken.compactors:strip_system", clauses=["CORE-3"], fast=True).clause("CORE-3")
+    monkeypatch.delenv("COMPACTION_REPLAY_PROBE", raising=False)
+    path = tmp_path / "reproducer.json"
+    path.write_text(json.dumps({"clause": "CORE-3", "target": "broken.compactors:strip_system", "case": clause["case"], "env": {"COMPACTION_REPLAY_PROBE": "1"}}))
+    assert reproduce.main([str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("CORE-3: replayed against broken.compactors:strip_system") and "'CORE-3'" in printed
+    assert os.environ["COMPACTION_REPLAY_PROBE"] == "1"

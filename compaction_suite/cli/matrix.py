@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 
+from compaction_suite.adapters._common import OPTIONS_ENV
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.clauses import clauses
 from compaction_suite.conformance.runner import run_check
@@ -34,7 +35,6 @@ from . import matrix_verdicts as verdicts
 
 FORMAT = "compaction-suite-matrix"
 FORMAT_VERSION = 1
-OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
 SYMBOL = {"pass": "✓", "fail": "✗", "error": "!", "skip": "·", "xfail": "x", "timeout": "⏱", "not-applicable": "n/a", "not-exercised": "∅"}
 
 
@@ -190,7 +190,8 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
                     "history": c["history"],
                     "output": c.get("output"),
                     "case": c.get("case"),
-                    "replay": c.get("replay"),
+                    "env": {OPTIONS_ENV: json.dumps(r["options"])} if r["options"] else {},
+                    "replay": f"python -m compaction_suite.conformance.reproduce reproducers/{name}" if c.get("case") else None,
                     "failures": c.get("failures"),
                     "shown_with": condition,
                     "native_shapes": r.get("native", True),
