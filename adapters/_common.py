@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-Message = dict[str, Any]
+from compaction_suite.message import Message
+
 OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
 """JSON object of options for an adapter factory (the matrix sets it per configuration)."""
 
@@ -41,10 +42,11 @@ each framework's declaration is proven by its loop test, ``tests/test_adapter_lo
 
 def capabilities(system_prompt: str) -> dict[str, str]:
     """The declared capabilities of an adapter: called between rounds; the system prompt
-    ``"outside"`` the compacted list (the framework keeps it apart and sends it first) or
-    ``"in_list"`` (the framework's users put it in the list the compactor sees)."""
-    if system_prompt not in ("outside", "in_list"):
-        raise ValueError(f"system_prompt must be 'outside' or 'in_list', got {system_prompt!r}")
+    ``"outside"`` the compacted list (the framework keeps it apart and sends it first),
+    ``"leading"`` (in the list, only before its first other message: where the framework stores
+    it) or ``"in_list"`` (the framework's users may put system messages anywhere in the list)."""
+    if system_prompt not in ("outside", "leading", "in_list"):
+        raise ValueError(f"system_prompt must be 'outside', 'leading' or 'in_list', got {system_prompt!r}")
     return {"called": BETWEEN_ROUNDS, "system_prompt": system_prompt}
 
 
@@ -242,14 +244,17 @@ def order_like(d: Message, original: Message) -> Message:
 def make(
     name: str,
     profiles: Iterable[str],
-    run: Callable[[list[Message]], Any],
+    run: Callable[[Any], Any],
     *,
     declared: dict[str, str],
-    estimate: Callable[[list[Message]], int] | None = None,
+    estimate: Callable[[Any], int] | None = None,
     is_async: bool = False,
 ) -> Any:
     """A compactor object with ``compact`` (sync or async), ``profiles``, ``capabilities``
-    (``declared``, see `capabilities`) and, when given, ``estimate_tokens``."""
+    (``declared``, see `capabilities`) and, when given, ``estimate_tokens``.
+
+    ``run`` gets a deep copy of the history in the adapter's wire format (chat-completions
+    messages, Responses items, or an Anthropic request) and returns the compacted one."""
     claimed = frozenset(profiles)
     declared = dict(declared)
 
@@ -259,7 +264,7 @@ def make(
             profiles = claimed
             capabilities = declared
 
-            async def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+            async def compact(self, messages: Any, *, iteration: int) -> Any:
                 return await run(deep(messages))
 
             def __repr__(self) -> str:
@@ -272,7 +277,7 @@ def make(
             profiles = claimed
             capabilities = declared
 
-            def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
+            def compact(self, messages: Any, *, iteration: int) -> Any:
                 return run(deep(messages))
 
             def __repr__(self) -> str:

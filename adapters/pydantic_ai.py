@@ -42,9 +42,11 @@ made (a summary ``CompactionPart``, a cleared tool result) is rendered by pydant
 Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
 ``tests/test_adapter_loops.py`` with ``Agent(capabilities=[...])``'s own loop and
 pydantic-ai's ``FunctionModel``: ``before_model_request`` runs after the round's
-``ToolReturnPart``s were recorded. ``system_prompt: in_list``: ``Agent(system_prompt=...)``
-stores the ``SystemPromptPart`` in the first ``ModelRequest`` with the first user prompt, the
-history the capabilities see (``instructions=`` stay outside; the loop test shows both).
+``ToolReturnPart``s were recorded. ``system_prompt: leading``: ``Agent(system_prompt=...)``
+and its ``@agent.system_prompt`` functions store their ``SystemPromptPart``s in the first
+``ModelRequest`` with the first user prompt, the history the capabilities see, and never later
+in a run or when the history is passed back (``instructions=`` stay outside; the loop test
+shows all three).
 
 Profiles claimed, and why (the matrix shows them): each claims ``core`` only. Triggers are
 message/token counts, never iterations (not ``trigger``); ``SummarizingCompaction``'s summary
@@ -255,7 +257,7 @@ def _compactor(name: str, capability_of: Any, settings: Any, tool_results: str) 
         await capability_of(model).before_model_request(ctx, request)
         return await _back(list(ctx.messages), notes, model)
 
-    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("in_list"), is_async=True)
+    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading"), is_async=True)
 
 
 async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:

@@ -104,7 +104,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
 # --- conversion ---------------------------------------------------------------------------------
 
 
-def _role(sk: Any, role: str) -> Any:
+def _role(sk: Any, role: Any) -> Any:
     roles = {"system": "SYSTEM", "developer": "DEVELOPER", "user": "USER", "assistant": "ASSISTANT", "tool": "TOOL"}
     if role not in roles:
         raise ValueError(f"role {role!r} has no Semantic Kernel AuthorRole here")

@@ -29,8 +29,7 @@ from typing import Any
 from compaction_suite.adapters._common import arguments_text, parse_arguments
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.formats import anthropic, responses
-
-Message = dict[str, Any]
+from compaction_suite.message import Message
 
 
 class NotFaithful(ValueError):
@@ -49,7 +48,7 @@ def to_chat(history: Any, wire_format: str, *, arguments: dict[str, str] | None 
         return _responses_to_chat(history, arguments or {})
     if wire_format == formats.ANTHROPIC:
         return _anthropic_to_chat(history, arguments or {})
-    raise formats.FormatError(f"unknown wire format {wire_format!r}")
+    raise ValueError(f"unknown wire format {wire_format!r} (known: {', '.join(formats.NAMES)})")
 
 
 CARRIED = {

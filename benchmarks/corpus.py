@@ -237,16 +237,16 @@ def _json_values() -> Iterator[tuple[str, Any]]:
         for const in code.co_consts:
             if hasattr(const, "co_code"):
                 yield f"dis:{module}:{const.co_name}", {"function": const.co_qualname, "file": module, "instructions": [
-                    {"offset": i.offset, "opname": i.opname, "arg": i.arg, "argrepr": i.argrepr, "line": i.positions.lineno}
+                    {"offset": i.offset, "opname": i.opname, "arg": i.arg, "argrepr": i.argrepr, "line": i.positions.lineno if i.positions else None}
                     for i in dis.get_instructions(const)]}
     try:
         import importlib.resources
 
         schemas = importlib.resources.files("jsonschema_specifications") / "schemas"
         for draft in sorted(schemas.iterdir(), key=lambda p: p.name):
-            for file in sorted(draft.iterdir(), key=lambda p: p.name) if draft.is_dir() else []:
-                if file.name.endswith(".json"):
-                    yield f"jsonschema_specifications/{draft.name}/{file.name}", json.loads(file.read_text(encoding="utf-8"))
+            for schema in sorted(draft.iterdir(), key=lambda p: p.name) if draft.is_dir() else []:
+                if schema.name.endswith(".json"):
+                    yield f"jsonschema_specifications/{draft.name}/{schema.name}", json.loads(schema.read_text(encoding="utf-8"))
     except ModuleNotFoundError:
         pass
 

@@ -304,7 +304,7 @@ def ceiling_verdict(results: dict[str, Any]) -> str:
     every entity id and the task list at every call (issue 12, point 4)."""
     hybrid = next((r for r in results["strategies"] if r["compactor"].startswith(HYBRID)), None)
     share = None if hybrid is None else hybrid["worst_trace_share_of_ceiling"].get("ceiling K=2")
-    if share is None:
+    if hybrid is None or share is None:
         return "Ceiling target: not measured (the run has no hybrid strategy or no K=2 ceiling).\n"
     ids, tasks = hybrid["min_entity_id_retention"], hybrid["task_list_always_kept"]
     met = share >= CEILING_SHARE and ids in (None, 1.0) and tasks is not False and not hybrid["violations"]

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 from compaction_suite.benchmarks.traces.format import read_trace
+from compaction_suite.message import Message
 from compaction_suite.reference.rounds import Round, split_rounds
 
 TRACE = Path(__file__).resolve().parent.parent / "cassettes" / "traces" / "stdlib-explorer-seed4.jsonl"
 """The shipped trace the histories are tiled from: 1092 messages, 1 system message then 478 rounds."""
 SIZES = (100, 1_000, 10_000, 100_000)
-
-Message = dict[str, Any]
 
 
 def build(n: int, *, sources: bool = False, trace: Path = TRACE) -> list[Message]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from compaction_suite.message import Message
 from compaction_suite.reference import (
     CODING_AGENT_TASK_LISTS,
     Compactor,
@@ -38,7 +39,7 @@ class NoCompaction:
 
     profiles = frozenset({"core"})
 
-    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+    def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
         return list(messages)
 
 

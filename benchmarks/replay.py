@@ -166,14 +166,14 @@ class _Memory:
         """(share of ids, whole task list, share of facts) found in ``text``; None for what
         the trace has not introduced yet, so a figure never reads 100% of nothing."""
         return (
-            _share(self.ids, text),
+            _share(self.ids, lambda i: oracle.mentions(text, i)),
             all(title in text for title in self.tasks) if self.has_tasks else None,
-            _share(self.facts, text),
+            _share(self.facts, lambda fact: fact in text),
         )
 
 
-def _share(items: Sequence[str], text: str) -> float | None:
-    return sum(item in text for item in items) / len(items) if items else None
+def _share(items: Sequence[str], found: Callable[[str], bool]) -> float | None:
+    return sum(map(found, items)) / len(items) if items else None
 
 
 def worst(values: Iterable[Any]) -> Any:

@@ -6,9 +6,11 @@ reading, so a compactor that declares nothing is checked as before:
 
 - ``called``: ``"anytime"`` (default) or ``"between_rounds"``: the framework calls the
   compactor only with every tool call answered, so CORE-9 (a call in flight) cannot happen.
-- ``system_prompt``: ``"in_list"`` (default) or ``"outside"``: the framework keeps its system
-  prompt outside the list it compacts, so the suite passes no system message and CORE-3
-  cannot happen.
+- ``system_prompt``: ``"in_list"`` (default), ``"leading"`` or ``"outside"``. ``"leading"``: the
+  framework stores system messages in the list it compacts, but only before its first other
+  message, so the suite draws no system message later in a history (the shape variant
+  ``system-in-the-middle``). ``"outside"``: the framework keeps its system prompt outside the list
+  it compacts, so the suite passes no system message and CORE-3 cannot happen.
 - ``wire_format``: ``"chat-completions"`` (default), ``"responses"`` or ``"anthropic-messages"``:
   the history shape ``compact`` receives and returns (SPEC Part A, "Wire formats";
   `conformance.formats`). The clauses of the other formats are not applicable.
@@ -27,7 +29,7 @@ from . import formats
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
-    "system_prompt": ("in_list", "outside"),
+    "system_prompt": ("in_list", "leading", "outside"),
     formats.KEY: formats.NAMES,
 }
 """Each declaration and its values, the default first."""
@@ -36,6 +38,11 @@ WAIVES: dict[tuple[str, str], tuple[str, ...]] = {
     ("system_prompt", "outside"): ("CORE-3", "RESP-7", "ANTH-4"),
 }
 """The clauses each declared value makes unreachable."""
+RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
+    ("system_prompt", "leading"): ("system-in-the-middle",),
+}
+"""The shape variants (a test's ``shape`` marker) each declared value makes unreachable; the
+clause itself stays applicable and is checked by its other tests."""
 
 
 class CapabilityError(ValueError):
@@ -65,6 +72,13 @@ class Capabilities:
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
+
+    def ruled_out(self, shape: str) -> str | None:
+        """Why the shape variant ``shape`` cannot reach this target, or None when it can."""
+        for key, value in self.as_dict().items():
+            if shape in RULES_OUT.get((key, value), ()):
+                return f"declared capabilities {{'{key}': '{value}'}}: the framework never produces the shape {shape!r}"
+        return None
 
     def _format_said(self) -> str:
         if self.wire_format == formats.CHAT:

@@ -51,11 +51,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
+from compaction_suite.message import Message
 from compaction_suite.text import SUMMARY_PREFIX
 
 T = TypeVar("T")
-Message = dict[str, Any]
-"""An OpenAI chat-completions message as a plain dict."""
 
 GENERIC_TOOLS = ("readFile", "search", "runCommand")
 ENTITY_TOOL = "createEntity"

@@ -6,10 +6,13 @@ They never raise on a malformed output: judging malformed output is their job.
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from compaction_suite.message import Message
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 SYSTEM_ROLES = {"system", "developer"}
@@ -30,7 +33,8 @@ def is_summary(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "user" and text(message).startswith(SUMMARY_PREFIX)
 
 
-def call_ids(message: Any) -> list[str]:
+def call_ids(message: Any) -> list[Any]:
+    """The ids of ``message``'s tool calls, as they are (judging their type is the validator's job)."""
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     return [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
@@ -51,7 +55,7 @@ def in_flight(messages: Any) -> bool:
     return any(call_id not in answered for call_id in call_ids(messages[last[0]]))
 
 
-def rounds(messages: Sequence[dict]) -> list[list[int]]:
+def rounds(messages: Sequence[Message]) -> list[list[int]]:
     """Indices grouped into rounds: a tool message joins the round before it."""
     groups: list[list[int]] = []
     for i, message in enumerate(messages):
@@ -62,11 +66,11 @@ def rounds(messages: Sequence[dict]) -> list[list[int]]:
     return groups
 
 
-def non_system_rounds(messages: Sequence[dict]) -> list[list[dict]]:
+def non_system_rounds(messages: Sequence[Message]) -> list[list[Message]]:
     return [[messages[i] for i in r] for r in rounds(messages) if messages[r[0]].get("role") not in SYSTEM_ROLES]
 
 
-def chars4(messages: Sequence[dict]) -> int:
+def chars4(messages: Sequence[Message]) -> int:
     """chars/4 over what the model reads (SPEC TOK-1), for compactors without an estimate.
 
     The text read is `compaction_suite.text.message_text`, one definition for the
@@ -74,7 +78,13 @@ def chars4(messages: Sequence[dict]) -> int:
     return chars_per_four(messages)
 
 
-def readable_text(messages: Sequence[dict]) -> str:
+def mentions(text: str, entity_id: str) -> bool:
+    """Whether ``text`` names ``entity_id`` as a whole id (STRUCT-2, ENT-1): not inside a longer
+    identifier, so an integer id 7 is not found in "17" nor ``ent-1`` in ``ent-12``."""
+    return entity_id in text and re.search(rf"(?<![A-Za-z0-9_-]){re.escape(entity_id)}(?![A-Za-z0-9_-])", text) is not None
+
+
+def readable_text(messages: Sequence[Message]) -> str:
     """Everything a model reads in ``messages``: texts, and the strings inside tool-call arguments."""
     parts = [text(m) for m in messages if isinstance(m, dict)]
     for m in messages:
@@ -103,7 +113,7 @@ def same(a: Any, b: Any) -> bool:
 # --- core
 
 
-def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
+def check_tool_results_have_calls(out: Sequence[Message]) -> str | None:
     """CORE-1."""
     for r in rounds(out):
         opener = out[r[0]]
@@ -116,7 +126,7 @@ def check_tool_results_have_calls(out: Sequence[dict]) -> str | None:
     return None
 
 
-def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
+def check_calls_have_one_result(out: Sequence[Message]) -> str | None:
     """CORE-2."""
     for r in rounds(out):
         answered = [out[i].get("tool_call_id") for i in r[1:]]
@@ -126,7 +136,7 @@ def check_calls_have_one_result(out: Sequence[dict]) -> str | None:
     return None
 
 
-def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: bool) -> str | None:
+def check_system_kept(history: Sequence[Message], out: Sequence[Message], compacted: bool) -> str | None:
     """CORE-3. **Decision** (a system message in the middle of a history): every system message
     is kept verbatim and in order; in a compacted output the *leading* system messages of the
     input (those before its first other message) come first. A system message the input holds
@@ -145,7 +155,7 @@ def check_system_kept(history: Sequence[dict], out: Sequence[dict], compacted: b
     return None
 
 
-def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool = True) -> tuple[dict[int, int], str | None]:
+def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True) -> tuple[dict[int, int], str | None]:
     """Match output messages equal to input messages, in order: {output index: input index}.
     Without ``system``, system messages are left out (CORE-3 judges where they go)."""
     positions: dict[str, list[int]] = {}
@@ -165,27 +175,39 @@ def kept_indices(history: Sequence[dict], out: Sequence[dict], *, system: bool =
     return matched, None
 
 
-def check_rounds_whole(history: Sequence[dict], out: Sequence[dict]) -> str | None:
+def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> str | None:
     """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
     matched, problem = kept_indices(history, out, system=False)
     if problem:
         return problem
     kept = set(matched.values())
-    out_tool_ids = {m.get("tool_call_id") for m in out if m.get("role") == "tool"}
-    out_call_sets = [sorted(call_ids(m)) for m in out if m.get("role") == "assistant"]
+    order = sorted((i, j) for j, i in matched.items())  # (input index, output index), both increasing
     for r in rounds(history):
         if not kept.intersection(r):
             continue
+        span = _output_span(order, r[0], r[-1], len(out))
         for i in r:
-            message = history[i]
-            if i in kept:
-                continue
-            if message.get("role") == "tool" and message.get("tool_call_id") in out_tool_ids:
-                continue  # replaced in place (a masked result)
-            if call_ids(message) and sorted(call_ids(message)) in out_call_sets:
-                continue
-            return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
+            if i not in kept and not _replaced_in_place(history[i], out[span]):
+                return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
     return None
+
+
+def _output_span(order: list[tuple[int, int]], first: int, last: int, size: int) -> slice:
+    """The output messages between the kept message before input ``first`` and the kept message
+    after input ``last``: where a round's messages, kept or replaced, must be."""
+    cut = bisect.bisect_left(order, (first, -1))
+    after = bisect.bisect_right(order, (last, size))
+    return slice(order[cut - 1][1] + 1 if cut else 0, order[after][1] if after < len(order) else size)
+
+
+def _replaced_in_place(message: Message, span: Sequence[Message]) -> bool:
+    """CORE-4's "replaced in place": a message of the same role for the same tool calls (a masked
+    result), among the output messages where the round is. Ids are matched there only: a later
+    round may reuse an id (CORE-6)."""
+    if message.get("role") == "tool":
+        return any(m.get("role") == "tool" and m.get("tool_call_id") == message.get("tool_call_id") for m in span)
+    ids = sorted(call_ids(message))
+    return bool(ids) and any(m.get("role") == "assistant" and sorted(call_ids(m)) == ids for m in span)
 
 
 def check_valid_messages(out: Any) -> str | None:
@@ -219,7 +241,7 @@ def check_valid_messages(out: Any) -> str | None:
 # --- summary
 
 
-def expected_summary_shape(history: Sequence[dict], k: int, min_messages: int = 0) -> tuple[list[dict], list[dict]]:
+def expected_summary_shape(history: Sequence[Message], k: int, min_messages: int = 0) -> tuple[list[Message], list[Message]]:
     """(system messages, the kept tail) of an input: the last ``k`` non-system rounds, extended
     to whole rounds until it holds at least ``min_messages`` messages.
 
@@ -234,7 +256,7 @@ def expected_summary_shape(history: Sequence[dict], k: int, min_messages: int = 
     return system, [m for g in groups[start:] for m in g]
 
 
-def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int, min_messages: int = 0) -> str | None:
+def check_summary_shape(history: Sequence[Message], out: Sequence[Message], k: int, min_messages: int = 0) -> str | None:
     """SUM-1."""
     system, tail = expected_summary_shape(history, k, min_messages)
     if len(out) != len(system) + 1 + len(tail):
@@ -249,7 +271,7 @@ def check_summary_shape(history: Sequence[dict], out: Sequence[dict], k: int, mi
 # --- a failed summarizer call
 
 
-def check_no_failed_summary(history: Sequence[dict], out: Any) -> str | None:
+def check_no_failed_summary(history: Sequence[Message], out: Any) -> str | None:
     """CORE-11: after a summarizer fault, the output is the input, or the input with messages
     removed (a truncation fallback) or tool results masked in place; it holds no new message
     standing for removed ones, since no summary of them was written."""

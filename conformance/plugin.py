@@ -52,6 +52,8 @@ def _argparse(option: Option) -> dict[str, Any]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(id): the SPEC clause this conformance test checks")
+    config.addinivalue_line("markers", "judges(*ids): clauses this test's outputs also judge (kept by --compaction-clause for any of them)")
+    config.addinivalue_line("markers", "shape(name): the test draws a labelled shape variant a declaration may rule out (capabilities.RULES_OUT)")
     config.addinivalue_line("markers", "wire_format(name): the format of the histories the test draws (default chat-completions; 'target': the target's own)")
     config.stash[RESULTS] = {}
     spec = config.getoption("--compactor") or None
@@ -155,7 +157,7 @@ def other_process(suite: Suite) -> Any:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _select_clauses(config, items)
     _mark_xfails(config, items)
-    config.stash[COLLECTED] = {clause_id for item in items if (clause_id := _clause_of(item))}
+    config.stash[COLLECTED] = {clause_id for item in items for clause_id in _clauses_of(item)}
 
 
 def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -166,7 +168,7 @@ def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
     unknown = sorted(wanted - set(clauses()))
     if unknown:
         raise pytest.UsageError(f"unknown clause(s) {', '.join(unknown)}; known: {', '.join(clauses())}")
-    keep = [item for item in items if _clause_of(item) in wanted]
+    keep = [item for item in items if wanted & _clauses_of(item)]
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = keep
 
@@ -189,10 +191,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if clause_id is None or suite is None:
         return
-    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id) or _other_format(item, suite.format.name)
+    reason = suite.active(clauses()[clause_id].profile) or suite.capabilities.waived().get(clause_id) or _ruled_out(item, suite) or _other_format(item, suite.format.name)
     if reason:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+
+
+def _ruled_out(item: pytest.Item, suite: Any) -> str | None:
+    """Why a test drawing a shape variant the target's declarations rule out does not run."""
+    marker = item.get_closest_marker("shape")
+    return suite.capabilities.ruled_out(marker.args[0]) if marker else None
 
 
 def _other_format(item: pytest.Item, target_format: str) -> str | None:
@@ -249,6 +257,15 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
     elif violation is not None:
         entry["reason"] = f"{type(violation).__name__}: {str(violation).splitlines()[0] if str(violation) else ''}"
     item.config.stash[RESULTS].setdefault(clause_id, []).append(entry)
+
+
+def _clauses_of(item: pytest.Item) -> set[str]:
+    """The clause a test checks and those its outputs also judge (``judges`` marker): a test
+    ``--compaction-clause`` keeps for any of them."""
+    found = {clause_id} if (clause_id := _clause_of(item)) else set()
+    for marker in item.iter_markers("judges"):
+        found.update(marker.args)
+    return found
 
 
 def _clause_of(item: pytest.Item) -> str | None:

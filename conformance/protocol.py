@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -157,8 +157,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @cache
 def _registry() -> Registry:
-    resources = [Resource.from_contents(load_schema(name)) for name in ("request", "response")]
-    return Registry().with_resources((resource.id(), resource) for resource in resources)
+    ids = {"request": REQUEST_SCHEMA_ID, "response": RESPONSE_SCHEMA_ID}  # each schema's "$id" (tests/test_protocol.py)
+    return Registry().with_resources((ids[name], Resource.from_contents(load_schema(name))) for name in ids)
 
 
 @cache
@@ -205,18 +205,18 @@ class _Process:
         return thread
 
     def _read_stdout(self) -> None:
-        with self.popen.stdout:
-            for line in self.popen.stdout:
+        with _pipe(self.popen.stdout) as stdout:
+            for line in stdout:
                 self._answers.put(line)
         self._answers.put(_EOF)
 
     def _read_stderr(self) -> None:
-        with self.popen.stderr:
-            for line in self.popen.stderr:
+        with _pipe(self.popen.stderr) as stderr:
+            for line in stderr:
                 self._stderr.append(line.decode("utf-8", "replace").rstrip("\r\n")[:LINE_CHARS])
 
     def _write_stdin(self) -> None:
-        stdin = self.popen.stdin
+        stdin = _pipe(self.popen.stdin)
         try:
             while (data := self._requests.get()) is not None:
                 stdin.write(data)
@@ -274,6 +274,12 @@ class _Process:
         for thread in self._threads:
             thread.join(timeout=EXIT_GRACE)
         return status
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """One of the child's standard streams, which ``_Process`` opens as pipes: never None."""
+    assert stream is not None, "opened with subprocess.PIPE"
+    return stream
 
 
 # --- the session: one process after its handshake --------------------------------------

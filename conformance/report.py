@@ -92,8 +92,11 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         return item | {"status": "skip", "reason": inactive} if inactive else None
     if inactive:  # found on an output outside the profile's own tests (a core clause is always active)
         return item | {"status": "skip", "reason": inactive}
-    worst = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
+    worst: dict[str, Any] = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
     status = worst["outcome"]
+    failing = _failing_tests(entries, suite.observed.seen_in.get(clause.id, {}))
+    if len(failing) > 1:
+        item["failures"] = failing
     if finding is not None and status not in ("fail",):
         item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "test": finding.test}
         return item | _evidence(finding.history, finding.output, finding.case, clause.id)
@@ -103,12 +106,28 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         why = "no example compacted where this clause speaks" if not clause.exercised_by_check else "no example reached its check"
         return item | {"status": "not-exercised", "reason": why}
     item["status"] = status
+    ruled_out = sorted({e["reason"] for e in entries if e["outcome"] == "skip" and e.get("reason", "").startswith("declared capabilities")})
+    if ruled_out:
+        item["ruled_out"] = ruled_out  # tests of a shape variant the declarations rule out (SPEC Part A, Declarations)
     if status != "pass":
         item["reason"] = worst.get("reason", "")
         item["test"] = worst.get("test")
     if status == "fail" and worst.get("history") is not None:
         item |= _evidence(worst["history"], worst.get("output"), worst.get("case"), clause.id)
     return item
+
+
+def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, str]) -> list[dict[str, str]]:
+    """Each failing test of a clause, once, with its reason: the clause's own tests, then those
+    of other clauses whose outputs broke it (a clause shown by several faults or shapes: the
+    first reason alone would hide the others)."""
+    seen: dict[str, str] = {}
+    for e in entries:
+        if e["outcome"] in ("fail", "error") and e["test"] not in seen:
+            seen[e["test"]] = (e.get("reason") or "").splitlines()[0] if e.get("reason") else ""
+    for test, reason in found_elsewhere.items():
+        seen.setdefault(test, reason)
+    return [{"test": test, "reason": reason} for test, reason in seen.items()]
 
 
 def _evidence(history: Any, output: Any, case: dict[str, Any] | None, clause_id: str) -> dict[str, Any]:
@@ -175,6 +194,7 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"{'':<11}{c['reason'].splitlines()[0]}")
         if c["status"] == "fail" and c.get("replay"):
             lines.append(f"{'':<11}replay: {c['replay']}")
+        lines += [f"{'':<11}not run: {why}" for why in c.get("ruled_out", ())]
     for group in data["skips"]:
         lines.append(f"{ranges(group['clauses'])}: {_status_word(data, group)} ({group['reason']})")
     lines.append(verdict_line(data))
@@ -205,9 +225,11 @@ def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
             continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
         lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
-    if data["skips"]:
+    ruled_out = [(cid, why) for cid, c in data["clauses"].items() for why in c.get("ruled_out", ())]
+    if data["skips"] or ruled_out:
         lines += ["", "Not run:", ""]
         lines += [f"- {ranges(g['clauses'])}: {_status_word(data, g)}, {_cell(g['reason'])}" for g in data["skips"]]
+        lines += [f"- some tests of {cid}: {_cell(why)}" for cid, why in ruled_out]
     for cid, c in data["clauses"].items():
         if c["status"] == "fail" and c.get("case"):
             lines += _failure_section(cid, c, report_path)

@@ -49,10 +49,10 @@ class Settings:
 
 def connected(settings: Settings, base_url: str) -> Settings:
     """``settings`` with clients pointed at ``base_url``; retries off so each fault is seen once."""
-    kwargs = {"base_url": base_url, "api_key": settings.api_key, "timeout": settings.summarizer_timeout, "max_retries": 0}
+    api_key, timeout = settings.api_key, settings.summarizer_timeout
     return replace(
         settings,
         base_url=base_url,
-        client=openai.OpenAI(**kwargs),
-        async_client=openai.AsyncOpenAI(**kwargs),
+        client=openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0),
+        async_client=openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0),
     )

@@ -51,11 +51,15 @@ class Observations:
 
     exercised: dict[str, set[str]] = field(default_factory=dict)
     findings: dict[str, Finding] = field(default_factory=dict)
+    seen_in: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per clause, every test a violation was found in outside the clause's own tests, with its
+    first reason there (the report lists them all; the smallest finding alone hides the others)."""
 
     def exercise(self, clause_id: str, key: str) -> None:
         self.exercised.setdefault(clause_id, set()).add(key)
 
     def find(self, clause_id: str, finding: Finding) -> None:
+        self.seen_in.setdefault(clause_id, {}).setdefault(finding.test or "another test", finding.reason.splitlines()[0] if finding.reason else "")
         kept = self.findings.get(clause_id)
         if kept is None or _size(finding.history) < _size(kept.history):
             self.findings[clause_id] = finding

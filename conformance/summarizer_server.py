@@ -46,7 +46,7 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -126,7 +126,7 @@ def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, i
 # --- the deterministic answer ----------------------------------------------------
 
 
-def messages_digest(messages: list[Any]) -> str:
+def messages_digest(messages: Sequence[Any]) -> str:
     """SHA-256 of the canonical JSON of the request messages."""
     canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -147,14 +147,14 @@ def plain_words(text: str) -> list[str]:
     return [w for w in words if w.isalpha() and len(w) <= MAX_WORD_CHARS and not _looks_like_id(w)]
 
 
-def _last_user_text(messages: list[Mapping[str, Any]]) -> str:
+def _last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
             return " ".join(message_text(message))
     return ""
 
 
-def deterministic_summary(messages: list[Mapping[str, Any]]) -> str:
+def deterministic_summary(messages: Sequence[Mapping[str, Any]]) -> str:
     """The default answer: a function of the request messages only, short, with no identifiers."""
     words = " ".join(plain_words(_last_user_text(messages))[:MAX_SUMMARY_WORDS]) or "(no user text)"
     head = (

@@ -120,6 +120,7 @@ class Compactor:
     def _failed(self, messages: list[Message], error: SummarizerError) -> list[Message]:
         """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""
         event = self.last_event
+        assert event is not None, "set by _rounds_to_compact"
         event.failure_reason = str(error)
         event.prompt_hash = error.prompt_hash
         log.warning("compaction failed: %s: %s", error.error_type, error.reason)
@@ -127,6 +128,7 @@ class Compactor:
 
     def _finish(self, messages: list[Message], outcome: Outcome) -> list[Message]:
         event = self.last_event
+        assert event is not None, "set by _rounds_to_compact"
         event.prompt_hash = outcome.prompt_hash
         if outcome.summary is not None:
             event.summarizer_prompt_tokens = outcome.summary.prompt_tokens

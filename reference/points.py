@@ -176,11 +176,12 @@ class DurableHistory:
             why = "was compacted away (hard retention): no longer a fork point" if gone else "is not in this branch"
             raise StoreError(session, source, from_id, f"cannot fork: the message {why}")
         copied = rows[: index + 1]
+        saved: Sequence[StoredMessage | Message] = copied
         if compact:
             view = self.compactor.compact([r.message for r in copied], iteration=1, force=True)
             planned = plan(copied, view, "compact", self.boundary)
-            copied = copied if planned is None else project(copied, planned)
-        return self.store.replace(session, copied, target, create=True)
+            saved = copied if planned is None else project(copied, planned)
+        return self.store.replace(session, saved, target, create=True)
 
 
 def agent_loop(

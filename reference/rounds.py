@@ -16,12 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from openai.types.chat import ChatCompletionMessageParam
+from compaction_suite.message import Message
 
 from .errors import HistoryError
-
-Message = ChatCompletionMessageParam
-"""An OpenAI chat-completions message, as the plain dict the API takes."""
 
 RoundKind = Literal["system", "user", "assistant", "tool_calls"]
 

@@ -70,10 +70,13 @@ class HistoryStore(Protocol):
     def close(self) -> None: ...
 
 
-def project(rows: Sequence[StoredMessage], event: HistoryCompacted) -> list[StoredMessage]:
-    """The branch after ``event``: removed rows out, each replacement at its anchor (seed 004 projection)."""
+def project(rows: Sequence[StoredMessage], event: HistoryCompacted) -> list[StoredMessage | Message]:
+    """The branch after ``event``: removed rows out, each replacement at its anchor (seed 004 projection).
+
+    A planned event's replacement is plain messages, not stored yet: they come out as they are.
+    """
     removed = set(event.removed_ids)
-    out: list[StoredMessage] = []
+    out: list[StoredMessage | Message] = []
     for row in rows:
         if row.id in removed:
             out += [r for r, anchor in zip(event.replacement, event.anchors) if anchor == row.id]
@@ -153,7 +156,7 @@ class SQLiteStore:
                 raise StoreConflict(session, branch, min(gone), "no longer stored: another writer compacted first")
             replacement = self._stored(session, event.replacement)
             event = HistoryCompacted(event.removed_ids, tuple(replacement), event.anchors)
-            after = project(rows, event)
+            after = self._stored(session, project(rows, event))  # all stored already: each keeps its id
             why = "hard retention would break the history (a tool-group boundary keeps groups whole): "
             self._check(session, branch, after, why)
             self._rewrite(session, branch, after)

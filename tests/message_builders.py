@@ -30,7 +30,12 @@ def call(call_id: str, name: str = "readFile", arguments: Any = "{}") -> dict[st
 
 def calls(*ids: str, name: str = "readFile") -> dict[str, Any]:
     """An assistant message calling ``name`` once per id, with no text."""
-    return {"role": "assistant", "content": None, "tool_calls": [call(i, name) for i in ids]}
+    return asks(*(call(i, name) for i in ids))
+
+
+def asks(*tool_calls: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+    """An assistant message making ``tool_calls`` (built with `call`), with ``text`` or none."""
+    return {"role": "assistant", "content": text, "tool_calls": list(tool_calls)}
 
 
 def result(call_id: str, content: Any = "ok") -> dict[str, Any]:

@@ -135,3 +135,8 @@ def test_a_native_trace_replays_through_compactors_of_any_format(tmp_path):
     header, request = import_claude_code_messages(claude / "session-interrupted.jsonl")
     with pytest.raises(NotFaithful, match=r"\['is_error'\] of a 'tool_result'"):  # the importer's answer to an unanswered call
         to_chat(request, header["wire_format"])
+
+
+def test_an_unknown_wire_format_is_named_in_the_error():
+    with pytest.raises(ValueError, match="unknown wire format 'gemini'"):
+        to_chat(HISTORY, "gemini")

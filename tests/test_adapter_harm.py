@@ -25,18 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 
 import pytest
 
 from compaction_suite.conformance import oracle
 
-
-def _call(call_id: str, path: str) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": path})}}
+from message_builders import asks, call, reply, result, system, user
 
 
-SYSTEM = {"role": "system", "content": "You are a coding agent working in the user's repository."}
+def _read(call_id: str, path: str) -> dict:
+    return call(call_id, "readFile", {"path": path})
+
+
+SYSTEM = system("You are a coding agent working in the user's repository.")
 
 
 def conversation(turns: int) -> list[dict]:
@@ -44,23 +45,23 @@ def conversation(turns: int) -> list[dict]:
     out: list[dict] = []
     for i in range(turns):
         out += [
-            {"role": "user", "content": f"Question {i}: what does module {i} do?"},
-            {"role": "assistant", "content": None, "tool_calls": [_call(f"call_{i}", f"src/m{i}.py")]},
-            {"role": "tool", "tool_call_id": f"call_{i}", "content": f"def f{i}():\n    return {i}\n" * 8},
-            {"role": "assistant", "content": f"Module {i} defines f{i}, which returns {i}. " * 3},
+            user(f"Question {i}: what does module {i} do?"),
+            asks(_read(f"call_{i}", f"src/m{i}.py")),
+            result(f"call_{i}", f"def f{i}():\n    return {i}\n" * 8),
+            reply(f"Module {i} defines f{i}, which returns {i}. " * 3),
         ]
     return out
 
 
-def big_last_round(result_chars: int, reply: bool = True) -> list[dict]:
-    """A user turn, then parallel calls whose last result is ``result_chars`` long, then (``reply``) a reply."""
+def big_last_round(result_chars: int, answered: bool = True) -> list[dict]:
+    """A user turn, then parallel calls whose last result is ``result_chars`` long, then (``answered``) a reply."""
     return [
-        {"role": "user", "content": "Read the three files."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("call_a", "a.py"), _call("call_b", "b.py"), _call("call_c", "big.log")]},
-        {"role": "tool", "tool_call_id": "call_a", "content": "import json\n"},
-        {"role": "tool", "tool_call_id": "call_b", "content": "import os\n"},
-        {"role": "tool", "tool_call_id": "call_c", "content": "log line\n" * (result_chars // 9)},
-    ] + ([{"role": "assistant", "content": "The log is long."}] if reply else [])
+        user("Read the three files."),
+        asks(_read("call_a", "a.py"), _read("call_b", "b.py"), _read("call_c", "big.log")),
+        result("call_a", "import json\n"),
+        result("call_b", "import os\n"),
+        result("call_c", "log line\n" * (result_chars // 9)),
+    ] + ([reply("The log is long.")] if answered else [])
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +152,7 @@ def test_agent_framework_token_budget_drops_the_system_message_in_the_list(setti
     pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')")
     from compaction_suite.adapters.agent_framework import token_budget
 
-    history = [SYSTEM, *conversation(2), *big_last_round(12_000, reply=False)]  # before the model reads the results
+    history = [SYSTEM, *conversation(2), *big_last_round(12_000, answered=False)]  # before the model reads the results
     out = compact(token_budget(settings, token_budget=2000), history)
     assert oracle.check_system_kept(history, out, True), out[:2]  # AF's strict fallback excludes the system group
     assert all(m["role"] != "system" for m in out)

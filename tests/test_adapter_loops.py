@@ -291,7 +291,7 @@ def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message
 # --- pydantic-ai ------------------------------------------------------------------------------------------
 
 
-def test_pydantic_ai_capability_runs_between_rounds_system_prompt_with_first_user_prompt():
+def test_pydantic_ai_capability_runs_between_rounds_system_prompts_leading():
     pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
@@ -325,13 +325,20 @@ def test_pydantic_ai_capability_runs_between_rounds_system_prompt_with_first_use
         return ModelResponse(parts=[TextPart("done")])
 
     agent = Agent(FunctionModel(model), system_prompt=SYSTEM_PROMPT, tools=[read_file], capabilities=[Recording(max_messages=100, keep_messages=50)])
+
+    @agent.system_prompt
+    def second_prompt() -> str:
+        return "Answer in French."
+
     history = None
     for turn in range(TURNS):
         history = agent.run_sync(f"turn {turn}: read the files", message_history=history).all_messages()
     assert len(seen) == TURNS * (ROUNDS_PER_TURN + 1)
     assert_between_rounds(seen)
     for kinds, received in zip(first_requests, seen, strict=True):
-        assert kinds[:2] == ["SystemPromptPart", "UserPromptPart"], kinds  # stored together, in the list the capability sees
-        assert received[0]["role"] == "system" and received[0]["content"] == SYSTEM_PROMPT
-    assert sum(isinstance(p, SystemPromptPart) for m in history for p in getattr(m, "parts", [])) == 1  # stored once, first
+        assert kinds[:3] == ["SystemPromptPart", "SystemPromptPart", "UserPromptPart"], kinds  # stored together, in the list the capability sees
+        assert [m["content"] for m in received[:2]] == [SYSTEM_PROMPT, "Answer in French."]
+        roles = [m["role"] for m in received]
+        assert "system" not in roles[roles.index("user"):]  # system_prompt: leading (never after the first other message)
+    assert sum(isinstance(p, SystemPromptPart) for m in history for p in getattr(m, "parts", [])) == 2  # stored once each, first
     assert returns_per_request and set(returns_per_request) == {ROUND_CALLS}  # a round's results in one ModelRequest

@@ -20,15 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 
+from compaction_suite.conformance.capabilities import CHOICES
 from compaction_suite.conformance.histories import histories
+
+import message_builders as build
 
 PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
-
-
-def _call(call_id: str, name: str, arguments: str) -> dict:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 SHAPES: dict[str, list[dict]] = {
@@ -60,9 +59,9 @@ SHAPES: dict[str, list[dict]] = {
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                _call("call_1", "readFile", '{"path": "src/app.py"}'),
-                _call("call_2", "search", '{"query": "数据库连接", "limit": 3}'),
-                _call("call_3", "runCommand", '{"cmd":"pytest -q"}'),
+                build.call("call_1", "readFile", '{"path": "src/app.py"}'),
+                build.call("call_2", "search", '{"query": "数据库连接", "limit": 3}'),
+                build.call("call_3", "runCommand", '{"cmd":"pytest -q"}'),
             ],
         },
         {"role": "tool", "tool_call_id": "call_2", "content": "2 hits"},
@@ -71,23 +70,23 @@ SHAPES: dict[str, list[dict]] = {
     ],
     "calls-with-preamble": [
         {"role": "user", "content": "Create it."},
-        {"role": "assistant", "content": "Creating the ticket now.", "tool_calls": [_call("call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')]},
+        {"role": "assistant", "content": "Creating the ticket now.", "tool_calls": [build.call("call_9", "createEntity", '{"type": "ticket", "title": "Fix \\u00e9"}')]},
         {"role": "tool", "tool_call_id": "call_9", "content": '{"id": "ent-4f2a", "type": "ticket"}'},
         {"role": "assistant", "content": "Done."},
     ],
     "calls-with-empty-preamble": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": "", "tool_calls": [_call("call_5", "reportProgress", '{"tasks": []}')]},
+        {"role": "assistant", "content": "", "tool_calls": [build.call("call_5", "reportProgress", '{"tasks": []}')]},
         {"role": "tool", "tool_call_id": "call_5", "content": "OK"},
     ],
     "call-arguments-not-an-object": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("call_7", "search", "[1, 2]")]},
+        {"role": "assistant", "content": None, "tool_calls": [build.call("call_7", "search", "[1, 2]")]},
         {"role": "tool", "tool_call_id": "call_7", "content": ""},
     ],
     "tool-text-parts": [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": None, "tool_calls": [_call("call_8", "readFile", '{"path": "a.py"}')]},
+        {"role": "assistant", "content": None, "tool_calls": [build.call("call_8", "readFile", '{"path": "a.py"}')]},
         {"role": "tool", "tool_call_id": "call_8", "content": [{"type": "text", "text": "1\timport json"}, {"type": "text", "text": "2"}]},
     ],
     "earlier-summary": [
@@ -100,7 +99,7 @@ SHAPES: dict[str, list[dict]] = {
 AGENT_HISTORY = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the tests."},
-    {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "readFile", '{"path": "a.py"}'), _call("call_2", "runCommand", '{"cmd": "pytest"}')]},
+    {"role": "assistant", "content": None, "tool_calls": [build.call("call_1", "readFile", '{"path": "a.py"}'), build.call("call_2", "runCommand", '{"cmd": "pytest"}')]},
     {"role": "tool", "tool_call_id": "call_2", "content": "1 failed"},
     {"role": "tool", "tool_call_id": "call_1", "content": "def f(): pass"},
     {"role": "assistant", "content": "The test fails because f returns None."},
@@ -396,7 +395,7 @@ def test_factory_compacts_offline(fw, factory, suite_settings):
     assert isinstance(out, list) and all(isinstance(m, dict) and m.get("role") for m in out)
     assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events"}
     assert compactor.capabilities["called"] == "between_rounds"  # proven per framework in test_adapter_loops.py
-    assert compactor.capabilities["system_prompt"] in ("outside", "in_list")
+    assert compactor.capabilities["system_prompt"] in CHOICES["system_prompt"]
 
 
 def _rename(messages: list[dict], n: int) -> list[dict]:
@@ -464,8 +463,8 @@ def test_matrix_command_on_the_reference(tmp_path):
 
 # --- what the matrix counts ------------------------------------------------------------------------------
 
-_CALL = {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "readFile", "{}")]}
-_RESULT = {"role": "tool", "tool_call_id": "call_1", "content": "r"}
+_CALL = build.calls("call_1")
+_RESULT = build.result("call_1", "r")
 
 
 def test_reverify_fails_a_structural_clause_a_reproducer_breaks():
@@ -518,3 +517,47 @@ def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
     other = md[md.index("## Other shapes") : md.index("## Failures")]
     assert "odd-shape" in other and "never produced" in other
     assert "| Fake | clean | defaults | core | ✓ | n/a | 1 |" in md  # not applicable under a declaration: n/a, not ✓
+
+
+def test_matrix_says_what_a_finding_needs():
+    """A crash lists every exception type with the faults that raised it (not only the first), and a
+    lost system message says which system messages its history held: a reader sees who hits it."""
+    from compaction_suite.cli.matrix_verdicts import shown_with
+
+    faults = "conformance/tests/test_faults.py::test_no_failed_summary_replaces_history"
+    crash = {
+        "reason": "compact raised OpenAIAPIError: 500 (seen in ...)",
+        "failures": [
+            {"test": f"{faults}[500]", "reason": "compact raised OpenAIAPIError: Error code: 500"},
+            {"test": f"{faults}[503]", "reason": "compact raised OpenAIAPIError: Error code: 503"},
+            {"test": f"{faults}[no_choices]", "reason": "compact raised IndexError: list index out of range"},
+        ],
+    }
+    assert shown_with("CORE-10", crash) == "OpenAIAPIError under 500, 503; IndexError under no_choices"
+    system, user = {"role": "system", "content": "s"}, {"role": "user", "content": "q"}
+    assert shown_with("CORE-3", {"history": [system, system, user]}) == "2 leading system messages"
+    assert shown_with("CORE-3", {"history": [system, user, system]}) == "a system message after the first other message"
+    assert shown_with("CORE-3", {"history": [system, user]}) is None
+    assert shown_with("CORE-1", {"history": [system, system, user]}) is None
+
+
+def test_matrix_clause_tables_per_wire_format(tmp_path):
+    """Each wire format gets its own clause table, without columns for the other formats' clauses."""
+    from compaction_suite.cli import matrix
+
+    def result(name: str, wire_format: str, own: str) -> dict:
+        clauses = {"CORE-1": {"status": "pass", "level": "MUST", "title": "t"}, own: {"status": "pass", "level": "MUST", "title": "t"}}
+        clauses |= {other: {"status": "not-applicable", "level": "MUST", "title": "t"} for other in ("RESP-1", "ANTH-1") if other != own}
+        return {
+            "framework": "Fake", "versions": {}, "compactor": name, "target": f"fake:{name}", "options": {}, "configuration": "defaults",
+            "command": "c", "why": "", "native": True, "exit_code": 0, "seconds": 1.0, "status": "conforms", "profiles_claimed": ["core"],
+            "passed": True, "clauses": clauses, "capabilities": {"wire_format": wire_format},
+        }  # fmt: skip
+
+    runs = [result("items", "responses", "RESP-1"), result("blocks", "anthropic-messages", "ANTH-1")]
+    md = matrix.markdown(matrix.build(runs, [{"framework": "Fake", "installed": True, "versions": {}}], True, None, tmp_path, 1.0))
+    by_clause = md[md.index("## Clause by clause") : md.index("## Failures")]
+    responses = by_clause[by_clause.index("### responses") : by_clause.index("### anthropic-messages")]
+    anthropic = by_clause[by_clause.index("### anthropic-messages") :]
+    assert "RESP-1" in responses and "ANTH-1" not in responses
+    assert "ANTH-1" in anthropic and "RESP-1" not in anthropic

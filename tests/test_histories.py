@@ -46,6 +46,8 @@ from compaction_suite.conformance.histories import (
 )
 from compaction_suite.reference.rounds import Round, call_in_flight, flatten, split_rounds
 
+import message_builders as build
+
 PROPERTY = settings(max_examples=50)
 SEARCH = settings(max_examples=1_000, phases=[Phase.generate], database=None, derandomize=True)
 """For `find`: generate until found, without shrinking (the first match is enough)."""
@@ -365,14 +367,6 @@ def test_task_titles_are_unique_single_lines(tasks: list[dict[str, str]]) -> Non
 # --- entity_ids and latest_task_list ----------------------------------------------------
 
 
-def call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
-def result(call_id: str, content: Any) -> Message:
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
-
-
 def test_entity_ids_are_identifier_like_keys_at_any_depth_of_json_results() -> None:
     history: list[Message] = [
         {"role": "system", "content": "s"},
@@ -380,16 +374,16 @@ def test_entity_ids_are_identifier_like_keys_at_any_depth_of_json_results() -> N
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [call(f"c{i}", ENTITY_TOOL if i < 2 else "readFile", {}) for i in range(8)],
+            "tool_calls": [build.call(f"c{i}", ENTITY_TOOL if i < 2 else "readFile", {}) for i in range(8)],
         },
-        result("c0", json.dumps({"id": "ent-0001", "type": "task", "title": "A"})),
-        result("c1", json.dumps({"id": "5f0c6a1e-0000-4000-8000-000000000001"}, indent=2)),
-        result("c2", json.dumps({"id": 7, "ok": True})),  # an integer id counts (SPEC ENT-1)
-        result("c3", json.dumps([{"id": "ent-in-array", "valid": "yes"}])),  # in an array
-        result("c4", json.dumps({"item": {"owner_id": "u-1", "tagIds": ["t-1", True]}})),  # nested, a list of ids
-        result("c5", 'not json {"id": "ent-text"}'),
-        result("c6", [{"type": "text", "text": json.dumps({"id": "ent-parts"})}]),  # text parts count
-        result("c7", json.dumps({"id": "ent-0001"})),  # a repeat
+        build.result("c0", json.dumps({"id": "ent-0001", "type": "task", "title": "A"})),
+        build.result("c1", json.dumps({"id": "5f0c6a1e-0000-4000-8000-000000000001"}, indent=2)),
+        build.result("c2", json.dumps({"id": 7, "ok": True})),  # an integer id counts (SPEC ENT-1)
+        build.result("c3", json.dumps([{"id": "ent-in-array", "valid": "yes"}])),  # in an array
+        build.result("c4", json.dumps({"item": {"owner_id": "u-1", "tagIds": ["t-1", True]}})),  # nested, a list of ids
+        build.result("c5", 'not json {"id": "ent-text"}'),
+        {"role": "tool", "tool_call_id": "c6", "content": [{"type": "text", "text": json.dumps({"id": "ent-parts"})}]},  # text parts count
+        build.result("c7", json.dumps({"id": "ent-0001"})),  # a repeat
         {"role": "assistant", "content": "done"},
     ]
     assert entity_ids(history) == [
@@ -403,29 +397,29 @@ def test_latest_task_list_takes_the_last_readable_report_progress_call() -> None
     first = [{"title": "Plan", "status": "completed"}]
     second = [{"title": "Build", "status": "in_progress"}, {"title": "Ship", "status": "pending"}]
     third = [{"title": "Ship", "status": "completed"}]
-    progress = {"role": "assistant", "content": None, "tool_calls": [call("p1", PROGRESS_TOOL, {"tasks": first})]}
+    progress = {"role": "assistant", "content": None, "tool_calls": [build.call("p1", PROGRESS_TOOL, {"tasks": first})]}
     parallel = {
         "role": "assistant",
         "content": None,
-        "tool_calls": [call("p2", PROGRESS_TOOL, {"tasks": second}), call("p3", "search", {"query": "x"})],
+        "tool_calls": [build.call("p2", PROGRESS_TOOL, {"tasks": second}), build.call("p3", "search", {"query": "x"})],
     }
-    broken = {"role": "assistant", "content": None, "tool_calls": [call("p4", PROGRESS_TOOL, None)]}
+    broken = {"role": "assistant", "content": None, "tool_calls": [build.call("p4", PROGRESS_TOOL, None)]}
     broken["tool_calls"][0]["function"]["arguments"] = "{not json"
     history: list[Message] = [
         {"role": "user", "content": "go"},
         progress,
-        result("p1", "OK"),
+        build.result("p1", "OK"),
         parallel,
-        result("p3", "No matches found."),
-        result("p2", "OK"),
+        build.result("p3", "No matches found."),
+        build.result("p2", "OK"),
         broken,
-        result("p4", "error"),
+        build.result("p4", "error"),
         {"role": "user", "content": f"{SUMMARY_PREFIX}\n### Current Task List\n- [ ] Not a call (pending)"},
     ]
     assert latest_task_list(history[:1]) is None
     assert latest_task_list(history[:3]) == first
     assert latest_task_list(history) == second
-    unanswered = {"role": "assistant", "content": None, "tool_calls": [call("p5", PROGRESS_TOOL, {"tasks": third})]}
+    unanswered = {"role": "assistant", "content": None, "tool_calls": [build.call("p5", PROGRESS_TOOL, {"tasks": third})]}
     assert latest_task_list([*history, unanswered]) == third
 
 

@@ -44,3 +44,11 @@ def test_example_compactor_conforms_as_the_readme_runs_it(command: str, tmp_path
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "conforms" in done.stdout
+
+
+def test_ci_runs_the_readme_test_command_exactly() -> None:
+    """`.ci/run` is the README's test command (ruff, mypy, the tests), not a copy that drifts."""
+    command = next(line for line in README.splitlines() if line.startswith("python3 -m venv") and "pytest" in line)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ci[-1] == command
+    assert ".venv/bin/ruff check ." in command and ".ci/typecheck" in command

@@ -191,7 +191,7 @@ def test_chars_per_four_on_content_parts() -> None:
 def test_chars_per_four_on_tool_calls_name_and_refusal() -> None:
     history: list[Message] = [
         {"role": "user", "name": "ann", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"p": 1}')]},  # type: ignore[list-item]
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"p": 1}')]},
         {"role": "tool", "tool_call_id": "c1", "content": "result!!"},
         {"role": "assistant", "content": None, "refusal": "no"},
     ]
@@ -222,7 +222,7 @@ def test_exact_overhead_arithmetic(name: str, exact: dict[str, ExactTokens]) -> 
 
 def test_exact_counts_tool_calls_and_parts(exact: dict[str, ExactTokens]) -> None:
     counter = exact["o200k_base"]
-    calling: Message = {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"path": "a.py"}')]}  # type: ignore[list-item]
+    calling: Message = {"role": "assistant", "content": None, "tool_calls": [call("c1", "read", '{"path": "a.py"}')]}
     assert counter.units(calling) == PER_MESSAGE + 1 + counter.tokens("read") + counter.tokens('{"path": "a.py"}')
     parts: Message = {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
     assert counter.units(parts) == 6
@@ -247,7 +247,7 @@ def _message(draw: st.DrawFn) -> Message:
         message["tool_calls"] = [call("c", draw(text), draw(text))]
     if role == "tool":
         message["tool_call_id"] = "c"
-    return message  # type: ignore[return-value]
+    return message
 
 
 messages = st.lists(st.composite(_message)(), max_size=4)

@@ -20,7 +20,8 @@ from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
 
-from checking import check
+from checking import check, in_process
+from message_builders import calls, reply, result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +56,21 @@ def test_a_declaration_makes_its_clause_not_applicable(name: str, waived: str, t
     clause = report["clauses"][waived]
     assert clause["status"] == "not-applicable" and "declared capabilities" in clause["reason"]
     assert report["harm_counts"] == {"rejected": 0, "loss": 0, "crash": 0, "policy": 0}
+
+
+def test_a_declaration_rules_out_a_shape_variant_not_its_clause(tmp_path: Path) -> None:
+    """SPEC Part A, Declarations: ``system_prompt: leading`` rules out the ``system-in-the-middle``
+    variant only. The same defect fails CORE-3 undeclared; declared, CORE-3 still runs (and
+    passes on the leading system messages it keeps) and names what it did not run."""
+    undeclared = in_process(tmp_path, "broken.compactors:drops_later_system", clauses=["CORE-3"], fast=True)
+    assert undeclared.exit_code == 1 and undeclared.clause("CORE-3")["status"] == "fail"
+    assert "test_system_message_in_the_middle" in undeclared.clause("CORE-3")["test"]
+    (tmp_path / "leading").mkdir()
+    declared_leading = in_process(tmp_path / "leading", "broken.compactors:declared_system_leading", clauses=["CORE-3"], fast=True)
+    clause = declared_leading.clause("CORE-3")
+    assert declared_leading.exit_code == 0 and clause["status"] == "pass" and clause["exercised"] > 0
+    assert clause["ruled_out"] == ["declared capabilities {'system_prompt': 'leading'}: the framework never produces the shape 'system-in-the-middle'"]
+    assert "not run: declared capabilities {'system_prompt': 'leading'}" in declared_leading.output
 
 
 def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
@@ -119,6 +135,18 @@ def test_core4_leaves_system_messages_to_core3() -> None:
     assert oracle.check_rounds_whole(history, [SYSTEM, TURNS[3], TURNS[2]]) is not None
 
 
+def test_core4_replaced_in_place_means_where_the_round_is() -> None:
+    """A masked result replaces its message in its own round: a later round reusing the id
+    (CORE-6 allows it) does not stand in for a result the compactor dropped."""
+    first = [TURNS[0], calls("call_1"), result("call_1", "long output"), reply("read it")]
+    later = [TURNS[1], calls("call_1"), result("call_1", "second output"), reply("read it again")]
+    history = [SYSTEM, *first, *later]
+    masked = [SYSTEM, TURNS[0], calls("call_1"), result("call_1", "[output cleared]"), reply("read it"), *later]
+    assert oracle.check_rounds_whole(history, masked) is None
+    dropped = [SYSTEM, TURNS[0], calls("call_1"), reply("read it"), *later]
+    assert "is missing while the rest of its round" in (oracle.check_rounds_whole(history, dropped) or "")
+
+
 def test_a_cmd_target_declares_in_its_start_answer() -> None:
     target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
     try:
@@ -139,7 +167,7 @@ class _Returns:
         return self.out if self.out else messages
 
 
-CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+CALL = calls("c1", name="search")
 
 
 def _suite_judging(out: list[dict]) -> Suite:
@@ -152,18 +180,35 @@ def test_core2_decision_an_in_flight_history_returned_unchanged_is_core9s() -> N
     try:
         suite.new().compact(in_flight, 8)
         assert "CORE-2" not in suite.observed.findings
-        Suite.judge(suite, [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}], [SYSTEM, CALL], {}, "k")
+        Suite.judge(suite, [SYSTEM, *TURNS, CALL, result("c1", "r")], [SYSTEM, CALL], {}, "k")
         assert "CORE-2" in suite.observed.findings and suite.observed.count("CORE-1") == 1
     finally:
         suite.close()
 
 
 def test_an_output_breaking_two_clauses_fails_both() -> None:
-    history = [SYSTEM, *TURNS, CALL, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
-    suite = _suite_judging([{"role": "tool", "tool_call_id": "c1", "content": "r"}, TURNS[3]])
+    history = [SYSTEM, *TURNS, CALL, result("c1", "r")]
+    suite = _suite_judging([result("c1", "r"), TURNS[3]])
     try:
         suite.new().compact(history, 8)
         assert {"CORE-1", "CORE-3", "CORE-4"} <= set(suite.observed.findings)
         assert suite.observed.findings["CORE-1"].case["iteration"] == 8
     finally:
         suite.close()
+
+
+def test_a_clause_failing_in_several_tests_lists_each(tmp_path: Path) -> None:
+    """A clause broken in several tests (here every summarizer fault crashes the compactor) lists
+    each failing test with its reason, so the first one found does not hide the others."""
+    checked = in_process(tmp_path, "broken.compactors:crashes_without_claiming_failure", clauses=["CORE-10"], fast=True)
+    clause = checked.clause("CORE-10")
+    assert clause["status"] == "fail" and len(clause["failures"]) > 1
+    assert len({f["test"] for f in clause["failures"]}) == len(clause["failures"])
+    assert all("raised" in f["reason"] for f in clause["failures"])
+
+
+def test_an_entity_id_is_found_whole_not_inside_a_longer_one() -> None:
+    """STRUCT-2 and the replay's retention: an id counts as kept only where the text names it whole."""
+    assert oracle.mentions("created ent-1 and 7 others", "ent-1") and oracle.mentions("ids: 7, 8", "7")
+    assert not oracle.mentions("created ent-12", "ent-1") and not oracle.mentions("17 files", "7")
+    assert not oracle.mentions("user_7", "7") and oracle.mentions('{"id": "u-1"}', "u-1")

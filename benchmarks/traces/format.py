@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from compaction_suite.message import Message
 from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
 
@@ -35,7 +36,6 @@ REQUIRED_FIELDS: dict[str, type] = {
 OPTIONAL_LIST_FIELDS = ("corrections", "tools")
 
 Header = dict[str, Any]
-Message = dict[str, Any]
 
 
 class TraceFormatError(ValueError):

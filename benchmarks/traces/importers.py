@@ -207,7 +207,9 @@ def import_swe_agent(path: str | Path, *, created: str | None = None) -> Trace:
         raise TraceImportError(path, "", "expected a JSON object with a 'history' list")
     converter = _Converter(path, "history")
     messages = converter.convert(data["history"])
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    info = data.get("info")
+    if not isinstance(info, dict):
+        info = {}
     style = "function-calling" if any("tool_calls" in m for m in messages) else "text actions"
     notes = [f"SWE-agent history of {len(data['history'])} messages ({style})."]
     if "exit_status" in info:

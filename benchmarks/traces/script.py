@@ -159,8 +159,8 @@ def _tool(name: str, description: str, properties: dict[str, dict[str, object]],
         "type": "object", "properties": properties, "required": required}}}
 
 
-_STR = {"type": "string"}
-_INT = {"type": "integer", "minimum": 1}
+_STR: dict[str, object] = {"type": "string"}
+_INT: dict[str, object] = {"type": "integer", "minimum": 1}
 TOOL_SCHEMAS = [
     _tool("readFile", "Lines start..end (1-based, inclusive) of a standard-library file.",
           {"path": _STR, "start": _INT, "end": _INT}, ["path", "start", "end"]),

@@ -16,7 +16,7 @@ import pytest
 from compaction_suite.conformance.options import OPTIONS, Option
 from compaction_suite.conformance.options import pytest_args as options_to_pytest
 
-EXIT = {pytest.ExitCode.OK: 0, pytest.ExitCode.TESTS_FAILED: 1, pytest.ExitCode.USAGE_ERROR: 2, pytest.ExitCode.NO_TESTS_COLLECTED: 2}
+EXIT: dict[int, int] = {pytest.ExitCode.OK: 0, pytest.ExitCode.TESTS_FAILED: 1, pytest.ExitCode.USAGE_ERROR: 2, pytest.ExitCode.NO_TESTS_COLLECTED: 2}
 
 
 @click.group()
@@ -101,12 +101,12 @@ def record(target, base_url, azure_endpoint, api_version, model, histories, out,
 
     try:
         endpoint = Endpoint.from_env(model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version, timeout=timeout)
-        context, command = click.get_current_context(), ["compaction-suite", "record", *([target] if target else [])]
+        context, argv = click.get_current_context(), ["compaction-suite", "record", *([target] if target else [])]
         for param in context.command.params:  # the command as given, for the meta files
             value = context.params[param.name]
             if isinstance(param, click.Option) and value not in (None, (), param.default):
-                command += [arg for v in (value if isinstance(value, tuple) else (value,)) for arg in (param.opts[0], str(v))]
-        command = shlex.join(command)
+                argv += [arg for v in (value if isinstance(value, tuple) else (value,)) for arg in (param.opts[0], str(v))]
+        command = shlex.join(argv)
         recordings = record_histories(
             target, histories or default_histories(), out, endpoint, iteration=iteration, name=name,
             model_file=model_file, server_info=server_info, command=command,

@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 
+from compaction_suite.conformance import formats
 from compaction_suite.conformance.clauses import clauses
 from compaction_suite.conformance.runner import run_check
 
@@ -168,6 +169,9 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
             }  # fmt: skip
             if c.get("reverified_from"):
                 failure["reverified_from"] = c["reverified_from"]
+            condition = verdicts.shown_with(clause_id, c)
+            if condition:
+                failure["shown_with"] = condition
             if c.get("history") is not None:
                 name = f"{_slug(r['framework'])}--{_slug(r['compactor'])}--{_slug(r['configuration'])}--{clause_id}.json"
                 reproducer = {
@@ -187,6 +191,8 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
                     "output": c.get("output"),
                     "case": c.get("case"),
                     "replay": c.get("replay"),
+                    "failures": c.get("failures"),
+                    "shown_with": condition,
                     "native_shapes": r.get("native", True),
                 }
                 (repro_dir / name).write_text(json.dumps(reproducer, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -243,7 +249,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     lines += _users_hit(native)
     lines += _frameworks(data, native)
-    lines += ["## Clause by clause", ""] + _clause_table(native)
+    lines += ["## Clause by clause", ""] + _clause_tables(native)
     lines += [
         "✓ holds, ✗ fails (MUST), (✗) fails a SHOULD clause (reported, never failing), ! the test crashed, "
         "n/a not applicable under the declared capabilities, ∅ not exercised (no example compacted), · not checked "
@@ -258,7 +264,7 @@ def markdown(data: dict[str, Any]) -> str:
             "Shapes the framework's own loop never produces (each row says why). Findings here are not reachable "
             "by the framework's users and are in no count above.",
             "",
-        ] + _clause_table(other, why=True)
+        ] + _clause_tables(other, why=True)
     lines += ["## Failures", ""] + _failure_lines(data["runs"])
     lines += ["", "## What each compactor claims", ""]
     for fw in data["frameworks"]:
@@ -295,15 +301,20 @@ def _users_hit(runs: list[dict[str, Any]]) -> list[str]:
     for run in hit:
         grouped = verdicts.by_harm(run)
         cells = [str(len(grouped.get(h, []))) if grouped.get(h) else "" for h in harms]
-        listed = "; ".join(
-            f"[{f['clause']}]({f['reproducer']}) {f['harm']}" if f.get("reproducer") else f"{f['clause']} {f['harm']}" for f in verdicts.findings(run)
-        )
+        listed = "; ".join(_finding(f) for f in verdicts.findings(run))
         if run["status"] in ("error", "timeout"):
             listed = listed or f"no report ({run['status']})"
         lines.append(f"| {run['framework']} | {run['compactor']} | {run['configuration'].replace('|', '/')} | " + " | ".join(cells) + f" | {listed} |")
     if not hit:
         lines.append("| – | – | none | " + " | ".join("" for _ in harms) + " | |")
     return lines + [""]
+
+
+def _finding(f: dict[str, Any]) -> str:
+    """One finding in the first table: the clause (linked to its reproducer), its harm, and what
+    it needs when its evidence says (`verdicts.shown_with`)."""
+    said = f"[{f['clause']}]({f['reproducer']}) {f['harm']}" if f.get("reproducer") else f"{f['clause']} {f['harm']}"
+    return said + (f" ({f['shown_with'].replace('|', '/')})" if f.get("shown_with") else "")
 
 
 def _count(n: int, noun: str) -> str:
@@ -324,9 +335,28 @@ def _frameworks(data: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
     return lines + [""]
 
 
+def _clause_tables(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
+    """One clause table per wire format the runs compact (one, unheaded, when all share it): a
+    format's table has no columns for the clauses of the other formats."""
+    by_format: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_format.setdefault(_wire_format(run), []).append(run)
+    if len(by_format) <= 1:
+        return _clause_table(runs, why)
+    lines: list[str] = []
+    for name, group in by_format.items():
+        lines += [f"### {name}", ""] + _clause_table(group, why)
+    return lines
+
+
+def _wire_format(run: dict[str, Any]) -> str:
+    return (run.get("capabilities") or {}).get(formats.KEY) or formats.CHAT
+
+
 def _clause_table(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
     registry = clauses()
-    checked = [cid for cid in registry if any(run["clauses"].get(cid) not in (None, "skip") for run in runs)]
+    elsewhere = set.intersection(*(set(formats.other_formats_clauses(_wire_format(run))) for run in runs)) if runs else set()
+    checked = [cid for cid in registry if cid not in elsewhere and any(run["clauses"].get(cid) not in (None, "skip") for run in runs)]
     head = "| framework | compactor | configuration | claims | " + " | ".join(checked) + " | s |" + (" why not counted |" if why else "")
     lines = [head, "|---|---|---|---|" + "---|" * len(checked) + "---|" + ("---|" if why else "")]
     for run in runs:
@@ -354,6 +384,7 @@ def _failure_lines(runs: list[dict[str, Any]]) -> list[str]:
             level = "" if f["level"] == "MUST" else " (SHOULD)"
             where = f" — [{f['reproducer'].split('/')[-1]}]({f['reproducer']})" if f.get("reproducer") else ""
             reason = f["reason"].splitlines()[0] if f["reason"] else ""
+            reason += f" (shown with {f['shown_with']})" if f.get("shown_with") else ""
             lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}){where_counted}: {f['clause']}{level} [{f['harm']}] {reason}{where}")
         if run.get("error"):
             lines.append(f"- **{run['framework']} {run['compactor']}** ({run['configuration']}){where_counted}: did not produce a report: `{run['error'].splitlines()[-1] if run['error'] else ''}`")

@@ -12,6 +12,7 @@ that contradicts it (issue 14, point 5).
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from compaction_suite.conformance import oracle
@@ -85,3 +86,44 @@ def by_harm(run: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for f in findings(run):
         grouped.setdefault(f["harm"], []).append(f)
     return grouped
+
+
+RAISED = re.compile(r"raised (\w+)")
+PARAMETER = re.compile(r"\[([^\]]+)\]$")
+
+
+def shown_with(clause_id: str, entry: dict[str, Any]) -> str | None:
+    """What a finding needs, read from its evidence, so a reader sees who hits it: for a crash
+    (CORE-10) each exception type with the summarizer faults (or tests) it was raised under; for a
+    lost system message (CORE-3) the system messages its history held. None when plain."""
+    if clause_id == "CORE-10":
+        return _raised(entry)
+    if clause_id == "CORE-3" and isinstance(entry.get("history"), list):
+        return _systems(entry["history"])
+    return None
+
+
+def _raised(entry: dict[str, Any]) -> str | None:
+    failures = entry.get("failures") or [{"test": entry.get("test") or "", "reason": entry.get("reason") or ""}]
+    by_type: dict[str, list[str]] = {}
+    for f in failures:
+        kind = RAISED.search(f["reason"])
+        if kind is None:
+            continue
+        parameter = PARAMETER.search(f["test"])
+        where = parameter.group(1) if parameter and "fault" in f["test"] else f["test"].rpartition("::")[2]
+        by_type.setdefault(kind.group(1), [])
+        if where not in by_type[kind.group(1)]:
+            by_type[kind.group(1)].append(where)
+    return "; ".join(f"{kind} under {', '.join(wheres)}" for kind, wheres in by_type.items()) or None
+
+
+def _systems(history: list[Any]) -> str | None:
+    roles = [m.get("role") for m in history if isinstance(m, dict)]
+    system = [i for i, role in enumerate(roles) if role in oracle.SYSTEM_ROLES]
+    others = [i for i, role in enumerate(roles) if role not in oracle.SYSTEM_ROLES]
+    if others and any(i > others[0] for i in system):
+        return "a system message after the first other message"
+    if len(system) > 1:
+        return f"{len(system)} leading system messages"
+    return None

@@ -28,7 +28,7 @@ def compact_store(db, session, branch, retention, boundaries, keep_messages, mod
     """Compact SESSION's BRANCH in the SQLite store DB now (the trigger is not consulted)."""
     from compaction_suite.reference import Compactor, KeepLastMessages, presets
     from compaction_suite.reference.points import BOUNDARIES, DurableHistory, composite
-    from compaction_suite.reference.store import SQLiteStore, StoreError
+    from compaction_suite.reference.store import SQLiteStore, StoredMessage, StoreError
 
     if (keep_messages is None) == (model is None):
         raise click.UsageError("give exactly one of --keep-messages N and --summarize MODEL")
@@ -61,15 +61,15 @@ def compact_store(db, session, branch, retention, boundaries, keep_messages, mod
         sys.exit(1)
     finally:
         store.close()
-    event = getattr(compactor, "last_event", None)
-    if getattr(event, "failure_reason", None):
+    event = compactor.last_event
+    if event is not None and event.failure_reason:
         click.echo(f"compact-store: nothing removed: the compaction failed: {event.failure_reason}", err=True)
         sys.exit(1)
     store = SQLiteStore(db)
     events, stored = store.events(session, branch)[before:], store.load(session, branch)
     store.close()
     removed = [i for e in events for i in e.removed_ids]
-    inserted = [r.id for e in events for r in e.replacement]
+    inserted = [r.id for e in events for r in e.replacement if isinstance(r, StoredMessage)]  # a recorded event's all are
     click.echo(
         f"session {session!r} branch {branch!r}: the model sees {len(view)} messages; "
         f"{retention} retention removed {len(removed)} ({', '.join(removed) or 'none'}), "

@@ -36,6 +36,7 @@ def no_network() -> Iterator[None]:
             raise NetworkBlocked(f"network access during an offline replay: connect{address!r}")
         return real(self, address)
 
+    # The method-assign ignores: the class is patched on purpose, in this process only, restored in `finally`.
     socket.socket.connect = lambda self, address: refuse(self, address, real_connect)  # type: ignore[method-assign]
     socket.socket.connect_ex = lambda self, address: refuse(self, address, real_connect_ex)  # type: ignore[method-assign]
     try:

@@ -29,6 +29,8 @@ from typing import Any
 
 from hypothesis.strategies import SearchStrategy
 
+from compaction_suite.message import Message
+
 CHAT = "chat-completions"
 RESPONSES = "responses"
 ANTHROPIC = "anthropic-messages"
@@ -37,7 +39,7 @@ NAMES = (CHAT, RESPONSES, ANTHROPIC)
 KEY = "wire_format"
 """The ``capabilities`` key that declares a compactor's format."""
 
-ChatHistory = list[dict[str, Any]]
+ChatHistory = list[Message]
 """chat-completions: ``[{"role": "system" | "developer" | "user" | "assistant" | "tool", ...}]``."""
 ResponsesItems = list[dict[str, Any]]
 """responses: ``[{"type": "message" | "function_call" | "function_call_output" | "reasoning" | "compaction", ...}]``."""
@@ -73,7 +75,7 @@ class WireFormat:
     ``min_rounds``, ``max_rounds``; each module documents what else it takes)."""
     length: Callable[[Any], int]
     """How many items (messages) the history holds, for reports and counts."""
-    from_chat: Callable[[list[dict[str, Any]]], Any]
+    from_chat: Callable[[ChatHistory], Any]
     """The history in this format that a chat-completions history maps to, where the mapping is
     faithful (each module says for which histories): how the suite's fixed probe history and
     the chat-completions generator reach every format."""

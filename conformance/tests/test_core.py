@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -57,6 +58,7 @@ def test_system_messages_kept_first_when_compacting(suite, history):
 
 
 @clause("CORE-3")
+@pytest.mark.shape("system-in-the-middle")
 @given(history=substantial, at=st.integers(1, 12), role=st.sampled_from(["system", "developer"]))
 def test_system_message_in_the_middle(suite, history, at, role):
     """CORE-3 decision: a system message in the middle of a history is kept verbatim and in order,

@@ -26,7 +26,7 @@ HANG_SECONDS = 10
 
 def few(n: int):
     """At most ``n`` examples: these clauses are about the fault, not the history's shape."""
-    return hypothesis_settings(max_examples=min(n, hypothesis_settings.default.max_examples))
+    return hypothesis_settings(max_examples=min(n, hypothesis_settings().max_examples))
 
 
 def _under_fault(suite, history, clause_id: str, fault: str, **changes):

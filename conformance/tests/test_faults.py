@@ -16,6 +16,7 @@ from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, clause, compacts, substan
 
 
 @clause("CORE-11")
+@pytest.mark.judges("CORE-10")  # a crash under any fault is CORE-10's, recorded by the suite
 @pytest.mark.parametrize("fault", FAULTS)
 @FAULT_SWEEP
 @given(history=substantial)

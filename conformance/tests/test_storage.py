@@ -257,7 +257,7 @@ def test_hard_retention_records_event(suite, retention, history):
 
 @clause("STORE-8")
 @pytest.mark.parametrize("retention", HARD)
-@hypothesis_settings(max_examples=min(10, hypothesis_settings.default.max_examples))
+@hypothesis_settings(max_examples=min(10, hypothesis_settings().max_examples))
 @given(history=substantial)
 def test_summarizer_failure_removes_nothing(suite, retention, history):
     with opened(suite, history) as (store, _):
@@ -318,7 +318,7 @@ def test_compacted_away_id_is_no_fork_point(suite, history, pick):
         assume(gone)
         try:
             store.fork(SESSION, "main", FORK, gone[pick % len(gone)])
-            problem = f"fork from the compacted-away id {gone[pick % len(gone)]!r} succeeded"
+            problem: str | None = f"fork from the compacted-away id {gone[pick % len(gone)]!r} succeeded"
         except Exception:  # noqa: BLE001 - any clear error will do
             problem = None if not rows(store, FORK) else "the failed fork left a branch behind"
         require("STORE-11", problem, history, messages(after))

@@ -513,6 +513,30 @@ def declared_system_outside(settings: Any) -> Wrapper:
     return wrapper
 
 
+def drops_later_system(settings: Any) -> Wrapper:
+    """Keeps the leading system messages but drops one that came after the first other message
+    (a CORE-3 defect, reached only by the shape variant ``system-in-the-middle``)."""
+
+    class DropLater(Wrapper):
+        def fix(self, messages, out):
+            leading = []
+            for m in messages:
+                if m["role"] not in ("system", "developer"):
+                    break
+                leading.append(m)
+            return [m for m in out if m["role"] not in ("system", "developer") or m in leading]
+
+    return DropLater(seed_000(settings))
+
+
+def declared_system_leading(settings: Any) -> Wrapper:
+    """`drops_later_system`, declaring its framework stores system messages only before the first
+    other message: the middle variant is ruled out, CORE-3 is still checked on the leading ones."""
+    wrapper = drops_later_system(settings)
+    wrapper.capabilities = {"system_prompt": "leading"}
+    return wrapper
+
+
 class _Idle:
     profiles = frozenset({"core"})
 
