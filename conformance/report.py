@@ -53,7 +53,7 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set
             continue
         item = _clause(clause, results.get(clause.id, []), suite.observed.findings.get(clause.id), suite.observed.count(clause.id), waived.get(clause.id), suite)
         if item is not None:
-            out[clause.id] = item
+            out[clause.id] = _in_format(item, suite.format.name)
     failing = [c for c in out.values() if c["status"] in ("fail", "error") and c["level"] == "MUST"]
     unexercised = [cid for cid, c in out.items() if c["status"] == "not-exercised" and c["level"] == "MUST"]
     never_compacted = suite.calls > 0 and suite.compacted == 0  # storage-only runs call the store, not compact
@@ -115,6 +115,12 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
     if status == "fail" and worst.get("history") is not None:
         item |= _evidence(worst["history"], worst.get("output"), worst.get("case"), clause.id)
     return item
+
+
+def _in_format(item: dict[str, Any], name: str) -> dict[str, Any]:
+    """A clause that ran says in which wire format its histories were drawn: the target's own
+    (a test drawing another format's histories never runs, SPEC Part A, "Wire formats")."""
+    return item if item["status"] in ("skip", "not-applicable") else item | {"wire_format": name}
 
 
 def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, str]) -> list[dict[str, str]]:
@@ -182,8 +188,14 @@ def notes(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def formats_line(data: dict[str, Any]) -> str | None:
+    """Which wire format the clauses ran in (one line: every clause that ran drew the target's format)."""
+    ran = {c["wire_format"] for c in data["clauses"].values() if c.get("wire_format")}
+    return f"clauses run on {', '.join(sorted(ran))} histories (the target's wire_format)" if ran else None
+
+
 def summary_lines(data: dict[str, Any]) -> list[str]:
-    lines = []
+    lines = [line] if (line := formats_line(data)) else []
     for cid, c in data["clauses"].items():
         if c["status"] in ("skip", "not-applicable"):
             continue
@@ -217,14 +229,14 @@ def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
         "",
         *[f"- {line}" for line in notes(data)],
         "",
-        "| clause | title | level | harm | status | examples | reason |",
-        "|---|---|---|---|---|---|---|",
+        "| clause | title | level | harm | format | status | examples | reason |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for cid, c in data["clauses"].items():
         if c["status"] in ("skip", "not-applicable"):
             continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
-        lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
+        lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c.get('wire_format', '')} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
     ruled_out = [(cid, why) for cid, c in data["clauses"].items() for why in c.get("ruled_out", ())]
     if data["skips"] or ruled_out:
         lines += ["", "Not run:", ""]

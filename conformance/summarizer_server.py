@@ -117,7 +117,17 @@ class RecordedRequest:
     body: Any
 
 
-def usage(messages: list[Mapping[str, Any]], content: str | None) -> dict[str, int]:
+def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
+    """The chat-like messages the answer to ``request`` was computed from (its summary and its
+    ``usage``), in whichever API it was asked; None for a request the server did not answer."""
+    body = request.body
+    if CHAT_PATHS.match(request.path):
+        return body["messages"] if _invalid(body) is None else None
+    api = api_for(request.path)
+    return api.as_messages(body) if api is not None and api.invalid(body) is None else None
+
+
+def usage(messages: Sequence[Mapping[str, Any]], content: str | None) -> dict[str, int]:
     prompt = prompt_tokens(messages)
     completion = count_tokens(content) if content else 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

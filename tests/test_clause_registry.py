@@ -18,6 +18,7 @@ import broken_stores
 from broken import compactors
 from broken.compactors import CONTROLS, SHOULD_CONTROLS
 from broken.formats import CONTROLS as FORMAT_CONTROLS
+from broken.formats import PROFILE_CONTROLS
 from broken.waivers import WAIVERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +85,7 @@ def controls() -> dict[str, str]:
     tests/test_formats.py runs) by name -> the clause it breaks."""
     found = {name: c.expected for name, c in (CONTROLS | SHOULD_CONTROLS).items()}
     found |= {f"broken.formats.{name}": clause_id for name, clause_id in FORMAT_CONTROLS.items()}
+    found |= {f"broken.formats.{name}": c.expected for name, c in PROFILE_CONTROLS.items()}
     return found | {f"broken_stores.{name}": c.expected for name, c in broken_stores.controls().items()}
 
 
@@ -91,7 +93,7 @@ def test_every_clause_has_a_negative_control_or_a_waiver() -> None:
     controlled = set(controls().values())
     assert sorted(set(clauses()) - controlled - set(WAIVERS)) == []
     assert sorted(controlled - set(clauses())) == [], "a control names a clause the registry does not know"
-    ran = {cid for c in (CONTROLS | SHOULD_CONTROLS).values() for cid in c.clauses}
+    ran = {cid for c in (CONTROLS | SHOULD_CONTROLS | PROFILE_CONTROLS).values() for cid in c.clauses}
     assert sorted(ran - set(clauses())) == [], "a control runs the tests of a clause the registry does not know"
 
 
@@ -103,7 +105,7 @@ def test_a_waiver_is_for_a_clause_without_a_control_and_says_why() -> None:
 
 def test_a_should_clause_control_is_listed_as_one() -> None:
     """SHOULD failures exit 0 and MUST failures exit 1: each control is in the list its clause's level expects."""
-    assert all(clauses()[c.expected].must for c in CONTROLS.values())
+    assert all(clauses()[c.expected].must for c in (CONTROLS | PROFILE_CONTROLS).values())
     assert not any(clauses()[c.expected].must for c in SHOULD_CONTROLS.values())
     assert all(clauses()[c.expected].must for c in broken_stores.controls().values())
 

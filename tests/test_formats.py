@@ -127,6 +127,57 @@ def test_each_anthropic_clause_catches_its_worked_violation(clause: str, out: ob
     assert {k: v for k, v in anthropic.structural(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT).items() if v} == {}
 
 
+def test_what_the_profile_tests_ask_of_each_format() -> None:
+    """The operations the format-independent tests use (SPEC Part A, "Wire formats"), on the worked examples."""
+    fmt = formats.get(formats.RESPONSES)
+    assert [len(r) for r in fmt.rounds(RESPONSES_HISTORY)] == [1, 1, 3, 1, 3, 1]  # compaction; user; reasoning, call, output; user; reasoning, call, output; assistant
+    assert fmt.is_summary(RESPONSES_HISTORY[1]) and not fmt.is_summary(RESPONSES_HISTORY[2])
+    assert fmt.is_summary({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "[Context Summary] earlier"}]})
+    assert fmt.well_formed(RESPONSES_CORRECT) and not fmt.well_formed({"messages": []})
+    assert fmt.without_system(RESPONSES_HISTORY) == RESPONSES_HISTORY[1:]
+    assert fmt.removed(RESPONSES_HISTORY, RESPONSES_CORRECT) == RESPONSES_HISTORY[2:6]
+    assert fmt.tokens(RESPONSES_CORRECT) < fmt.tokens(RESPONSES_HISTORY), "opaque items count nothing, read ones count"
+    fmt = formats.get(formats.ANTHROPIC)
+    assert [len(r) for r in fmt.rounds(ANTHROPIC_HISTORY)] == [1, 2, 1, 1, 1]  # the tool_result message joins its tool_use turn
+    assert fmt.is_summary({"role": "user", "content": "[Context Summary] earlier"}) and not fmt.is_summary(M[0])
+    assert fmt.well_formed(ANTHROPIC_CORRECT) and not fmt.well_formed(M)
+    assert fmt.without_system(ANTHROPIC_HISTORY) == {"messages": M}
+    assert fmt.removed(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT) == {"messages": M[:4]}
+    assert fmt.tokens(ANTHROPIC_CORRECT) < fmt.tokens(ANTHROPIC_HISTORY) and fmt.tokens({"system": "x"}) == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "Fix the build."}]}),
+        ("/v1/responses", {"model": "m", "input": RESPONSES_HISTORY}),
+        ("/v1/responses/compact", {"model": "m", "input": RESPONSES_HISTORY}),
+        ("/v1/messages", {"model": "m", "max_tokens": 100, **ANTHROPIC_HISTORY}),
+    ],
+)
+def test_event_usage_is_read_from_the_request_in_its_api(path: str, body: dict) -> None:
+    """EVT-1 in every format compares the event with the usage the test double answered, whichever API was asked."""
+    import openai
+
+    from compaction_suite.conformance.summarizer_server import (
+        RecordedRequest,
+        SummarizerServer,
+        deterministic_summary,
+        request_messages,
+        usage,
+    )
+
+    with SummarizerServer() as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        answer = client.post(path.removeprefix("/v1"), body=body, cast_to=object)
+        asked = request_messages(server.requests[-1])
+    assert asked and "Fix the build." in json.dumps(asked)
+    expected = usage(asked, deterministic_summary(asked))
+    found = answer.get("usage", {})
+    assert expected["prompt_tokens"] in (found.get("prompt_tokens"), found.get("input_tokens")), (expected, found)
+    assert request_messages(RecordedRequest("POST", path, {}, {"not": "a request"})) is None
+
+
 def test_in_flight_in_each_format() -> None:
     assert responses.in_flight(RESPONSES_HISTORY[:9]) and not responses.in_flight(RESPONSES_HISTORY)
     assert anthropic.in_flight({"messages": M[:2]}) and not anthropic.in_flight(ANTHROPIC_HISTORY)
@@ -142,7 +193,8 @@ def test_wire_format_is_a_declaration() -> None:
     found = declared(Items())
     assert found.wire_format == "responses" and formats.declared(Items()) == "responses"
     waived = found.waived()
-    assert {"CORE-1", "ANTH-3", "TRIG-1", "RESP-8"} <= set(waived) and "RESP-1" not in waived and "CORE-10" not in waived
+    assert {"CORE-1", "ANTH-3", "SUM-1", "RESP-8"} <= set(waived) and "RESP-1" not in waived and "CORE-10" not in waived
+    assert not {"TRIG-1", "FAIL-1", "EVT-1", "SUM-5", "CORE-7"} & set(waived), "format-independent clauses run in every format"
     assert "RESP-1" in declared(object()).waived() and "CORE-1" not in declared(object()).waived()
 
 
@@ -164,14 +216,21 @@ def test_an_unknown_wire_format_is_a_contract_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("target", "family"),
-    [("responses_truncating:factory", "RESP"), ("responses_compacting:factory", "RESP"), ("anthropic_truncating:factory", "ANTH")],
+    ("target", "family", "profiles"),
+    [
+        ("responses_truncating:factory", "RESP", ("TRIG",)),
+        ("responses_compacting:factory", "RESP", ("FAIL", "SUM-5")),
+        ("anthropic_truncating:factory", "ANTH", ("TRIG",)),
+    ],
 )
-def test_correct_format_compactors_conform(target: str, family: str, tmp_path: Path) -> None:
+def test_correct_format_compactors_conform(target: str, family: str, profiles: tuple[str, ...], tmp_path: Path) -> None:
+    """Each passes its format's clauses and the profile clauses it claims, run in its own format."""
     report = _check_example(target, tmp_path)
     assert report["verdict"] == "conforms"
-    own = {cid: c for cid, c in report["clauses"].items() if cid.startswith(family)}
+    own = {cid: c for cid, c in report["clauses"].items() if cid.startswith((family, *profiles))}
     assert own and all(c["status"] == "pass" and c["exercised"] > 0 for c in own.values()), own
+    fmt = report["capabilities"]["wire_format"]
+    assert all(report["clauses"][cid].get("wire_format") == fmt for cid in own), "the report says in which format each clause ran"
     assert report["clauses"]["CORE-1"]["status"] == "not-applicable"
     assert report["capabilities"]["wire_format"] in ("responses", "anthropic-messages")
 
@@ -187,7 +246,7 @@ def _check_example(target: str, tmp_path: Path) -> dict:
 
 @pytest.mark.parametrize("name", sorted(CONTROLS))
 def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path) -> None:
-    report = check(f"broken.formats:{name}", (), tmp_path, exit_code=1)
+    report = check(f"broken.formats:{name}", ("core",), tmp_path, exit_code=1)  # their clauses are core's
     clause = report["clauses"][CONTROLS[name]]
     assert clause["status"] == "fail", clause
     assert clause.get("history") is not None and clause["harm"] in ("rejected", "loss", "crash", "policy")

@@ -21,10 +21,12 @@ from compaction_suite.conformance.clauses import clauses
 
 import broken_stores
 from broken.compactors import CONTROLS, SHOULD_CONTROLS, Control
+from broken.formats import PROFILE_CONTROLS
 from checking import Checked, as_user, in_process
 
 MUST: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in CONTROLS.items()}
 MUST |= {f"broken_stores.{name}:factory": c for name, c in broken_stores.controls().items()}
+MUST |= {f"broken.formats:{name}": c for name, c in PROFILE_CONTROLS.items()}
 SHOULD: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in SHOULD_CONTROLS.items()}
 
 

@@ -82,6 +82,27 @@ class WireFormat:
     judged: tuple[str, ...]
     """The clause ids `structural` judges (counted as exercised by every compaction)."""
 
+    # What the format-independent profile tests (trigger, failure, events, SUM-5, CORE-7) ask of
+    # a history, written once per format (SPEC Part A, "Wire formats", the table of clauses).
+    well_formed: Callable[[Any], bool]
+    """Whether an output has this format's outer shape (the structural clauses judge the rest):
+    a test that needs to read an output reads only such a one."""
+    rounds: Callable[[Any], list[list[Any]]]
+    """The history's rounds, system prompt aside (SPEC ROUND-1 read in this format): what "the
+    last K rounds" and "something older to compact" count."""
+    is_summary: Callable[[Any], bool]
+    """Whether one item (message) stands for an earlier compaction: seed 000's ``[Context
+    Summary]`` user message, and in Responses a provider ``compaction`` item."""
+    tokens: Callable[[Any], int]
+    """chars/4 over what the model reads (SPEC TOK-1): the suite's estimate for a compactor
+    that offers none."""
+    without_system: Callable[[Any], Any]
+    """The history without its system prompt, as a framework that keeps it outside hands it
+    over (``capabilities["system_prompt"] = "outside"``)."""
+    removed: Callable[[Any, Any], Any]
+    """``removed(history, out)``: the part of ``history`` the output no longer holds, as a history
+    `tokens` can count (CORE-7 weighs it)."""
+
 
 def _registry() -> dict[str, WireFormat]:
     from . import anthropic, chat, responses

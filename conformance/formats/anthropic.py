@@ -21,6 +21,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
+
+from ..summarizer_apis import anthropic_messages
 from . import WireFormat
 
 ROLES = ("user", "assistant")
@@ -83,6 +86,56 @@ def in_flight(request: Any) -> bool:
 def length(request: Any) -> int:
     messages = messages_of(request)
     return len(messages) if messages is not None else 0
+
+
+def well_formed(out: Any) -> bool:
+    """A dict whose ``messages`` is a list of message objects (ANTH-5 judges the rest)."""
+    return messages_of(out) is not None
+
+
+def _answers(message: Message) -> bool:
+    """A user message that starts with tool results: it belongs to the assistant turn before it."""
+    return message.get("role") == "user" and bool(tool_results(message))
+
+
+def rounds(request: Any) -> list[list[Message]]:
+    """SPEC ROUND-1 on messages (the system prompt is top-level, outside every round): a user turn,
+    or an assistant turn with the user message of ``tool_result`` blocks answering its ``tool_use``."""
+    found: list[list[Message]] = []
+    for m in messages_of(request) or []:
+        if found and _answers(m):
+            found[-1].append(m)
+        else:
+            found.append([m])
+    return found
+
+
+def is_summary(message: Any) -> bool:
+    """Seed 000's ``[Context Summary]`` user message."""
+    return isinstance(message, dict) and message.get("role") == "user" and _text(blocks(message)).startswith(SUMMARY_PREFIX)
+
+
+def tokens(request: Any) -> int:
+    """SPEC TOK-1's chars/4 over what the model reads: the top-level system and the messages
+    (`summarizer_apis.anthropic_messages`: texts, tool uses, tool results)."""
+    return chars_per_four(anthropic_messages(request)) if messages_of(request) is not None else 0
+
+
+def without_system(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in request.items() if k != "system"}
+
+
+def removed(history: Any, out: Any) -> dict[str, Any]:
+    """The input's messages the output does not hold verbatim, as a request without a system."""
+    left = [json.dumps(m, sort_keys=True, default=str) for m in messages_of(out) or []]
+    gone: list[Message] = []
+    for m in messages_of(history) or []:
+        key = json.dumps(m, sort_keys=True, default=str)
+        if key in left:
+            left.remove(key)
+        else:
+            gone.append(m)
+    return {"messages": gone}
 
 
 # --- validity (ANTH-5)
@@ -327,4 +380,6 @@ FORMAT = WireFormat(
     name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
+    well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
+    without_system=without_system, removed=removed,
 )

@@ -31,7 +31,24 @@ def length(messages: Any) -> int:
     return len(messages) if isinstance(messages, list) else 0
 
 
+def well_formed(out: Any) -> bool:
+    """A list of dicts: the structural clauses judge only that (CORE-6 judges the rest)."""
+    return isinstance(out, list) and all(isinstance(m, dict) for m in out)
+
+
+def without_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in messages if m.get("role") not in oracle.SYSTEM_ROLES]
+
+
+def removed(history: list[dict[str, Any]], out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The input's messages the output does not keep (matched in order, `oracle.kept_indices`)."""
+    kept = set(oracle.kept_indices(history, out)[0].values())
+    return [m for i, m in enumerate(history) if i not in kept]
+
+
 FORMAT = WireFormat(
     name="chat-completions", family="CORE", invalid=oracle.check_valid_messages, in_flight=oracle.in_flight,
     structural=structural, histories=histories, length=length, from_chat=list, judged=STRUCTURAL,
+    well_formed=well_formed, rounds=oracle.non_system_rounds, is_summary=oracle.is_summary, tokens=oracle.chars4,
+    without_system=without_system, removed=removed,
 )

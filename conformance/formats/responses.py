@@ -20,6 +20,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
+
+from ..summarizer_apis import responses_messages
 from . import WireFormat
 
 ROLES = ("user", "assistant", "system", "developer")
@@ -84,6 +87,83 @@ def in_flight(items: Any) -> bool:
 
 def length(items: Any) -> int:
     return len(items) if isinstance(items, list) else 0
+
+
+def well_formed(out: Any) -> bool:
+    """A list of item objects (RESP-6 judges the rest)."""
+    return _items(out) is not None
+
+
+def _is_system(item: Item) -> bool:
+    return kind(item) == "message" and item.get("role") in SYSTEM_ROLES
+
+
+def _is_assistant_message(item: Item) -> bool:
+    return kind(item) == "message" and item.get("role") == "assistant"
+
+
+def _joins(item: Item, previous: Item) -> bool:
+    """Whether ``item`` continues the round ``previous`` is in: an output answers its call, the item a
+    reasoning item precedes, parallel calls and the calls after an assistant text (one chat-completions
+    assistant message with ``tool_calls``, SPEC ROUND-1)."""
+    if kind(item) == "function_call_output" or kind(previous) == "reasoning":
+        return True
+    return kind(item) == "function_call" and (kind(previous) == "function_call" or _is_assistant_message(previous))
+
+
+def rounds(items: Any) -> list[list[Item]]:
+    """SPEC ROUND-1 on items, system/developer messages aside: a user message, an earlier
+    ``compaction`` item, or an assistant turn (its reasoning, text and calls, and the calls' outputs)."""
+    found: list[list[Item]] = []
+    previous: Item | None = None
+    for item in _items(items) or []:
+        if _is_system(item):
+            previous = None
+            continue
+        if found and previous is not None and _joins(item, previous):
+            found[-1].append(item)
+        else:
+            found.append([item])
+        previous = item
+    return found
+
+
+def is_summary(item: Any) -> bool:
+    """An earlier compaction: a provider ``compaction`` item, or seed 000's ``[Context Summary]`` user message."""
+    if kind(item) == "compaction":
+        return True
+    return kind(item) == "message" and item.get("role") == "user" and _text_of(item.get("content")).startswith(SUMMARY_PREFIX)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or its ``input_text``/``output_text`` parts."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def tokens(items: Any) -> int:
+    """SPEC TOK-1's chars/4 over what the model reads of the items (`summarizer_apis.responses_messages`:
+    texts, calls, outputs; reasoning and compaction items are opaque)."""
+    found = _items(items)
+    return chars_per_four(responses_messages({"input": found})) if found is not None else 0
+
+
+def without_system(items: list[Item]) -> list[Item]:
+    return [i for i in items if not _is_system(i)]
+
+
+def removed(history: Sequence[Item], out: Sequence[Item]) -> list[Item]:
+    """The input's items the output does not hold verbatim (each output item matches one input item)."""
+    left = [json.dumps(i, sort_keys=True, default=str) for i in out]
+    gone: list[Item] = []
+    for item in history:
+        key = json.dumps(item, sort_keys=True, default=str)
+        if key in left:
+            left.remove(key)
+        else:
+            gone.append(item)
+    return gone
 
 
 # --- validity (RESP-6)
@@ -375,4 +455,6 @@ FORMAT = WireFormat(
     name="responses", family="RESP", invalid=invalid, in_flight=in_flight,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
+    well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
+    without_system=without_system, removed=removed,
 )

@@ -10,7 +10,7 @@ from hypothesis import Phase
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import oracle
+from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.histories import agent_shaped
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
@@ -42,6 +42,31 @@ def histories(*args: Any, **kwargs: Any) -> st.SearchStrategy[list[dict]]:
     return shaped(drawn_histories(*args, **kwargs))
 
 
+TARGET_FORMAT = pytest.mark.wire_format("target")
+"""A test that draws its histories in the target's own wire format (`in_format`): its clause
+means the same in every format (SPEC Part A, "Wire formats", the table of clauses)."""
+
+
+def target_format() -> formats.WireFormat:
+    """The running target's wire format (chat-completions outside a run)."""
+    return formats.get(declared_capabilities().wire_format)
+
+
+def in_format(**options: Any) -> st.SearchStrategy[Any]:
+    """Histories in the running target's wire format, with `histories`' keyword options: for a
+    chat-completions target exactly `histories(**options)` (same strategy, same examples); for
+    another, the format's own strategy (`WireFormat.histories`, mapped from the same
+    chat-completions draws), without the system prompt when the target keeps it outside.
+
+    Resolved when a test module is imported, which the plugin does after the target started
+    (`pytest_configure`); `checking.in_process` imports the test modules afresh for each run."""
+    fmt = target_format()
+    if fmt.name == formats.CHAT:
+        return histories(**options)
+    drawn = fmt.histories(**options)
+    return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
+
+
 FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")
 """Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3)."""
 HANG_TIMEOUT = 0.3
@@ -53,6 +78,8 @@ is about, and shrinking under a hanging summarizer costs a timeout per step."""
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
 still has something older to compact (used where a clause needs a compaction to happen)."""
+substantial_in_format = in_format(min_rounds=8, max_rounds=14)
+"""`substantial`, in the target's wire format (the same strategy for a chat-completions target)."""
 
 heavy = histories(min_rounds=20, max_rounds=32, max_parallel_calls=6, tools=("createEntity", "createEntity", "readFile", "runCommand", "reportProgress"))
 """Long agent runs: a long prefix to compact, many entity-creating results, up to six parallel
@@ -82,19 +109,23 @@ def compacts(suite: Suite, history: list[dict]) -> bool:
     compactor keeps as its tail (rounds, messages) is its own business.
     """
     _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
-    return well_formed(out) and changed(history, out)
+    return suite.format.well_formed(out) and changed(history, out)
 
 
-def estimate(subject: Subject, history: list[dict]) -> int:
-    """The compactor's estimate, or chars/4 when it offers none."""
+def estimate(subject: Subject, history: Any) -> int:
+    """The compactor's estimate, or chars/4 (in the target's wire format) when it offers none."""
     found = subject.estimate(history)
-    return oracle.chars4(history) if found is None else found
+    if found is not None:
+        return found
+    return (subject.suite.format if subject.suite is not None else target_format()).tokens(history)
 
 
-def compactable(history: list[dict], keep_rounds: int) -> bool:
-    """Something older than the last ``keep_rounds`` rounds, besides one earlier summary (TRIG-5)."""
-    older = [m for r in oracle.non_system_rounds(history)[:-keep_rounds or None] for m in r]
-    return bool(older) and not (len(older) == 1 and oracle.is_summary(older[0]))
+def compactable(history: Any, keep_rounds: int, fmt: formats.WireFormat | None = None) -> bool:
+    """Something older than the last ``keep_rounds`` rounds, besides one earlier summary (TRIG-5);
+    rounds as ``fmt`` (default chat-completions) counts them."""
+    fmt = fmt or formats.get(formats.CHAT)
+    older = [m for r in fmt.rounds(history)[:-keep_rounds or None] for m in r]
+    return bool(older) and not (len(older) == 1 and fmt.is_summary(older[0]))
 
 
 def well_formed(out: Any) -> bool:

@@ -1,4 +1,8 @@
-"""Profile events: seed 000's audit trail (SPEC EVT-1..EVT-3)."""
+"""Profile events: seed 000's audit trail (SPEC EVT-1..EVT-3).
+
+Every test here runs in the target's own wire format (`TARGET_FORMAT`): ``messages_before`` and
+``messages_after`` count its items (messages), the usage is the one the suite's summarizer
+reported in whichever API the target asked it."""
 
 from __future__ import annotations
 
@@ -10,9 +14,11 @@ from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
-from compaction_suite.conformance.summarizer_server import deterministic_summary, usage
+from compaction_suite.conformance.summarizer_server import deterministic_summary, request_messages, usage
 
-from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, changed, clause, compacts, run, substantial
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, TARGET_FORMAT, changed, clause, compacts, run, substantial_in_format
+
+pytestmark = TARGET_FORMAT
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -28,13 +34,13 @@ def _event(suite, history, clause_id, **changes):
 
 
 @clause("EVT-1")
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_event_fields(suite, history):
     event, out = _event(suite, history, "EVT-1")
-    bodies = [r.body for r in suite.server.requests if isinstance(r.body, dict)]
-    expected = usage(bodies[-1]["messages"], deterministic_summary(bodies[-1]["messages"])) if bodies else {}
+    asked = [found for r in suite.server.requests if (found := request_messages(r)) is not None]
+    expected = usage(asked[-1], deterministic_summary(asked[-1])) if asked else {}
     problems = []
-    for key, want in [("messages_before", len(history)), ("messages_after", len(out))]:
+    for key, want in [("messages_before", suite.format.length(history)), ("messages_after", suite.format.length(out))]:
         if event.get(key) != want:
             problems.append(f"{key}={event.get(key)!r}, expected {want}")
     if not isinstance(event.get("estimated_tokens_saved"), int):
@@ -48,7 +54,7 @@ def test_event_fields(suite, history):
 
 
 @clause("EVT-2")
-@given(first=substantial, second=substantial)
+@given(first=substantial_in_format, second=substantial_in_format)
 def test_prompt_hash_follows_the_prompt(suite, first, second):
     a, _ = _event(suite, first, "EVT-2")
     b, _ = _event(suite, second, "EVT-2")
@@ -61,7 +67,7 @@ def test_prompt_hash_follows_the_prompt(suite, first, second):
 
 @clause("EVT-2")
 @hypothesis_settings(max_examples=3)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_prompt_hash_agrees_across_processes(suite, other_process, history):
     """EVT-2 decision: the hash of the configured prompt is the same in every process and run."""
     here, _ = _event(suite, history, "EVT-2")
@@ -75,7 +81,7 @@ def test_prompt_hash_agrees_across_processes(suite, other_process, history):
 @clause("EVT-3")
 @pytest.mark.parametrize("fault", FAULTS)
 @FAULT_SWEEP
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_failure_reason(suite, fault, history):
     """EVT-3 after every kind of fault, not one."""
     assume(compacts(suite, history))

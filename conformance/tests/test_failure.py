@@ -1,5 +1,9 @@
 """Profile failure: a summarizer's failure never escapes and never changes the history
-(SPEC FAIL-1..FAIL-5). Each fault is answered for real by the suite's HTTP server."""
+(SPEC FAIL-1..FAIL-5). Each fault is answered for real by the suite's HTTP server, in the shapes
+of whichever API the target asks (chat-completions, Responses, compact, Anthropic Messages).
+
+Every test here runs in the target's own wire format (`TARGET_FORMAT`): a failed summarizer
+leaves any history unchanged."""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import FAULT_SWEEP, clause, compacts, substantial
+from .common import FAULT_SWEEP, TARGET_FORMAT, clause, compacts, substantial_in_format
+
+pytestmark = TARGET_FORMAT
 
 DEFAULT = Settings()
 T, K = DEFAULT.threshold_iterations, DEFAULT.keep_recent_rounds
@@ -56,7 +62,7 @@ def gives_up_by(timeout: float) -> float:
 
 @clause("FAIL-1")
 @few(10)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_rate_limit(suite, history):
     _under_fault(suite, history, "FAIL-1", "429")
 
@@ -64,7 +70,7 @@ def test_rate_limit(suite, history):
 @clause("FAIL-2")
 @pytest.mark.parametrize("fault", ["500", "503"])
 @few(10)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_server_errors(suite, fault, history):
     _under_fault(suite, history, "FAIL-2", fault)
 
@@ -72,7 +78,7 @@ def test_server_errors(suite, fault, history):
 @clause("FAIL-3")
 @pytest.mark.parametrize("fault", ["malformed", "no_choices", "empty_content", "null_content"])
 @few(10)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_unusable_answers(suite, fault, history):
     _under_fault(suite, history, "FAIL-3", fault)
 
@@ -80,7 +86,7 @@ def test_unusable_answers(suite, fault, history):
 @clause("FAIL-4")
 @pytest.mark.parametrize("fault", ["hang", "drop"])
 @FAULT_SWEEP
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_no_answer(suite, fault, history):
     _under_fault(suite, history, "FAIL-4", fault, summarizer_timeout=HANG_TIMEOUT)
 
@@ -96,7 +102,7 @@ class _Records(logging.Handler):
 
 @clause("FAIL-5")
 @few(5)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_failure_logged_at_warning(suite, history):
     handler = _Records()
     logging.getLogger().addHandler(handler)

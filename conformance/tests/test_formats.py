@@ -1,6 +1,7 @@
 """Wire formats other than chat-completions: the Responses API items (SPEC RESP-1..RESP-8), the
-Anthropic Messages API request part (SPEC ANTH-1..ANTH-6), and the format-independent clauses
-(CORE-5, CORE-8, CORE-10) on histories in the target's own format.
+Anthropic Messages API request part (SPEC ANTH-1..ANTH-6), and CORE-5, CORE-8, CORE-10 on
+histories in the target's own format (the other format-independent clauses, TRIG, FAIL, EVT,
+SUM-5 and CORE-7, run in their own modules on `common.in_format`'s histories).
 
 Each test draws histories in one format; the plugin runs it only for a target of that format
 (``wire_format`` marker), and a format's clauses are not applicable to targets of another

@@ -1,4 +1,7 @@
-"""Profile summary: seed 000's single ``[Context Summary]`` message (SPEC SUM-1..SUM-5)."""
+"""Profile summary: seed 000's single ``[Context Summary]`` message (SPEC SUM-1..SUM-5).
+
+SUM-1..SUM-4 judge that message's place in a chat-completions list; SUM-5 (the summarizer request
+names the configured model) runs in the target's own wire format."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, compactable, histories, run, summaries, well_formed
+from .common import TARGET_FORMAT, changed, clause, compactable, histories, in_format, run, summaries, well_formed
 
 DEFAULT = Settings()
 STRUCT_KEEP = 10
@@ -71,10 +74,12 @@ def test_one_summary_after_recompaction(suite, history):
     require("SUM-4", None if len(summaries(out2)) == 1 else f"{len(summaries(out2))} summaries after a second compaction", again, out2)
 
 
+@TARGET_FORMAT
 @clause("SUM-5")
-@given(history=histories(min_rounds=K + 1))
+@given(history=in_format(min_rounds=K + 1))
 def test_request_names_the_summary_model(suite, history):
-    assume(compactable(history, K))
+    """SUM-5 in the target's own wire format: whichever API the summary is asked of names the model."""
+    assume(compactable(history, K, suite.format))
     model = "suite-summary-model-7f3a"
     _, out = run(suite, history, T, model=model)
     models = [r.body.get("model") for r in suite.server.requests if isinstance(r.body, dict)]

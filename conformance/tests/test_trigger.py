@@ -1,4 +1,7 @@
-"""Profile trigger: seed 000's ``iterations >= T OR tokens >= M`` (SPEC TRIG-1..TRIG-5)."""
+"""Profile trigger: seed 000's ``iterations >= T OR tokens >= M`` (SPEC TRIG-1..TRIG-5).
+
+Every test here runs in the target's own wire format (`TARGET_FORMAT`): when a compaction fires
+does not depend on the history's shape."""
 
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 
-from .common import changed, clause, compacts, estimate, histories, run, substantial
+from .common import TARGET_FORMAT, changed, clause, compacts, estimate, in_format, run, substantial_in_format
+
+pytestmark = TARGET_FORMAT
 
 DEFAULT = Settings()
 T, M, K = DEFAULT.threshold_iterations, DEFAULT.max_context_tokens, DEFAULT.keep_recent_rounds
@@ -24,7 +29,7 @@ def _compacted(clause_id: str, history, out, why: str) -> None:
 
 
 @clause("TRIG-1")
-@given(history=histories(), iteration=st.integers(1, T - 1))
+@given(history=in_format(), iteration=st.integers(1, T - 1))
 def test_below_both_thresholds_nothing_changes(suite, history, iteration):
     subject, out = run(suite, history, iteration)
     assume(estimate(subject, history) < M)
@@ -32,7 +37,7 @@ def test_below_both_thresholds_nothing_changes(suite, history, iteration):
 
 
 @clause("TRIG-2")
-@given(history=substantial, iteration=st.integers(T, 2 * T))
+@given(history=substantial_in_format, iteration=st.integers(T, 2 * T))
 def test_iterations_alone_compact(suite, history, iteration):
     assume(compacts(suite, history))
     subject, out = run(suite, history, iteration)
@@ -41,7 +46,7 @@ def test_iterations_alone_compact(suite, history, iteration):
 
 
 @clause("TRIG-3")
-@given(history=substantial, iteration=st.integers(1, T - 1))
+@given(history=substantial_in_format, iteration=st.integers(1, T - 1))
 def test_tokens_alone_compact(suite, history, iteration):
     assume(compacts(suite, history))
     limit = suite.new().estimate(history) or 1
@@ -50,7 +55,7 @@ def test_tokens_alone_compact(suite, history, iteration):
 
 
 @clause("TRIG-4")
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_boundaries_inclusive(suite, history):
     assume(compacts(suite, history))
     subject, below = run(suite, history, T - 1)
@@ -68,7 +73,7 @@ def test_boundaries_inclusive(suite, history):
 
 
 @clause("TRIG-5")
-@given(history=histories(max_rounds=K, earlier_summary=False), iteration=st.integers(T, 2 * T))
+@given(history=in_format(max_rounds=K, earlier_summary=False), iteration=st.integers(T, 2 * T))
 def test_nothing_older_than_the_tail(suite, history, iteration):
     _, out = run(suite, history, iteration, max_context_tokens=1)
-    _unchanged("TRIG-5", history, out, f"only {len(oracle.non_system_rounds(history))} rounds (K={K}) exist")
+    _unchanged("TRIG-5", history, out, f"only {len(suite.format.rounds(history))} rounds (K={K}) exist")

@@ -34,7 +34,7 @@ def _is_turn(message: dict[str, Any]) -> bool:
 
 
 class AnthropicTruncating:
-    profiles = {"core"}
+    profiles = {"core", "trigger"}
     capabilities = {"wire_format": "anthropic-messages"}
 
     def __init__(self, threshold_iterations: int, max_context_tokens: int, keep_turns: int) -> None:

@@ -4,8 +4,9 @@ SPEC.md (SPEC Part A, "Wire formats", RESP-1..8; CORE-10).
 When seed 000's trigger fires it sends every item older than the K-th last user message to
 ``client.responses.compact`` and puts what comes back (the older user messages and one opaque
 ``compaction`` item, which folds any earlier one) between the system/developer messages and
-the kept items. If the endpoint fails in any way, the history comes back unchanged: a
-compaction is worth less than a crash. A history waiting for a function's output is never
+the kept items. If the endpoint fails in any way, the history comes back unchanged and the
+failure is logged at WARNING with its error type (SPEC FAIL-1..5): a compaction is worth less
+than a crash. A history waiting for a function's output is never
 compacted.
 
     compaction-suite check --path examples/python responses_compacting:factory
@@ -13,9 +14,12 @@ compacted.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import openai
+
+log = logging.getLogger(__name__)
 
 Item = dict[str, Any]
 SYSTEM_ROLES = ("system", "developer")
@@ -35,7 +39,7 @@ def _is_system(item: Item) -> bool:
 
 
 class ResponsesCompacting:
-    profiles = {"core"}
+    profiles = {"core", "failure", "summary"}
     capabilities = {"wire_format": "responses"}
 
     def __init__(self, client: openai.OpenAI, model: str, threshold_iterations: int, keep_turns: int) -> None:
@@ -55,9 +59,11 @@ class ResponsesCompacting:
         try:
             compacted = self.client.responses.compact(model=self.model, input=older)
             summary = [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output]
-        except (openai.OpenAIError, ValueError):
+        except (openai.OpenAIError, ValueError) as error:
+            log.warning("compaction skipped: the compact endpoint failed: %s: %s", type(error).__name__, error)
             return list(items)
         if not any(item.get("type") == "compaction" and item.get("encrypted_content") for item in summary):
+            log.warning("compaction skipped: the compact endpoint answered no compaction item")
             return list(items)  # no compaction item, or an empty one: nothing to stand for the older items
         return [item for item in items[:cut] if _is_system(item)] + summary + items[cut:]
 

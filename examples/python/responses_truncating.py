@@ -28,7 +28,7 @@ def _kind(item: Item) -> str | None:
 
 
 class ResponsesTruncating:
-    profiles = {"core"}
+    profiles = {"core", "trigger"}
     capabilities = {"wire_format": "responses"}
 
     def __init__(self, threshold_iterations: int, max_context_tokens: int, keep_turns: int) -> None:

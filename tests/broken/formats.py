@@ -10,14 +10,18 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
 from anthropic_truncating import AnthropicTruncating
+from anthropic_truncating import factory as anthropic_factory
 from responses_compacting import ResponsesCompacting
 from responses_compacting import factory as compacting_factory
 from responses_truncating import ResponsesTruncating, _kind
+from responses_truncating import factory as truncating_factory
+
+from broken.compactors import Control
 
 
 class _Responses(ResponsesTruncating):
@@ -200,3 +204,72 @@ CONTROLS: dict[str, str] = {
     "CrashesOnFault": "CORE-10",
 }
 """Each broken factory and the clause that must reject it."""
+
+
+# --- the format-independent profile clauses, run in the target's own format (SPEC Part A,
+# "Wire formats": which clauses run in every format). tests/test_negative_controls.py runs them
+# in-process, like the chat-completions controls of broken.compactors.
+
+
+class _LateTrigger(ResponsesTruncating):
+    def compact(self, items, *, iteration):
+        on_time = iteration == self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens
+        return list(items) if on_time else super().compact(items, iteration=iteration)
+
+
+def LateTrigger(settings):
+    """Responses items: fires one iteration late (iteration > T instead of >= T; TRIG-4's boundary)."""
+    correct = truncating_factory(settings)
+    return _LateTrigger(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
+class _TokensIgnored(AnthropicTruncating):
+    def compact(self, request, *, iteration):
+        return dict(request) if iteration < self.threshold_iterations else super().compact(request, iteration=iteration)
+
+
+def TokensIgnored(settings):
+    """Anthropic messages: fires on iterations only, never on the token estimate (TRIG-3)."""
+    correct = anthropic_factory(settings)
+    return _TokensIgnored(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
+class _TruncatesOnFailure(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        if out != items or iteration < self.threshold_iterations:
+            return out
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        return items[starts[-self.keep_turns] :] if len(starts) > self.keep_turns else out
+
+
+def TruncatesOnFailure(settings):
+    """Responses items: when the compact endpoint fails, drops the older items anyway (FAIL-1: silent loss)."""
+    correct = compacting_factory(settings)
+    return _TruncatesOnFailure(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
+def WrongSummaryModel(settings):
+    """Responses items: asks the compact endpoint for a hard-coded model, not settings.model (SUM-5)."""
+    correct = compacting_factory(settings)
+    return ResponsesCompacting(correct.client, "gpt-4o-mini", correct.threshold_iterations, correct.keep_turns)
+
+
+class _NoEvents(ResponsesTruncating):
+    profiles: ClassVar[set[str]] = {"core", "events"}
+
+
+def NoEvents(settings):
+    """Responses items: claims the events profile but keeps no last_event (EVT-1)."""
+    correct = truncating_factory(settings)
+    return _NoEvents(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
+PROFILE_CONTROLS: dict[str, Control] = {
+    "LateTrigger": Control("TRIG-4", ("trigger",), r"iteration \d+ equals T=\d+, yet the history was not compacted"),
+    "TokensIgnored": Control("TRIG-3", ("trigger",), r"estimated tokens >= max_context_tokens=\d+ .*not compacted"),
+    "TruncatesOnFailure": Control("FAIL-1", ("failure",), r"after a 429 fault the output differs"),
+    "WrongSummaryModel": Control("SUM-5", ("summary",), r"settings\.model is"),
+    "NoEvents": Control("EVT-1", ("events",), r"no last_event after a compaction"),
+}
+"""Each broken factory of another wire format, and how the profile clause run in that format rejects it."""
