@@ -11,7 +11,6 @@ round, so a tool-call id may come back in a later round, as real models do.
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,23 +28,34 @@ CONTENT_ROLES = SYSTEM_ROLES | {"user", "tool"}
 """Roles whose messages must have ``content`` (HIST-2)."""
 
 
+NO_CALLS: frozenset[str] = frozenset()
+"""The ``pending`` of a round with no tool call waiting: shared, so no round allocates an empty set."""
+
+
 @dataclass(slots=True)
 class Round:
     """A run of messages that is kept or dropped as one (SPEC ROUND-1).
 
-    A ``tool_calls`` round grows while it is split: each answer is appended and
-    its id leaves ``pending``. Once split, a round is only read.
+    A round is a range, ``history[start:end]``, of the messages its `RoundLog` split,
+    not a copy of them: a long history then costs one small object per round, not a
+    list and a set as well, and every object the split keeps alive is one more for the
+    garbage collector to walk (`benchmarks/results/speed.md`). A ``tool_calls`` round
+    grows while it is split: each answer moves ``end`` on and its id leaves ``pending``.
+    Once split, a round is only read.
     """
 
     kind: RoundKind
     start: int
-    messages: list[Message]
-    pending: set[str] = field(default_factory=set)
+    end: int
+    history: list[Message] = field(repr=False, compare=False)
+    """The messages split so far, which the `RoundLog` owns; the round is its ``[start:end]``."""
+    pending: frozenset[str] = NO_CALLS
     """Tool-call ids of this round that have no answer yet."""
 
     @property
-    def end(self) -> int:
-        return self.start + len(self.messages)
+    def messages(self) -> list[Message]:
+        """The round's messages, in order (a new list)."""
+        return self.history[self.start : self.end]
 
     @property
     def complete(self) -> bool:
@@ -85,32 +95,30 @@ class RoundLog:
     def reset(self) -> None:
         """Forget everything; the next `update` splits from scratch."""
         self.rounds: list[Round] = []
+        self.messages: list[Message] = []
+        """The messages split so far, in order: the history every round is a range of."""
         self.system_messages = 0
-        self._seen = 0
-        self._last: Message | None = None
 
     def update(self, messages: Sequence[Message]) -> list[Round]:
         """The rounds of ``messages``; raises `HistoryError` (and forgets all) on a HIST rule."""
         if not isinstance(messages, list):
             raise HistoryError("HIST-1", None, f"expected a list of messages, got {type(messages).__name__}")
-        if not extends(messages, self._seen, self._last):
+        seen = self.messages
+        if not extends(messages, len(seen), seen[-1] if seen else None):
             self.reset()
         try:
-            for index in range(self._seen, len(messages)):
+            for index in range(len(self.messages), len(messages)):
                 self._add(messages[index], index)
         except HistoryError:
             self.reset()
             raise
-        self._seen = len(messages)
-        self._last = messages[-1] if messages else None
         return self.rounds
 
     def verified(self, messages: list[Message]) -> list[Round]:
         """The rounds of ``messages`` (last given to `update`), split again from scratch if a
         message seen before was replaced since: an identity check of every message, cheap
         next to a split, so that a compaction never builds on a stale round."""
-        seen = itertools.chain.from_iterable(round_.messages for round_ in self.rounds)
-        if not all(map(operator.is_, seen, messages)):
+        if not all(map(operator.is_, self.messages, messages)):
             self.reset()
             return self.update(messages)
         return self.rounds
@@ -120,19 +128,24 @@ class RoundLog:
         role = _role(message, index)
         if role == "tool":
             _answer(rounds[-1] if rounds else None, message, index)
-            return
-        if rounds and rounds[-1].pending:
-            missing = ", ".join(sorted(rounds[-1].pending))
-            raise HistoryError("HIST-5", index, f"new {role} message before tool call(s) {missing} were answered")
-        if role in SYSTEM_ROLES:
-            rounds.append(Round("system", index, [message]))
-            self.system_messages += 1
-        elif role == "user":
-            rounds.append(Round("user", index, [message]))
         else:
-            call_ids = _call_ids(message, index)
-            kind: RoundKind = "tool_calls" if call_ids else "assistant"
-            rounds.append(Round(kind, index, [message], set(call_ids)))
+            if rounds and rounds[-1].pending:
+                missing = ", ".join(sorted(rounds[-1].pending))
+                raise HistoryError("HIST-5", index, f"new {role} message before tool call(s) {missing} were answered")
+            rounds.append(self._open(role, message, index))
+        self.messages.append(message)
+
+    def _open(self, role: str, message: dict[str, Any], index: int) -> Round:
+        """The round that ``message``, of any role but ``tool``, opens (ROUND-1)."""
+        if role in SYSTEM_ROLES:
+            self.system_messages += 1
+            return Round("system", index, index + 1, self.messages)
+        if role == "user":
+            return Round("user", index, index + 1, self.messages)
+        call_ids = _call_ids(message, index)
+        if not call_ids:
+            return Round("assistant", index, index + 1, self.messages)
+        return Round("tool_calls", index, index + 1, self.messages, frozenset(call_ids))
 
 
 def call_in_flight(rounds: Sequence[Round]) -> bool:
@@ -189,5 +202,5 @@ def _answer(current: Round | None, message: Any, index: int) -> None:
         answered = any(m.get("tool_call_id") == call_id for m in current.messages[1:])
         rule, what = ("HIST-4", "answered twice") if answered else ("HIST-3", "answers no call of its round")
         raise HistoryError(rule, index, f"tool result {call_id!r} {what}")
-    current.messages.append(message)
-    current.pending.discard(call_id)
+    current.end += 1
+    current.pending = current.pending - {call_id} or NO_CALLS

@@ -107,8 +107,7 @@ class TokenLedger:
         """The estimate for ``messages``; costs time in the new messages only (TOK-4)."""
         if not extends(messages, self._seen, self._last):
             self.reset()
-        for index in range(self._seen, len(messages)):
-            self._units += self.estimator.units(messages[index])
+        self._units += sum(map(self.estimator.units, messages[self._seen :]))
         self._seen = len(messages)
         self._last = messages[-1] if messages else None
         return self.estimator.total(self._units, self._seen)

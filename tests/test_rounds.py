@@ -65,6 +65,17 @@ def test_an_empty_history_has_no_rounds() -> None:
     assert split_rounds([]) == []
 
 
+def test_rounds_keep_the_messages_they_split_when_the_callers_list_changes() -> None:
+    """A round is a range of the split's own record of the history, not of the caller's list."""
+    history = [user(), calls("a"), result("a"), reply()]
+    rounds = split_rounds(history)
+    split = [r.messages for r in rounds]
+    history[1] = reply("Replaced.")
+    del history[:2]
+    assert [r.messages for r in rounds] == split
+    assert split[1][0]["tool_calls"][0]["id"] == "a"
+
+
 # --- ROUND-3: a call in flight ---------------------------------------------------------
 
 
