@@ -34,9 +34,11 @@ from compaction_suite.reference.summarizer import STRUCTURED_PROMPT
 
 
 class NoCompaction:
-    """The baseline: the history as it grows, never compacted."""
+    """The baseline: the history as it grows, never compacted, in whatever wire format it comes."""
 
     profiles = frozenset({"core"})
+    format_free = True
+    """It returns what it gets, whatever its shape: the replay hands it a trace in its own format."""
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
         return list(messages)

@@ -92,7 +92,9 @@ class FoldsIntoACompactionItem:
 
 def test_an_output_with_no_chat_form_is_reported_not_measured(sliced):
     run = replay(sliced, FoldsIntoACompactionItem())
-    assert run.errors and all("has no chat-completions form" in e for e in run.errors)
+    assert not run.errors and not run.comparable
+    assert all("has no chat-completions form" in e for e in run.not_comparable)
+    assert len(run.not_comparable) == len(run.calls) - 3  # every point from iteration 3 on
     assert not any(call.compacted for call in run.calls)
 
 
