@@ -40,8 +40,8 @@ class NoCompaction:
     format_free = True
     """It returns what it gets, whatever its shape: the replay hands it a trace in its own format."""
 
-    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        return list(messages)
+    def compact(self, history: Any, *, iteration: int) -> Any:
+        return list(history) if isinstance(history, list) else dict(history)  # an Anthropic request is a dict
 
 
 @dataclass(frozen=True)

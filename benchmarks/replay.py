@@ -33,11 +33,13 @@ from compaction_suite.reference.rounds import Message
 from compaction_suite.reference.tokens import ExactTokens
 
 from .across_formats import NotFaithful, for_replay
+from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 from .views import Round as UnitRound
 from .views import View, unit_tokens
-from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
+FORMAT_FREE = "any"
+"""The format reported for a compactor that returns what it gets, whatever its shape (the baseline)."""
 
 
 @dataclass
@@ -247,8 +249,9 @@ def replay(
     identifier-like key and the task-list presets).
     """
     view = View(trace_format)
-    own_format = trace_format if getattr(compactor, "format_free", False) else formats.declared(compactor)
-    if own_format != trace_format:
+    format_free = getattr(compactor, "format_free", False)
+    own_format = FORMAT_FREE if format_free else formats.declared(compactor)
+    if not format_free and own_format != trace_format:
         compactor = for_replay(compactor, trace_format)  # converted only where faithful
     run, tokens, memory = Run(trace, name, trace_format, own_format), _Tokens(view), _Memory(facts, id_rule, task_lists, view)
     context: list[Message] = []

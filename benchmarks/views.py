@@ -82,7 +82,7 @@ class View:
 
     def chat(self, unit: Unit) -> list[Message] | None:
         """The unit's faithful chat-completions form, or None when it has none."""
-        if self.wire_format == formats.CHAT or unit.get("role") == "system" and self.wire_format == formats.ANTHROPIC:
+        if self.wire_format == formats.CHAT or (unit.get("role") == "system" and self.wire_format == formats.ANTHROPIC):
             return [unit]
         try:
             native = [unit] if self.wire_format == formats.RESPONSES else {"messages": [unit]}
