@@ -49,7 +49,7 @@ def to_chat(history: Any, wire_format: str, *, arguments: dict[str, str] | None 
         return _responses_to_chat(history, arguments or {})
     if wire_format == formats.ANTHROPIC:
         return _anthropic_to_chat(history, arguments or {})
-    raise formats.FormatError(f"unknown wire format {wire_format!r}")
+    raise ValueError(f"unknown wire format {wire_format!r}")
 
 
 CARRIED = {

@@ -165,7 +165,7 @@ def _by_strategy(summaries: list[dict[str, Any]], traces: list[dict[str, Any]]) 
     60% target, the ceilings. A row with no comparable run reads n/a."""
     rows = []
     ceiling_cut = {t["id"]: t["ceiling_cuts"] for t in traces}
-    ceiling_names = next(iter(ceiling_cut.values()), {})
+    ceiling_names: dict[str, float] = next(iter(ceiling_cut.values()), {})
     for name in dict.fromkeys(s["compactor"] for s in summaries):
         everything = [s for s in summaries if s["compactor"] == name]
         mine = [s for s in everything if not s["not_comparable"]]
@@ -319,7 +319,7 @@ def ceiling_verdict(results: dict[str, Any]) -> str:
     every entity id and the task list at every call (issue 12, point 4)."""
     hybrid = next((r for r in results["strategies"] if r["compactor"].startswith(HYBRID)), None)
     share = None if hybrid is None else hybrid["worst_trace_share_of_ceiling"].get("ceiling K=2")
-    if share is None:
+    if hybrid is None or share is None:
         return "Ceiling target: not measured (the run has no hybrid strategy or no K=2 ceiling).\n"
     ids, tasks = hybrid["min_entity_id_retention"], hybrid["task_list_always_kept"]
     left_out = hybrid.get("runs_not_comparable", 0)

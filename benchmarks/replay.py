@@ -29,13 +29,12 @@ from typing import Any
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
 from compaction_suite.conformance.target import call_compact, last_event_json
-from compaction_suite.reference.rounds import Message
 from compaction_suite.reference.tokens import ExactTokens
 
 from .across_formats import NotFaithful, for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 from .views import Round as UnitRound
-from .views import View, unit_tokens
+from .views import Unit, View, unit_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
 FORMAT_FREE = "any"
@@ -142,9 +141,9 @@ class _Tokens:
     def __init__(self, view: View | None = None) -> None:
         self._exact = ExactTokens("o200k_base")
         self._view = view or View(formats.CHAT)
-        self._memo: dict[int, tuple[Message, int]] = {}
+        self._memo: dict[int, tuple[Unit, int]] = {}
 
-    def message(self, message: Message) -> int:
+    def message(self, message: Unit) -> int:
         """A message's (a unit's) tokens; `views.unit_tokens` for a trace in another format."""
         held = self._memo.get(id(message))
         if held is None or held[0] is not message:
@@ -152,7 +151,7 @@ class _Tokens:
             self._memo[id(message)] = held  # holding the message keeps its id from being reused
         return held[1]
 
-    def prompt(self, messages: Sequence[Message]) -> int:
+    def prompt(self, messages: Sequence[Unit]) -> int:
         return self.total(sum(map(self.message, messages)), len(messages))
 
     def total(self, units: int, messages: int) -> int:
@@ -202,7 +201,7 @@ def worst(values: Iterable[Any]) -> Any:
     return min(present) if present else None
 
 
-def violations(before: list[Message], after: Any) -> list[str]:
+def violations(before: list[Unit], after: Any) -> list[str]:
     """The structural clauses a compaction broke (CORE-1..4, CORE-6), as ``"CORE-n: reason"``."""
     problem = oracle.check_valid_messages(after)
     if problem:
@@ -216,7 +215,7 @@ def violations(before: list[Message], after: Any) -> list[str]:
     return [f"{clause}: {reason}" for clause, check in checks.items() if (reason := check())]
 
 
-def common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+def common_prefix(a: Sequence[Unit], b: Sequence[Unit]) -> int:
     """How many messages ``a`` and ``b`` start with in common."""
     n = 0
     for x, y in zip(a, b):
@@ -254,8 +253,8 @@ def replay(
     if not format_free and own_format != trace_format:
         compactor = for_replay(compactor, trace_format)  # converted only where faithful
     run, tokens, memory = Run(trace, name, trace_format, own_format), _Tokens(view), _Memory(facts, id_rule, task_lists, view)
-    context: list[Message] = []
-    previous: list[Message] = []
+    context: list[Unit] = []
+    previous: list[Unit] = []
     text = ""
     for round_ in view.rounds(messages):
         if round_.kind in ASSISTANT_KINDS:
@@ -289,10 +288,10 @@ def ceilings(messages: Any, keep_rounds: Sequence[int], trace_format: str = form
     """
     view = View(trace_format)
     tokens = _Tokens(view)
-    system: list[Message] = []
+    system: list[Unit] = []
     others: list[tuple[int, int]] = []  # (token units, messages) of each non-system round so far
     totals = {**{f"ceiling K={k}": 0 for k in keep_rounds}, "physical limit": 0}
-    context: list[Message] = []
+    context: list[Unit] = []
     calls = 0
     for round_ in view.rounds(messages):
         if round_.kind in ASSISTANT_KINDS:
@@ -312,7 +311,7 @@ def ceilings(messages: Any, keep_rounds: Sequence[int], trace_format: str = form
     return totals
 
 
-def _ideal(tokens: _Tokens, system: list[Message], others: list[tuple[int, int]], k: int) -> int:
+def _ideal(tokens: _Tokens, system: list[Unit], others: list[tuple[int, int]], k: int) -> int:
     tail = others[-k:] if k else []
     units = sum(map(tokens.message, system)) + sum(u for u, _ in tail)
     count = len(system) + sum(n for _, n in tail)
@@ -320,7 +319,7 @@ def _ideal(tokens: _Tokens, system: list[Message], others: list[tuple[int, int]]
     return tokens.total(units, count) + summary
 
 
-def _compaction_point(run: Run, compactor: Any, view: View, context: list[Message], text: str) -> tuple[list[Message], str]:
+def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit], text: str) -> tuple[list[Unit], str]:
     """Ask for a compaction; keep the event's summarizer usage and any clause violation; a point
     with no faithful mapping to the compactor's format is counted as not comparable."""
     iteration = len(run.calls)
@@ -348,8 +347,8 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Messag
 
 def _call(
     iteration: int,
-    context: list[Message],
-    previous: list[Message],
+    context: list[Unit],
+    previous: list[Unit],
     answer: UnitRound,
     compacted: bool,
     tokens: _Tokens,

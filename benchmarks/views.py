@@ -9,7 +9,7 @@ into the format's history, and how the replay measures a unit:
 * its tokens are the exact o200k tokens of its chat-completions form (`ExactTokens`, chat
   overhead included) when it has a faithful one (`across_formats.to_chat`), else the o200k tokens
   of its JSON text (a ``reasoning`` or ``compaction`` item, a message with a ``thinking`` block:
-  what the request carries for it; SPEC **Decision** REPLAY-FMT-1);
+  what the request carries for it; SPEC XFMT-5);
 * entity ids and task lists are read from the units' chat forms; the retention text is that
   form's readable text, plus every string of a unit without one except its opaque fields.
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.formats import anthropic, responses
-from compaction_suite.reference.rounds import Message, split_rounds
+from compaction_suite.reference.rounds import split_rounds
 
 from .across_formats import NotFaithful, to_chat
 
@@ -75,12 +75,12 @@ class View:
     def rounds(self, history: Any) -> list[Round]:
         """The history's rounds (SPEC ROUND-1 for chat-completions; the same idea per format)."""
         if self.wire_format == formats.CHAT:
-            return [Round(r.kind, list(r.messages)) for r in split_rounds(history)]
+            return [Round(r.kind, cast("list[Unit]", list(r.messages))) for r in split_rounds(history)]
         if self.wire_format == formats.RESPONSES:
             return _responses_rounds(self.units(history))
         return _anthropic_rounds(self.units(history))
 
-    def chat(self, unit: Unit) -> list[Message] | None:
+    def chat(self, unit: Unit) -> list[Unit] | None:
         """The unit's faithful chat-completions form, or None when it has none."""
         if self.wire_format == formats.CHAT or (unit.get("role") == "system" and self.wire_format == formats.ANTHROPIC):
             return [unit]
@@ -98,7 +98,7 @@ class View:
             parts.append(oracle.readable_text(chat) if chat is not None else "\n".join(_strings(unit)))
         return "\n".join(parts)
 
-    def chat_messages(self, units: Sequence[Unit]) -> list[Message]:
+    def chat_messages(self, units: Sequence[Unit]) -> list[Unit]:
         """The chat forms of the units that have one (entity ids and task lists are read there)."""
         return [m for u in units for m in (self.chat(u) or [])]
 
@@ -113,7 +113,7 @@ class View:
 
 
 def unit_tokens(view: View, unit: Unit, exact: Any) -> int:
-    """A unit's tokens: its chat form's exact count, else its JSON text's (REPLAY-FMT-1)."""
+    """A unit's tokens: its chat form's exact count, else its JSON text's (SPEC XFMT-5)."""
     chat = view.chat(unit)
     if chat is not None:
         return sum(exact.units(m) for m in chat)

@@ -17,6 +17,7 @@ fit two kinds, or none, is an error naming what it saw (pass the kind explicitly
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def load(path: Path, kind: str = "auto") -> list[tuple[Header, Any]]:
     if not path.is_file():
         raise TraceKindError(f"{path}: no such file")
     kind = detect(path) if kind == "auto" else kind
-    one = {
+    one: dict[str, Callable[[Path], tuple[Header, Any]]] = {
         "trace": read_trace, "codex": import_codex, "claude-code": import_claude_code_messages,
         "claude-code-chat": import_claude_code, "swe-agent": import_swe_agent,
     }  # fmt: skip
