@@ -177,7 +177,7 @@ def _by_strategy(summaries: list[dict[str, Any]], traces: list[dict[str, Any]]) 
             "runs": len(everything),
             "runs_not_comparable": len(everything) - len(mine),
             "points_not_comparable": _total("not_comparable", everything),
-            "compactions": _total("compactions", mine),
+            "compactions": _total("compactions", mine) if mine else None,
             "cumulative_input_tokens": _total("cumulative_input_tokens", mine) if mine else None,
             "input_reduction": _cut("cumulative_input_tokens", mine, base),
             "worst_trace_input_reduction": min((s["input_reduction"] for s in mine), default=None),
@@ -276,7 +276,7 @@ def headline(results: dict[str, Any]) -> str:
         left_out = r.get("runs_not_comparable")
         label = r["compactor"] + (f" ({left_out} of {r['runs']} traces not comparable, left out)" if left_out else "")
         lines.append(
-            f"| {label} | {r['compactions']} | {_n(r['cumulative_input_tokens'])} | {_pct(r['input_reduction'])} "
+            f"| {label} | {_n(r['compactions'])} | {_n(r['cumulative_input_tokens'])} | {_pct(r['input_reduction'])} "
             f"| {_pct(r['worst_trace_input_reduction'])} | {shares}{_n(r['peak_context_tokens'])} | {_usd(r['cost_usd_no_cache'])} "
             f"| {_usd(r['cost_usd_with_cache'])} | {_pct(r['cost_reduction_with_cache'])} | {_kept(r['min_entity_id_retention'])} "
             f"| {_task(r['task_list_always_kept'])} | {_kept(r['min_fact_retention'])} | {r['violations']} |"
