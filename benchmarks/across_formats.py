@@ -204,32 +204,38 @@ def _normal(messages: Sequence[Message]) -> str:
 
 
 class Bridged:
-    """A compactor of another wire format seen as a chat-completions compactor (faithful both ways,
-    else `NotFaithful` from ``compact``, which the replay reports for that compaction point)."""
+    """A compactor of one wire format seen as a compactor of the trace's format (faithful both
+    ways through chat-completions, else `NotFaithful` from ``compact``, which the replay reports
+    for that compaction point as not comparable)."""
 
-    def __init__(self, compactor: Any, wire_format: str) -> None:
+    def __init__(self, compactor: Any, wire_format: str, trace_format: str = formats.CHAT) -> None:
         self.inner = compactor
         self.wire_format = wire_format
+        self.trace_format = trace_format
 
-    def compact(self, messages: list[Message], *, iteration: int) -> Any:
-        native = from_chat(messages, self.wire_format)
-        result = self.inner.compact(native, iteration=iteration)
+    def compact(self, history: Any, *, iteration: int) -> Any:
+        chat = to_chat(history, self.trace_format)
+        arguments = original_arguments(chat)
+        result = self.inner.compact(from_chat(chat, self.wire_format), iteration=iteration)
         if hasattr(result, "__await__"):
-            return self._finish_async(result, messages)
-        return to_chat(result, self.wire_format, arguments=original_arguments(messages))
+            return self._finish_async(result, arguments)
+        return self._back(result, arguments)
 
-    async def _finish_async(self, pending: Any, messages: list[Message]) -> list[Message]:
-        return to_chat(await pending, self.wire_format, arguments=original_arguments(messages))
+    def _back(self, result: Any, arguments: dict[str, str]) -> Any:
+        return from_chat(to_chat(result, self.wire_format, arguments=arguments), self.trace_format)
+
+    async def _finish_async(self, pending: Any, arguments: dict[str, str]) -> Any:
+        return self._back(await pending, arguments)
 
     @property
     def capabilities(self) -> dict[str, Any]:
-        return {**(getattr(self.inner, "capabilities", None) or {}), formats.KEY: formats.CHAT}
+        return {**(getattr(self.inner, "capabilities", None) or {}), formats.KEY: self.trace_format}
 
     def __getattr__(self, name: str) -> Any:  # last_event, observe_usage, profiles, ...
         return getattr(self.inner, name)
 
 
-def for_replay(compactor: Any) -> Any:
-    """``compactor`` itself for chat-completions, else `Bridged` over it."""
+def for_replay(compactor: Any, trace_format: str = formats.CHAT) -> Any:
+    """``compactor`` itself when it compacts the trace's format, else `Bridged` over it."""
     wire_format = formats.declared(compactor)
-    return compactor if wire_format == formats.CHAT else Bridged(compactor, wire_format)
+    return compactor if wire_format == trace_format else Bridged(compactor, wire_format, trace_format)

@@ -26,11 +26,11 @@ from typing import Any
 from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
 from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, ceilings, replay, worst
-from compaction_suite.benchmarks.traces.format import FORMAT_NAME, read_trace
+from compaction_suite.benchmarks.views import View
+from compaction_suite.conformance.formats import CHAT
 from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
-from compaction_suite.reference.rounds import split_rounds
 
 TRACES = Path(__file__).resolve().parent.parent / "cassettes" / "traces"
 TARGET_REDUCTION = 0.60
@@ -44,35 +44,20 @@ def shipped_traces() -> list[Path]:
     return sorted(TRACES.glob("*.jsonl"))
 
 
-def load_traces(paths: Sequence[Path]) -> list[tuple[dict[str, Any], list[dict]]]:
-    """(header, messages) of each file: a trace (``.jsonl``, FORMAT.md), a SWE-agent ``.traj``,
-    a tau-bench results file (``.json``, one trace per record) or a Claude Code session log
-    (any other ``.jsonl``), through `compaction_suite.benchmarks.traces`."""
-    from compaction_suite.benchmarks.traces.claude_code import import_claude_code
-    from compaction_suite.benchmarks.traces.importers import import_swe_agent, import_tau_bench
+def load_traces(paths: Sequence[Path], kind: str = "auto") -> list[tuple[dict[str, Any], Any]]:
+    """(header, history) of each trace in ``paths``, through the one parser of trace files
+    (`compaction_suite.benchmarks.traces.kinds`; ``kind`` as its `load` takes it): a trace
+    (``.jsonl``, FORMAT.md), a SWE-agent ``.traj``, a tau-bench results file (``.json``, one trace
+    per record), a Codex rollout or a Claude Code session log (in their own wire formats, named by
+    ``header["wire_format"]``)."""
+    from compaction_suite.benchmarks.traces.kinds import load
 
-    loaded: list[tuple[dict[str, Any], list[dict]]] = []
-    for path in paths:
-        if path.suffix == ".traj":
-            loaded.append(import_swe_agent(path))
-        elif path.suffix == ".json":
-            loaded.extend(import_tau_bench(path))
-        elif is_trace(path):
-            loaded.append(read_trace(path))
-        else:
-            loaded.append(import_claude_code(path))
-    return loaded
+    return [loaded for path in paths for loaded in load(path, kind)]
 
 
-def is_trace(path: Path) -> bool:
-    """Whether a ``.jsonl`` file is a compaction-suite trace (its first line is the header);
-    any other ``.jsonl`` is read as a Claude Code session log."""
-    with path.open(encoding="utf-8") as file:
-        first = file.readline()
-    try:
-        return json.loads(first).get("format") == FORMAT_NAME
-    except (ValueError, AttributeError):
-        return False
+def wire_format(header: dict[str, Any]) -> str:
+    """The wire format of a loaded trace's history (chat-completions unless its header says otherwise)."""
+    return str(header.get("wire_format") or CHAT)
 
 
 def run(
@@ -85,17 +70,20 @@ def run(
     id_rule: IdRule | None = None,
     task_lists: TaskListTools = CODING_AGENT_TASK_LISTS,
     ceiling_rounds: Sequence[int] = (2,),
+    trace_kind: str = "auto",
 ) -> dict[str, Any]:
     """Replay every trace through every compactor and write the reports to ``out_dir``.
 
     ``settings_changes`` go into the `Settings` every factory gets (a target's thresholds);
     ``id_rule`` and ``task_lists`` say what the retention figures track; ``ceiling_rounds``
-    the kept-round counts K of the ceiling columns (`replay.ceilings`).
+    the kept-round counts K of the ceiling columns (`replay.ceilings`); ``trace_kind`` how the
+    trace files are read (`load_traces`). Each trace replays in its own wire format; a compactor
+    of another format gets it through the faithful conversion only (`replay.replay`).
     """
     compactors = {BASELINE: LINEUP[BASELINE], **(compactors or LINEUP)}
-    loaded = load_traces(traces or shipped_traces())
-    limits = {header["id"]: ceilings(messages, ceiling_rounds) for header, messages in loaded}
-    calls = sum(r.kind in ASSISTANT_KINDS for _, m in loaded for r in split_rounds(m)) * len(compactors)
+    loaded = load_traces(traces or shipped_traces(), trace_kind)
+    limits = {header["id"]: ceilings(history, ceiling_rounds, wire_format(header)) for header, history in loaded}
+    calls = sum(r.kind in ASSISTANT_KINDS for h, m in loaded for r in View(wire_format(h)).rounds(m)) * len(compactors)
     runs: list[Run] = []
     with SummarizerServer() as server, _bar(calls, progress) as bar:
         settings = connected(Settings(summarizer_timeout=30.0, **(settings_changes or {})), server.base_url)
@@ -105,7 +93,7 @@ def run(
                     replay(
                         messages, factory(settings), trace=header["id"], name=name,
                         facts=header.get("planted_facts", []), on_call=lambda: bar.update(1),
-                        id_rule=id_rule, task_lists=task_lists,
+                        id_rule=id_rule, task_lists=task_lists, trace_format=wire_format(header),
                     )
                 )
     results = _results(runs, loaded, limits)
@@ -133,14 +121,15 @@ def _results(
     baseline = {s["trace"]: s for s in summaries if s["compactor"] == BASELINE}
     for s in summaries:
         base = baseline[s["trace"]]
-        s["input_reduction"] = 1 - s["cumulative_input_tokens"] / base["cumulative_input_tokens"]
-        s["cost_reduction_no_cache"] = 1 - s["cost_usd_no_cache"] / base["cost_usd_no_cache"]
-        s["cost_reduction_with_cache"] = 1 - s["cost_usd_with_cache"] / base["cost_usd_with_cache"]
+        for key, total in (("input_reduction", "cumulative_input_tokens"), ("cost_reduction_no_cache", "cost_usd_no_cache"),
+                           ("cost_reduction_with_cache", "cost_usd_with_cache")):
+            s[key] = None if s["not_comparable"] else 1 - s[total] / base[total]  # nothing measured: n/a
     traces = []
-    for header, messages in loaded:
+    for header, history in loaded:
         base = baseline[header["id"]]["cumulative_input_tokens"]
         cuts = {name: 1 - tokens / base for name, tokens in limits[header["id"]].items()}
-        traces.append({"id": header["id"], "messages": len(messages), "source": header["source"], "ceiling_cuts": cuts})
+        traces.append({"id": header["id"], "wire_format": wire_format(header), "messages": len(View(wire_format(header)).units(history)),
+                       "source": header["source"], "ceiling_cuts": cuts})
     return {
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "date": datetime.date.today().isoformat(),
@@ -171,23 +160,32 @@ def _ceilings(summaries: list[dict[str, Any]], limits: dict[str, dict[str, int]]
 
 
 def _by_strategy(summaries: list[dict[str, Any]], traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per compactor over all traces: totals, worst retention, the 60% target, the ceilings."""
+    """One row per compactor over the traces where every compaction point was comparable (a run
+    with a point of no faithful mapping is counted, never folded in): totals, worst retention, the
+    60% target, the ceilings. A row with no comparable run reads n/a."""
     rows = []
-    base = [s for s in summaries if s["compactor"] == BASELINE]
     ceiling_cut = {t["id"]: t["ceiling_cuts"] for t in traces}
+    ceiling_names: dict[str, float] = next(iter(ceiling_cut.values()), {})
     for name in dict.fromkeys(s["compactor"] for s in summaries):
-        mine = [s for s in summaries if s["compactor"] == name]
+        everything = [s for s in summaries if s["compactor"] == name]
+        mine = [s for s in everything if not s["not_comparable"]]
+        measured = {s["trace"] for s in mine}
+        base = [s for s in summaries if s["compactor"] == BASELINE and s["trace"] in measured]
         row = {
             "compactor": name,
-            "compactions": _total("compactions", mine),
-            "cumulative_input_tokens": _total("cumulative_input_tokens", mine),
-            "input_reduction": 1 - _total("cumulative_input_tokens", mine) / _total("cumulative_input_tokens", base),
-            "worst_trace_input_reduction": min(s["input_reduction"] for s in mine),
-            "peak_context_tokens": max(s["peak_context_tokens"] for s in mine),
+            "compactor_format": everything[0]["compactor_format"],
+            "runs": len(everything),
+            "runs_not_comparable": len(everything) - len(mine),
+            "points_not_comparable": _total("not_comparable", everything),
+            "compactions": _total("compactions", mine) if mine else None,
+            "cumulative_input_tokens": _total("cumulative_input_tokens", mine) if mine else None,
+            "input_reduction": _cut("cumulative_input_tokens", mine, base),
+            "worst_trace_input_reduction": min((s["input_reduction"] for s in mine), default=None),
+            "peak_context_tokens": max((s["peak_context_tokens"] for s in mine), default=None),
             "summarizer_tokens": _total("summarizer_prompt_tokens", mine) + _total("summarizer_completion_tokens", mine),
-            "cost_usd_no_cache": _total("cost_usd_no_cache", mine),
-            "cost_usd_with_cache": _total("cost_usd_with_cache", mine),
-            "cost_reduction_with_cache": 1 - _total("cost_usd_with_cache", mine) / _total("cost_usd_with_cache", base),
+            "cost_usd_no_cache": _total("cost_usd_no_cache", mine) if mine else None,
+            "cost_usd_with_cache": _total("cost_usd_with_cache", mine) if mine else None,
+            "cost_reduction_with_cache": _cut("cost_usd_with_cache", mine, base),
             "min_entity_id_retention": worst(s["min_entity_id_retention"] for s in mine),
             "entity_ids_tracked": _total("entity_ids_tracked", mine),
             "task_list_always_kept": worst(s["task_list_always_kept"] for s in mine),
@@ -195,18 +193,24 @@ def _by_strategy(summaries: list[dict[str, Any]], traces: list[dict[str, Any]]) 
             "violations": sum(len(s["violations"]) for s in mine),
             "errors": sum(len(s["errors"]) for s in mine),
             "worst_trace_share_of_ceiling": {
-                ceiling: min(_share_of(s["input_reduction"], ceiling_cut[s["trace"]][ceiling]) for s in mine)
-                for ceiling in next(iter(ceiling_cut.values()), {})
+                ceiling: min((_share_of(s["input_reduction"], ceiling_cut[s["trace"]][ceiling]) for s in mine), default=None)
+                for ceiling in ceiling_names
             },
         }
         row["meets_target"] = (
-            row["worst_trace_input_reduction"] >= TARGET_REDUCTION
+            bool(mine) and not row["runs_not_comparable"]
+            and row["worst_trace_input_reduction"] >= TARGET_REDUCTION
             and row["min_entity_id_retention"] in (None, 1.0)
             and row["task_list_always_kept"] is not False
             and not row["violations"]
-        )
+        )  # fmt: skip
         rows.append(row)
     return rows
+
+
+def _cut(key: str, mine: list[dict[str, Any]], base: list[dict[str, Any]]) -> float | None:
+    """1 - mine/base over the same traces, or None when nothing was measured."""
+    return 1 - _total(key, mine) / _total(key, base) if mine else None
 
 
 def _share_of(cut: float, ceiling: float) -> float:
@@ -221,8 +225,9 @@ def write(out_dir: Path, results: dict[str, Any], runs: list[Run]) -> None:
     (out_dir / "replay.json").write_text(json.dumps(results | {"curves": curves}, indent=1) + "\n", encoding="utf-8")
     (out_dir / "replay.md").write_text(markdown(results), encoding="utf-8")
     longest = max(results["traces"], key=lambda t: t["messages"])["id"]  # the plots show one trace
-    plot_context(out_dir / "replay-context.png", [r for r in runs if r.trace == longest])
-    plot_retention(out_dir / "replay-retention.png", [r for r in runs if r.trace == longest])
+    shown = [r for r in runs if r.trace == longest and r.comparable]  # a run not comparable has no curve
+    plot_context(out_dir / "replay-context.png", shown)
+    plot_retention(out_dir / "replay-retention.png", shown)
 
 
 def _columns(run: Run) -> dict[str, list[Any]]:
@@ -235,6 +240,14 @@ def _pct(x: float | None) -> str:
     if x is None:
         return "n/a"
     return f"{x:+.1%}" if x < 0 else f"{x:.1%}"
+
+
+def _n(x: int | None) -> str:
+    return "n/a" if x is None else f"{x:,}"
+
+
+def _usd(x: float | None) -> str:
+    return "n/a" if x is None else f"${x:.2f}"
 
 
 def _kept(x: float | None) -> str:
@@ -260,10 +273,12 @@ def headline(results: dict[str, Any]) -> str:
     ]
     for r in results["strategies"]:
         shares = "".join(f"{_pct(r['worst_trace_share_of_ceiling'][n])} | " for n in names)
+        left_out = r.get("runs_not_comparable")
+        label = r["compactor"] + (f" ({left_out} of {r['runs']} traces not comparable, left out)" if left_out else "")
         lines.append(
-            f"| {r['compactor']} | {r['compactions']} | {r['cumulative_input_tokens']:,} | {_pct(r['input_reduction'])} "
-            f"| {_pct(r['worst_trace_input_reduction'])} | {shares}{r['peak_context_tokens']:,} | ${r['cost_usd_no_cache']:.2f} "
-            f"| ${r['cost_usd_with_cache']:.2f} | {_pct(r['cost_reduction_with_cache'])} | {_kept(r['min_entity_id_retention'])} "
+            f"| {label} | {_n(r['compactions'])} | {_n(r['cumulative_input_tokens'])} | {_pct(r['input_reduction'])} "
+            f"| {_pct(r['worst_trace_input_reduction'])} | {shares}{_n(r['peak_context_tokens'])} | {_usd(r['cost_usd_no_cache'])} "
+            f"| {_usd(r['cost_usd_with_cache'])} | {_pct(r['cost_reduction_with_cache'])} | {_kept(r['min_entity_id_retention'])} "
             f"| {_task(r['task_list_always_kept'])} | {_kept(r['min_fact_retention'])} | {r['violations']} |"
         )
     empty = " | ".join(["n/a"] * (len(names) + 8))
@@ -307,17 +322,19 @@ def ceiling_verdict(results: dict[str, Any]) -> str:
     if hybrid is None or share is None:
         return "Ceiling target: not measured (the run has no hybrid strategy or no K=2 ceiling).\n"
     ids, tasks = hybrid["min_entity_id_retention"], hybrid["task_list_always_kept"]
-    met = share >= CEILING_SHARE and ids in (None, 1.0) and tasks is not False and not hybrid["violations"]
+    left_out = hybrid.get("runs_not_comparable", 0)
+    met = share >= CEILING_SHARE and ids in (None, 1.0) and tasks is not False and not hybrid["violations"] and not left_out
     return (
         f"**Ceiling target {'met' if met else 'not met'}**: \"{hybrid['compactor']}\" reaches {share:.1%} of the K=2 "
         f"ceiling's cut on its worst trace (target {CEILING_SHARE:.0%}); entity ids kept (min) {_kept(ids)} of "
-        f"{hybrid['entity_ids_tracked']} tracked, task list {_task(tasks)}, {hybrid['violations']} clause violations.\n"
+        f"{hybrid['entity_ids_tracked']} tracked, task list {_task(tasks)}, {hybrid['violations']} clause violations"
+        + (f"; {left_out} traces not comparable, left out.\n" if left_out else ".\n")
     )
 
 
 def markdown(results: dict[str, Any]) -> str:
     """The whole report."""
-    traces = ", ".join(f"`{t['id']}` ({t['messages']} messages)" for t in results["traces"])
+    traces = ", ".join(f"`{t['id']}` ({t['messages']} messages, {t['wire_format']})" for t in results["traces"])
     prices = "; ".join(f"{k} ${v['input']}/{v['cached_input']}/{v['output']}" for k, v in results["prices_usd_per_million"].items())
     parts = [
         "# Cost reduction on recorded traces\n",
@@ -328,6 +345,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"{results['summarizer']}: it writes a few words and never repeats an identifier, so ids and the task list "
         "survive only when the compactor keeps them itself, and planted facts (`Remember: ...`) survive only in "
         "messages kept verbatim.\n",
+        "## Wire formats\n",
+        formats_section(results),
         "## All traces\n",
         headline(results),
         verdict(results),
@@ -344,7 +363,10 @@ def markdown(results: dict[str, Any]) -> str:
 def _cache_note(results: dict[str, Any]) -> str:
     rows = {r["compactor"]: r for r in results["strategies"]}
     base = rows[BASELINE]
-    best = max((r for r in results["strategies"] if r["compactor"] != BASELINE), key=lambda r: r["input_reduction"])
+    measured = [r for r in results["strategies"] if r["compactor"] != BASELINE and r["input_reduction"] is not None and not r["runs_not_comparable"]]
+    if not measured:
+        return "n/a: no compactor was measured on every trace.\n"
+    best = max(measured, key=lambda r: r["input_reduction"])
     cut_no_cache = 1 - best["cost_usd_no_cache"] / base["cost_usd_no_cache"]
     return (
         "An append-only history reads its whole previous prompt from the provider's cache, billed at a quarter of the "
@@ -365,11 +387,35 @@ def _per_trace(results: dict[str, Any]) -> str:
         cuts = ", ".join(f"{name} {_pct(cut)}" for name, cut in t["ceiling_cuts"].items())
         lines.append(f"| {t['id']} | *ceilings: {cuts}* | | | | | | | | | |")
     for s in results["runs"]:
+        if s["not_comparable"]:
+            lines.append(f"| {s['trace']} | {s['compactor']} | {s['model_calls']} | *not comparable at {s['not_comparable']} points* | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
+            continue
         lines.append(
             f"| {s['trace']} | {s['compactor']} | {s['model_calls']} | {s['compactions']} | {s['cumulative_input_tokens']:,} "
             f"| {_pct(s['input_reduction'])} | {s['peak_context_tokens']:,} | ${s['cost_usd_with_cache']:.2f} "
             f"| {_kept(s['min_entity_id_retention'])} | {_task(s['task_list_always_kept'])} | {_kept(s['final_fact_retention'])} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def formats_section(results: dict[str, Any]) -> str:
+    """Each trace's wire format and each compactor's, and every (trace, compactor) pair that has a
+    compaction point with no faithful mapping between the two: counted, with the first reason."""
+    lines = [
+        "Each trace replays in its own wire format; a compactor of another format gets every context through "
+        "the faithful conversion only (benchmarks/across_formats.py). A compaction point where there is none "
+        "(a reasoning item, a thinking block, a provider compaction item...) is *not comparable*: it is counted "
+        "here, and that run's figures read n/a instead of entering any percentage.\n",
+        "| trace | format | messages or items |", "|---|---|---|",
+        *(f"| {t['id']} | {t['wire_format']} | {t['messages']} |" for t in results["traces"]),
+        "", "| compactor | format | traces not comparable | points not comparable |", "|---|---|---|---|",
+        *(f"| {r['compactor']} | {r['compactor_format']} | {r['runs_not_comparable']} of {r['runs']} | {r['points_not_comparable']} |"
+          for r in results["strategies"]),
+    ]  # fmt: skip
+    pairs = [s for s in results["runs"] if s["not_comparable"]]
+    if pairs:
+        lines += ["", "| trace | compactor | points not comparable | first reason |", "|---|---|---|---|"]
+        lines += [f"| {s['trace']} | {s['compactor']} | {s['not_comparable']} of {s['model_calls'] - 1} | {s['not_comparable_reasons'][0]} |" for s in pairs]
     return "\n".join(lines) + "\n"
 
 

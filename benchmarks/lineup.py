@@ -35,12 +35,14 @@ from compaction_suite.reference.summarizer import STRUCTURED_PROMPT
 
 
 class NoCompaction:
-    """The baseline: the history as it grows, never compacted."""
+    """The baseline: the history as it grows, never compacted, in whatever wire format it comes."""
 
     profiles = frozenset({"core"})
+    format_free = True
+    """It returns what it gets, whatever its shape: the replay hands it a trace in its own format."""
 
-    def compact(self, messages: list[Message], *, iteration: int) -> list[Message]:
-        return list(messages)
+    def compact(self, history: Any, *, iteration: int) -> Any:
+        return list(history) if isinstance(history, list) else dict(history)  # an Anthropic request is a dict
 
 
 @dataclass(frozen=True)

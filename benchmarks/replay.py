@@ -26,16 +26,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction_suite.conformance import oracle
+from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
 from compaction_suite.conformance.target import call_compact, last_event_json
-from compaction_suite.reference.rounds import Message, Round, split_rounds
 from compaction_suite.reference.tokens import ExactTokens
 
-from .across_formats import for_replay
+from .across_formats import NotFaithful, for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
+from .views import Round as UnitRound
+from .views import Unit, View, unit_tokens
 
 ASSISTANT_KINDS = ("assistant", "tool_calls")
+FORMAT_FREE = "any"
+"""The format reported for a compactor that returns what it gets, whatever its shape (the baseline)."""
 
 
 @dataclass
@@ -64,15 +67,25 @@ class Run:
 
     trace: str
     compactor: str
+    trace_format: str = formats.CHAT
+    compactor_format: str = formats.CHAT
     calls: list[Call] = field(default_factory=list)
     summarizer_prompt_tokens: int = 0
     summarizer_completion_tokens: int = 0
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """Exceptions ``compact`` raised (the harness then goes on with the uncompacted context)."""
+    not_comparable: list[str] = field(default_factory=list)
+    """Compaction points with no faithful mapping between the trace's format and the compactor's
+    (``"call n: reason"``): nothing was measured there, so the run's figures read n/a."""
 
     entity_ids_tracked: int = 0
     """How many entity ids the trace introduced (0: the id figures are n/a)."""
+
+    @property
+    def comparable(self) -> bool:
+        """Every compaction point was measured (no point without a faithful mapping)."""
+        return not self.not_comparable
 
     @property
     def compactions(self) -> int:
@@ -98,6 +111,10 @@ class Run:
         return {
             "trace": self.trace,
             "compactor": self.compactor,
+            "trace_format": self.trace_format,
+            "compactor_format": self.compactor_format,
+            "not_comparable": len(self.not_comparable),
+            "not_comparable_reasons": self.not_comparable,
             "model_calls": len(self.calls),
             "compactions": self.compactions,
             "cumulative_input_tokens": self.cumulative_input_tokens,
@@ -121,18 +138,20 @@ class Run:
 class _Tokens:
     """Exact o200k_base counts, each message counted once however often it is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, view: View | None = None) -> None:
         self._exact = ExactTokens("o200k_base")
-        self._memo: dict[int, tuple[Message, int]] = {}
+        self._view = view or View(formats.CHAT)
+        self._memo: dict[int, tuple[Unit, int]] = {}
 
-    def message(self, message: Message) -> int:
+    def message(self, message: Unit) -> int:
+        """A message's (a unit's) tokens; `views.unit_tokens` for a trace in another format."""
         held = self._memo.get(id(message))
         if held is None or held[0] is not message:
-            held = (message, self._exact.units(message))
+            held = (message, unit_tokens(self._view, message, self._exact))
             self._memo[id(message)] = held  # holding the message keeps its id from being reused
         return held[1]
 
-    def prompt(self, messages: Sequence[Message]) -> int:
+    def prompt(self, messages: Sequence[Unit]) -> int:
         return self.total(sum(map(self.message, messages)), len(messages))
 
     def total(self, units: int, messages: int) -> int:
@@ -143,21 +162,21 @@ class _Tokens:
 class _Memory:
     """What the trace has introduced so far: entity ids, the latest task list, planted facts."""
 
-    def __init__(self, facts: Sequence[str], id_rule: IdRule | None, task_lists: TaskListTools) -> None:
-        self.id_rule, self.task_lists = id_rule, task_lists
+    def __init__(self, facts: Sequence[str], id_rule: IdRule | None, task_lists: TaskListTools, view: View) -> None:
+        self.id_rule, self.task_lists, self.view = id_rule, task_lists, view
         self.ids: list[str] = []
         self.tasks: list[str] = []
         self.has_tasks = False
         self.facts: list[str] = []
         self._unplanted = list(facts)
 
-    def learn(self, round_: Round) -> None:
-        messages = list(round_.messages)
+    def learn(self, round_: UnitRound) -> None:
+        messages = self.view.chat_messages(round_.units)
         self.ids += [i for i in entity_ids(messages, self.id_rule) if i not in self.ids]
         tasks = latest_task_titles(messages, self.task_lists)
         if tasks is not None:
             self.tasks, self.has_tasks = tasks, True
-        text = oracle.readable_text(messages)
+        text = self.view.text(round_.units)
         planted = [f for f in self._unplanted if f in text]
         self.facts += planted
         self._unplanted = [f for f in self._unplanted if f not in planted]
@@ -182,7 +201,7 @@ def worst(values: Iterable[Any]) -> Any:
     return min(present) if present else None
 
 
-def violations(before: list[Message], after: Any) -> list[str]:
+def violations(before: list[Unit], after: Any) -> list[str]:
     """The structural clauses a compaction broke (CORE-1..4, CORE-6), as ``"CORE-n: reason"``."""
     problem = oracle.check_valid_messages(after)
     if problem:
@@ -196,7 +215,7 @@ def violations(before: list[Message], after: Any) -> list[str]:
     return [f"{clause}: {reason}" for clause, check in checks.items() if (reason := check())]
 
 
-def common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+def common_prefix(a: Sequence[Unit], b: Sequence[Unit]) -> int:
     """How many messages ``a`` and ``b`` start with in common."""
     n = 0
     for x, y in zip(a, b):
@@ -207,7 +226,7 @@ def common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
 
 
 def replay(
-    messages: list[Message],
+    messages: Any,
     compactor: Any,
     *,
     trace: str = "trace",
@@ -216,22 +235,32 @@ def replay(
     on_call: Callable[[], None] | None = None,
     id_rule: IdRule | None = None,
     task_lists: TaskListTools = CODING_AGENT_TASK_LISTS,
+    trace_format: str = formats.CHAT,
 ) -> Run:
-    """Replay ``messages`` (a complete history) through ``compactor``; see the module docstring.
+    """Replay ``messages`` (a complete history in ``trace_format``) through ``compactor``; see
+    the module docstring.
 
-    ``id_rule`` and ``task_lists`` say which entity ids and task list the retention figures
-    track (SPEC ENT-1, ENT-2; by default every identifier-like key and the task-list presets).
+    A compactor of another wire format gets each context through the faithful conversion
+    (`across_formats.Bridged`); a compaction point with none is counted in ``not_comparable``
+    and the context goes on uncompacted (a compactor that returns what it gets, whatever its
+    shape, sets ``format_free``: the baseline). ``id_rule`` and ``task_lists`` say which entity
+    ids and task list the retention figures track (SPEC ENT-1, ENT-2; by default every
+    identifier-like key and the task-list presets).
     """
-    compactor = for_replay(compactor)  # another wire format: converted only where faithful
-    run, tokens, memory = Run(trace, name), _Tokens(), _Memory(facts, id_rule, task_lists)
-    context: list[Message] = []
-    previous: list[Message] = []
+    view = View(trace_format)
+    format_free = getattr(compactor, "format_free", False)
+    own_format = FORMAT_FREE if format_free else formats.declared(compactor)
+    if not format_free and own_format != trace_format:
+        compactor = for_replay(compactor, trace_format)  # converted only where faithful
+    run, tokens, memory = Run(trace, name, trace_format, own_format), _Tokens(view), _Memory(facts, id_rule, task_lists, view)
+    context: list[Unit] = []
+    previous: list[Unit] = []
     text = ""
-    for round_ in split_rounds(messages):
+    for round_ in view.rounds(messages):
         if round_.kind in ASSISTANT_KINDS:
             before = context
             if run.calls:  # a compaction point follows a completed iteration
-                context, text = _compaction_point(run, compactor, context, text)
+                context, text = _compaction_point(run, compactor, view, context, text)
             run.calls.append(_call(len(run.calls) + 1, context, previous, round_, context is not before, tokens, memory, text))
             _observe(compactor, run.calls[-1].input_tokens)
             previous = context
@@ -239,8 +268,8 @@ def replay(
                 on_call()
         memory.learn(round_)
         run.entity_ids_tracked = len(memory.ids)
-        context = context + list(round_.messages)
-        text += "\n" + oracle.readable_text(list(round_.messages))
+        context = context + list(round_.units)
+        text += "\n" + view.text(round_.units)
     return run
 
 
@@ -248,7 +277,7 @@ SUMMARY_TOKENS = 150
 """The ideal compactor's summary: a fixed 150 tokens, message framing included (the issue's ceiling)."""
 
 
-def ceilings(messages: list[Message], keep_rounds: Sequence[int]) -> dict[str, int]:
+def ceilings(messages: Any, keep_rounds: Sequence[int], trace_format: str = formats.CHAT) -> dict[str, int]:
     """Cumulative input tokens of two compactors no strategy can beat, on the replay's schedule.
 
     ``ceiling K=k``: at every compaction point the context is the system messages, a
@@ -257,13 +286,14 @@ def ceilings(messages: list[Message], keep_rounds: Sequence[int]) -> dict[str, i
     ``k`` rounds sends. ``physical limit``: the system messages alone. The first call, before
     any compaction point, sends the whole context in both, as in every replay.
     """
-    tokens = _Tokens()
-    system: list[Message] = []
+    view = View(trace_format)
+    tokens = _Tokens(view)
+    system: list[Unit] = []
     others: list[tuple[int, int]] = []  # (token units, messages) of each non-system round so far
     totals = {**{f"ceiling K={k}": 0 for k in keep_rounds}, "physical limit": 0}
-    context: list[Message] = []
+    context: list[Unit] = []
     calls = 0
-    for round_ in split_rounds(messages):
+    for round_ in view.rounds(messages):
         if round_.kind in ASSISTANT_KINDS:
             calls += 1
             if calls == 1:
@@ -274,14 +304,14 @@ def ceilings(messages: list[Message], keep_rounds: Sequence[int]) -> dict[str, i
                     totals[f"ceiling K={k}"] += _ideal(tokens, system, others, k)
                 totals["physical limit"] += tokens.prompt(system)
         if round_.kind == "system":
-            system.append(round_.messages[0])
+            system.append(round_.units[0])
         else:
-            others.append((sum(map(tokens.message, round_.messages)), len(round_.messages)))
-        context += round_.messages
+            others.append((sum(map(tokens.message, round_.units)), len(round_.units)))
+        context += round_.units
     return totals
 
 
-def _ideal(tokens: _Tokens, system: list[Message], others: list[tuple[int, int]], k: int) -> int:
+def _ideal(tokens: _Tokens, system: list[Unit], others: list[tuple[int, int]], k: int) -> int:
     tail = others[-k:] if k else []
     units = sum(map(tokens.message, system)) + sum(u for u, _ in tail)
     count = len(system) + sum(n for _, n in tail)
@@ -289,28 +319,37 @@ def _ideal(tokens: _Tokens, system: list[Message], others: list[tuple[int, int]]
     return tokens.total(units, count) + summary
 
 
-def _compaction_point(run: Run, compactor: Any, context: list[Message], text: str) -> tuple[list[Message], str]:
-    """Ask for a compaction; keep the event's summarizer usage and any clause violation."""
+def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit], text: str) -> tuple[list[Unit], str]:
+    """Ask for a compaction; keep the event's summarizer usage and any clause violation; a point
+    with no faithful mapping to the compactor's format is counted as not comparable."""
     iteration = len(run.calls)
     try:
-        out = call_compact(compactor, list(context), iteration)
+        out = call_compact(compactor, view.history(context), iteration)
+    except NotFaithful as reason:
+        run.not_comparable.append(f"call {iteration + 1}: {reason}")
+        return context, text
     except Exception as error:  # noqa: BLE001 - a benchmark reports a crashing compactor, it does not stop
         run.errors.append(f"call {iteration + 1}: {type(error).__name__}: {error}")
         return context, text
-    if out == context:
+    if out == view.history(context):
         return context, text
     event = last_event_json(compactor) or {}
     run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
     run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
-    run.violations += [f"call {iteration + 1}: {v}" for v in violations(context, out)]
-    return list(out), oracle.readable_text(out)
+    run.violations += [f"call {iteration + 1}: {v}" for v in view.violations(context, out)]
+    try:
+        units = view.units(out)
+    except (AttributeError, TypeError) as error:  # not the format's shape: CORE-6 or its peer says so
+        run.errors.append(f"call {iteration + 1}: output not in {view.wire_format} shape: {error}")
+        return context, text
+    return units, view.text(units)
 
 
 def _call(
     iteration: int,
-    context: list[Message],
-    previous: list[Message],
-    answer: Round,
+    context: list[Unit],
+    previous: list[Unit],
+    answer: UnitRound,
     compacted: bool,
     tokens: _Tokens,
     memory: _Memory,
@@ -324,7 +363,7 @@ def _call(
         messages=len(context),
         input_tokens=tokens.prompt(context),
         cached_tokens=cached_tokens(prefix_tokens),
-        output_tokens=tokens.message(answer.messages[0]),
+        output_tokens=sum(map(tokens.message, answer.units[: answer.answer])),
         compacted=compacted,
         entity_ids=ids,
         task_list=tasks,

@@ -3,12 +3,12 @@ are faithful, checked on every history; compactors of every format replayed on o
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from native_logs import claude_code_log
 
 from compaction_suite.benchmarks.across_formats import NotFaithful, from_chat, to_chat
 from compaction_suite.benchmarks.replay import replay
@@ -92,36 +92,16 @@ class FoldsIntoACompactionItem:
 
 def test_an_output_with_no_chat_form_is_reported_not_measured(sliced):
     run = replay(sliced, FoldsIntoACompactionItem())
-    assert run.errors and all("has no chat-completions form" in e for e in run.errors)
+    assert not run.errors and not run.comparable
+    assert all("has no chat-completions form" in e for e in run.not_comparable)
+    assert len(run.not_comparable) == len(run.calls) - 3  # every point from iteration 3 on
     assert not any(call.compacted for call in run.calls)
-
-
-def _claude_code_log(path: Path, turns: int, rounds: int) -> Path:
-    """A small Claude Code session log (the format of tests/fixtures/claude-code): ``turns`` user
-    turns of ``rounds`` tool rounds and an answer each."""
-    lines, parent = [], None
-
-    def add(kind: str, message: dict) -> None:
-        nonlocal parent
-        uuid = f"u{len(lines)}"
-        lines.append({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "native-replay", "isSidechain": False, "message": message})
-        parent = uuid
-
-    for turn in range(turns):
-        add("user", {"role": "user", "content": f"Turn {turn}: read the files and fix the bug."})
-        for r in range(rounds):
-            n = f"{turn}_{r}"
-            add("assistant", {"id": f"msg_{n}", "role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": f"f{n}.py"}}]})
-            add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"contents of f{n}.py: ord_{n}"}]})
-        add("assistant", {"id": f"msg_end_{turn}", "role": "assistant", "content": [{"type": "text", "text": "Fixed."}]})
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    return path
 
 
 def test_a_native_trace_replays_through_compactors_of_any_format(tmp_path):
     """A Claude Code session imported as an Anthropic request replays, by its faithful chat form,
     through compactors of every format; what has no chat form is refused by name."""
-    header, request = import_claude_code_messages(_claude_code_log(tmp_path / "native.jsonl", turns=4, rounds=3))
+    header, request = import_claude_code_messages(claude_code_log(tmp_path / "native.jsonl", turns=4, rounds=3))
     messages = to_chat(request, header["wire_format"])
     assert from_chat(messages, ANTHROPIC) == request  # faithful both ways
     for module in ("responses_truncating", "anthropic_truncating", "truncating"):

@@ -75,7 +75,7 @@ def test_an_imported_session_round_trips_and_replays(tools_session, tmp_path):
     header, messages = tools_session
     write_trace(tmp_path / "t.jsonl", header, messages)
     assert read_trace(tmp_path / "t.jsonl") == (header, messages)
-    [(loaded_header, loaded)] = cost.load_traces([FIXTURES / "session-tools.jsonl"])
+    [(loaded_header, loaded)] = cost.load_traces([FIXTURES / "session-tools.jsonl"], "claude-code-chat")
     assert loaded == messages and loaded_header["id"] == header["id"]
     run = replay(loaded, Compactor(KeepLastMessages(2), IterationsOrTokens(threshold_iterations=1)))
     assert run.calls and not run.errors and not run.violations

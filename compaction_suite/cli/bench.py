@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from compaction_suite.benchmarks.traces.kinds import KINDS as TRACE_KINDS
+
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
 """The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
 
@@ -39,7 +41,11 @@ def _task_tool(value: str) -> tuple[str, str, str]:
 @bench.command()
 @click.argument("targets", nargs=-1)
 @click.option("--trace", "traces", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A trace to replay: .jsonl (trace format), SWE-agent .traj, tau-bench .json, Claude Code session .jsonl (repeatable; default: cassettes/traces/*.jsonl).")
+              help="A trace to replay: .jsonl (trace format), SWE-agent .traj, tau-bench .json, Codex rollout or Claude Code session .jsonl (repeatable; default: cassettes/traces/*.jsonl).")
+@click.option("--trace-format", "trace_kind", type=click.Choice(("auto", *TRACE_KINDS)), default="auto", show_default=True,
+              help="How to read every --trace: auto tells them apart by suffix and content (an error when unsure); codex and "
+                   "claude-code keep the agent's own wire format (Responses items, Anthropic messages); claude-code-chat reads "
+                   "a Claude Code session as chat-completions, thinking blocks dropped.")
 @click.option("--with-reference", is_flag=True, help="With TARGETs: compare them with the reference strategies too.")
 @click.option("--max-context-tokens", type=click.IntRange(min=1), help="Token threshold of every token trigger (targets get it as Settings.max_context_tokens).")
 @click.option("--threshold-iterations", type=click.IntRange(min=1), help="Seed 000's iteration threshold (targets: Settings.threshold_iterations).")
@@ -53,7 +59,7 @@ def _task_tool(value: str) -> tuple[str, str, str]:
 def replay(
     targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, max_context_tokens: int | None,
     threshold_iterations: int | None, keep_rounds: int | None, ceiling_rounds: tuple[int, ...], id_keys: tuple[str, ...],
-    task_tools: list[tuple[str, str, str]], out: Path, quiet: bool,
+    task_tools: list[tuple[str, str, str]], trace_kind: str, out: Path, quiet: bool,
 ) -> None:
     """Replay traces through compactors: tokens, cost, what survives, against the ceilings (replay.md).
 
@@ -61,9 +67,14 @@ def replay(
     without any, the reference strategies of benchmarks/lineup.py are compared. Summarizers
     talk to the suite's summarizer test double. No compaction is always the baseline. A
     retention figure reads n/a when the traces carry nothing of that kind.
+
+    Each trace replays in its own wire format; a TARGET of another format
+    (capabilities["wire_format"]) gets each context through the faithful conversion only, and
+    a compaction point with none is reported as not comparable (replay.md, "Wire formats").
     """
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import Tuning, lineup
+    from compaction_suite.benchmarks.traces.kinds import UNREADABLE
     from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, id_rule
     from compaction_suite.conformance.target import TargetError, resolve
     from compaction_suite.reference import CODING_AGENT_TASK_LISTS as PRESETS
@@ -84,13 +95,16 @@ def replay(
     except TargetError as error:
         raise click.UsageError(str(error)) from error
     ceilings = sorted(set(ceiling_rounds or (2,)) | ({keep_rounds} if keep_rounds is not None else set()))
-    results = cost.run(
-        out, list(traces) or None, compactors, progress=not quiet,
-        settings_changes={k: v for k, v in changes.items() if v is not None},
-        id_rule=id_rule(keys=id_keys),
-        task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
-        ceiling_rounds=ceilings,
-    )
+    try:
+        results = cost.run(
+            out, list(traces) or None, compactors, progress=not quiet,
+            settings_changes={k: v for k, v in changes.items() if v is not None},
+            id_rule=id_rule(keys=id_keys),
+            task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
+            ceiling_rounds=ceilings, trace_kind=trace_kind,
+        )
+    except UNREADABLE as error:  # a trace file that cannot be read: named, with its line
+        raise click.ClickException(str(error)) from error
     click.echo(cost.headline(results))
     click.echo(cost.verdict(results))
     click.echo(f"reports in {out}/: replay.json, replay.md, replay-context.png, replay-retention.png")

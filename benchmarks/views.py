@@ -1,0 +1,170 @@
+"""A trace's history seen by the replay, whatever its wire format (issue 13, replay across formats).
+
+The replay (`benchmarks.replay`) walks a history unit by unit: chat-completions messages,
+Responses items, or Anthropic messages (the request's ``system`` as a first unit of its own, so
+every call counts it). A `View` says, for one format, how the units group into rounds (a model
+call's answer with its tool results, or a turn appended without a call), how to put units back
+into the format's history, and how the replay measures a unit:
+
+* its tokens are the exact o200k tokens of its chat-completions form (`ExactTokens`, chat
+  overhead included) when it has a faithful one (`across_formats.to_chat`), else the o200k tokens
+  of its JSON text (a ``reasoning`` or ``compaction`` item, a message with a ``thinking`` block:
+  what the request carries for it; SPEC XFMT-5);
+* entity ids and task lists are read from the units' chat forms; the retention text is that
+  form's readable text, plus every string of a unit without one except its opaque fields.
+
+So a trace with a faithful chat form measures the same in its own format as in chat-completions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from compaction_suite.conformance import formats, oracle
+from compaction_suite.conformance.formats import anthropic, responses
+from compaction_suite.reference.rounds import split_rounds
+
+from .across_formats import NotFaithful, to_chat
+
+Unit = dict[str, Any]
+OPAQUE = ("encrypted_content", "signature", "data", "id", "call_id", "tool_use_id", "type", "role", "status")
+"""Fields of a unit with no chat form that hold no readable text (left out of the retention text)."""
+MODEL_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call")
+"""Responses items a model call produces, besides assistant messages."""
+
+
+@dataclass
+class Round:
+    """Units kept or dropped as one; ``kind`` as `reference.rounds` names them (``system``,
+    ``user``, ``assistant``, ``tool_calls``; ``other`` for a provider's own items)."""
+
+    kind: str
+    units: list[Unit]
+    answer: int = 1
+    """How many leading units the model wrote (its output tokens) in an assistant round."""
+
+
+class View:
+    """One wire format's units, rounds and measures (module docstring)."""
+
+    def __init__(self, wire_format: str) -> None:
+        self.wire_format = wire_format
+        self.system: Any = None
+
+    def units(self, history: Any) -> list[Unit]:
+        """The history's units in order."""
+        if self.wire_format != formats.ANTHROPIC:
+            return list(history)
+        system = history.get("system")
+        head = [] if system is None else [{"role": "system", "content": system}]
+        return head + list(history.get("messages") or [])
+
+    def history(self, units: Sequence[Unit]) -> Any:
+        """The format's history holding ``units`` (the inverse of `units`)."""
+        if self.wire_format != formats.ANTHROPIC:
+            return list(units)
+        request: dict[str, Any] = {"messages": [u for u in units if u.get("role") != "system"]}
+        system = [u["content"] for u in units if u.get("role") == "system"]
+        if system:
+            request = {"system": system[0], **request}
+        return request
+
+    def rounds(self, history: Any) -> list[Round]:
+        """The history's rounds (SPEC ROUND-1 for chat-completions; the same idea per format)."""
+        if self.wire_format == formats.CHAT:
+            return [Round(r.kind, cast("list[Unit]", list(r.messages))) for r in split_rounds(history)]
+        if self.wire_format == formats.RESPONSES:
+            return _responses_rounds(self.units(history))
+        return _anthropic_rounds(self.units(history))
+
+    def chat(self, unit: Unit) -> list[Unit] | None:
+        """The unit's faithful chat-completions form, or None when it has none."""
+        if self.wire_format == formats.CHAT or (unit.get("role") == "system" and self.wire_format == formats.ANTHROPIC):
+            return [unit]
+        try:
+            native = [unit] if self.wire_format == formats.RESPONSES else {"messages": [unit]}
+            return to_chat(native, self.wire_format)
+        except (NotFaithful, TypeError, AttributeError):
+            return None
+
+    def text(self, units: Sequence[Unit]) -> str:
+        """What the retention figures search (module docstring)."""
+        parts = []
+        for unit in units:
+            chat = self.chat(unit)
+            parts.append(oracle.readable_text(chat) if chat is not None else "\n".join(_strings(unit)))
+        return "\n".join(parts)
+
+    def chat_messages(self, units: Sequence[Unit]) -> list[Unit]:
+        """The chat forms of the units that have one (entity ids and task lists are read there)."""
+        return [m for u in units for m in (self.chat(u) or [])]
+
+    def violations(self, before: Sequence[Unit], after: Any) -> list[str]:
+        """The clauses a compaction broke, judged in this format (the format's every-output checks)."""
+        from .replay import violations as chat_violations
+
+        if self.wire_format == formats.CHAT:
+            return chat_violations(list(before), after)
+        checks = formats.get(self.wire_format).structural(self.history(before), after)
+        return [f"{clause}: {reason}" for clause, reason in checks.items() if reason]
+
+
+def unit_tokens(view: View, unit: Unit, exact: Any) -> int:
+    """A unit's tokens: its chat form's exact count, else its JSON text's (SPEC XFMT-5)."""
+    chat = view.chat(unit)
+    if chat is not None:
+        return sum(exact.units(m) for m in chat)
+    return exact.tokens(json.dumps(unit, ensure_ascii=False, separators=(",", ":")))
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in OPAQUE for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _responses_rounds(items: list[Unit]) -> list[Round]:
+    rounds: list[Round] = []
+    for item in items:
+        kind = responses.kind(item)
+        role = item.get("role")
+        made_by_model = kind in MODEL_ITEMS or (kind == "message" and role == "assistant")
+        last = rounds[-1] if rounds else None
+        if made_by_model and last is not None and last.kind in ("assistant", "tool_calls") and last.answer == len(last.units):
+            last.units.append(item)  # the same model call: reasoning, text, calls
+            last.answer += 1
+        elif made_by_model:
+            rounds.append(Round("assistant", [item]))
+        elif kind is not None and kind.endswith("_output") and last is not None and last.kind in ("assistant", "tool_calls"):
+            last.units.append(item)
+            last.kind = "tool_calls"
+        elif kind == "message":
+            rounds.append(Round("system" if role in responses.SYSTEM_ROLES else "user", [item]))
+        else:
+            rounds.append(Round("other", [item]))
+    for r in rounds:
+        if r.kind == "assistant" and any(responses.kind(i) in MODEL_ITEMS[1:] for i in r.units):
+            r.kind = "tool_calls"  # calls still in flight at the end
+    return rounds
+
+
+def _anthropic_rounds(messages: list[Unit]) -> list[Round]:
+    rounds: list[Round] = []
+    for message in messages:
+        last = rounds[-1] if rounds else None
+        if message.get("role") == "system":
+            rounds.append(Round("system", [message]))
+        elif message.get("role") == "assistant":
+            rounds.append(Round("tool_calls" if anthropic.tool_uses(message) else "assistant", [message]))
+        elif last is not None and last.kind == "tool_calls" and len(last.units) == 1 and anthropic.tool_results(message):
+            last.units.append(message)  # the results, at the start of the next user message
+        else:
+            rounds.append(Round("user", [message]))
+    return rounds
