@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from compaction_suite.message import Message
 from compaction_suite.reference import (
     CODING_AGENT_TASK_LISTS,
     Compactor,
