@@ -146,3 +146,22 @@ def test_shared_native_session_logs_replay(tmp_path, examples_importable):
         if kind in ("codex", "claude-code"):
             saved = bench_replay(tmp_path / path.stem, [path], [RESPONSES_TARGET, ANTHROPIC_TARGET, CHAT_TARGET])
             assert all(not r["errors"] for r in saved["runs"]), path
+
+
+def test_trace_format_option_names_every_kind_and_the_cli_imports_no_importer() -> None:
+    """``--trace-format`` lists and accepts exactly the kinds of `kinds.KINDS`; importing the CLI
+    imports neither the importers nor openai (``check`` must start pytest before them)."""
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from compaction_suite.benchmarks.traces.kinds import KINDS
+    from compaction_suite.cli.bench import replay as replay_command
+
+    help_text = " ".join(CliRunner().invoke(replay_command, ["--help"]).output.split())
+    assert all(kind in help_text for kind in KINDS)
+    wrong = CliRunner().invoke(replay_command, ["--trace-format", "nonsense"])
+    assert wrong.exit_code == 2 and "is not one of auto, " + ", ".join(KINDS) in wrong.output
+    probe = "import sys, compaction_suite.cli; print(sorted({'openai', 'hypothesis', 'anyio'} & set(sys.modules)))"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"

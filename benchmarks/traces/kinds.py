@@ -21,10 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .claude_code import ClaudeCodeImportError
-from .codex import CodexImportError
 from .format import FORMAT_NAME, Header, TraceFormatError
-from .importers import TraceImportError
 
 KINDS = ("trace", "codex", "claude-code", "claude-code-chat", "swe-agent", "tau-bench")
 SNIFFED_LINES = 50
@@ -37,8 +34,15 @@ class TraceKindError(ValueError):
     """A file whose kind `detect` cannot tell; the text says what it saw."""
 
 
-UNREADABLE = (TraceKindError, TraceFormatError, CodexImportError, ClaudeCodeImportError, TraceImportError)
-"""What `load` raises for a file it cannot read, each naming the file (and the line where there is one)."""
+def unreadable() -> tuple[type[Exception], ...]:
+    """What `load` raises for a file it cannot read, each naming the file (and the line where
+    there is one). Imported here, not at the top: the importers bring the reference and its
+    openai client, which the CLI must not import before pytest starts (``check``)."""
+    from .claude_code import ClaudeCodeImportError
+    from .codex import CodexImportError
+    from .importers import TraceImportError
+
+    return (TraceKindError, TraceFormatError, CodexImportError, ClaudeCodeImportError, TraceImportError)
 
 
 def detect(path: Path) -> str:

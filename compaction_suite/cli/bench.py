@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from compaction_suite.benchmarks.traces.kinds import KINDS as TRACE_KINDS
-
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
 """The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
 
@@ -38,12 +36,23 @@ def _task_tool(value: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def _trace_kind(value: str) -> str:
+    """``--trace-format``, checked against the kinds when used: the trace importers are not
+    imported with the CLI (they bring the reference and openai before pytest starts, in ``check``)."""
+    from compaction_suite.benchmarks.traces.kinds import KINDS
+
+    if value not in ("auto", *KINDS):
+        raise click.BadParameter(f"{value!r} is not one of auto, {', '.join(KINDS)}", param_hint="--trace-format")
+    return value
+
+
 @bench.command()
 @click.argument("targets", nargs=-1)
 @click.option("--trace", "traces", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A trace to replay: .jsonl (trace format), SWE-agent .traj, tau-bench .json, Codex rollout or Claude Code session .jsonl (repeatable; default: cassettes/traces/*.jsonl).")
-@click.option("--trace-format", "trace_kind", type=click.Choice(("auto", *TRACE_KINDS)), default="auto", show_default=True,
-              help="How to read every --trace: auto tells them apart by suffix and content (an error when unsure); codex and "
+@click.option("--trace-format", "trace_kind", default="auto", show_default=True, callback=lambda _c, _p, value: _trace_kind(value),
+              help="How to read every --trace: auto, trace, codex, claude-code, claude-code-chat, swe-agent or tau-bench "
+                   "(benchmarks/traces/kinds.py). auto tells them apart by suffix and content (an error when unsure); codex and "
                    "claude-code keep the agent's own wire format (Responses items, Anthropic messages); claude-code-chat reads "
                    "a Claude Code session as chat-completions, thinking blocks dropped.")
 @click.option("--with-reference", is_flag=True, help="With TARGETs: compare them with the reference strategies too.")
@@ -74,7 +83,7 @@ def replay(
     """
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import Tuning, lineup
-    from compaction_suite.benchmarks.traces.kinds import UNREADABLE
+    from compaction_suite.benchmarks.traces.kinds import unreadable
     from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, id_rule
     from compaction_suite.conformance.target import TargetError, resolve
     from compaction_suite.reference import CODING_AGENT_TASK_LISTS as PRESETS
@@ -103,7 +112,7 @@ def replay(
             task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
             ceiling_rounds=ceilings, trace_kind=trace_kind,
         )
-    except UNREADABLE as error:  # a trace file that cannot be read: named, with its line
+    except unreadable() as error:  # a trace file that cannot be read: named, with its line
         raise click.ClickException(str(error)) from error
     click.echo(cost.headline(results))
     click.echo(cost.verdict(results))

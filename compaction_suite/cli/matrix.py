@@ -27,7 +27,6 @@ from typing import Any
 import click
 
 from compaction_suite.adapters._common import OPTIONS_ENV
-from compaction_suite.conformance import formats
 from compaction_suite.conformance.clauses import clauses
 from compaction_suite.conformance.runner import run_check
 
@@ -351,10 +350,14 @@ def _clause_tables(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
 
 
 def _wire_format(run: dict[str, Any]) -> str:
+    from compaction_suite.conformance import formats  # imports Hypothesis: not at the CLI's import (pytest must see it first)
+
     return (run.get("capabilities") or {}).get(formats.KEY) or formats.CHAT
 
 
 def _clause_table(runs: list[dict[str, Any]], why: bool = False) -> list[str]:
+    from compaction_suite.conformance import formats
+
     registry = clauses()
     elsewhere = set.intersection(*(set(formats.other_formats_clauses(_wire_format(run))) for run in runs)) if runs else set()
     checked = [cid for cid in registry if cid not in elsewhere and any(run["clauses"].get(cid) not in (None, "skip") for run in runs)]
