@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from compaction_suite.cli import EXIT, check_args
 from compaction_suite.conformance.runner import run_check
+
+from broken.compactors import Control
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -65,6 +68,15 @@ def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), cla
         code = pytest.main(args, plugins=[_Inner(), _NoShrink()])
     assert report.exists(), f"check wrote no report (pytest exit {code}):\n{output.getvalue()[-3000:]}"
     return Checked(EXIT.get(code, 3), json.loads(report.read_text(encoding="utf-8")), output.getvalue())
+
+
+def assert_caught(checked: Checked, control: Control) -> dict[str, Any]:
+    """``control.expected`` failed with a reason matching ``control.reason`` and the history that shows it."""
+    found = checked.clause(control.expected)
+    assert found["status"] == "fail", f"{found}\n{checked.output[-3000:]}"
+    assert re.search(control.reason, found.get("reason") or ""), f"reason does not name the defect: {found.get('reason')!r}"
+    assert found.get("history") is not None, "a failure carries the history that shows it"
+    return found
 
 
 def as_user(target: str, *options: str) -> Checked:

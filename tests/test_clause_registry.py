@@ -16,6 +16,7 @@ from compaction_suite.conformance.clauses import PROFILES, clauses
 
 import broken_stores
 from broken import compactors
+from broken import formats as format_compactors
 from broken.compactors import CONTROLS, SHOULD_CONTROLS
 from broken.formats import CONTROLS as FORMAT_CONTROLS
 from broken.formats import PROFILE_CONTROLS
@@ -84,7 +85,7 @@ def controls() -> dict[str, str]:
     """Every negative control (broken compactor, store, or wire-format compactor, whose controls
     tests/test_formats.py runs) by name -> the clause it breaks."""
     found = {name: c.expected for name, c in (CONTROLS | SHOULD_CONTROLS).items()}
-    found |= {f"broken.formats.{name}": clause_id for name, clause_id in FORMAT_CONTROLS.items()}
+    found |= {f"broken.formats.{name}": c.expected for name, c in FORMAT_CONTROLS.items()}
     found |= {f"broken.formats.{name}": c.expected for name, c in PROFILE_CONTROLS.items()}
     return found | {f"broken_stores.{name}": c.expected for name, c in broken_stores.controls().items()}
 
@@ -93,7 +94,7 @@ def test_every_clause_has_a_negative_control_or_a_waiver() -> None:
     controlled = set(controls().values())
     assert sorted(set(clauses()) - controlled - set(WAIVERS)) == []
     assert sorted(controlled - set(clauses())) == [], "a control names a clause the registry does not know"
-    ran = {cid for c in (CONTROLS | SHOULD_CONTROLS | PROFILE_CONTROLS).values() for cid in c.clauses}
+    ran = {cid for c in (CONTROLS | SHOULD_CONTROLS | PROFILE_CONTROLS | FORMAT_CONTROLS).values() for cid in c.clauses}
     assert sorted(ran - set(clauses())) == [], "a control runs the tests of a clause the registry does not know"
 
 
@@ -105,7 +106,7 @@ def test_a_waiver_is_for_a_clause_without_a_control_and_says_why() -> None:
 
 def test_a_should_clause_control_is_listed_as_one() -> None:
     """SHOULD failures exit 0 and MUST failures exit 1: each control is in the list its clause's level expects."""
-    assert all(clauses()[c.expected].must for c in (CONTROLS | PROFILE_CONTROLS).values())
+    assert all(clauses()[c.expected].must for c in (CONTROLS | PROFILE_CONTROLS | FORMAT_CONTROLS).values())
     assert not any(clauses()[c.expected].must for c in SHOULD_CONTROLS.values())
     assert all(clauses()[c.expected].must for c in broken_stores.controls().values())
 
@@ -114,6 +115,13 @@ def test_a_should_clause_control_is_listed_as_one() -> None:
 def test_a_broken_compactor_names_its_defect_and_the_reason_to_expect(name: str) -> None:
     assert (getattr(compactors, name).__doc__ or "").strip(), "the docstring names the defect"
     reason = (CONTROLS | SHOULD_CONTROLS)[name].reason
+    assert reason and re.compile(reason), "the reason its clause must give"
+
+
+@pytest.mark.parametrize("name", sorted((FORMAT_CONTROLS | PROFILE_CONTROLS).keys()))
+def test_a_broken_format_compactor_names_its_defect_and_the_reason_to_expect(name: str) -> None:
+    assert (getattr(format_compactors, name).__doc__ or "").strip(), "the docstring names the defect"
+    reason = (FORMAT_CONTROLS | PROFILE_CONTROLS)[name].reason
     assert reason and re.compile(reason), "the reason its clause must give"
 
 

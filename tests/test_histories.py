@@ -469,6 +469,7 @@ def _reuses_an_id(history: list[Message]) -> bool:
     ],
 )
 def test_real_traffic_draws_each_real_shape(shape: Callable[[list[Message]], bool]) -> None:
-    found = find(real_traffic(histories(min_rounds=4)), shape, settings=settings(max_examples=2000, database=None))
+    """Found within 2,000 draws (not shrunk: the shape is what counts, not the smallest history with it)."""
+    found = find(real_traffic(histories(min_rounds=4)), shape, settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
     assert shape(found)
     split_rounds(found)

@@ -22,21 +22,12 @@ from compaction_suite.conformance.clauses import clauses
 import broken_stores
 from broken.compactors import CONTROLS, SHOULD_CONTROLS, Control
 from broken.formats import PROFILE_CONTROLS
-from checking import Checked, as_user, in_process
+from checking import Checked, as_user, assert_caught, in_process
 
 MUST: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in CONTROLS.items()}
 MUST |= {f"broken_stores.{name}:factory": c for name, c in broken_stores.controls().items()}
 MUST |= {f"broken.formats:{name}": c for name, c in PROFILE_CONTROLS.items()}
 SHOULD: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in SHOULD_CONTROLS.items()}
-
-
-def assert_caught(checked: Checked, control: Control) -> dict:
-    """``control.expected`` failed with a reason matching ``control.reason`` and the history that shows it."""
-    found = checked.clause(control.expected)
-    assert found["status"] == "fail", f"{found}\n{checked.output[-3000:]}"
-    assert re.search(control.reason, found.get("reason") or ""), f"reason does not name the defect: {found.get('reason')!r}"
-    assert found.get("history") is not None, "a failure carries the history that shows it"
-    return found
 
 
 @pytest.mark.parametrize("target", sorted(MUST))

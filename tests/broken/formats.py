@@ -2,7 +2,8 @@
 (examples/python/responses_truncating.py, anthropic_truncating.py) with one defect each.
 
 Each factory's docstring names the defect; `CONTROLS` maps it to the clause expected to reject
-it. They compact one turn deep (K=1) so that even short drawn histories get compacted.
+it and the reason that clause must give. They compact one turn deep (K=1) so that even short
+drawn histories get compacted.
 """
 
 from __future__ import annotations
@@ -186,24 +187,24 @@ def CrashesOnFault(settings):
     return _Unguarded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
 
 
-CONTROLS: dict[str, str] = {
-    "OrphanOutput": "RESP-1",
-    "UnansweredCall": "RESP-2",
-    "ReasoningSeparated": "RESP-3",
-    "CompactionAltered": "RESP-4",
-    "CompactionDuplicated": "RESP-5",
-    "ChatRoleItem": "RESP-6",
-    "DeveloperDropped": "RESP-7",
-    "CompactsPendingCall": "RESP-8",
-    "ResultWithoutUse": "ANTH-1",
-    "UseWithoutResult": "ANTH-2",
-    "ThinkingModified": "ANTH-3",
-    "SystemMovedIntoMessages": "ANTH-4",
-    "SystemRoleMessage": "ANTH-5",
-    "CompactsPendingUse": "ANTH-6",
-    "CrashesOnFault": "CORE-10",
+CONTROLS: dict[str, Control] = {
+    "OrphanOutput": Control("RESP-1", ("core",), r"function_call_output call_\w+\): no function_call with call_id"),
+    "UnansweredCall": Control("RESP-2", ("core",), r"function_call call_\w+\): 0 function_call_output items after it"),
+    "ReasoningSeparated": Control("RESP-3", ("core",), r"kept without the reasoning item that preceded it"),
+    "CompactionAltered": Control("RESP-4", ("core",), r"compaction item '\w+' was altered"),
+    "CompactionDuplicated": Control("RESP-5", ("core",), r"\(compaction \w+\) duplicates compaction item"),
+    "ChatRoleItem": Control("RESP-6", ("core",), r"unknown role 'tool'"),
+    "DeveloperDropped": Control("RESP-7", ("core",), r"system/developer message item \d+ .* is missing or altered"),
+    "CompactsPendingCall": Control("RESP-8", ("core",), r"a history waiting for a tool result was changed"),
+    "ResultWithoutUse": Control("ANTH-1", ("core",), r"tool_result '\w+' has no tool_use in the message before it"),
+    "UseWithoutResult": Control("ANTH-2", ("core",), r"tool_use '\w+' has 0 tool_result blocks in the next message"),
+    "ThinkingModified": Control("ANTH-3", ("core",), r"the thinking blocks of the turn with tool_use .* were altered, dropped or reordered"),
+    "SystemMovedIntoMessages": Control("ANTH-4", ("core",), r"the top-level system was dropped"),
+    "SystemRoleMessage": Control("ANTH-5", ("core",), r"role 'system' \(only user and assistant"),
+    "CompactsPendingUse": Control("ANTH-6", ("core",), r"a history waiting for a tool result was changed"),
+    "CrashesOnFault": Control("CORE-10", ("core",), r"compact raised \w+Error under summarizer fault"),
 }
-"""Each broken factory and the clause that must reject it."""
+"""Each broken factory, the clause that must reject it and the reason that clause must give."""
 
 
 # --- the format-independent profile clauses, run in the target's own format (SPEC Part A,
