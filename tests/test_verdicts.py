@@ -28,7 +28,8 @@ from message_builders import calls, reply, result
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# --- end to end: `compaction-suite check` as a user runs it (slow: one subprocess each)
+# --- end to end: `compaction-suite check`, as a user runs it (`check`: a subprocess each) or in
+# this interpreter (`in_process`) where the command line itself is not what is tested
 
 
 @pytest.mark.parametrize("target", ["independent.truncating:factory", "independent.structured_summary:factory"])
@@ -47,14 +48,18 @@ def test_a_compactor_in_another_language_conforms(tmp_path: Path) -> None:
 
 
 def test_a_compactor_that_never_compacts_is_flagged(tmp_path: Path) -> None:
-    report = check("broken.compactors:never_compacts", (), tmp_path, exit_code=1)
+    checked = in_process(tmp_path, "broken.compactors:never_compacts", fast=True)
+    report = checked.report
+    assert checked.exit_code == 1, checked.output[-3000:]
     assert report["verdict"] == "not-shown" and report["compacted_calls"] == 0
     assert report["clauses"]["CORE-1"]["status"] == "not-exercised"
 
 
 @pytest.mark.parametrize(("name", "waived"), [("declared_between_rounds", "CORE-9"), ("declared_system_outside", "CORE-3")])
 def test_a_declaration_makes_its_clause_not_applicable(name: str, waived: str, tmp_path: Path) -> None:
-    report = check(f"broken.compactors:{name}", ("core",), tmp_path, exit_code=0)
+    checked = in_process(tmp_path, f"broken.compactors:{name}", profiles=("core",), fast=True)
+    report = checked.report
+    assert checked.exit_code == 0, checked.output[-3000:]
     clause = report["clauses"][waived]
     assert clause["status"] == "not-applicable" and "declared capabilities" in clause["reason"]
     assert report["harm_counts"] == {"rejected": 0, "loss": 0, "crash": 0, "policy": 0}
@@ -76,7 +81,9 @@ def test_a_declaration_rules_out_a_shape_variant_not_its_clause(tmp_path: Path) 
 
 
 def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
-    report = check("broken.compactors:strip_system", ("core",), tmp_path, exit_code=1)
+    checked = in_process(tmp_path, "broken.compactors:strip_system", profiles=("core",), clauses=("CORE-3",))
+    report = checked.report
+    assert checked.exit_code == 1, checked.output[-3000:]
     clause = report["clauses"]["CORE-3"]
     assert clause["harm"] == "loss" and report["harm_counts"]["loss"] >= 1
     assert clause["replay"].endswith("CORE-3") and clause["case"]["iteration"] >= 1
