@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 GROUP = "compaction_suite.compactors"
@@ -94,7 +95,7 @@ def _from_module(spec: str, path: str) -> Target:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}") from error
+        raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}{_not_installed_hint(module_name, error)}") from error
     factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
@@ -103,6 +104,17 @@ def _from_module(spec: str, path: str) -> Target:
     if not callable(factory):
         raise TargetError(f"{path} is not callable: a target names a factory(settings) -> compactor")
     return Target(spec, factory, path, _version(module_name))
+
+
+def _not_installed_hint(module_name: str, error: ImportError) -> str:
+    """What to do when the target's own package is not importable (not when something it
+    imports is missing): install it, or name the folder that holds it."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name or not module_name.startswith(error.name):
+        return ""
+    top = error.name.split(".")[0]
+    here = (Path.cwd() / top).is_dir() or (Path.cwd() / f"{top}.py").is_file()
+    folder = "." if here else f"DIR (the folder that holds {top}/)"
+    return f"; install its package in this environment, or pass --path {folder} (pytest: --compaction-path)"
 
 
 def _from_entry_point(name: str) -> Target:

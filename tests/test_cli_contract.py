@@ -138,3 +138,44 @@ def test_compact_store_on_a_file_that_is_not_a_store(tmp_path: Path) -> None:
     junk.write_text("not sqlite")
     result = CliRunner().invoke(compact_store, [str(junk), "--session", "s", "--keep-messages", "2"])
     assert result.exit_code == 2 and "is not a compaction-suite SQLite store" in result.output, result.output
+
+
+def test_a_target_not_installed_is_told_how_to_find_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's command run in a project whose package is not installed: the error says to
+    install it or pass --path, naming ``.`` when the package is in the working directory; a
+    module the target itself imports that is missing gets no such hint (installing the target's
+    package is not the fix)."""
+    from compaction_suite.conformance.target import TargetError, resolve
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TargetError, match=r"pass --path DIR \(the folder that holds notinstalledpkg/\)"):
+        resolve("notinstalledpkg.compaction_check:factory")
+    (tmp_path / "notinstalledpkg").mkdir()
+    with pytest.raises(TargetError, match=r"install its package in this environment, or pass --path \."):
+        resolve("notinstalledpkg.compaction_check:factory")
+    (tmp_path / "needs_missing.py").write_text("import missing_dependency_of_the_target\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TargetError) as raised:
+        resolve("needs_missing:factory")
+    assert "missing_dependency_of_the_target" in str(raised.value) and "--path" not in str(raised.value)
+
+
+def test_the_command_imports_no_heavy_part_at_start() -> None:
+    """``compaction-suite`` imports a command's heavy parts only when that command runs: what
+    ``check`` imports before it starts pytest cannot be rewritten for assertions (pytest warns,
+    PytestAssertRewriteWarning), and every command would pay for the others' imports."""
+    heavy = ("hypothesis", "openai", "anyio", "httpx", "matplotlib", "numpy", "pytest_benchmark", "compaction_suite.reference", "compaction_suite.benchmarks", "compaction_suite.conformance.formats")
+    code = f"import sys, compaction_suite.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_package_itself_is_not_marked_for_rewriting() -> None:
+    """In a wheel install pytest marks ``compaction_suite`` for assertion rewriting through the
+    plugin's entry point after ``check`` has imported it; its docstring opts it out, so no
+    PytestAssertRewriteWarning reaches the user (the package's ``__init__`` asserts nothing)."""
+    from _pytest.assertion.rewrite import AssertionRewriter
+
+    import compaction_suite
+
+    assert AssertionRewriter.is_rewrite_disabled(compaction_suite.__doc__ or "")
