@@ -203,7 +203,7 @@ def worst(values: Iterable[Any]) -> Any:
 
 def violations(before: list[Unit], after: Any) -> list[str]:
     """The structural clauses a compaction broke (CORE-1..4, CORE-6), as ``"CORE-n: reason"``."""
-    problem = oracle.check_valid_messages(after)
+    problem = oracle.check_valid_messages(after, before)
     if problem:
         return [f"CORE-6: {problem}"]
     checks = {

@@ -255,6 +255,41 @@ def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path
         assert control.expected in replay(case_of(checked.report, control.expected), f"broken.formats:{name}").problems
 
 
+# --- a shape returned verbatim is the caller's (SPEC CORE-6, RESP-6, ANTH-5 Decision)
+
+NEWER_ITEM = {"type": "shell_call_from_a_later_api", "id": "sc_1", "call_id": "call_9", "action": {"commands": ["ls"]}}
+NEWER_BLOCK = {"type": "block_from_a_later_api", "id": "b_1", "payload": {"x": 1}}
+NEWER_MESSAGE = {"role": "function", "name": "lookup", "content": "42"}  # accepted by the API, not by this suite's rules
+
+
+@pytest.mark.parametrize(
+    ("fmt", "history", "kept", "made", "clause"),
+    [
+        (formats.RESPONSES, [*RESPONSES_HISTORY[:2], NEWER_ITEM, *RESPONSES_HISTORY[2:]], lambda h: [*h[:3], *h[7:]], lambda h: [*h[:2], {**NEWER_ITEM, "action": {}}, *h[7:]], "RESP-6"),
+        (
+            formats.ANTHROPIC,
+            {**ANTHROPIC_HISTORY, "messages": [*M[:3], {"role": "assistant", "content": [NEWER_BLOCK, *M[3]["content"]]}, *M[4:]]},
+            lambda h: {**h, "messages": h["messages"][3:]},
+            lambda h: {**h, "messages": [{"role": "user", "content": [{**NEWER_BLOCK, "payload": None}]}, *h["messages"][4:]]},
+            "ANTH-5",
+        ),
+        (
+            formats.CHAT,
+            [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}, NEWER_MESSAGE, {"role": "user", "content": "q2"}],
+            lambda h: [h[0], *h[2:]],
+            lambda h: [h[0], {**NEWER_MESSAGE, "content": "43"}, h[3]],
+            "CORE-6",
+        ),
+    ],
+)
+def test_a_shape_the_suite_does_not_know_is_judged_only_where_the_compactor_made_it(fmt, history, kept, made, clause) -> None:
+    """The provider accepts types and roles this version of the suite has not seen: returned
+    verbatim they are the caller's; made (or changed) by the compactor, the clause judges them."""
+    structural = formats.get(fmt).structural
+    assert structural(history, kept(history)).get(clause) is None
+    assert structural(history, made(history)).get(clause) is not None
+
+
 # --- the cmd: protocol carries the format (protocol 1.2)
 
 

@@ -28,7 +28,7 @@ UNCLASSIFIED = "unclassified"
 def structural_problems(history: Any, output: Any) -> dict[str, str]:
     """Which structural clauses ``output`` (compacted from ``history``) breaks, with the oracle's reason."""
     problems: dict[str, str] = {}
-    invalid = oracle.check_valid_messages(output)
+    invalid = oracle.check_valid_messages(output, history if isinstance(history, list) else ())
     if invalid:
         problems["CORE-6"] = invalid
     if not (isinstance(output, list) and all(isinstance(m, dict) for m in output)):

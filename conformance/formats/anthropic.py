@@ -141,10 +141,13 @@ def removed(history: Any, out: Any) -> dict[str, Any]:
 # --- validity (ANTH-5)
 
 
-def invalid(request: Any) -> str | None:
+def invalid(request: Any, given: Any = None) -> str | None:
     """ANTH-5: a dict with a non-empty ``messages`` list of ``user``/``assistant`` messages whose
     content is a string or well-formed blocks, ``tool_use`` ids unique, ``system`` a string or
-    text blocks. Pairing is ANTH-1/ANTH-2's, thinking ANTH-3's."""
+    text blocks. Pairing is ANTH-1/ANTH-2's, thinking ANTH-3's. A message returned identical to
+    one of ``given``'s (the input request), and a block of a type this suite does not know
+    returned identical to one of its blocks, pass the shape rules: they are the caller's
+    (Decision, SPEC ANTH-5)."""
     if not isinstance(request, dict):
         return f"the output is a {type(request).__name__}, not a dict with system and messages"
     if "system" in request and not _valid_system(request["system"]):
@@ -153,9 +156,10 @@ def invalid(request: Any) -> str | None:
     if not isinstance(messages, list) or not messages:
         return "messages is missing, not a list, or empty"
     seen: set[str] = set()
+    before = messages_of(given) or []
     for i, m in enumerate(messages):
-        problem = _invalid_message(m)
-        if problem:
+        problem = _invalid_message(m, before)
+        if problem and not any(same(m, g) for g in before):
             return f"{where(messages, i)}: {problem}"
         for use in tool_uses(m):
             if use in seen:
@@ -170,7 +174,7 @@ def _valid_system(system: Any) -> bool:
     return isinstance(system, list) and all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in system)
 
 
-def _invalid_message(m: Any) -> str | None:
+def _invalid_message(m: Any, given: Sequence[Message] = ()) -> str | None:
     if not isinstance(m, dict):
         return f"a {type(m).__name__}, not a message"
     if m.get("role") not in ROLES:
@@ -182,9 +186,14 @@ def _invalid_message(m: Any) -> str | None:
         return "content is neither a string nor a non-empty list of blocks"
     for block in content:
         problem = _invalid_block(block, m["role"])
-        if problem:
+        if problem and not (_unknown(block) and any(same(block, b) for g in given for b in blocks(g))):
             return problem
     return None
+
+
+def _unknown(block: Any) -> bool:
+    """A block of a type this version of the suite does not know (the API adds block types)."""
+    return isinstance(block, dict) and block.get("type") not in BLOCK_TYPES
 
 
 def _invalid_block(block: Any, role: str) -> str | None:
@@ -282,7 +291,7 @@ def check_system_untouched(request: Any, out: Any) -> str | None:
 
 def structural(history: Any, out: Any) -> dict[str, str | None]:
     """ANTH-1..ANTH-5 on one output (SPEC Part A, "Every output")."""
-    found: dict[str, str | None] = {"ANTH-5": invalid(out)}
+    found: dict[str, str | None] = {"ANTH-5": invalid(out, history)}
     messages = messages_of(out)
     if not isinstance(history, dict):
         return found

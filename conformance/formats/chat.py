@@ -17,7 +17,7 @@ from . import WireFormat
 
 def structural(history: Any, out: Any) -> dict[str, str | None]:
     """CORE-1, CORE-2, CORE-3, CORE-4 and CORE-6 on one output."""
-    found: dict[str, str | None] = {"CORE-6": oracle.check_valid_messages(out)}
+    found: dict[str, str | None] = {"CORE-6": oracle.check_valid_messages(out, history if isinstance(history, list) else ())}
     if isinstance(out, list) and all(isinstance(m, dict) for m in out):
         found["CORE-1"] = oracle.check_tool_results_have_calls(out)
         if not oracle.in_flight(history):  # an open call is CORE-9's (SPEC CORE-2 decision)

@@ -169,15 +169,16 @@ def removed(history: Sequence[Item], out: Sequence[Item]) -> list[Item]:
 # --- validity (RESP-6)
 
 
-def invalid(items: Any) -> str | None:
+def invalid(items: Any, given: Sequence[Any] = ()) -> str | None:
     """RESP-6: the shape rules of the Responses API's ``input`` items, and unique ``call_id``s.
-    Pairing is RESP-1/RESP-2's, reasoning order RESP-3's."""
+    Pairing is RESP-1/RESP-2's, reasoning order RESP-3's. An item returned identical to one of
+    ``given`` (the input) passes the shape rules: it is the caller's (Decision, SPEC RESP-6)."""
     if not isinstance(items, list):
         return f"the output is a {type(items).__name__}, not a list of items"
     seen: set[str] = set()
     for i, item in enumerate(items):
         problem = _invalid_item(item)
-        if problem:
+        if problem and not any(same(item, g) for g in given):
             return f"{where(items, i)}: {problem}"
         if kind(item) == "function_call":
             if item["call_id"] in seen:
@@ -354,8 +355,8 @@ def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> str | Non
 
 def structural(history: Any, out: Any) -> dict[str, str | None]:
     """RESP-1..RESP-7 on one output (SPEC Part A, "Every output")."""
-    found: dict[str, str | None] = {"RESP-6": invalid(out)}
     items, before = _items(out), _items(history)
+    found: dict[str, str | None] = {"RESP-6": invalid(out, before or ())}
     if items is None or before is None:
         return found
     found["RESP-1"] = check_outputs_have_calls(items)

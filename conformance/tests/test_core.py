@@ -135,7 +135,7 @@ def test_input_not_mutated_when_compacting(suite, history):
 @given(history=drawn, iteration=iterations)
 def test_output_is_valid(suite, history, iteration):
     _, out = run(suite, history, iteration)
-    require("CORE-6", oracle.check_valid_messages(out), history, out)
+    require("CORE-6", oracle.check_valid_messages(out, history), history, out)
 
 
 @TARGET_FORMAT
