@@ -72,9 +72,9 @@ def responses_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             messages.append({"role": item.get("role"), "content": _texts(item.get("content"))})
-        elif kind == "function_call":
-            messages.append({"role": "assistant", "content": f"{item.get('name')} {item.get('arguments')}"})
-        elif kind == "function_call_output":
+        elif kind in ("function_call", "custom_tool_call"):
+            messages.append({"role": "assistant", "content": f"{item.get('name')} {item.get('arguments', item.get('input'))}"})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             messages.append({"role": "tool", "content": _texts(item.get("output"))})
     return messages
 

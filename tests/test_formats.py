@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.capabilities import CapabilityError, declared
@@ -54,6 +54,21 @@ def test_drawn_responses_carry_reasoning_and_compaction_items(history) -> None:
     assert "compaction" in kinds
     if "function_call" in kinds or ("message" in kinds and any(i.get("role") == "assistant" for i in history)):
         assert "reasoning" in kinds
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(lambda h: "custom_tool_call" in map(responses.kind, h) and "custom_tool_call_output" in map(responses.kind, h), id="custom-tool-call"),
+        pytest.param(lambda h: any("type" not in i for i in h), id="easy-input-message"),
+        pytest.param(lambda h: any(isinstance(i.get("output"), list) for i in h), id="output-parts"),
+        pytest.param(lambda h: any(responses.kind(i) == "function_call" and "status" in i for i in h), id="call-status"),
+    ],
+)
+def test_drawn_responses_carry_the_shapes_real_traffic_does(shape) -> None:
+    """SPEC RESP-2 Decision: the histories draw what agents send, not only the canonical shapes."""
+    found = find(responses.histories(min_rounds=3), shape, settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
+    assert shape(found) and responses.invalid(found) is None
 
 
 # --- the worked examples of SPEC Part A, "Wire formats"

@@ -27,12 +27,17 @@ from . import WireFormat
 
 ROLES = ("user", "assistant", "system", "developer")
 SYSTEM_ROLES = ("system", "developer")
-JUDGED = ("message", "function_call", "function_call_output", "reasoning", "compaction")
+ANSWERED_BY = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
+"""A call item's type -> the output item type that answers it by ``call_id`` (RESP-1, RESP-2,
+RESP-8). The API rejects either call unanswered ("No tool output found for function call ...",
+"... for custom tool call ...": quoted in Soju06/codex-lb#1168, July 2026); Codex's
+``apply_patch`` is a custom tool."""
+ANSWERS = {output: call for call, output in ANSWERED_BY.items()}
+JUDGED = ("message", "reasoning", "compaction", *ANSWERED_BY, *ANSWERS)
 OPAQUE = (
     "item_reference", "file_search_call", "web_search_call", "computer_call", "computer_call_output",
     "image_generation_call", "code_interpreter_call", "local_shell_call", "local_shell_call_output",
     "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call",
-    "custom_tool_call", "custom_tool_call_output",
 )
 """Item types the Responses API accepts in ``input`` that no clause here judges."""
 PART_TYPES = ("input_text", "input_image", "input_file", "input_audio", "output_text", "refusal")
@@ -71,18 +76,21 @@ def _items(out: Any) -> list[Item] | None:
     return out if isinstance(out, list) and all(isinstance(i, dict) for i in out) else None
 
 
-def calls(items: Sequence[Item]) -> list[Any]:
-    return [i.get("call_id") for i in items if kind(i) == "function_call"]
+def calls(items: Sequence[Item]) -> list[tuple[str, Any]]:
+    """Each call item as (its type, its ``call_id``)."""
+    return [(kind_, i.get("call_id")) for i in items if (kind_ := kind(i)) in ANSWERED_BY]
 
 
-def outputs(items: Sequence[Item]) -> list[Any]:
-    return [i.get("call_id") for i in items if kind(i) == "function_call_output"]
+def outputs(items: Sequence[Item]) -> list[tuple[str, Any]]:
+    """Each output item as (the type of call it answers, its ``call_id``): comparable with `calls`."""
+    return [(ANSWERS[kind_], i.get("call_id")) for i in items if (kind_ := kind(i)) in ANSWERS]
 
 
 def in_flight(items: Any) -> bool:
-    """Whether a ``function_call`` has no ``function_call_output`` yet (a local tool still running)."""
+    """Whether a call (``function_call``, ``custom_tool_call``) has no output yet (a local tool still running)."""
     found = _items(items) or []
-    return any(call_id not in outputs(found) for call_id in calls(found))
+    answered = set(outputs(found))
+    return any(call not in answered for call in calls(found))
 
 
 def length(items: Any) -> int:
@@ -106,9 +114,9 @@ def _joins(item: Item, previous: Item) -> bool:
     """Whether ``item`` continues the round ``previous`` is in: an output answers its call, the item a
     reasoning item precedes, parallel calls and the calls after an assistant text (one chat-completions
     assistant message with ``tool_calls``, SPEC ROUND-1)."""
-    if kind(item) == "function_call_output" or kind(previous) == "reasoning":
+    if kind(item) in ANSWERS or kind(previous) == "reasoning":
         return True
-    return kind(item) == "function_call" and (kind(previous) == "function_call" or _is_assistant_message(previous))
+    return kind(item) in ANSWERED_BY and (kind(previous) in ANSWERED_BY or _is_assistant_message(previous))
 
 
 def rounds(items: Any) -> list[list[Item]]:
@@ -180,9 +188,9 @@ def invalid(items: Any, given: Sequence[Any] = ()) -> str | None:
         problem = _invalid_item(item)
         if problem and not any(same(item, g) for g in given):
             return f"{where(items, i)}: {problem}"
-        if kind(item) == "function_call":
+        if kind(item) in ANSWERED_BY:
             if item["call_id"] in seen:
-                return f"{where(items, i)}: call_id {item['call_id']!r} repeats an earlier function_call"
+                return f"{where(items, i)}: call_id {item['call_id']!r} repeats an earlier call"
             seen.add(item["call_id"])
     return None
 
@@ -198,7 +206,9 @@ def _invalid_item(item: Any) -> str | None:
     return {
         "message": _invalid_message,
         "function_call": _invalid_call,
+        "custom_tool_call": _invalid_call,
         "function_call_output": _invalid_output,
+        "custom_tool_call_output": _invalid_output,
         "reasoning": _invalid_reasoning,
         "compaction": _invalid_compaction,
     }[found](item)
@@ -221,17 +231,20 @@ def _invalid_message(item: Item) -> str | None:
 
 
 def _invalid_call(item: Item) -> str | None:
-    for key in ("call_id", "name", "arguments"):
+    """A ``function_call`` carries its ``arguments``, a ``custom_tool_call`` its free-form ``input``."""
+    kind_ = kind(item)
+    for key in ("call_id", "name", "arguments" if kind_ == "function_call" else "input"):
         if not isinstance(item.get(key), str):
-            return f"function_call without a string {key}"
+            return f"{kind_} without a string {key}"
     return None
 
 
 def _invalid_output(item: Item) -> str | None:
+    kind_ = kind(item)
     if not isinstance(item.get("call_id"), str):
-        return "function_call_output without a string call_id"
+        return f"{kind_} without a string call_id"
     if not isinstance(item.get("output"), (str, list)):
-        return "function_call_output without an output (string or list of parts)"
+        return f"{kind_} without an output (string or list of parts)"
     return None
 
 
@@ -251,26 +264,28 @@ def _invalid_compaction(item: Item) -> str | None:
 
 
 def check_outputs_have_calls(out: Sequence[Item]) -> str | None:
-    """RESP-1: a ``function_call_output`` answers a ``function_call`` with its ``call_id`` earlier in the list."""
-    called: set[Any] = set()
+    """RESP-1: an output item (``function_call_output``, ``custom_tool_call_output``) answers a
+    call of its kind with its ``call_id`` earlier in the list."""
+    called: set[tuple[str, Any]] = set()
     for i, item in enumerate(out):
-        if kind(item) == "function_call":
-            called.add(item.get("call_id"))
-        elif kind(item) == "function_call_output" and item.get("call_id") not in called:
-            return f"{where(out, i)}: no function_call with call_id {item.get('call_id')!r} before it"
+        if kind(item) in ANSWERED_BY:
+            called.update(calls([item]))
+        elif kind(item) in ANSWERS and outputs([item])[0] not in called:
+            return f"{where(out, i)}: no {ANSWERS[kind(item) or '']} with call_id {item.get('call_id')!r} before it"
     return None
 
 
 def check_calls_have_one_output(history: Sequence[Item], out: Sequence[Item]) -> str | None:
-    """RESP-2: each ``function_call`` has exactly one ``function_call_output`` after it (a call the
-    input left pending is RESP-8's)."""
+    """RESP-2: each call item has exactly one output of its kind after it (a call the input left
+    pending is RESP-8's)."""
     pending = set(calls(history)) - set(outputs(history))
     for i, item in enumerate(out):
-        if kind(item) != "function_call" or item.get("call_id") in pending:
+        call = calls([item])
+        if not call or call[0] in pending:
             continue
-        answers = outputs(out[i + 1 :]).count(item.get("call_id"))
+        answers = outputs(out[i + 1 :]).count(call[0])
         if answers != 1:
-            return f"{where(out, i)}: {answers} function_call_output items after it, expected 1"
+            return f"{where(out, i)}: {answers} {ANSWERED_BY[call[0][0]]} items after it, expected 1"
     return None
 
 
@@ -281,7 +296,7 @@ def _key(item: Item) -> str:
     """How an item is recognised in the output: its id, else its call_id, else its whole JSON."""
     if item.get("id") is not None:
         return f"id:{item['id']}"
-    if kind(item) == "function_call":
+    if kind(item) in ANSWERED_BY:
         return f"call:{item.get('call_id')}"
     return "json:" + json.dumps(item, sort_keys=True, default=str)
 
@@ -416,13 +431,15 @@ _OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.he
 @st.composite
 def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | None, compaction: bool | None) -> list[Item]:
     """``chat`` as items, with reasoning items before assistant output (as a reasoning model
-    emits them) and an earlier ``[Context Summary]`` maybe standing as a provider compaction item."""
+    emits them), an earlier ``[Context Summary]`` maybe standing as a provider compaction item,
+    and the shapes real traffic carries (`_as_sent`)."""
     items = from_chat(chat)
     decorated: list[Item] = []
+    custom: set[str] = set()
     reasons = compacted = 0
     for n, item in enumerate(items):
         previous = kind(decorated[-1]) if decorated else None
-        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous != "function_call")
+        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
         if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
             reasons += 1
             decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT)})
@@ -431,12 +448,26 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
             compacted += 1
             decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT)})
             continue
-        if kind(item) == "function_call":
-            item = {**item, "id": f"fc_{item['call_id']}"}
-        elif item.get("role") == "assistant":
-            item = {**item, "id": f"msg_{n:04d}", "status": "completed"}
-        decorated.append(item)
+        decorated.append(_as_sent(draw, item, n, custom))
     return decorated
+
+
+def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
+    """One item as agents send it: calls with ids, maybe a custom tool call (Codex's
+    ``apply_patch``: free-form ``input``, answered by a ``custom_tool_call_output``) or a
+    ``status``; outputs maybe as a list of parts; user and system messages maybe without
+    ``type`` (the API's EasyInputMessage)."""
+    if kind(item) == "function_call":
+        if draw(st.booleans()):
+            custom.add(item["call_id"])
+            return {"type": "custom_tool_call", "id": f"ctc_{item['call_id']}", "call_id": item["call_id"], "name": item["name"], "input": item["arguments"]}
+        return {**item, "id": f"fc_{item['call_id']}", **({"status": "completed"} if draw(st.booleans()) else {})}
+    if kind(item) == "function_call_output":
+        output = [{"type": "input_text", "text": item["output"]}] if draw(st.booleans()) else item["output"]
+        return {**item, "type": "custom_tool_call_output" if item["call_id"] in custom else "function_call_output", "output": output}
+    if item.get("role") == "assistant":
+        return {**item, "id": f"msg_{n:04d}", "status": "completed"}
+    return {k: v for k, v in item.items() if k != "type"} if draw(st.booleans()) else item
 
 
 def histories(*, reasoning: bool | None = None, compaction: bool | None = None, **chat_options: Any) -> st.SearchStrategy[list[Item]]:

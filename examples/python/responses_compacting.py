@@ -69,5 +69,5 @@ class ResponsesCompacting:
 
 
 def _pending(items: list[Item]) -> bool:
-    answered = {item.get("call_id") for item in items if _kind(item) == "function_call_output"}
-    return any(_kind(item) == "function_call" and item.get("call_id") not in answered for item in items)
+    answered = {item.get("call_id") for item in items if _kind(item) in ("function_call_output", "custom_tool_call_output")}
+    return any(_kind(item) in ("function_call", "custom_tool_call") and item.get("call_id") not in answered for item in items)

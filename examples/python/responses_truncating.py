@@ -53,6 +53,6 @@ class ResponsesTruncating:
 
 
 def _pending(items: list[Item]) -> bool:
-    """A function_call whose output has not arrived yet (RESP-8)."""
-    answered = {item.get("call_id") for item in items if _kind(item) == "function_call_output"}
-    return any(_kind(item) == "function_call" and item.get("call_id") not in answered for item in items)
+    """A function or custom tool call whose output has not arrived yet (RESP-8)."""
+    answered = {item.get("call_id") for item in items if _kind(item) in ("function_call_output", "custom_tool_call_output")}
+    return any(_kind(item) in ("function_call", "custom_tool_call") and item.get("call_id") not in answered for item in items)

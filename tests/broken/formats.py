@@ -61,6 +61,20 @@ class OrphanOutput(_Responses):
         return _drop_first(out, "function_call")
 
 
+class OrphanCustomOutput(_Responses):
+    """Drops the first kept custom_tool_call (Codex's apply_patch), keeping its custom_tool_call_output (RESP-1)."""
+
+    def defect(self, out):
+        return _drop_first(out, "custom_tool_call")
+
+
+class UnansweredCustomCall(_Responses):
+    """Drops the first kept custom_tool_call_output, keeping its call (RESP-2)."""
+
+    def defect(self, out):
+        return _drop_first(out, "custom_tool_call_output")
+
+
 class UnansweredCall(_Responses):
     """Drops the first kept function_call_output, keeping its call (RESP-2)."""
 
@@ -190,6 +204,8 @@ def CrashesOnFault(settings):
 CONTROLS: dict[str, Control] = {
     "OrphanOutput": Control("RESP-1", ("core",), r"function_call_output call_\w+\): no function_call with call_id"),
     "UnansweredCall": Control("RESP-2", ("core",), r"function_call call_\w+\): 0 function_call_output items after it"),
+    "OrphanCustomOutput": Control("RESP-1", ("core",), r"custom_tool_call_output call_\w+\): no custom_tool_call with call_id"),
+    "UnansweredCustomCall": Control("RESP-2", ("core",), r"custom_tool_call call_\w+\): 0 custom_tool_call_output items after it"),
     "ReasoningSeparated": Control("RESP-3", ("core",), r"kept without the reasoning item that preceded it"),
     "CompactionAltered": Control("RESP-4", ("core",), r"compaction item '\w+' was altered"),
     "CompactionDuplicated": Control("RESP-5", ("core",), r"\(compaction \w+\) duplicates compaction item"),
