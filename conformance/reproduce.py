@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import formats
+from . import formats, oracle
 from .assertions import render
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
@@ -31,7 +31,9 @@ from .target import call_compact, check_compactor, resolve
 
 @dataclass
 class Replayed:
-    """One replayed call: the output (or the exception's text) and what the oracle found."""
+    """One replayed call: the output (or the exception's text) and what the oracle found: the
+    clauses judged on every output, and the in-flight clause (CORE-9, RESP-8, ANTH-6) when the
+    case's history waits for a tool result."""
 
     output: Any = None
     raised: str | None = None
@@ -68,6 +70,8 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
         result.summarizer_requests = len(server.requests)
     if result.raised is None:
         found = wire_format.structural(messages, result.output)
+        if wire_format.in_flight(messages) and not oracle.same(messages, result.output):
+            found[wire_format.in_flight_clause] = "a history waiting for a tool result was changed"
         result.problems = {k: v for k, v in found.items() if v is not None}
     return result
 
@@ -86,7 +90,7 @@ def main(argv: list[str]) -> int:
     if done.raised:
         print(f"  compact raised {done.raised}")
         return 0
-    print(f"  structural findings: {done.problems or 'none'}; summarizer requests: {done.summarizer_requests}")
+    print(f"  findings: {done.problems or 'none'}; summarizer requests: {done.summarizer_requests}")
     print(render("input", case["messages"]))
     print(render("output", done.output))
     return 0

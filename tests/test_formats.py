@@ -71,6 +71,22 @@ def test_drawn_responses_carry_the_shapes_real_traffic_does(shape) -> None:
     assert shape(found) and responses.invalid(found) is None
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(lambda r: any(isinstance(b.get("content"), list) for m in r["messages"] for b in anthropic.blocks(m)), id="result-blocks"),
+        pytest.param(lambda r: any(b.get("is_error") for m in r["messages"] for b in anthropic.blocks(m)), id="is-error"),
+        pytest.param(lambda r: any(anthropic.tool_results(m) and anthropic.blocks(m)[-1].get("type") == "text" for m in r["messages"]), id="text-after-results"),
+        pytest.param(lambda r: any("cache_control" in b for m in r["messages"] for b in anthropic.blocks(m)), id="cache-control"),
+        pytest.param(lambda r: any(m["role"] == "assistant" and isinstance(m["content"], str) for m in r["messages"]), id="assistant-string"),
+    ],
+)
+def test_drawn_anthropic_requests_carry_the_shapes_real_traffic_does(shape) -> None:
+    """SPEC ANTH-5: the histories draw what agents send, not only the canonical shapes."""
+    found = find(anthropic.histories(min_rounds=3), shape, settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
+    assert shape(found) and anthropic.invalid(found) is None
+
+
 # --- the worked examples of SPEC Part A, "Wire formats"
 
 RESPONSES_HISTORY = [
@@ -266,7 +282,7 @@ def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path
     checked = in_process(tmp_path, f"broken.formats:{name}", profiles=control.profiles, clauses=control.clauses)
     assert checked.exit_code == 1, checked.output[-3000:]
     assert assert_caught(checked, control)["harm"] in ("rejected", "loss", "crash", "policy")
-    if control.expected in (*responses.FORMAT.judged, *anthropic.FORMAT.judged):  # judged on every output: the replay shows it too
+    if control.expected in (*responses.FORMAT.judged, *anthropic.FORMAT.judged, responses.FORMAT.in_flight_clause, anthropic.FORMAT.in_flight_clause):  # the replay judges it too
         assert control.expected in replay(case_of(checked.report, control.expected), f"broken.formats:{name}").problems
 
 

@@ -67,6 +67,8 @@ class WireFormat:
     rule broken, naming the index (used on inputs the suite draws and on outputs)."""
     in_flight: Callable[[Any], bool]
     """Whether the history ends with a tool call still waiting for its result."""
+    in_flight_clause: str
+    """The clause that such a history comes back unchanged (CORE-9, RESP-8, ANTH-6)."""
     structural: Callable[[Any, Any], Checks]
     """``structural(history, out)``: the format's clauses judged on every output (SPEC Part A,
     "Every output"), each with None or its reason."""

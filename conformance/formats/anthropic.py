@@ -373,20 +373,44 @@ def _with_thinking(draw: st.DrawFn, request: dict[str, Any], thinking: bool | No
     return request
 
 
+@st.composite
+def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
+    """What agents send beside the canonical shapes (SPEC ANTH-5): a ``tool_result`` whose
+    content is a list of text blocks, maybe marked ``is_error``; a text block after a round's
+    results (Claude Code's reminders); a ``cache_control`` breakpoint on a message's last block;
+    an assistant text turn as a plain string."""
+    messages = request["messages"]
+    for m in messages:
+        if not isinstance(m["content"], list) or not m["content"]:
+            continue
+        for block in m["content"]:
+            if block.get("type") == "tool_result" and block["content"] and draw(st.booleans()):
+                block["content"] = [{"type": "text", "text": block["content"]}]
+                if draw(st.integers(0, 3)) == 0:
+                    block["is_error"] = True
+        if tool_results(m) and draw(st.integers(0, 3)) == 0:
+            m["content"].append({"type": "text", "text": "<reminder>Keep the task list current.</reminder>"})
+        if m["role"] == "assistant" and [b.get("type") for b in m["content"]] == ["text"] and draw(st.booleans()):
+            m["content"] = m["content"][0]["text"]
+        elif draw(st.integers(0, 3)) == 0:
+            m["content"][-1] = {**m["content"][-1], "cache_control": {"type": "ephemeral"}}
+    return request
+
+
 def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.SearchStrategy[dict[str, Any]]:
     """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
     mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
-    None maybe). Every history passes `invalid`, ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3
-    on itself."""
+    None maybe) and the shapes real traffic carries (`_as_sent`). Every history passes `invalid`,
+    ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
     from ..histories import histories as chat_histories
 
     chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
     chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
-    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking))
+    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
 
 
 FORMAT = WireFormat(
-    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight,
+    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight, in_flight_clause="ANTH-6",
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,

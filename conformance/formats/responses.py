@@ -484,7 +484,7 @@ def histories(*, reasoning: bool | None = None, compaction: bool | None = None, 
 
 
 FORMAT = WireFormat(
-    name="responses", family="RESP", invalid=invalid, in_flight=in_flight,
+    name="responses", family="RESP", invalid=invalid, in_flight=in_flight, in_flight_clause="RESP-8",
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,

@@ -127,7 +127,7 @@ def test_system_items_kept(suite, history, iteration, force):
 
 @RESPONSES
 @clause("RESP-8")
-@given(history=drawn(responses, min_rounds=2, max_rounds=12, in_flight=True))
+@given(history=drawn(responses, min_rounds=4, max_rounds=12, in_flight=True))  # SPEC CORE-9 Decision
 def test_pending_call_never_compacted(suite, history):
     in_flight_unchanged(suite, "RESP-8", history)
 
@@ -172,7 +172,7 @@ def test_output_is_a_valid_request(suite, history, iteration, force):
 
 @ANTHROPIC
 @clause("ANTH-6")
-@given(history=drawn(anthropic, min_rounds=2, max_rounds=12, in_flight=True))
+@given(history=drawn(anthropic, min_rounds=4, max_rounds=12, in_flight=True))  # SPEC CORE-9 Decision
 def test_pending_use_never_compacted(suite, history):
     in_flight_unchanged(suite, "ANTH-6", history)
 
