@@ -109,9 +109,9 @@ def _from_module(spec: str, path: str) -> Target:
 def _not_installed_hint(module_name: str, error: ImportError) -> str:
     """What to do when the target's own package is not importable (not when something it
     imports is missing): install it, or name the folder that holds it."""
-    if not isinstance(error, ModuleNotFoundError) or not error.name or not module_name.startswith(error.name):
+    top = module_name.split(".")[0]
+    if not isinstance(error, ModuleNotFoundError) or error.name != top:
         return ""
-    top = error.name.split(".")[0]
     here = (Path.cwd() / top).is_dir() or (Path.cwd() / f"{top}.py").is_file()
     folder = "." if here else f"DIR (the folder that holds {top}/)"
     return f"; install its package in this environment, or pass --path {folder} (pytest: --compaction-path)"

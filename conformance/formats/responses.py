@@ -189,9 +189,9 @@ def invalid(items: Any, given: Sequence[Any] = ()) -> str | None:
         if problem and not any(same(item, g) for g in given):
             return f"{where(items, i)}: {problem}"
         if kind(item) in ANSWERED_BY:
-            if item["call_id"] in seen:
-                return f"{where(items, i)}: call_id {item['call_id']!r} repeats an earlier call"
-            seen.add(item["call_id"])
+            if item.get("call_id") in seen:
+                return f"{where(items, i)}: call_id {item.get('call_id')!r} repeats an earlier call"
+            seen.add(item.get("call_id"))
     return None
 
 
