@@ -212,20 +212,39 @@ class Bridged:
         self.inner = compactor
         self.wire_format = wire_format
         self.trace_format = trace_format
+        self.exchange: tuple[Any, Any] | None = None
+        """The last call in the compactor's own format, (what it was given, what it returned),
+        before any conversion back: where the replay judges its clauses (SPEC XFMT-6)."""
 
     def compact(self, history: Any, *, iteration: int) -> Any:
+        self.exchange = None
         chat = to_chat(history, self.trace_format)
         arguments = original_arguments(chat)
-        result = self.inner.compact(from_chat(chat, self.wire_format), iteration=iteration)
+        sent = from_chat(chat, self.wire_format)
+        result = self.inner.compact(sent, iteration=iteration)
         if hasattr(result, "__await__"):
-            return self._finish_async(result, arguments)
-        return self._back(result, arguments)
+            return self._finish_async(sent, result, arguments)
+        return self._back(sent, result, arguments)
 
-    def _back(self, result: Any, arguments: dict[str, str]) -> Any:
+    def _back(self, sent: Any, result: Any, arguments: dict[str, str]) -> Any:
+        self.exchange = (sent, result)
         return from_chat(to_chat(result, self.wire_format, arguments=arguments), self.trace_format)
 
-    async def _finish_async(self, pending: Any, arguments: dict[str, str]) -> Any:
-        return self._back(await pending, arguments)
+    async def _finish_async(self, sent: Any, pending: Any, arguments: dict[str, str]) -> Any:
+        return self._back(sent, await pending, arguments)
+
+    def violations(self) -> list[str]:
+        """The clauses the last output broke, judged in the compactor's own format (its
+        structural clauses and its in-flight clause), as ``"CLAUSE: reason"``; none when the
+        compactor was not called (its input had no faithful form)."""
+        if self.exchange is None:
+            return []
+        sent, result = self.exchange
+        own = formats.get(self.wire_format)
+        found = dict(own.structural(sent, result))
+        if own.in_flight(sent) and sent != result:
+            found[own.in_flight_clause] = "a history waiting for a tool result was changed"
+        return [f"{clause}: {reason}" for clause, reason in found.items() if reason]
 
     @property
     def capabilities(self) -> dict[str, Any]:

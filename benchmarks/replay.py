@@ -31,7 +31,7 @@ from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRu
 from compaction_suite.conformance.target import call_compact, last_event_json
 from compaction_suite.reference.tokens import ExactTokens
 
-from .across_formats import NotFaithful, for_replay
+from .across_formats import Bridged, NotFaithful, for_replay
 from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
 from .views import Round as UnitRound
 from .views import Unit, View, unit_tokens
@@ -326,6 +326,7 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit],
     try:
         out = call_compact(compactor, view.history(context), iteration)
     except NotFaithful as reason:
+        run.violations += [f"call {iteration + 1}: {v}" for v in _own_violations(compactor)]
         run.not_comparable.append(f"call {iteration + 1}: {reason}")
         return context, text
     except Exception as error:  # noqa: BLE001 - a benchmark reports a crashing compactor, it does not stop
@@ -336,13 +337,21 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit],
     event = last_event_json(compactor) or {}
     run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
     run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
-    run.violations += [f"call {iteration + 1}: {v}" for v in view.violations(context, out)]
+    judged = _own_violations(compactor) if isinstance(compactor, Bridged) else view.violations(context, out)
+    run.violations += [f"call {iteration + 1}: {v}" for v in judged]
     try:
         units = view.units(out)
     except (AttributeError, TypeError) as error:  # not the format's shape: CORE-6 or its peer says so
         run.errors.append(f"call {iteration + 1}: output not in {view.wire_format} shape: {error}")
         return context, text
     return units, view.text(units)
+
+
+def _own_violations(compactor: Any) -> list[str]:
+    """SPEC XFMT-6: a compactor of another format is judged in its own format, on what it was
+    given and returned there, so an output that breaks a clause is a violation even where it has
+    no faithful form in the trace's format."""
+    return compactor.violations() if isinstance(compactor, Bridged) else []
 
 
 def _call(

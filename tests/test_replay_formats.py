@@ -165,3 +165,32 @@ def test_trace_format_option_names_every_kind_and_the_cli_imports_no_importer() 
     assert wrong.exit_code == 2 and "is not one of auto, " + ", ".join(KINDS) in wrong.output
     probe = "import sys, compaction_suite.cli; print(sorted({'openai', 'hypothesis', 'anyio'} & set(sys.modules)))"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_a_compactor_of_another_format_is_judged_in_its_own_format(tmp_path, examples_importable):
+    """SPEC XFMT-6: a Responses compactor that writes a chat-style ``{"role": "tool"}`` item
+    (RESP-6) over a chat trace: its output has no chat form, so the point is not comparable, and
+    the violation is reported all the same; the correct compactor of that format shows none."""
+    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
+    chat = tmp_path / "chat.jsonl"
+    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem", RESPONSES_TARGET])
+    runs = runs_by_compactor(saved, "chat-slice")
+    broken = runs["broken.formats:ChatRoleItem"]
+    assert broken["not_comparable"] > 0 and broken["violations"], broken
+    assert all(": RESP-6: " in v and "unknown role 'tool'" in v for v in broken["violations"])
+    assert len(broken["violations"]) == broken["not_comparable"], "one violation per point, judged once"
+    correct = runs[RESPONSES_TARGET]
+    assert correct["compactions"] > 0 and not correct["violations"] and correct["not_comparable"] == 0
+
+
+def test_a_strategy_that_broke_a_clause_on_unmeasured_traces_shows_its_violations(tmp_path, examples_importable):
+    """A run not comparable enters no figure, but its violations count in the strategy's row."""
+    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
+    chat = tmp_path / "chat.jsonl"
+    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem"])
+    row = next(s for s in saved["strategies"] if s["compactor"] == "broken.formats:ChatRoleItem")
+    assert row["runs_not_comparable"] == 1 and row["input_reduction"] is None
+    assert row["violations"] == len(runs_by_compactor(saved, "chat-slice")["broken.formats:ChatRoleItem"]["violations"]) > 0
+    assert "still count in the violations column" in (tmp_path / "o" / "replay.md").read_text()
