@@ -74,14 +74,14 @@ def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
 
 @RESPONSES
 @clause("RESP-1")
-@given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
+@given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)  # SPEC CORE-9 Decision: long histories
 def test_outputs_follow_their_call(suite, history, iteration, force):
     judged(suite, "RESP-1", history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-2")
-@given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
+@given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)  # SPEC CORE-9 Decision: long histories
 def test_every_call_has_one_output(suite, history, iteration, force):
     judged(suite, "RESP-2", history, iteration, force)
 
