@@ -47,6 +47,14 @@ def runs_by_compactor(saved: dict, trace_prefix: str) -> dict[str, dict]:
     return {r["compactor"]: r for r in saved["runs"] if r["trace"].startswith(trace_prefix)}
 
 
+def chat_slice(tmp_path: Path) -> Path:
+    """The first 30 rounds of a shipped chat-completions trace, as trace ``chat-slice``."""
+    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
+    chat = tmp_path / "chat.jsonl"
+    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    return chat
+
+
 def test_trace_kinds_are_told_apart_by_content(tmp_path):
     assert detect(codex_rollout(tmp_path / "rollout.jsonl", 1, 1)) == "codex"
     assert detect(claude_code_log(tmp_path / "session.jsonl", 1, 1)) == "claude-code"
@@ -70,9 +78,7 @@ def test_an_undetectable_trace_is_a_clear_cli_error(tmp_path):
 
 def test_responses_compactor_on_a_codex_rollout_and_on_a_chat_trace(tmp_path, examples_importable):
     rollout = codex_rollout(tmp_path / "rollout-2025-10-02T10-00-00-plain.jsonl", turns=4, rounds=3)
-    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
-    chat = tmp_path / "chat.jsonl"
-    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    chat = chat_slice(tmp_path)
     saved = bench_replay(tmp_path / "o", [rollout, chat], [RESPONSES_TARGET, CHAT_TARGET])
     assert {t["id"]: t["wire_format"] for t in saved["traces"]} == {"codex:native-codex": "responses", "chat-slice": "chat-completions"}
     for trace in ("codex:", "chat-slice"):
@@ -171,9 +177,7 @@ def test_a_compactor_of_another_format_is_judged_in_its_own_format(tmp_path, exa
     """SPEC XFMT-6: a Responses compactor that writes a chat-style ``{"role": "tool"}`` item
     (RESP-6) over a chat trace: its output has no chat form, so the point is not comparable, and
     the violation is reported all the same; the correct compactor of that format shows none."""
-    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
-    chat = tmp_path / "chat.jsonl"
-    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    chat = chat_slice(tmp_path)
     saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem", RESPONSES_TARGET])
     runs = runs_by_compactor(saved, "chat-slice")
     broken = runs["broken.formats:ChatRoleItem"]
@@ -186,9 +190,7 @@ def test_a_compactor_of_another_format_is_judged_in_its_own_format(tmp_path, exa
 
 def test_a_strategy_that_broke_a_clause_on_unmeasured_traces_shows_its_violations(tmp_path, examples_importable):
     """A run not comparable enters no figure, but its violations count in the strategy's row."""
-    header, messages = read_trace(ROOT / "cassettes" / "traces" / "stdlib-explorer-seed1.jsonl")
-    chat = tmp_path / "chat.jsonl"
-    write_trace(chat, header | {"id": "chat-slice"}, [m for r in split_rounds(messages)[:30] for m in r.messages])
+    chat = chat_slice(tmp_path)
     saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem"])
     row = next(s for s in saved["strategies"] if s["compactor"] == "broken.formats:ChatRoleItem")
     assert row["runs_not_comparable"] == 1 and row["input_reduction"] is None
