@@ -201,20 +201,6 @@ def worst(values: Iterable[Any]) -> Any:
     return min(present) if present else None
 
 
-def violations(before: list[Unit], after: Any) -> list[str]:
-    """The structural clauses a compaction broke (CORE-1..4, CORE-6), as ``"CORE-n: reason"``."""
-    problem = oracle.check_valid_messages(after, before)
-    if problem:
-        return [f"CORE-6: {problem}"]
-    checks = {
-        "CORE-1": lambda: oracle.check_tool_results_have_calls(after),
-        "CORE-2": lambda: oracle.check_calls_have_one_result(after),
-        "CORE-3": lambda: oracle.check_system_kept(before, after, True),
-        "CORE-4": lambda: oracle.check_rounds_whole(before, after),
-    }
-    return [f"{clause}: {reason}" for clause, check in checks.items() if (reason := check())]
-
-
 def common_prefix(a: Sequence[Unit], b: Sequence[Unit]) -> int:
     """How many messages ``a`` and ``b`` start with in common."""
     n = 0

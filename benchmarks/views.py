@@ -103,11 +103,8 @@ class View:
         return [m for u in units for m in (self.chat(u) or [])]
 
     def violations(self, before: Sequence[Unit], after: Any) -> list[str]:
-        """The clauses a compaction broke, judged in this format (the format's every-output checks)."""
-        from .replay import violations as chat_violations
-
-        if self.wire_format == formats.CHAT:
-            return chat_violations(list(before), after)
+        """The clauses a compaction broke, judged in this format (the format's every-output checks:
+        CORE-1..4 and CORE-6 for chat-completions, RESP-1..7, ANTH-1..5), as ``"CLAUSE: reason"``."""
         checks = formats.get(self.wire_format).structural(self.history(before), after)
         return [f"{clause}: {reason}" for clause, reason in checks.items() if reason]
 

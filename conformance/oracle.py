@@ -106,8 +106,10 @@ def _strings(value: Any) -> list[str]:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Byte-identical as JSON (key order aside): what "kept verbatim" means."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """Byte-identical as JSON (key order aside): what "kept verbatim" means, in every wire format.
+    Never raises: a value JSON cannot hold is compared by its text (a malformed output is judged,
+    not crashed on)."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 # --- core

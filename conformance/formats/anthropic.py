@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
+from ..oracle import same
 from ..summarizer_apis import anthropic_messages
 from . import WireFormat
 
@@ -35,11 +36,6 @@ BLOCK_TYPES = (
 """Content block types the Messages API accepts in ``messages``."""
 
 Message = dict[str, Any]
-
-
-def same(a: Any, b: Any) -> bool:
-    """Byte-identical as JSON (key order aside)."""
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 def messages_of(request: Any) -> list[Message] | None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
+from ..oracle import same
 from ..summarizer_apis import responses_messages
 from . import WireFormat
 
@@ -65,11 +66,6 @@ def where(items: Sequence[Any], i: int) -> str:
     elif isinstance(item, dict) and item.get("id") is not None:
         label += f" {item.get('id')}"
     return f"item {i} ({label})"
-
-
-def same(a: Any, b: Any) -> bool:
-    """Byte-identical as JSON (key order aside)."""
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 def _items(out: Any) -> list[Item] | None:

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import formats
+from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
@@ -65,7 +65,7 @@ def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
         suite.exercise(clause_id, history)
         return
     suite.exercise(clause_id, history)
-    problem = None if responses.same(history, out) else "a history waiting for a tool result was changed"
+    problem = None if oracle.same(history, out) else "a history waiting for a tool result was changed"
     require(clause_id, problem, history, out)
 
 
@@ -214,7 +214,7 @@ def test_same_input_same_output_in_format(suite, history):
     not_chat(suite)
     _, first = run(suite, history, T, max_context_tokens=1)
     _, second = run(suite, history, T, max_context_tokens=1)
-    require("CORE-8", None if responses.same(first, second) else "two fresh compactors gave different outputs", history, second)
+    require("CORE-8", None if oracle.same(first, second) else "two fresh compactors gave different outputs", history, second)
 
 
 @TARGET
