@@ -346,3 +346,20 @@ def test_a_cmd_compactor_of_each_format_conforms(wire_format: str, tmp_path: Pat
     assert report["verdict"] == "conforms" and report["capabilities"]["wire_format"] == wire_format
     compacts = [json.loads(line) for line in record.read_text().splitlines() if '"cmd":"compact"' in line.replace(" ", "")]
     assert compacts and all(r["format"] == wire_format for r in compacts)
+
+
+# --- CORE-11 in every format (SPEC Part A, "Wire formats": which clauses run where)
+
+
+def test_core11_in_each_format_allows_truncation_and_masking_not_a_new_summary() -> None:
+    truncated = RESPONSES_HISTORY[:1] + RESPONSES_HISTORY[6:]
+    masked = [{**i, "output": "[masked]"} if responses.kind(i) == "function_call_output" else i for i in RESPONSES_HISTORY]
+    invented = [*RESPONSES_HISTORY[:1], {"type": "compaction", "id": "cmp_new", "encrypted_content": "gAAAAnew"}, *RESPONSES_HISTORY[6:]]
+    assert responses.check_no_failed_summary(RESPONSES_HISTORY, truncated) is None
+    assert responses.check_no_failed_summary(RESPONSES_HISTORY, masked) is None
+    assert "is new although the summarizer failed" in (responses.check_no_failed_summary(RESPONSES_HISTORY, invented) or "")
+    results = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "[masked]"}]}
+    summary = {"role": "user", "content": "[Context Summary]\n(summary unavailable)"}
+    assert anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT) is None
+    assert anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, {**ANTHROPIC_HISTORY, "messages": [*M[:2], results, *M[3:]]}) is None
+    assert "messages.0 (user) is new" in (anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, {**ANTHROPIC_HISTORY, "messages": [summary, *M[4:]]}) or "")

@@ -69,6 +69,9 @@ class WireFormat:
     """Whether the history ends with a tool call still waiting for its result."""
     in_flight_clause: str
     """The clause that such a history comes back unchanged (CORE-9, RESP-8, ANTH-6)."""
+    no_failed_summary: Callable[[Any, Any], str | None]
+    """CORE-11 in this format: ``(history, out)`` after a summarizer fault, None when the output
+    holds nothing new standing for removed items (results masked in place aside), else why."""
     structural: Callable[[Any, Any], Checks]
     """``structural(history, out)``: the format's clauses judged on every output (SPEC Part A,
     "Every output"), each with None or its reason."""

@@ -285,6 +285,24 @@ def check_system_untouched(request: Any, out: Any) -> str | None:
     return None
 
 
+def check_no_failed_summary(request: Any, out: Any) -> str | None:
+    """CORE-11 in an Anthropic request: after a summarizer fault the output holds no message the
+    input lacks, but one whose blocks are the input's or ``tool_result`` blocks masked in place
+    (same ``tool_use_id``); a changed ``system`` is ANTH-4's."""
+    messages, before = messages_of(out), messages_of(request)
+    if messages is None or before is None or same(before, messages):
+        return None
+    old_blocks = [b for m in before for b in blocks(m)]
+    answered = {r for m in before for r in tool_results(m)}
+    for j, m in enumerate(messages):
+        if any(same(m, b) for b in before):
+            continue
+        if all(any(same(b, o) for o in old_blocks) or (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) for b in blocks(m)):
+            continue
+        return f"{where(messages, j)} is new although the summarizer failed: it stands for removed messages no summary was written for"
+    return None
+
+
 def structural(history: Any, out: Any) -> dict[str, str | None]:
     """ANTH-1..ANTH-5 on one output (SPEC Part A, "Every output")."""
     found: dict[str, str | None] = {"ANTH-5": invalid(out, history)}
@@ -406,7 +424,7 @@ def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.Search
 
 
 FORMAT = WireFormat(
-    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight, in_flight_clause="ANTH-6",
+    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight, in_flight_clause="ANTH-6", no_failed_summary=check_no_failed_summary,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,

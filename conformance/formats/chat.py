@@ -47,7 +47,7 @@ def removed(history: list[dict[str, Any]], out: list[dict[str, Any]]) -> list[di
 
 
 FORMAT = WireFormat(
-    name="chat-completions", family="CORE", invalid=oracle.check_valid_messages, in_flight=oracle.in_flight, in_flight_clause="CORE-9",
+    name="chat-completions", family="CORE", invalid=oracle.check_valid_messages, in_flight=oracle.in_flight, in_flight_clause="CORE-9", no_failed_summary=oracle.check_no_failed_summary,
     structural=structural, histories=histories, length=length, from_chat=list, judged=STRUCTURAL,
     well_formed=well_formed, rounds=oracle.non_system_rounds, is_summary=oracle.is_summary, tokens=oracle.chars4,
     without_system=without_system, removed=removed,

@@ -349,6 +349,24 @@ def check_compaction_not_duplicated(history: Sequence[Item], out: Sequence[Item]
     return None
 
 
+# --- a failed summarizer call (CORE-11)
+
+
+def check_no_failed_summary(history: Any, out: Any) -> str | None:
+    """CORE-11 in Responses items: after a summarizer fault the output holds no item the input
+    lacks (a ``compaction`` item or a summary message no summary was written for), but an
+    output item masked in place (same kind and ``call_id`` as one of the input)."""
+    items, before = _items(out), _items(history)
+    if items is None or before is None or same(before, items):
+        return None
+    answered = set(outputs(before))
+    for j, item in enumerate(items):
+        if any(same(item, b) for b in before) or (kind(item) in ANSWERS and outputs([item])[0] in answered):
+            continue
+        return f"{where(items, j)} is new although the summarizer failed: it stands for removed items no summary was written for"
+    return None
+
+
 # --- system prompt (RESP-7)
 
 
@@ -480,7 +498,7 @@ def histories(*, reasoning: bool | None = None, compaction: bool | None = None, 
 
 
 FORMAT = WireFormat(
-    name="responses", family="RESP", invalid=invalid, in_flight=in_flight, in_flight_clause="RESP-8",
+    name="responses", family="RESP", invalid=invalid, in_flight=in_flight, in_flight_clause="RESP-8", no_failed_summary=check_no_failed_summary,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
     judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -25,7 +25,7 @@ from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 
-from .common import FAULTS, HANG_TIMEOUT, clause, run
+from .common import FAULTS, HANG_TIMEOUT, clause, compacts, run
 
 T = Settings().threshold_iterations
 iterations = st.integers(1, 2 * T)
@@ -246,3 +246,26 @@ def test_never_raises_in_format_under_faults(suite, fault, history):
         subject.compact(history, T)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
         require("CORE-10", f"compact raised {type(error).__name__} under summarizer fault {fault}: {str(error)[:200]}", history)
+
+
+@TARGET
+@clause("CORE-11")
+@pytest.mark.parametrize("fault", FAULTS)
+@hypothesis_settings(max_examples=3)
+@given(history=own(min_rounds=8, max_rounds=14))
+def test_no_failed_summary_in_format(suite, fault, history):
+    """CORE-11 in the target's own format: after a summarizer fault the output holds nothing
+    new standing for removed items (a provider compaction item or a summary message nobody
+    wrote), whether or not the target claims ``failure``; a crash is CORE-10's."""
+    not_chat(suite)
+    if not suite.calls_summarizer:
+        pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
+    assume(compacts(suite, history))
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    try:
+        out = subject.compact(history, T)
+    except Exception:  # noqa: BLE001 - a crash is CORE-10's verdict (test_never_raises_in_format_under_faults)
+        return
+    require("CORE-11", suite.format.no_failed_summary(history, out), history, out)

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "pytho
 
 from anthropic_truncating import AnthropicTruncating
 from anthropic_truncating import factory as anthropic_factory
-from responses_compacting import ResponsesCompacting
+from responses_compacting import ResponsesCompacting, _pending
 from responses_compacting import factory as compacting_factory
 from responses_truncating import ResponsesTruncating, _kind
 from responses_truncating import factory as truncating_factory
@@ -195,6 +195,26 @@ class _Unguarded(ResponsesCompacting):
         return [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output] + items[cut:]
 
 
+class _PlaceholderOnFailure(ResponsesCompacting):
+    """The correct summarizing compactor, except that a failed compact call still replaces the
+    older items, with a placeholder summary message nobody wrote."""
+
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        if out != items or iteration < self.threshold_iterations or len(starts) <= self.keep_turns or _pending(items):
+            return out
+        cut = starts[-self.keep_turns]
+        system = [item for item in items[:cut] if _kind(item) == "message" and item.get("role") in ("system", "developer")]
+        return [*system, {"type": "message", "role": "user", "content": "[Context Summary]\n(summary unavailable)"}, *items[cut:]]
+
+
+def PlaceholderOnFailure(settings):
+    """Replaces the older items with a placeholder summary when the compact endpoint fails (CORE-11)."""
+    correct = compacting_factory(settings)
+    return _PlaceholderOnFailure(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 def CrashesOnFault(settings):
     """Summarizes through /v1/responses/compact and lets its errors escape (CORE-10)."""
     correct = compacting_factory(settings)
@@ -219,6 +239,7 @@ CONTROLS: dict[str, Control] = {
     "SystemRoleMessage": Control("ANTH-5", ("core",), r"role 'system' \(only user and assistant"),
     "CompactsPendingUse": Control("ANTH-6", ("core",), r"a history waiting for a tool result was changed"),
     "CrashesOnFault": Control("CORE-10", ("core",), r"compact raised \w+Error under summarizer fault"),
+    "PlaceholderOnFailure": Control("CORE-11", ("core",), r"item \d+ \(message user\) is new although the summarizer failed"),
 }
 """Each broken factory, the clause that must reject it and the reason that clause must give."""
 
