@@ -363,3 +363,12 @@ def test_core11_in_each_format_allows_truncation_and_masking_not_a_new_summary()
     assert anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT) is None
     assert anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, {**ANTHROPIC_HISTORY, "messages": [*M[:2], results, *M[3:]]}) is None
     assert "messages.0 (user) is new" in (anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, {**ANTHROPIC_HISTORY, "messages": [summary, *M[4:]]}) or "")
+
+
+def test_core11_in_responses_reads_a_user_message_re_encoded_by_the_compact_endpoint_as_the_inputs() -> None:
+    """The compact endpoint answers the input's user messages as ``input_text`` parts and one
+    compaction item: the messages are the input's; an empty compaction item is not."""
+    reencoded = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Now run the tests."}]}
+    empty = {"type": "compaction", "id": "cmp_x", "encrypted_content": ""}
+    assert responses.check_no_failed_summary(RESPONSES_HISTORY, [*RESPONSES_HISTORY[:1], reencoded, *RESPONSES_HISTORY[7:]]) is None
+    assert "item 2 (compaction cmp_x) is new" in (responses.check_no_failed_summary(RESPONSES_HISTORY, [*RESPONSES_HISTORY[:1], reencoded, empty, *RESPONSES_HISTORY[7:]]) or "")

@@ -355,16 +355,26 @@ def check_compaction_not_duplicated(history: Sequence[Item], out: Sequence[Item]
 def check_no_failed_summary(history: Any, out: Any) -> str | None:
     """CORE-11 in Responses items: after a summarizer fault the output holds no item the input
     lacks (a ``compaction`` item or a summary message no summary was written for), but an
-    output item masked in place (same kind and ``call_id`` as one of the input)."""
+    output item masked in place (same kind and ``call_id`` as one of the input) and a message
+    of the input re-encoded (same role and text: the compact endpoint returns the input's user
+    messages as ``input_text`` parts)."""
     items, before = _items(out), _items(history)
     if items is None or before is None or same(before, items):
         return None
     answered = set(outputs(before))
+    said = {_said(b) for b in before if kind(b) == "message"}
     for j, item in enumerate(items):
         if any(same(item, b) for b in before) or (kind(item) in ANSWERS and outputs([item])[0] in answered):
             continue
+        if kind(item) == "message" and _said(item) in said:
+            continue
         return f"{where(items, j)} is new although the summarizer failed: it stands for removed items no summary was written for"
     return None
+
+
+def _said(item: Item) -> tuple[Any, str]:
+    """A message's role and text, whatever its content's encoding (string or parts)."""
+    return item.get("role"), _text_of(item.get("content"))
 
 
 # --- system prompt (RESP-7)
