@@ -250,10 +250,11 @@ def test_never_raises_in_format_under_faults(suite, fault, history):
 
 @TARGET
 @clause("CORE-11")
+@pytest.mark.judges("CORE-10")  # a crash under any fault is CORE-10's, recorded by the suite
 @pytest.mark.parametrize("fault", FAULTS)
 @hypothesis_settings(max_examples=3)
 @given(history=own(min_rounds=8, max_rounds=14))
-def test_no_failed_summary_in_format(suite, fault, history):
+def test_no_failed_summary_in_format_under_faults(suite, fault, history):
     """CORE-11 in the target's own format: after a summarizer fault the output holds nothing
     new standing for removed items (a provider compaction item or a summary message nobody
     wrote), whether or not the target claims ``failure``; a crash is CORE-10's."""
