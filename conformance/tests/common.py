@@ -112,6 +112,16 @@ def compacts(suite: Suite, history: list[dict]) -> bool:
     return suite.format.well_formed(out) and changed(history, out)
 
 
+def faulted(suite: Suite, fault: str, **changes: Any) -> Subject:
+    """A fresh compactor (``changes`` to its settings) whose summarizer fails as ``fault`` from
+    its next request on, the server's record of earlier requests cleared; a hang lasts 10 s,
+    well beyond `HANG_TIMEOUT`."""
+    suite.reset_server()
+    subject = suite.new(**changes)
+    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    return subject
+
+
 def estimate(subject: Subject, history: Any) -> int:
     """The compactor's estimate, or chars/4 (in the target's wire format) when it offers none."""
     found = subject.estimate(history)

@@ -16,7 +16,7 @@ from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.summarizer_server import deterministic_summary, request_messages, usage
 
-from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, TARGET_FORMAT, changed, clause, compacts, run, substantial_in_format
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, TARGET_FORMAT, changed, clause, compacts, faulted, run, substantial_in_format
 
 pytestmark = TARGET_FORMAT
 
@@ -85,9 +85,7 @@ def test_prompt_hash_agrees_across_processes(suite, other_process, history):
 def test_failure_reason(suite, fault, history):
     """EVT-3 after every kind of fault, not one."""
     assume(compacts(suite, history))
-    suite.reset_server()
-    subject = suite.new(summarizer_timeout=HANG_TIMEOUT)
-    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    subject = faulted(suite, fault, summarizer_timeout=HANG_TIMEOUT)
     subject.compact(history, T)
     reason = (subject.event or {}).get("failure_reason")
     require("EVT-3", None if isinstance(reason, str) and reason.strip() else f"failure_reason={reason!r}", history)

@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 
-from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, clause, compacts, substantial
+from .common import FAULT_SWEEP, FAULTS, HANG_TIMEOUT, clause, compacts, faulted, substantial
 
 
 @clause("CORE-11")
@@ -24,9 +24,7 @@ def test_no_failed_summary_replaces_history(suite, fault, history):
     if not suite.calls_summarizer:
         pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
     assume(compacts(suite, history))
-    suite.reset_server()
-    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
-    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    subject = faulted(suite, fault, max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
     try:
         out = subject.compact(history, suite.settings.threshold_iterations)
     except Exception:  # noqa: BLE001 - a crash is CORE-10's verdict, recorded by the suite

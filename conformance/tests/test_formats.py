@@ -25,7 +25,7 @@ from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 
-from .common import FAULTS, HANG_TIMEOUT, clause, compacts, run
+from .common import FAULTS, HANG_TIMEOUT, clause, compacts, faulted, run
 
 T = Settings().threshold_iterations
 iterations = st.integers(1, 2 * T)
@@ -239,9 +239,7 @@ def test_never_raises_in_format_under_faults(suite, fault, history):
     not_chat(suite)
     if not suite.calls_summarizer:
         pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
-    suite.reset_server()
-    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
-    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    subject = faulted(suite, fault, max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
     try:
         subject.compact(history, T)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
@@ -262,9 +260,7 @@ def test_no_failed_summary_in_format_under_faults(suite, fault, history):
     if not suite.calls_summarizer:
         pytest.skip("the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it")
     assume(compacts(suite, history))
-    suite.reset_server()
-    subject = suite.new(max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
-    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    subject = faulted(suite, fault, max_context_tokens=1, summarizer_timeout=HANG_TIMEOUT)
     try:
         out = subject.compact(history, T)
     except Exception:  # noqa: BLE001 - a crash is CORE-10's verdict (test_never_raises_in_format_under_faults)
