@@ -239,12 +239,8 @@ class Bridged:
         compactor was not called (its input had no faithful form)."""
         if self.exchange is None:
             return []
-        sent, result = self.exchange
-        own = formats.get(self.wire_format)
-        found = dict(own.structural(sent, result))
-        if own.in_flight(sent) and sent != result:
-            found[own.in_flight_clause] = "a history waiting for a tool result was changed"
-        return [f"{clause}: {reason}" for clause, reason in found.items() if reason]
+        found = formats.get(self.wire_format).findings(*self.exchange)
+        return [f"{clause}: {reason}" for clause, reason in found.items()]
 
     @property
     def capabilities(self) -> dict[str, Any]:

@@ -311,8 +311,8 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit],
     iteration = len(run.calls)
     try:
         out = call_compact(compactor, view.history(context), iteration)
-    except NotFaithful as reason:
-        run.violations += [f"call {iteration + 1}: {v}" for v in _own_violations(compactor)]
+    except NotFaithful as reason:  # raised by a Bridged compactor only: judged in its own format all the same
+        run.violations += [f"call {iteration + 1}: {v}" for v in compactor.violations()]
         run.not_comparable.append(f"call {iteration + 1}: {reason}")
         return context, text
     except Exception as error:  # noqa: BLE001 - a benchmark reports a crashing compactor, it does not stop
@@ -323,7 +323,7 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit],
     event = last_event_json(compactor) or {}
     run.summarizer_prompt_tokens += event.get("summarizer_prompt_tokens") or 0
     run.summarizer_completion_tokens += event.get("summarizer_completion_tokens") or 0
-    judged = _own_violations(compactor) if isinstance(compactor, Bridged) else view.violations(context, out)
+    judged = compactor.violations() if isinstance(compactor, Bridged) else view.violations(context, out)  # SPEC XFMT-6
     run.violations += [f"call {iteration + 1}: {v}" for v in judged]
     try:
         units = view.units(out)
@@ -331,13 +331,6 @@ def _compaction_point(run: Run, compactor: Any, view: View, context: list[Unit],
         run.errors.append(f"call {iteration + 1}: output not in {view.wire_format} shape: {error}")
         return context, text
     return units, view.text(units)
-
-
-def _own_violations(compactor: Any) -> list[str]:
-    """SPEC XFMT-6: a compactor of another format is judged in its own format, on what it was
-    given and returned there, so an output that breaks a clause is a violation even where it has
-    no faithful form in the trace's format."""
-    return compactor.violations() if isinstance(compactor, Bridged) else []
 
 
 def _call(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import formats, oracle
+from . import formats
 from .assertions import render
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
@@ -69,10 +69,7 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
             resolved.close()
         result.summarizer_requests = len(server.requests)
     if result.raised is None:
-        found = wire_format.structural(messages, result.output)
-        if wire_format.in_flight(messages) and not oracle.same(messages, result.output):
-            found[wire_format.in_flight_clause] = "a history waiting for a tool result was changed"
-        result.problems = {k: v for k, v in found.items() if v is not None}
+        result.problems = wire_format.findings(messages, result.output)
     return result
 
 

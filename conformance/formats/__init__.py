@@ -108,6 +108,20 @@ class WireFormat:
     """``removed(history, out)``: the part of ``history`` the output no longer holds, as a history
     `tokens` can count (CORE-7 weighs it)."""
 
+    def in_flight_changed(self, history: Any, out: Any) -> str | None:
+        """The in-flight clause (`in_flight_clause`) on one output: a history waiting for a tool
+        result comes back unchanged (SPEC CORE-9, RESP-8, ANTH-6); None when it did or was not
+        waiting."""
+        from ..oracle import same
+
+        return "a history waiting for a tool result was changed" if self.in_flight(history) and not same(history, out) else None
+
+    def findings(self, history: Any, out: Any) -> dict[str, str]:
+        """What one output breaks, judged on it alone: the every-output clauses (`structural`)
+        and the in-flight clause, each with its reason (a replayed case, the bench replay)."""
+        found = {**self.structural(history, out), self.in_flight_clause: self.in_flight_changed(history, out)}
+        return {clause: reason for clause, reason in found.items() if reason}
+
 
 def _registry() -> dict[str, WireFormat]:
     from . import anthropic, chat, responses

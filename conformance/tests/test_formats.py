@@ -65,8 +65,7 @@ def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
         suite.exercise(clause_id, history)
         return
     suite.exercise(clause_id, history)
-    problem = None if oracle.same(history, out) else "a history waiting for a tool result was changed"
-    require(clause_id, problem, history, out)
+    require(clause_id, suite.format.in_flight_changed(history, out), history, out)
 
 
 # --- Responses API items
