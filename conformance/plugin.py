@@ -19,7 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from . import report
-from .assertions import ClauseViolation
+from .assertions import CURRENT, ClauseViolation
 from .clauses import clauses
 from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
 from .target import ENV, StartupFailed, TargetError
@@ -195,6 +195,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if reason:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+    CURRENT[:] = [clause_id]
 
 
 def _ruled_out(item: pytest.Item, suite: Any) -> str | None:
@@ -217,6 +218,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if suite is not None:
         suite.current = suite.current_test = None
+    CURRENT[:] = []
 
 
 @pytest.hookimpl(wrapper=True)
@@ -248,6 +250,7 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
     entry: dict[str, Any] = {"test": item.nodeid, "outcome": report.outcome_of(rep)}
     if isinstance(violation, ClauseViolation):
         entry["reason"] = violation.reason
+        entry["reason_id"] = violation.reason_id
         entry["history"] = violation.history
         entry["output"] = violation.output
         suite = item.config.stash.get(SUITE, None)
@@ -256,6 +259,7 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
         entry["reason"] = str(rep.longrepr[2]).removeprefix("Skipped: ")
     elif violation is not None:
         entry["reason"] = f"{type(violation).__name__}: {str(violation).splitlines()[0] if str(violation) else ''}"
+        entry["reason_id"] = f"error:{type(violation).__name__}"
     item.config.stash[RESULTS].setdefault(clause_id, []).append(entry)
 
 
