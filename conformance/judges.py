@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from .summarizer_server import Exchange
 
 NEEDLE = 40
-"""How many letters and digits of a message's text the summarizer request must hold (from its
-start) for the message to count as sent: enough to be that message, few enough that a transcript
+"""How many letters and digits of a message's first line of text the summarizer request must hold
+for the message to count as sent: enough to be that message, few enough that a transcript
 truncating long tool outputs still shows it (SPEC CORE-12 Decision)."""
 SHORTEST = 8
-"""A message saying fewer letters and digits than this is not looked for: nothing tells it apart."""
+"""A line saying fewer letters and digits than this is not looked for: nothing tells it apart."""
 
 
 def alnum(text: str) -> str:
@@ -93,14 +93,21 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
         return Violation("summary-without-summarizer-answer", f"{_where(fmt, out, j)} stands for removed items, but the summarizer was {asked} ({_preview(item)})")
     sent = alnum("\n".join(s for e in answering for s in strings(e.request.body)))
     for item in removed(fmt, history, out):
-        needle = alnum(fmt.said(item))[:NEEDLE]
-        if len(needle) >= SHORTEST and needle not in sent:
+        needle = _needle(fmt.said(item))
+        if needle and needle not in sent:
             index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
             return Violation(
                 "summary-of-unsent-messages",
                 f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
             )
     return None
+
+
+def _needle(said: str) -> str:
+    """What a request must hold of an item that says ``said``: the first `NEEDLE` letters and digits
+    of its first line saying at least `SHORTEST` ("" when none does). A line, because a message's
+    text parts and a tool output's lines reach the request as separate strings."""
+    return next((found[:NEEDLE] for line in said.splitlines() if len(found := alnum(line)) >= SHORTEST), "")
 
 
 def _preview(item: Any) -> str:

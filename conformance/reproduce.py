@@ -24,6 +24,7 @@ from typing import Any
 
 from . import formats
 from .assertions import render
+from .capabilities import declared
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
 from .target import call_compact, check_compactor, resolve
@@ -57,11 +58,12 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
         settings = connected(Settings().with_(**case.get("settings", {})), server.base_url)
         messages = case["messages"]
         result = Replayed()
-        wire_format = formats.get(formats.CHAT)
+        wire_format, providers = formats.get(formats.CHAT), ()
         try:
             compactor = resolved.factory(settings)
             check_compactor(compactor, target)
             wire_format = formats.get(formats.declared(compactor))
+            providers = declared(compactor).providers  # CORE-17 judges the providers it declares
             result.output = call_compact(compactor, json.loads(json.dumps(messages)), case["iteration"])
         except Exception as error:  # noqa: BLE001 - the crash is what is replayed
             result.raised = f"{type(error).__name__}: {error}"
@@ -69,7 +71,7 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
             resolved.close()
         result.summarizer_requests = len(server.requests)
     if result.raised is None:
-        result.problems = wire_format.findings(messages, result.output)
+        result.problems = wire_format.findings(messages, result.output, providers)
     return result
 
 

@@ -7,8 +7,8 @@ K-th last user message on (a cut in front of a user message never splits a call 
 output, nor a reasoning item from the item it precedes), and asks the summarizer for a summary
 of the older items, sent as they are (the model reads an earlier compaction item too, so the new
 summary stands for it: SPEC RESP-5). The summary is a user message starting with
-``[Context Summary]``. A history waiting for a tool output, or any summarizer failure, leaves the
-items unchanged. A fixture of tests/test_independent.py: a correct compactor the suite must pass.
+``[Context Summary]``. A history waiting for a tool output, or any summarizer failure (an error
+status, a dropped connection, a body that is not JSON), leaves the items unchanged. A fixture of tests/test_independent.py: a correct compactor the suite must pass.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ResponsesSummarizing:
             return list(items)
         try:
             text = _answer_text(self.client.responses.create(model=self.model, input=[*older, {"role": "user", "content": ASK}]))
-        except openai.OpenAIError:
+        except (openai.OpenAIError, ValueError):  # ValueError: a body that is not JSON
             return list(items)
         if not text:
             return list(items)
