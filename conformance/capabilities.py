@@ -75,6 +75,8 @@ class Capabilities:
         for key, value in self.choices().items():
             for clause_id in waived_by(key, value):
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
+        for clause_id in set.intersection(*(set(waived_by("providers", name)) for name in self.providers)):
+            found[clause_id] = f"declared capabilities {{'providers': {list(self.providers)}}}: they add no rules beyond the wire format's own clauses"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found

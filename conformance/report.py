@@ -97,7 +97,7 @@ UNREACHED = "the target asks its summarizer, but no summarizer fault reached it:
 def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None, exercised: int, waiver: str | None, suite: Suite) -> dict[str, Any] | None:
     item: dict[str, Any] = {"status": "", "level": clause.level, "profile": clause.profile, "harm": clause.harm, "title": clause.title, "exercised": exercised}
     if waiver is not None:
-        said = waiver if waiver.endswith("histories") else f"{waiver}: the framework never hands the compactor what {clause.id} judges"
+        said = waiver if waiver.endswith(("histories", "clauses")) else f"{waiver}: the framework never hands the compactor what {clause.id} judges"
         return item | {"status": "not-applicable", "reason": said}
     inactive = suite.active(clause.profile)
     if not entries and finding is None:

@@ -232,3 +232,21 @@ def test_a_violation_is_its_reason_and_carries_a_stable_id() -> None:
     assert Violation("crash:IndexError", "x").reason_id == "crash:IndexError"
     with pytest.raises(ValueError, match="slug"):
         Violation("Orphan Tool Result", "x")
+
+
+def test_every_reason_id_a_check_gives_is_documented() -> None:
+    """conformance/schema/report.md lists the reason ids (agreed interface 2): every id a check of
+    the suite writes, literally or as a family (``crash:<type>``), is in it."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "conformance" / "schema" / "report.md").read_text(encoding="utf-8")
+    written: set[str] = set()
+    for path in [*(root / "conformance").rglob("*.py")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if re.search(r"\b(Violation|V)\(|slug = |\bfailed_summary\(|reason_id\(|\"empty-summary\"", line):
+                written |= set(re.findall(r'f?"([a-z]+(?:-[a-z0-9]+)*:?(?:[a-z0-9-]+|\{[^}"]+\})?)"', line))
+    slugs = {w for w in written if "-" in w or ":" in w}
+    undocumented = sorted(s for s in slugs if (f"`{s}`" not in doc if "{" not in s else f"`{s.split('{')[0]}<" not in doc) and not s.startswith("{"))
+    assert len(slugs) > 60 and undocumented == []

@@ -74,7 +74,7 @@ def test_reference_conforms_as_a_user_runs_check() -> None:
     assert set(checked.report["profiles_claimed"]) == {"core", "trigger", "summary", "failure", "events"}
 
 
-@pytest.mark.parametrize("target", ["broken.compactors:cut_through_round", "broken.compactors:logs_failure_at_info"])
+@pytest.mark.parametrize("target", ["broken.compactors:cut_through_round", "broken.compactors:pads_summary"])
 def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> None:
     """The command in a fresh interpreter, as a user narrows it to one clause: exit 1 for a MUST
     clause failing, 0 for a SHOULD clause failing, the clause named on the terminal, and the

@@ -1,4 +1,4 @@
-"""The OpenAI Responses API input items: validity, pairing, clause checks, strategies (SPEC RESP-1..RESP-8).
+"""The OpenAI Responses API input items: validity, pairing, clause checks, strategies (SPEC RESP-1..RESP-9).
 
 A history is the list ``responses.create(input=...)`` takes: ``message`` items (roles
 ``user``, ``assistant``, ``system``, ``developer``; an item with a ``role`` and no ``type`` is a
