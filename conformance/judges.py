@@ -77,10 +77,10 @@ def _answered(item: Any, exchange: Exchange) -> bool:
     return bool(answer) and answer in alnum("\n".join(strings(item)))
 
 
-def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange]) -> Violation | None:
+def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
     """CORE-12: when the output holds items standing for removed ones, one of them carries a
-    summarizer answer given during this call, and the requests answered held every removed item
-    that says something (its text's first `NEEDLE` letters and digits)."""
+    summarizer answer given during this call, and (``held``) the requests answered held every
+    removed item that says something (the first `NEEDLE` letters and digits of its first line)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
     new = new_items(fmt, history, out)
@@ -91,6 +91,8 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
         j, item = new[0]
         asked = f"asked {len(exchanges)} time(s), no answer of it is in the output" if exchanges else "never asked"
         return Violation("summary-without-summarizer-answer", f"{_where(fmt, out, j)} stands for removed items, but the summarizer was {asked} ({_preview(item)})")
+    if not held:
+        return None
     sent = alnum("\n".join(s for e in answering for s in strings(e.request.body)))
     for item in removed(fmt, history, out):
         needle = _needle(fmt.said(item))
