@@ -58,7 +58,8 @@ def replay(case: dict[str, Any], target: str) -> Replayed:
         settings = connected(Settings().with_(**case.get("settings", {})), server.base_url)
         messages = case["messages"]
         result = Replayed()
-        wire_format, providers = formats.get(formats.CHAT), ()
+        wire_format = formats.get(formats.CHAT)
+        providers: tuple[str, ...] = ()
         try:
             compactor = resolved.factory(settings)
             check_compactor(compactor, target)

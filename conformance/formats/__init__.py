@@ -23,7 +23,7 @@ seen through one interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +47,7 @@ AnthropicRequest = dict[str, Any]
 """anthropic-messages: ``{"system"?: str | [text blocks], "messages": [{"role": "user" | "assistant", "content": ...}]}``."""
 History = ChatHistory | ResponsesItems | AnthropicRequest
 
-Checks = dict[str, "str | None"]
+Checks = Mapping[str, "str | None"]
 """{clause id: None when it holds, else a one-line reason pointing at the item that is wrong (a
 `Violation`, carrying the defect's ``reason_id``)}."""
 
