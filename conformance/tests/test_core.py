@@ -286,10 +286,10 @@ def test_compaction_reclaims_what_it_removes(suite, history):
     subject, out = run(suite, history, T, max_context_tokens=1)
     if not (suite.format.well_formed(out) and changed(history, out)):
         return
-    removed = suite.format.tokens(suite.format.removed(history, out))
-    if removed < SUBSTANTIAL:
+    gone = suite.format.removed(history, out)
+    if suite.format.tokens(gone) < SUBSTANTIAL:
         return  # a summary may honestly outgrow a few words
-    before, after = estimate(subject, history), estimate(subject, out)
+    removed, before, after = estimate(subject, gone), estimate(subject, history), estimate(subject, out)
     problem = None
     if before - after < RECLAIMED * removed:
         problem = Violation("little-reclaimed", f"the compaction removed {removed} tokens but reclaimed {before - after} ({before} -> {after} by the estimate), less than {RECLAIMED:.0%} of them")
