@@ -49,6 +49,8 @@ SUPPORTED = {"autogen-core": ">=0.5,<0.8", "autogen-ext": ">=0.5,<0.8"}
 taking a model client) to 0.7.5 (September 2025, the last release): checked when a factory starts."""
 RELEASED_TOGETHER = ("autogen-core", "autogen-ext", "autogen-agentchat")
 """Distributions AutoGen releases at one version: a version sweep pins them together."""
+SWEEP_INSTALL = ("autogen-core", "autogen-ext[openai]", "autogen-agentchat")
+"""What a version sweep installs beside the release (the loop tests need the agent package)."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "buffered": {"buffer_size": 10},

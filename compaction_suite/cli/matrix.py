@@ -18,6 +18,7 @@ from compaction_suite.matrix.sweep import SweepError
 @click.option("--only", multiple=True, metavar="TEXT", help="Run only configurations whose framework/adapter/compactor/options contain every word of TEXT (repeatable).")
 @click.option("--target", "targets", multiple=True, metavar="TARGET", help="Also check TARGET (module:attr, entry point, cmd:...) with its defaults (repeatable).")
 @click.option("--adapters/--no-adapters", default=True, show_default=True, help="Run the framework adapters (--no-adapters: only --target).")
+@click.option("--clause", "clause_ids", multiple=True, metavar="ID", help="Check only this clause in each configuration (repeatable; check --clause).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Configurations checked at once.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=1800, show_default=True, help="Seconds allowed per configuration.")
 @click.option("--versions", "versions_spec", metavar="DIST==V1,V2,...", help="Sweep: run the selected configurations at each release of DIST, each in its own environment.")
@@ -25,7 +26,7 @@ from compaction_suite.matrix.sweep import SweepError
 @click.option("--find-links", multiple=True, metavar="DIR|URL", help="Sweep: also look for releases here (passed to the installer).")
 @click.option("--no-index", is_flag=True, help="Sweep: install from --find-links only.")
 @click.option("--share-suite", is_flag=True, help="Sweep: install only the framework release; the environment imports compaction-suite and its dependencies from this interpreter (offline).")
-def matrix(out_dir, fast, max_examples, only, targets, adapters, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite) -> None:
+def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite) -> None:
     """Check every installed framework adapter over its configurations; write a matrix.
 
     Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
@@ -41,13 +42,13 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, jobs, timeout, 
         pip_args = [arg for link in find_links for arg in ("--find-links", link)] + (["--no-index"] if no_index else [])
         builder = library.Builder(library.cache_dir(cache_dir), pip_args, share_suite)
         try:
-            data = library.sweep_versions(todo, versions_spec, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, echo=lambda s: click.echo(s, err=True))
+            data = library.sweep_versions(todo, versions_spec, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
         except SweepError as error:
             raise click.UsageError(str(error)) from error
         changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
         click.echo(f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases; written to {out}/versions.md and {out}/versions.json")
         return
-    data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, echo=lambda s: click.echo(s, err=True))
+    data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
     counted = [r for r in data["runs"] if r.get("native", True)]
     hit = sum(bool(verdicts.findings(r)) for r in counted)
     documented = sum(len(verdicts.findings(r, documented=True)) for r in counted)

@@ -23,7 +23,10 @@ from .sweep import parse, run, table, table_markdown
 __all__ = ["Builder", "Job", "build", "cache_dir", "check_all", "markdown", "parse", "plan", "run_job", "sweep_versions"]
 
 
-def check_all(todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *, fast: bool, max_examples: int | None, timeout: float, jobs: int = 1, echo: Callable[[str], None] = print) -> dict[str, Any]:
+def check_all(
+    todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, jobs: int = 1, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+) -> dict[str, Any]:  # fmt: skip
     """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers."""
     started = time.monotonic()
     # Scheduling only: compactors that call a summarizer meet every fault (hangs included), the
@@ -32,7 +35,7 @@ def check_all(todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *, f
 
     def one(job: Job) -> dict[str, Any]:
         echo(f"checking {job.framework} {job.factory} ({job.label}) ...")
-        r = run_job(job, fast, max_examples, timeout)
+        r = run_job(job, fast, max_examples, timeout, clauses=clauses)
         echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s")
         return r
 
@@ -45,7 +48,10 @@ def check_all(todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *, f
     return data
 
 
-def sweep_versions(todo: list[Job], spec: str, builder: Builder, out: Path, *, fast: bool, max_examples: int | None, timeout: float, echo: Callable[[str], None] = print) -> dict[str, Any]:
+def sweep_versions(
+    todo: list[Job], spec: str, builder: Builder, out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+) -> dict[str, Any]:  # fmt: skip
     """The version sweep ``spec`` (``DIST==V1,V2``) over the jobs that drive that distribution; writes
     ``out/versions.{json,md}`` and each release's matrix under ``out/releases``."""
     from .sweep import SweepError, applies
@@ -54,7 +60,7 @@ def sweep_versions(todo: list[Job], spec: str, builder: Builder, out: Path, *, f
     selected = [job for job in todo if applies(job, distribution)]
     if not selected:
         raise SweepError(f"no selected configuration drives {distribution} (adapters name it in DISTRIBUTIONS or SUPPORTED; --target always applies)")
-    data = table(run(selected, distribution, releases, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, echo=echo))
+    data = table(run(selected, distribution, releases, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clauses, echo=echo))
     out.mkdir(parents=True, exist_ok=True)
     (out / "versions.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "versions.md").write_text(table_markdown(data), encoding="utf-8")

@@ -121,21 +121,24 @@ class Builder:
         home.parent.mkdir(parents=True, exist_ok=True)
         if self.tool == "uv":
             _run(["uv", "venv", "-q", "--python", sys.executable, str(home)], log)
-        else:
-            _run([sys.executable, "-m", "venv", str(home)], log)
+        else:  # no pip inside: this interpreter's pip installs into it (pip --python)
+            _run([sys.executable, "-m", "venv", "--without-pip", str(home)], log)
 
     def _install(self, python: Path, requirements: Sequence[str], log: Path) -> None:
         if self.tool == "uv":
             command = ["uv", "pip", "install", "-q", "--python", str(python), *self.pip_args, *requirements]
         else:
-            command = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *self.pip_args, *requirements]
-        _run(command, log)
+            command = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check", *self.pip_args, *requirements]
+        _run(command, log, self.tool)
 
     def _share(self, python: Path) -> None:
         """Let the environment import what this interpreter has, after its own packages."""
         purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True).stdout.strip()
-        paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
-        Path(purelib, "zz-compaction-suite-shared.pth").write_text("\n".join(sorted(paths)) + "\n", encoding="utf-8")
+        paths = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+        # An "import" line runs at start-up: addsitedir appends each folder and reads its own .pth
+        # files (an editable install's finder among them), after the environment's packages.
+        line = "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in paths)
+        Path(purelib, "zz-compaction-suite-shared.pth").write_text(line + "\n", encoding="utf-8")
 
 
 def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
@@ -149,11 +152,11 @@ def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
 
 
-def _run(command: Sequence[str], log: Path) -> None:
+def _run(command: Sequence[str], log: Path, name: str | None = None) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(list(command), capture_output=True, text=True, check=False)
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
     if done.returncode != 0:
         tail = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()][-3:]
-        raise EnvironmentError_(f"{command[0]} exited {done.returncode}: {' / '.join(tail)} (log: {log})")
+        raise EnvironmentError_(f"{name or Path(command[0]).name} exited {done.returncode}: {' / '.join(tail)} (log: {log})")

@@ -113,11 +113,15 @@ def _suite_version() -> dict[str, str]:
         return {}
 
 
-def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, *, python: str | Path | None = None, versions: dict[str, str] | None = None) -> dict[str, Any]:
+def run_job(
+    job: Job, fast: bool, max_examples: int | None, timeout: float, *,
+    python: str | Path | None = None, versions: dict[str, str] | None = None, clauses: tuple[str, ...] = (),
+) -> dict[str, Any]:  # fmt: skip
     """Run ``compaction-suite check`` for one job in a subprocess (``python``: the interpreter, by
-    default this one); its report, summarized, with each structural clause re-verified."""
+    default this one; ``clauses``: only those); its report, summarized, each structural clause re-verified."""
     args = ["--fast"] if fast else []
     args += [f"--max-examples={max_examples}"] if max_examples else []
+    args += [f"--clause={c}" for c in clauses]
     env = dict(os.environ)
     env.pop(OPTIONS_ENV, None)
     if job.options:
@@ -129,7 +133,7 @@ def run_job(job: Job, fast: bool, max_examples: int | None, timeout: float, *, p
         "target": job.target,
         "options": job.options,
         "configuration": job.label,
-        "command": job.command() + (" --fast" if fast else "") + (f" --max-examples={max_examples}" if max_examples else ""),
+        "command": " ".join([job.command(), *args]),
         "why": job.why,
         "native": job.native,
         "adapter": job.module,

@@ -90,7 +90,10 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
     return [wanted[name] for name in sorted(wanted)]
 
 
-def run(jobs: list[Job], distribution: str, releases: list[str], builder: Builder, out: Path, *, fast: bool, max_examples: int | None, timeout: float, echo: Any = print) -> Sweep:
+def run(
+    jobs: list[Job], distribution: str, releases: list[str], builder: Builder, out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, clauses: tuple[str, ...] = (), echo: Any = print,
+) -> Sweep:  # fmt: skip
     """Every job in an environment of every release; each release's matrix written under ``out/releases``."""
     sweep = Sweep(distribution, releases)
     for version in releases:
@@ -106,7 +109,7 @@ def run(jobs: list[Job], distribution: str, releases: list[str], builder: Builde
         runs = []
         for job in jobs:
             echo(f"checking {job.framework} {job.factory} ({job.label}) at {distribution} {version} ...")
-            result = run_job(job, fast, max_examples, timeout, python=python, versions=installed)
+            result = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=clauses)
             echo(f"  {result['status']} in {result['seconds']:.0f}s")
             runs.append(result)
         document = build(runs, [], fast, max_examples, folder, 0.0)
