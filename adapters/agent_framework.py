@@ -243,6 +243,25 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
     return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list"), estimate=estimate, is_async=True)
 
 
+def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``wanted`` less the keywords ``cls`` does not take at the installed release (one added later):
+    left out while the option keeps its default, a contract error when the user set it."""
+    kept = {}
+    for keyword, value in wanted.items():
+        if accepts(cls, keyword):
+            kept[keyword] = value
+        elif keyword in given:
+            raise cannot_drive(__name__, "agent-framework-core", f"{cls.__name__} has no {keyword!r}")
+    return kept
+
+
+def _strategy_class(af: Any, name: str) -> Any:
+    found = getattr(af, name, None)
+    if found is None:
+        raise cannot_drive(__name__, "agent-framework-core", f"agent_framework has no {name}")
+    return found
+
+
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
     return options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
 
@@ -253,11 +272,10 @@ def truncation(settings: Any, **given: Any) -> Any:
     af = requires("agent_framework", EXTRA)
     tokenizer = af.CharacterEstimatorTokenizer() if o["tokens"] else None
 
+    preserve = _release_kwargs(af.TruncationStrategy, {"preserve_first_user_group": o["preserve_first_user_group"]}, given)  # added after 1.0.0
+
     def strategy() -> Any:
-        return af.TruncationStrategy(
-            max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer,
-            preserve_system=o["preserve_system"], preserve_first_user_group=o["preserve_first_user_group"],
-        )  # fmt: skip
+        return af.TruncationStrategy(max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer, preserve_system=o["preserve_system"], **preserve)
 
     return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
 
@@ -306,11 +324,7 @@ def summarization(settings: Any, **given: Any) -> Any:
     client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
     client = client_class(model=settings.model, async_client=settings.async_client)
 
-    bounded = {"max_summary_input_tokens": o["max_summary_input_tokens"]}
-    if not accepts(af.SummarizationStrategy, "max_summary_input_tokens"):  # added in 1.13.0
-        if "max_summary_input_tokens" in given:
-            raise cannot_drive(__name__, "agent-framework-core", "SummarizationStrategy has no 'max_summary_input_tokens'")
-        bounded = {}
+    bounded = _release_kwargs(af.SummarizationStrategy, {"max_summary_input_tokens": o["max_summary_input_tokens"]}, given)  # added in 1.13.0
 
     def strategy() -> Any:
         return af.SummarizationStrategy(
@@ -354,9 +368,10 @@ def context_window(settings: Any, **given: Any) -> Any:
     o = _opts("context_window", given)
     af = requires("agent_framework", EXTRA)
     tokenizer = af.CharacterEstimatorTokenizer()
+    window = _strategy_class(af, "ContextWindowCompactionStrategy")  # added after 1.0.0
 
     def strategy() -> Any:
-        return af.ContextWindowCompactionStrategy(
+        return window(
             max_context_window_tokens=o["max_context_window_tokens"], max_output_tokens=o["max_output_tokens"],
             tokenizer=tokenizer, keep_last_tool_call_groups=o["keep_last_tool_call_groups"],
         )  # fmt: skip

@@ -52,6 +52,10 @@ NOTE_KEY = "oai_index"
 SUPPORTED = {"semantic-kernel": ">=1.30,<2"}
 """Releases this adapter drives (1.30.0, May 2025, to 1.45.0): checked when a factory starts."""
 
+SWEEP_INSTALL = ("semantic-kernel", "httpx")
+"""What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
+to openai 1.x to bring (openai 3.x brings httpx2 instead)."""
+
 PATHS = ("reduce", "add_message_async", "agent_thread")
 SHAPE = {"tool_results": "separate", "tool_message": "function_result", "invoked_by": "reduce"}
 TRUNCATION_DEFAULTS: dict[str, Any] = {"target_count": 10, "threshold_count": 0, **SHAPE}
