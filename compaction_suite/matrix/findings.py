@@ -4,7 +4,7 @@ A clause can fail for several defects at once (an orphan tool result and a dropp
 both break a history), so a version table that compared clauses alone would not show a fix while
 another defect of the same clause remains. The report gives every failure a ``reason_id``, a short
 slug naming the defect, the same across runs and releases (SPEC Part A, "The framework matrix");
-a report without one (an older suite) is read by its reason text with the numbers, quoted values
+a report without one (an older suite) is read by its reason text with positions, quoted values
 and ids normalised away, so the same defect reads the same at every release.
 """
 
@@ -16,16 +16,20 @@ from typing import Any
 
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 IDENTIFIER = re.compile(r"\b(?:call|toolu|fc|rs|msg|ent|item|chatcmpl)[_-][A-Za-z0-9_-]+\b")
-NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+RANGE = re.compile(r"\b\d+\.\.\d+\b")
+POSITION = re.compile(r"\b(messages?|items?|index|indices|rounds?|turns?|groups?|iterations?|positions?|examples?|tokens?|chars?|characters?)\s+\d+\b", re.IGNORECASE)
+"""A number naming a position or a size (``message 3``): normalised. A count that says what went
+wrong (``1 in, 0 out``, ``0 results``) is kept: it tells one defect from another."""
 SPACES = re.compile(r"\s+")
 
 
 def normalised(reason: str) -> str:
-    """``reason``'s first line with quoted values, ids and numbers replaced, for comparison."""
+    """``reason``'s first line with quoted values, ids and positions replaced, for comparison."""
     line = reason.strip().splitlines()[0] if reason.strip() else ""
     line = QUOTED.sub("…", line)
     line = IDENTIFIER.sub("ID", line)
-    line = NUMBER.sub("N", line)
+    line = RANGE.sub("N..N", line)
+    line = POSITION.sub(lambda m: f"{m.group(1)} N", line)
     return SPACES.sub(" ", line).strip()
 
 
