@@ -30,7 +30,7 @@ from pathlib import Path
 SUITE = "compaction-suite"
 
 
-class EnvironmentError_(Exception):
+class InstallFailed(Exception):
     """An environment could not be built (the installer's last lines say why)."""
 
 
@@ -68,7 +68,7 @@ class Builder:
 
     def environment(self, requirements: Sequence[str], log: Path) -> Path:
         """The interpreter of an environment holding ``requirements`` and compaction-suite, built on
-        first use; `EnvironmentError_` when the installer fails."""
+        first use; `InstallFailed` when the installer fails."""
         key = hashlib.sha256(json.dumps([sys.version.split()[0], self.share_suite, sorted(requirements)]).encode()).hexdigest()[:12]
         name = "-".join(r.replace("==", "-").replace("[", "").replace("]", "") for r in requirements)[:80]
         home = self.root / f"{name}-{key}"
@@ -114,7 +114,7 @@ class Builder:
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(root)], wheels / "build.log")
         built = sorted(wheels.glob("compaction_suite-*.whl"))
         if not built:
-            raise EnvironmentError_(f"no wheel of {root} was built (see {wheels / 'build.log'})")
+            raise InstallFailed(f"no wheel of {root} was built (see {wheels / 'build.log'})")
         return built[0]
 
     def _create(self, home: Path, log: Path) -> None:
@@ -159,4 +159,4 @@ def _run(command: Sequence[str], log: Path, name: str | None = None) -> None:
         out.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
     if done.returncode != 0:
         tail = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()][-3:]
-        raise EnvironmentError_(f"{name or Path(command[0]).name} exited {done.returncode}: {' / '.join(tail)} (log: {log})")
+        raise InstallFailed(f"{name or Path(command[0]).name} exited {done.returncode}: {' / '.join(tail)} (log: {log})")

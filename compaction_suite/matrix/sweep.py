@@ -23,7 +23,7 @@ from typing import Any
 
 from . import verdicts
 from .document import build
-from .environments import Builder, EnvironmentError_, versions
+from .environments import Builder, InstallFailed, versions
 from .findings import keys
 from .jobs import CONTRACT_ERROR, Job, run_job, slug
 from .render import markdown
@@ -100,7 +100,7 @@ def run(
         folder = out / "releases" / slug(f"{distribution}-{version}")
         try:
             python = builder.environment(requirements(jobs, distribution, version), folder / "install.log")
-        except EnvironmentError_ as error:
+        except InstallFailed as error:
             sweep.problems[version] = str(error)
             echo(f"{distribution} {version}: not installed: {error}")
             continue
@@ -201,7 +201,7 @@ def table_markdown(data: dict[str, Any]) -> str:
             cells = " | ".join(MARK.get(row["cells"][v], row["cells"][v]) for v in releases)
             lines.append(f"| {row['clause']} | {row['reason'].replace('|', '/')} | {harm} | {cells} | {'; '.join(row['changes'])} |")
         if not entry["rows"]:
-            cells = " | ".join(MARK.get(entry["status"].get(v, "not-installed"), "✓") if entry["status"].get(v) != "ran" else "✓" for v in releases)
+            cells = " | ".join("✓" if entry["status"].get(v) == "ran" else MARK[entry["status"].get(v, "not-installed")] for v in releases)
             lines.append(f"| – | no finding | | {cells} | |")
         for version, error in (entry.get("errors") or {}).items():
             lines.append(f"\n{version}: {error}")
