@@ -183,8 +183,8 @@ def table_markdown(data: dict[str, Any]) -> str:
         f"# Findings across {data['distribution']} releases",
         "",
         "`compaction-suite matrix --versions` ran each configuration in its own environment per release. A row is one "
-        "finding: its clause and its stable reason (the report's `reason_id`, else its reason text with numbers and ids "
-        "normalised). ✗ found, ✓ not found (the configuration ran), *unsupported* the adapter refused the release "
+        "finding: its clause and its stable reason (the report's `reason_id`, else its reason text with positions, quoted values "
+        "and ids normalised). ✗ found, ✓ not found (the configuration ran), *unsupported* the adapter refused the release "
         "(a contract error, not a finding).",
         "",
         "| release | installed |",
