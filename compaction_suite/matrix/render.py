@@ -139,7 +139,7 @@ def _frameworks(data: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
         refused = [r for r in mine if r["status"] == "contract-error"]
         if refused and not fw.get("not_run"):
             fw = {**fw, "not_run": f"{len(refused)} contract error(s): {refused[0].get('error', '')}"}
-        status = fw.get("not_run") or str(sum(bool(verdicts.findings(r)) for r in mine))
+        status = fw.get("not_run") or (str(sum(bool(verdicts.findings(r)) for r in mine)) if mine else "not selected (--only)")
         lines.append(f"| {fw['framework']} | {versions} | {len(mine)} | {sum(r['passed'] for r in mine)} | {status.replace('|', '/')} |")
     for name in sorted({r["framework"] for r in runs} - {fw["framework"] for fw in data["frameworks"]}):
         mine = [r for r in runs if r["framework"] == name]
