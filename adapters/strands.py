@@ -40,7 +40,7 @@ PROVIDERS = ["anthropic", "bedrock-converse"]
 ``AnthropicModel``, so both rule sets apply to what Strands keeps."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "sliding_window": {"window_size": 40, "path": "routine"},
+    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000},
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
         "path": "proactive",
@@ -61,12 +61,12 @@ WHY = {
 SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 6}),
     ("sliding_window", {"window_size": 12}),
-    ("sliding_window", {"window_size": 12, "path": "reactive"}),
+    ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000}),
 ]
 SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
     ("summarizing", {"preserve_recent_messages": 10, "context_window_limit": 4000}),
-    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive"}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000}),
 ]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is both, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
@@ -202,6 +202,22 @@ def _path(value: Any, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
+def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: Conversion, window: int) -> None:
+    """What ``Agent`` does when its model reports an overflow: ``reduce_context(agent, e=overflow)``, then
+    the model call again, which overflows again while the request is over the model's ``window`` tokens
+    (counted as the suite counts an Anthropic request, `conformance.formats.anthropic.tokens`). A history within the window
+    never overflows, so it is left alone; a reduction that changes nothing ends the retries."""
+    from compaction_suite.conformance.formats.anthropic import tokens
+
+    for _ in range(len(agent.messages) + 1):
+        if tokens(_back(request, agent, conversion)) <= window:
+            return
+        before = copy.deepcopy(agent.messages)
+        manager.reduce_context(agent, e=overflow())
+        if agent.messages == before:
+            return
+
+
 def overflow() -> Exception:
     """The ``ContextWindowOverflowException`` Strands' ``AnthropicModel`` raises for Anthropic's overflow answer."""
     return requires("strands.types.exceptions", EXTRA).ContextWindowOverflowException(OVERFLOW)
@@ -210,7 +226,8 @@ def overflow() -> Exception:
 def sliding_window(settings: Any, **given: Any) -> Any:
     """``SlidingWindowConversationManager(window_size)`` on one of its paths: ``routine`` is
     ``apply_management(agent)`` (end of an invocation; with ``per_turn`` before each model call: the
-    same method on the same history), ``reactive`` is ``reduce_context(agent, e=overflow)``."""
+    same method on the same history), ``reactive`` is `_reactively` over a model window of
+    ``context_window`` tokens."""
     o = options(DEFAULTS["sliding_window"], given)
     path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
@@ -222,10 +239,10 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         if path == "routine":
             manager.apply_management(agent)
         else:
-            manager.reduce_context(agent, e=overflow())
+            _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=_declared(path, routine=path == "routine"))
+    return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=_declared(path, routine=path == "routine"), estimate=_tokens)
 
 
 def summarizing(settings: Any, **given: Any) -> Any:
@@ -233,7 +250,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
     summarizing through the agent's model (Strands' ``AnthropicModel`` on the suite's ``/v1/messages``):
     ``proactive`` (Strands >= 1.40) runs Strands' own estimate of the next call's input tokens, then the
     manager's before-model-call hook, which summarizes when the estimate reaches ``compression_threshold``
-    of ``context_window_limit``; ``reactive`` is ``reduce_context(agent, e=overflow)``."""
+    of ``context_window_limit``; ``reactive`` is `_reactively` over a window of ``context_window_limit`` tokens."""
     o = options(DEFAULTS["summarizing"], given)
     path = _path(o["path"], ("proactive", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
@@ -257,10 +274,16 @@ def summarizing(settings: Any, **given: Any) -> Any:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
         else:
-            manager.reduce_context(agent, e=overflow())
+            _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path))
+    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+
+
+def _tokens(request: Any) -> int:
+    from compaction_suite.conformance.formats.anthropic import tokens
+
+    return int(tokens(request))
 
 
 @functools.cache

@@ -113,12 +113,13 @@ def test_strands_sliding_window_reactive_path_runs_between_rounds():
     seen, model = _reactive_loop(SlidingWindowConversationManager, window_size=4)
     assert seen and all(reactive for *_, reactive in seen), "the loop never reduced reactively"
     assert any(any("toolResult" in b for b in before[-1]["content"]) for before, *_ in seen)  # mid-turn
-    compactor = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=4, path="reactive")
+    compactor = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), path="reactive")
     assert compactor.capabilities["called"] == "between_rounds" and compactor.capabilities["providers"] == ["anthropic", "bedrock-converse"]
     for before, after, _ in seen:
         request = {"system": INSTRUCTIONS, "messages": _to_anthropic(before)}
         assert anthropic_format.invalid(request) is None and not anthropic_format.in_flight(request), before
-        out = compactor.compact(request, iteration=1)
+        window = anthropic_format.tokens({"system": INSTRUCTIONS, "messages": _to_anthropic(after)})  # what fitted after one reduction
+        out = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=4, path="reactive", context_window=window).compact(request, iteration=1)
         assert out["messages"] == _to_anthropic(after)
     assert all(r["system_prompt"] == INSTRUCTIONS for r in model.requests)  # system_prompt: outside
 
@@ -148,7 +149,7 @@ def test_strands_summarizing_reactive_adapter_reraises_a_failed_summary():
     _, _, seen = _strands_seen()
     request = {"system": INSTRUCTIONS, "messages": _to_anthropic(seen[-1])}
     with SummarizerServer() as endpoint:
-        compactor = summarizing(connected(Settings(), endpoint.base_url), preserve_recent_messages=2, path="reactive")
+        compactor = summarizing(connected(Settings(), endpoint.base_url), preserve_recent_messages=2, path="reactive", context_window_limit=50)
         ok = compactor.compact(request, iteration=1)
         endpoint.fault("500")
         with pytest.raises(Exception) as raised:
