@@ -172,11 +172,11 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
                     )
             msg = lc.AIMessage(content=deep(content) if content is not None else "", tool_calls=calls, invalid_tool_calls=invalid, **common)
         elif role == "tool":
-            extra: dict[str, Any] = {}
+            native: dict[str, Any] = {}
             if tool_messages == "native":
                 text = text_of_parts(content)
-                extra = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIX) else "success"}
-            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **extra, **common)
+                native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIX) else "success"}
+            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common)
         else:
             raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")
         notes.put(mid, Note(original=deep(m)))

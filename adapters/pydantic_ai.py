@@ -125,7 +125,7 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", ca
     call reveals tools (a deferred capability loading): a part with no chat message of its own, so it
     is dropped on the way back (`NO_CHAT_FORM`)."""
     pm = requires("pydantic_ai.messages", EXTRA)
-    delta = getattr(pm, "ToolAvailabilityDeltaPart", None)
+    delta: Any = getattr(pm, "ToolAvailabilityDeltaPart", None)
     if capability_parts and delta is None:
         raise CannotDrive("pydantic_ai (capability_parts)", "pydantic-ai-slim", "ToolAvailabilityDeltaPart arrived in pydantic-ai 2.23")
     revealed: set[str] = set()
