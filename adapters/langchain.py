@@ -131,8 +131,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
 # --- conversion ---------------------------------------------------------------------------------
 
 
-ERROR_PREFIX = "Error: "
-"""How LangChain's tool node words a tool's exception in the ``ToolMessage`` it records with ``status="error"``."""
+ERROR_PREFIXES = ("Error: ", "Error executing tool ")
+"""How LangGraph's ``ToolNode`` words an invalid call and a tool's exception (``TOOL_CALL_ERROR_TEMPLATE``,
+``TOOL_EXECUTION_ERROR_TEMPLATE`` in ``langgraph/prebuilt/tool_node.py``) in the ``ToolMessage`` it records
+with ``status="error"`` when it handles tool errors."""
 
 
 def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tuple[list[Any], Notes]:
@@ -175,7 +177,7 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
             native: dict[str, Any] = {}
             if tool_messages == "native":
                 text = text_of_parts(content)
-                native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIX) else "success"}
+                native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIXES) else "success"}
             msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common)
         else:
             raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")

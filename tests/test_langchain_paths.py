@@ -158,3 +158,33 @@ def test_langchain_summarization_writes_a_placeholder_summary_without_calling_it
             assert not server.requests, f"the summarizer was called (fault {fault})"
         summaries = [str(m.content) for m in state if m.type == "human" and str(m.content).startswith(SUMMARY_PREFIX)]
         assert summaries and "Previous conversation was too long to summarize." in summaries[0], fault
+
+
+def test_langchain_tool_messages_native_shape_is_what_create_agent_records():
+    """``tool_messages: "native"``: a ``response_format="content_and_artifact"`` tool makes ``create_agent``
+    record a ``ToolMessage`` with an ``artifact`` beside its content; the adapter draws the same fields, and
+    langchain_openai sends neither (the OpenAI request holds the content only)."""
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    import httpx
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    from compaction_suite.adapters.langchain import from_langchain, to_langchain
+
+    @tool(response_format="content_and_artifact")
+    def read_file(path: str):
+        """Read a file, returning its text and the raw bytes read."""
+        return f"contents of {path}", {"raw": f"contents of {path}"}
+
+    endpoint = ScriptedEndpoint()
+    model = ChatOpenAI(model="scripted", api_key="scripted", base_url="http://scripted.invalid/v1", max_retries=0, http_client=httpx.Client(transport=endpoint.transport()))
+    state = create_agent(model, tools=[read_file]).invoke({"messages": [HumanMessage("read the files")]})["messages"]
+    recorded = [m for m in state if m.type == "tool"]
+    assert recorded and all(m.artifact == {"raw": m.content} and m.status == "success" for m in recorded)
+    sent = [m for m in endpoint.requests[-1]["messages"] if m["role"] == "tool"]
+    assert all(set(m) == {"role", "content", "tool_call_id"} for m in sent)
+    drawn, notes = to_langchain(from_langchain(state), tool_messages="native")
+    assert [(m.artifact, m.status) for m in drawn if m.type == "tool"] == [(m.artifact, m.status) for m in recorded]
+    assert from_langchain(drawn, notes) == from_langchain(state)
