@@ -79,7 +79,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("clear_tool_results", {"max_tokens": 2000, "keep_pairs": 3}),
     ("summarizing", {"max_messages": 8, "keep_messages": 4}),
     ("summarizing", {"max_messages": 20, "keep_messages": 10}),
-    ("summarizing", {"max_messages": 8, "keep_messages": 4, "capability_parts": True}),
+    ("summarizing", {"max_messages": None, "max_tokens": 500, "keep_messages": 4, "capability_parts": True}),
     ("fallback", {"max_tokens": 500, "keep_messages": 4}),
     ("fallback", {"max_tokens": 2000, "keep_messages": 10}),
 ]
@@ -261,8 +261,10 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         converted, notes = to_pydantic_ai(messages, tool_results=o["tool_results"], capability_parts=bool(o["capability_parts"]))
         ctx = tools.RunContext(deps=None, model=model, usage=usage.RunUsage(), messages=list(converted))
         request = models.ModelRequestContext(model=model, messages=list(converted), model_settings=None, model_request_parameters=models.ModelRequestParameters())
-        await capability_of(model).before_model_request(ctx, request)
-        return await _back(list(ctx.messages), notes, model)
+        sent = await capability_of(model).before_model_request(ctx, request)
+        # What the model is sent: harness releases before ~0.2x write only the returned request
+        # context's messages, later ones ``ctx.messages`` too (the same list).
+        return await _back(list(sent.messages), notes, model)
 
     return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading"), is_async=True)
 

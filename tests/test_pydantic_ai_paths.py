@@ -145,8 +145,8 @@ def test_pydantic_ai_capability_parts_are_drawn_where_pydantic_ai_records_them()
 
 
 def test_pydantic_ai_capability_parts_run_through_summarizing():
-    """The summarizing capability meets the delta part in its history and still compacts (it crashed on it
-    in harness 0.18.0, pydantic/pydantic-ai-harness#577)."""
+    """The summarizing capability's token estimate meets the delta part and it still compacts (at harness
+    0.18.0 with pydantic-ai 2.27.0 the estimator raised AttributeError on it, pydantic/pydantic-ai-harness#577)."""
     pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
     if not hasattr(pm, "ToolAvailabilityDeltaPart"):
         pytest.skip("pydantic-ai before 2.23 has no ToolAvailabilityDeltaPart")
@@ -154,5 +154,6 @@ def test_pydantic_ai_capability_parts_run_through_summarizing():
 
     history = conversation(6)
     with SummarizerServer() as endpoint:
-        out = asyncio.run(summarizing(connected(Settings(), endpoint.base_url), max_messages=8, keep_messages=4, capability_parts=True).compact(history, iteration=1))
+        compactor = summarizing(connected(Settings(), endpoint.base_url), max_messages=None, max_tokens=200, keep_messages=4, capability_parts=True)
+        out = asyncio.run(compactor.compact(history, iteration=1))  # a token trigger: the estimator meets the part
     assert len(out) < len(history) and oracle.check_calls_have_one_result(out) is None
