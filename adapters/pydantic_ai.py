@@ -60,16 +60,11 @@ WHY = {
     ),
 }
 
-DOCUMENTED: list[dict[str, Any]] = [
-    {
-        "factory": "fallback", "clause": "CORE-10", "options": {},
-        "quote": "`fallback_on` defaults to model API errors, including an exhausted `FallbackModel`, so programming errors pass through.",
-        "source": "pydantic-ai-harness 0.62.0, pydantic_ai_harness/compaction/_fallback_compaction.py (FallbackCompaction)",
-    },
-]  # fmt: skip
-"""Agreed interface 4 (plain dicts of the ``Documented`` keys until ``_common.Documented`` lands): what
-escapes ``FallbackCompaction`` by its documented choice. Which errors that covers is the finding's own
-reason (an ``IndexError`` on a reply with no choices is not a ``ModelAPIError``)."""
+DOCUMENTED: list[dict[str, Any]] = []
+"""Agreed interface 4. Not ``FallbackCompaction``'s "`fallback_on` defaults to model API errors ... so programming
+errors pass through": what escapes it in the checks is ``SummarizingCompaction``'s own ``IndexError`` on a
+reply with no choices (and its ``UnexpectedModelBehavior`` on empty content), replies a provider sends, not
+a caller's programming error; a label by clause cannot tell them apart, so those crashes stay findings."""
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"max_messages": 8, "keep_messages": 4}),

@@ -98,7 +98,7 @@ def test_pydantic_ai_fallback_compaction_runs_between_rounds_and_falls_back_on_h
 def test_pydantic_ai_fallback_compaction_lets_index_error_escape_on_no_choices():
     """Crash, shown with ``Agent``'s loop: a summarizer reply with no choices raises ``IndexError`` inside
     ``SummarizingCompaction``; it is not a ``ModelAPIError``, so ``FallbackCompaction`` does not fall back
-    and the agent run raises (the documented ``fallback_on`` choice, ``DOCUMENTED``; the error is not)."""
+    and the agent run raises (``fallback_on`` is documented; a provider's reply is not a programming error)."""
     pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import fallback
 
