@@ -34,11 +34,13 @@ from ._common import (
     requires,
     text_of_parts,
 )
+from ._releases import CannotDrive
 
 FRAMEWORK = "LangChain"
-SUPPORTED: dict[str, str] = {"langchain": ">=1.1,<2", "langchain-core": ">=1.1,<2", "langchain-openai": ">=1.1,<2"}
-"""Agreed interface 3: the 1.x releases of the last twelve months (``SummarizationMiddleware(trigger=,
-keep=)`` and ``ClearToolUsesEdit`` as driven here)."""
+SUPPORTED: dict[str, str] = {"langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"}
+"""Agreed interface 3: the 1.x releases (the last twelve months and a little more). Releases whose
+``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
+message-keep configurations and refuse the others (`CannotDrive`)."""
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
 EXTRA = "langchain"
 
@@ -289,6 +291,19 @@ def _declared(system: str) -> dict[str, str]:
     return capabilities("outside" if system == "agent" else "in_list")
 
 
+def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int]) -> Any:
+    """``SummarizationMiddleware`` as the installed release takes its sizes: ``trigger=``/``keep=`` (1.0.x's
+    later releases and on), or 1.0's ``max_tokens_before_summary=``/``messages_to_keep=``, which hold only a
+    token trigger and a message count (anything else is a contract error)."""
+    import inspect
+
+    if "trigger" in inspect.signature(cls.__init__).parameters:
+        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
+    if o["trigger_messages"] is not None or o["keep_tokens"] is not None:
+        raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)")
+    return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
 def summarization_middleware(settings: Any, **given: Any) -> Any:
     """``SummarizationMiddleware`` with its summarizer a ``ChatOpenAI`` on the suite's server."""
     o = options(SUMMARIZATION_DEFAULTS, given)
@@ -308,9 +323,7 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     if o["trigger_messages"] is not None:
         trigger.append(("messages", int(o["trigger_messages"])))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
-    middleware = middleware_module.SummarizationMiddleware(
-        model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"]
-    )
+    middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
     declared = _declared(o["system"])
 
     def run(messages: list[Message]) -> list[Message]:
@@ -349,7 +362,11 @@ def context_editing(settings: Any, **given: Any) -> Any:
             sent.extend(request.messages)
             return lc.AIMessage("")
 
-        request = middleware_module.ModelRequest(model=model, messages=list(converted), state={"messages": list(converted)})
+        # Every field named: 1.0's ModelRequest has no defaults for them.
+        request = middleware_module.ModelRequest(
+            model=model, messages=list(converted), system_prompt=None, tool_choice=None, tools=[], response_format=None,
+            state={"messages": list(converted)}, runtime=None,
+        )  # fmt: skip
         middleware.wrap_model_call(request, model_call)
         return from_langchain(sent, notes)
 
