@@ -25,6 +25,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -115,6 +116,22 @@ def factory(function: F) -> F:
         return function(*args, **kwargs)
 
     return started  # type: ignore[return-value]
+
+
+class CannotDrive(UnsupportedRelease):
+    """A path of an adapter that the installed release cannot drive (a hook or class it lacks): a
+    contract error naming the path (``adapter:factory``), the distribution and its version."""
+
+    def __init__(self, path: str, distribution: str, why: str) -> None:
+        super().__init__(f"adapter {path} cannot drive {distribution} {installed(distribution) or '(not installed)'}: {why}")
+
+
+def release(distribution: str) -> tuple[int, ...]:
+    """The installed release as a tuple of its leading numbers (``1.3.0a2`` -> ``(1, 3, 0)``); ``()`` when absent."""
+    found = installed(distribution)
+    if found is None:
+        return ()
+    return tuple(int(n) for n in re.findall(r"\d+", re.split(r"a|b|rc", found)[0])[:3])
 
 
 def cannot_drive(module_name: str, distribution: str, what: str) -> UnsupportedRelease:
