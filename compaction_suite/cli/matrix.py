@@ -29,6 +29,7 @@ import click
 from compaction_suite.adapters._common import OPTIONS_ENV
 from compaction_suite.conformance.clauses import clauses
 from compaction_suite.conformance.runner import run_check
+from compaction_suite.conformance.target import probe
 
 from . import matrix_verdicts as verdicts
 
@@ -412,6 +413,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, jobs, timeout) 
     configurations are results, not errors), 2 when nothing could be run.
     """
     out = Path(out_dir)
+    probe(targets)  # a --target that cannot be imported or built is a bad input, before any check runs (SPEC Part C)
     todo, frameworks = plan(tuple(only), tuple(targets), adapters)
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
