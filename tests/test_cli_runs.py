@@ -182,3 +182,27 @@ def test_a_missing_extra_names_a_command_that_installs_it() -> None:
     assert "compaction-suite[" not in install_hint("bench").split(" (from a checkout")[0]
     with pytest.raises(BadInput, match=r"needs the record extra \(missing: no_such_module_here\): pip install 'vcrpy>=6'"):
         require("record", "no_such_module_here")
+
+
+def test_a_share_of_a_ceiling_over_100_percent_says_why(short_trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping 2 rounds cuts more than an ideal compactor that keeps 5 and a summary: the table
+    says the ceiling is a yardstick there, not a bound."""
+    monkeypatch.setattr(sys, "path", [str(ROOT / "examples" / "python"), *sys.path])
+    args = ["bench", "replay", "truncating:factory", "--trace", str(short_trace), "--out", str(tmp_path / "o"), "--quiet",
+            "--threshold-iterations", "4", "--ceiling-rounds", "5"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    row = next(line for line in result.output.splitlines() if line.startswith("| truncating:factory |"))
+    share = float(row.split("|")[6].strip().rstrip("%"))
+    assert result.exit_code == 0 and share > 100, result.output
+    assert "*of ceiling* over 100%: the compactor sent less than the ideal compactor" in result.output
+
+
+def test_a_claude_code_session_no_point_of_which_compares_points_at_its_chat_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from native_logs import claude_code_log
+
+    monkeypatch.setattr(sys, "path", [str(ROOT / "examples" / "python"), *sys.path])
+    session = claude_code_log(tmp_path / "session.jsonl", turns=3, rounds=2, thinking=True)
+    args = ["bench", "replay", "truncating:factory", "--trace", str(session), "--out", str(tmp_path / "o"), "--quiet", "--threshold-iterations", "2"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "no compaction point of claude-code:native-replay was comparable for truncating:factory: --trace-format claude-code-chat" in result.output
