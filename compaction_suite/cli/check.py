@@ -59,7 +59,18 @@ def check(target: str | None, verbose: int, pytest_args: tuple[str, ...], **valu
     fails, 2 on a usage error or when the target breaks the plug-in contract at start.
     """
     given = {o.name: values[o.dest] for o in OPTIONS}
-    sys.exit(EXIT.get(pytest.main(check_args(target, given, verbose, pytest_args)), 3))
+    sys.exit(EXIT.get(pytest.main(check_args(target, given, verbose, pytest_args), plugins=[ShortPaths()]), 3))
+
+
+class ShortPaths:
+    """Progress lines name the suite's test files from the installed package's own folder
+    (``tests/test_core.py``), not by a path from the working directory into site-packages."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.startpath = config.rootpath
 
 
 def check_args(target: str | None, given: dict[str, Any], verbose: int = 0, extra: tuple[str, ...] = ()) -> list[str]:
