@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from compaction_suite import matrix as library
+from compaction_suite.conformance.target import probe
 from compaction_suite.matrix import verdicts
 from compaction_suite.matrix.sweep import SweepError
 
@@ -35,6 +36,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
     when written (failing configurations are results, not errors), 2 when nothing could be run.
     """
     out = Path(out_dir)
+    probe(targets)  # a --target that cannot be imported or built is a bad input, before any check runs (SPEC Part C)
     todo, frameworks = library.plan(tuple(only), tuple(targets), adapters, check_releases=versions_spec is None)
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
