@@ -447,11 +447,12 @@ def test_matrix_command_on_the_reference(tmp_path):
     from click.testing import CliRunner
 
     from compaction_suite.cli.matrix import matrix
+    from compaction_suite.matrix import verdicts
 
     out = tmp_path / "m"
     result = CliRunner().invoke(matrix, ["--no-adapters", "--target", "reference", "--fast", "--out", str(out)])
-    assert result.exit_code == 0, result.output
     data = json.loads((out / "matrix.json").read_text())
+    assert result.exit_code == (1 if verdicts.findings(data["runs"][0]) else 0), result.output  # a reachable MUST finding exits 1 (SPEC CLI-4)
     assert data["format"] == "compaction-suite-matrix" and data["fast"] is True and data["examples_per_clause"] == 10
     (run,) = data["runs"]
     assert run["target"] == "reference" and run["status"] in ("conforms", "fails") and "core" in run["profiles_claimed"]

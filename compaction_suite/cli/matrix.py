@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -13,7 +14,7 @@ from compaction_suite.matrix.sweep import SweepError
 
 
 @click.command()
-@click.option("--out", "out_dir", default="matrix", show_default=True, type=click.Path(file_okay=False), help="Directory for matrix.md, matrix.json and reproducers/ (with --versions: versions.md, versions.json, releases/).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Directory (created if missing) for matrix.md, matrix.json and reproducers/ (with --versions: versions.md, versions.json, releases/).")
 @click.option("--fast", is_flag=True, help="10 Hypothesis examples per clause instead of 50 (check --fast).")
 @click.option("--max-examples", type=click.IntRange(min=1), help="Hypothesis examples per clause (overrides --fast).")
 @click.option("--only", multiple=True, metavar="TEXT", help="Run only configurations whose framework/adapter/compactor/options contain every word of TEXT (repeatable).")
@@ -33,10 +34,12 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
     Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
     history of each failure). With --versions, runs the configurations across framework releases
     and writes the version table OUT/versions.md (and versions.json, releases/). Exit status 0
-    when written (failing configurations are results, not errors), 2 when nothing could be run.
+    when no configuration has a reachable MUST finding (documented ones apart), 1 when one has
+    (with --versions: at any release), 2 on a bad input or when nothing could be run.
     """
     out = Path(out_dir)
-    probe(targets)  # a --target that cannot be imported or built is a bad input, before any check runs (SPEC Part C)
+    if not versions_spec:  # a sweep's targets live in the environments it builds
+        probe(targets)  # a --target that cannot be imported or built is a bad input, before any check runs (SPEC Part C)
     todo, frameworks = library.plan(tuple(only), tuple(targets), adapters, check_releases=versions_spec is None)
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
@@ -49,7 +52,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
             raise click.UsageError(str(error)) from error
         changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
         click.echo(f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases; written to {out}/versions.md and {out}/versions.json")
-        return
+        sys.exit(1 if any(row["present"] and not row["documented"] for c in data["configurations"] for row in c["rows"]) else 0)
     data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
     counted = [r for r in data["runs"] if r.get("native", True)]
     hit = sum(bool(verdicts.findings(r)) for r in counted)
@@ -58,6 +61,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
         f"{len(counted)} configurations ({len(data['runs']) - len(counted)} other shapes not counted), {hit} with a reachable MUST finding"
         f" ({documented} documented findings counted apart); {data['seconds']:.0f}s; written to {out}/matrix.md and {out}/matrix.json"
     )
+    sys.exit(1 if hit else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
