@@ -6,27 +6,28 @@ its benchmark only when it runs.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import click
+
+from . import replay_problems
+from .contract import INPUT_FILE, OUTPUT_DIR, BadInput, finish, path_option, use_paths
+from .extras import require
 
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
 """The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
 
 OUT = click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("benchmarks/results"), show_default=True,
-    help="Directory for the reports.",
-)
+    "--out", type=OUTPUT_DIR, required=True,
+    help="Directory for the reports (required: nothing is written unasked; benchmarks/results is the committed baseline).",
+)  # fmt: skip
 QUIET = click.option("--quiet", is_flag=True, help="No progress bar.")
 
 
 @click.group()
 def bench() -> None:
     """Run the benchmarks (benchmarks/README.md says what each one measures)."""
-    missing = [name for name in EXTRA if importlib.util.find_spec(name) is None]
-    if missing:
-        raise click.UsageError(f"the benchmarks need the bench extra (missing: {', '.join(missing)}): pip install 'compaction-suite[bench]'")
+    require("bench", *EXTRA)
 
 
 def _task_tool(value: str) -> tuple[str, str, str]:
@@ -48,7 +49,7 @@ def _trace_kind(value: str) -> str:
 
 @bench.command()
 @click.argument("targets", nargs=-1)
-@click.option("--trace", "traces", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--trace", "traces", multiple=True, type=INPUT_FILE,
               help="A trace to replay: .jsonl (trace format), SWE-agent .traj, tau-bench .json, Codex rollout or Claude Code session .jsonl (repeatable; default: cassettes/traces/*.jsonl).")
 @click.option("--trace-format", "trace_kind", default="auto", show_default=True, callback=lambda _c, _p, value: _trace_kind(value),
               help="How to read every --trace: auto, trace, codex, claude-code, claude-code-chat, swe-agent or tau-bench "
@@ -65,10 +66,11 @@ def _trace_kind(value: str) -> str:
               help="An extra task-list tool NAME:ITEMS_KEY:TITLE_KEY (repeatable; reportProgress, TodoWrite and update_plan are built in). SPEC ENT-2.")
 @OUT
 @QUIET
+@path_option
 def replay(
     targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, max_context_tokens: int | None,
     threshold_iterations: int | None, keep_rounds: int | None, ceiling_rounds: tuple[int, ...], id_keys: tuple[str, ...],
-    task_tools: list[tuple[str, str, str]], trace_kind: str, out: Path, quiet: bool,
+    task_tools: list[tuple[str, str, str]], trace_kind: str, out: Path, quiet: bool, paths: tuple[str, ...] = (),
 ) -> None:
     """Replay traces through compactors: tokens, cost, what survives, against the ceilings (replay.md).
 
@@ -80,17 +82,20 @@ def replay(
     Each trace replays in its own wire format; a TARGET of another format
     (capabilities["wire_format"]) gets each context through the faithful conversion only, and
     a compaction point with none is reported as not comparable (replay.md, "Wire formats").
+
+    Exit status: 0, 1 when a compactor raised or broke a clause, 2 on a bad input.
     """
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import Tuning, lineup
     from compaction_suite.benchmarks.traces.kinds import unreadable
     from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, id_rule
-    from compaction_suite.conformance.target import TargetError, resolve
+    from compaction_suite.conformance.target import probe
     from compaction_suite.reference import CODING_AGENT_TASK_LISTS as PRESETS
     from compaction_suite.reference import EntityRule, TaskListTool
 
+    use_paths(paths)
     if not traces and not cost.shipped_traces():
-        raise click.UsageError("no traces to replay: this install ships none; pass --trace FILE (.jsonl trace, SWE-agent .traj or tau-bench .json)")
+        raise BadInput("no traces to replay: this install ships none; pass --trace FILE (.jsonl trace, SWE-agent .traj or tau-bench .json)")
     tuning = Tuning(
         max_context_tokens, threshold_iterations, keep_rounds, EntityRule(keys=id_keys),
         PRESETS + tuple(TaskListTool(*tool) for tool in task_tools),
@@ -98,11 +103,7 @@ def replay(
     changes = {"max_context_tokens": max_context_tokens, "threshold_iterations": threshold_iterations,
                "keep_recent_rounds": keep_rounds}
     compactors = lineup(tuning) if with_reference or not targets else {}
-    try:
-        for spec in targets:
-            compactors[spec] = resolve(spec).factory
-    except TargetError as error:
-        raise click.UsageError(str(error)) from error
+    compactors |= {spec: target.factory for spec, target in probe(targets, **{k: v for k, v in changes.items() if v is not None}).items()}
     ceilings = sorted(set(ceiling_rounds or (2,)) | ({keep_rounds} if keep_rounds is not None else set()))
     try:
         results = cost.run(
@@ -112,11 +113,12 @@ def replay(
             task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
             ceiling_rounds=ceilings, trace_kind=trace_kind,
         )
-    except unreadable() as error:  # a trace file that cannot be read: named, with its line
-        raise click.ClickException(str(error)) from error
+    except unreadable() as error:  # a trace file that cannot be read, named with its line: read before any replay
+        raise BadInput(str(error)) from error
     click.echo(cost.headline(results))
     click.echo(cost.verdict(results))
     click.echo(f"reports in {out}/: replay.json, replay.md, replay-context.png, replay-retention.png")
+    finish(replay_problems.problems(results))
 
 
 @bench.command()
@@ -164,7 +166,7 @@ def battery(out: Path) -> None:
 @QUIET
 @click.pass_context
 def all_(context: click.Context, out: Path, quiet: bool) -> None:
-    """Every benchmark with its defaults: the committed baseline in benchmarks/results."""
+    """Every benchmark with its defaults (--out benchmarks/results: the committed baseline)."""
     context.invoke(estimators, out=out, quiet=quiet)
     context.invoke(speed, out=out, quiet=quiet)
     context.invoke(battery, out=out)
