@@ -142,6 +142,21 @@ def test_providers_are_declared_and_an_unknown_one_is_a_contract_error() -> None
         declared(Unknown())
 
 
+def test_the_strands_adapter_declares_bedrock_and_the_suite_judges_its_rules() -> None:
+    """Agreed interface 1: Strands' default provider is Bedrock; its adapter says so and CORE-17 is
+    then judged (not waived, as it is for the default providers)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    from compaction_suite.adapters.strands import sliding_window, summarizing
+    from compaction_suite.conformance.clauses import waived_by
+    from compaction_suite.conformance.settings import Settings
+
+    rules = set(waived_by("providers", "openai")) & set(waived_by("providers", "anthropic"))
+    for factory in (sliding_window, summarizing):
+        said = declared(factory(Settings(base_url="http://127.0.0.1:9/v1")))
+        assert said.providers == ("anthropic", "bedrock-converse") and rules and not rules & set(said.waived())
+    assert rules <= set(declared(object()).waived())
+
+
 # --- RESP-5 kept and folded, RESP-9 opaque reasoning
 
 
