@@ -10,6 +10,8 @@ import base64
 import json
 import re
 import struct
+import subprocess
+import sys
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from compaction_suite.conformance import oracle
+from compaction_suite.conformance.entities import entity_ids, id_rule, latest_task_list
 from compaction_suite.conformance.histories import (
     ENTITY_TOOL,
     PROGRESS_TOOL,
@@ -30,11 +33,8 @@ from compaction_suite.conformance.histories import (
     Message,
     assistant_replies,
     earlier_summaries,
-    entity_ids,
     histories,
-    id_rule,
     image_parts,
-    latest_task_list,
     long_tool_outputs,
     multimodal_contents,
     real_traffic,
@@ -473,3 +473,22 @@ def test_real_traffic_draws_each_real_shape(shape: Callable[[list[Message]], boo
     found = find(real_traffic(histories(min_rounds=4)), shape, settings=settings(max_examples=2000, database=None, phases=[Phase.generate]))
     assert shape(found)
     split_rounds(found)
+
+
+# --- judging apart from generating (issue 24) -------------------------------------------------
+
+
+def test_judging_imports_no_hypothesis() -> None:
+    """The verifier's rules (entity ids, task lists, every format's clause checks) and the
+    benchmark replay that uses them import no Hypothesis; only drawing a history does."""
+    judging = (
+        "compaction_suite.conformance.entities",
+        "compaction_suite.conformance.oracle",
+        "compaction_suite.conformance.formats.chat",
+        "compaction_suite.conformance.formats.responses",
+        "compaction_suite.conformance.formats.anthropic",
+        "compaction_suite.benchmarks.replay",
+    )
+    code = f"import sys\nfor name in {judging!r}: __import__(name)\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'hypothesis'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
