@@ -13,8 +13,14 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from .formats.anthropic import from_chat, tool_results
-from .histories import histories as chat_histories
+from .formats.anthropic import from_chat, length, tokens, tool_results
+from .histories import sized_chat
+
+
+def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
+    """(tokens, messages) of ``chat`` as a Messages API request: thinking blocks and reminders only add."""
+    request = from_chat(chat)
+    return tokens(request), length(request)
 
 _SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: "Eu" + b.hex())
 """Stand-in for a provider signature: opaque, unique per draw."""
@@ -62,8 +68,9 @@ def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
 def histories(*, thinking: bool | None = None, **chat_options: Any) -> SearchStrategy[dict[str, Any]]:
     """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
     mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
-    None maybe) and the shapes real traffic carries (`_as_sent`). Every history passes `invalid`,
-    ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
+    None maybe) and the shapes real traffic carries (`_as_sent`). ``min_tokens`` and
+    ``min_messages`` count in this format (`tokens`, `length`: ``system`` aside). Every history
+    passes `invalid`, ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
     chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
     chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
-    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
+    return sized_chat(chat_options, _size).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
