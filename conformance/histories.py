@@ -14,7 +14,11 @@ The vocabulary of a history:
 - ``assistant_replies()``: a bare assistant text reply.
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
-- ``histories()``: all of the above in a realistic agent order.
+- ``histories()``: all of the above in a realistic agent order, with the labelled shapes where
+  real compaction bugs lived (`SHAPES`: wide parallel rounds, long tool loops, stacked earlier
+  summaries, huge results, a newest round over the budget, entity bursts) mixed in, or forced
+  with ``shapes=``, and sized to a target's trigger with ``min_tokens``/``min_messages``
+  (`conformance.shapes` labels, detects and measures them in every wire format).
 - ``agent_shaped(strategy)``: the same histories as frameworks send them (text-part content for
   system and tool messages, optional keys, huge tool-call arguments).
 - ``real_traffic()``: histories in the shapes real traffic has (reused ids across
