@@ -629,7 +629,7 @@ MIXED_ONE_IN = {
     "long-tool-loop": 4,
     "summary-chain": 2,
     "huge-result": 4,
-    "newest-over-budget": 5,
+    "newest-over-budget": 4,
     "entity-burst": 4,
 }
 """With ``shapes=None`` (the default) each shape is drawn in one history in N where it fits (a
