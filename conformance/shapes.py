@@ -5,17 +5,15 @@ whether a history has it (`has`), the share at which the general strategies draw
 
 The shapes (SPEC Part A, "Histories the suite draws", which gives each one's source and share):
 
-==================== ====================================================================
-``wide-round``       6 to 16 parallel calls in one of the two newest rounds
-``mixed-results``    tool results both as plain text and as a list of text parts/blocks
-``non-adjacent-pair`` (Responses) an item between a call and its output
-``long-tool-loop``   the only user turn first, then tool rounds only
-``newest-over-budget`` the newest round alone is larger than the suite's default budget
-``summary-chain``    two or three earlier summaries (``[Context Summary]`` messages, Responses
-                     ``compaction`` items)
-``huge-result``      one tool result of 20,000 to 60,000 tokens in an older round
-``entity-burst``     three older rounds creating 24 to 36 entities (ENT-1 ids)
-==================== ====================================================================
+- ``wide-round``: 6 to 16 parallel calls in one of the two newest rounds;
+- ``mixed-results``: tool results both as plain text and as a list of text parts or blocks;
+- ``non-adjacent-pair`` (Responses only): an item between a call and its output;
+- ``long-tool-loop``: the only user turn first, then tool rounds only;
+- ``newest-over-budget``: the newest round alone is larger than the suite's default budget;
+- ``summary-chain``: two or three earlier summaries (``[Context Summary]`` messages, Responses
+  ``compaction`` items);
+- ``huge-result``: one tool result of 20,000 to 30,000 tokens in an older round;
+- ``entity-burst``: three older rounds creating 24 to 36 entities (ENT-1 ids).
 
 The general strategies (`conformance.histories.histories` and each format's) mix the
 generator's shapes in (``shapes=None``); ``mixed-results`` comes from the real-traffic variants

@@ -206,12 +206,12 @@ def folds_only_the_first_summary(settings: Any) -> Wrapper:
 
 
 def drops_huge_results(settings: Any) -> Wrapper:
-    """Drops every tool result over 100,000 characters from what it returns (a fixed size cap),
+    """Drops every tool result over 64,000 characters from what it returns (a fixed size cap),
     leaving the call that asked for it unanswered (CORE-2)."""
 
     class Capped(Wrapper):
         def fix(self, messages, out):
-            return [m for m in out if not (m.get("role") == "tool" and len(json.dumps(m.get("content"))) > 100_000)]
+            return [m for m in out if not (m.get("role") == "tool" and len(json.dumps(m.get("content"))) > 64_000)]
 
     return Capped(seed_000(settings))
 
