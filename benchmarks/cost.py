@@ -27,8 +27,8 @@ from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
 from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, ceilings, replay, worst
 from compaction_suite.benchmarks.views import View
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.formats import CHAT
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 

@@ -29,7 +29,7 @@ from vcr.request import Request as VcrRequest
 from compaction_suite.cli import main
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.entities import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.target import call_compact, last_event_json, resolve
 from compaction_suite.recording import (

@@ -24,6 +24,7 @@ from broken import formats as format_compactors
 from broken.compactors import CONTROLS, SHOULD_CONTROLS
 from broken.formats import CONTROLS as FORMAT_CONTROLS
 from broken.formats import PROFILE_CONTROLS
+from broken.shapes import SHAPE_CONTROLS
 from broken.waivers import WAIVERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,6 +92,7 @@ def controls() -> dict[str, str]:
     found = {name: c.expected for name, c in (CONTROLS | SHOULD_CONTROLS).items()}
     found |= {f"broken.formats.{name}": c.expected for name, c in FORMAT_CONTROLS.items()}
     found |= {f"broken.formats.{name}": c.expected for name, c in PROFILE_CONTROLS.items()}
+    found |= {f"broken.shapes.{name}": c.expected for name, (c, _) in SHAPE_CONTROLS.items()}
     return found | {f"broken_stores.{name}": c.expected for name, c in broken_stores.controls().items()}
 
 
@@ -217,9 +219,9 @@ def test_the_index_lists_each_clauses_tests_and_controls() -> None:
 
 def _control_name(name: str) -> str:
     """``broken.compactors:cut_through_round`` and the like, from `controls`' names."""
-    if name.startswith(("broken.formats.", "broken_stores.")):
+    if name.startswith(("broken.formats.", "broken.shapes.", "broken_stores.")):
         module, _, attr = name.rpartition(".")
-        return f"{module}:{attr}" if module == "broken.formats" else f"{name}:factory"
+        return f"{module}:{attr}" if module in ("broken.formats", "broken.shapes") else f"{name}:factory"
     return f"broken.compactors:{name}"
 
 

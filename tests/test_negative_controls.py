@@ -22,6 +22,7 @@ from compaction_suite.conformance.clauses import clauses
 import broken_stores
 from broken.compactors import CONTROLS, SHOULD_CONTROLS, Control
 from broken.formats import PROFILE_CONTROLS
+from broken.shapes import SHAPE_CONTROLS
 from checking import Checked, as_user, assert_caught, in_process
 
 MUST: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in CONTROLS.items()}
@@ -86,3 +87,16 @@ def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> N
     assert re.search(rf"^{control.expected}\s+fail", checked.output, re.M), "the terminal summary names the failing clause"
     first = in_process(tmp_path, target, clauses=control.clauses, fast=True).clause(control.expected)["history"]
     assert shrunk != first, "Hypothesis shrank the failing history it found first"
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CONTROLS))
+def test_a_shape_defect_is_caught_by_the_test_forcing_its_shape(name: str, tmp_path: Path) -> None:
+    """Each control of `broken.shapes` has the defect a real report found in one shape (SPEC Part
+    A, "Histories the suite draws"): its clause fails with a reason naming it, and the test that
+    forces the shape is among those that caught it (whatever the general tests drew)."""
+    control, shape_test = SHAPE_CONTROLS[name]
+    checked = in_process(tmp_path, f"broken.shapes:{name}", profiles=control.profiles, clauses=control.clauses)
+    assert checked.exit_code == 1, checked.output[-3000:]
+    found = assert_caught(checked, control)
+    caught_by = {found.get("test"), *(f["test"] for f in found.get("failures", []))}
+    assert any(str(test).endswith(f"::{shape_test}") for test in caught_by), caught_by

@@ -17,19 +17,22 @@ What ``compact(history, *, iteration)`` receives and must return, per format:
 
 Each format's rules are written once, in its own module (``chat``, ``responses``,
 ``anthropic``): validity, pairing, rounds, in-flight, the clause checks judged on every
-output, and the Hypothesis strategies that draw valid histories. `WireFormat` is that module
-seen through one interface.
+output, and the mapping from chat-completions. The Hypothesis strategies that draw valid
+histories are apart (`conformance.histories`, `conformance.responses_histories`,
+`conformance.anthropic_histories`), imported only when a history is drawn, so judging imports
+no Hypothesis. `WireFormat` is that module seen through one interface.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from hypothesis.strategies import SearchStrategy
+from typing import TYPE_CHECKING, Any
 
 from compaction_suite.message import Message
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 CHAT = "chat-completions"
 RESPONSES = "responses"

@@ -1,5 +1,5 @@
 """The Anthropic Messages API request part a compactor handles: validity, pairing, thinking,
-clause checks, strategies (SPEC ANTH-1..ANTH-6).
+clause checks (SPEC ANTH-1..ANTH-6).
 
 A history is ``{"system": ..., "messages": [...]}``: the top-level ``system`` (a string or a
 list of text blocks; absent when the request has none) and the ``messages`` list of ``user``
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING, Any
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
@@ -29,6 +27,9 @@ from ..oracle import failed_summary, same
 from ..summarizer_apis import anthropic_messages
 from ..violation import Violation
 from . import WireFormat
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 ROLES = ("user", "assistant")
 THINKING = ("thinking", "redacted_thinking")
@@ -343,11 +344,7 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
     return found
 
 
-# --- strategies
-
-
-_SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: "Eu" + b.hex())
-"""Stand-in for a provider signature: opaque, unique per draw."""
+# --- from chat-completions (the generators map their draws with it)
 
 
 def _text(content: Any) -> str:
@@ -397,55 +394,12 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return request
 
 
-@st.composite
-def _with_thinking(draw: st.DrawFn, request: dict[str, Any], thinking: bool | None) -> dict[str, Any]:
-    """Thinking (or, one in four, redacted thinking) blocks first in assistant turns, as an
-    extended-thinking model emits them."""
-    for m in request["messages"]:
-        if m["role"] != "assistant" or not (thinking or (thinking is None and draw(st.booleans()))):
-            continue
-        if draw(st.integers(0, 3)) == 0:
-            block = {"type": "redacted_thinking", "data": draw(_SIGNATURE)}
-        else:
-            block = {"type": "thinking", "thinking": f"The user wants progress; next: {m['content'][-1].get('name', 'answer') if m['content'] else 'answer'}.", "signature": draw(_SIGNATURE)}
-        m["content"] = [block, *m["content"]]
-    return request
+def histories(**options: Any) -> SearchStrategy[dict[str, Any]]:
+    """Valid Messages API histories: `conformance.anthropic_histories.histories` (its keyword
+    options), imported when drawn, so judging a history imports no Hypothesis."""
+    from ..anthropic_histories import histories as drawn
 
-
-@st.composite
-def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
-    """What agents send beside the canonical shapes (SPEC ANTH-5): a ``tool_result`` whose
-    content is a list of text blocks, maybe marked ``is_error``; a text block after a round's
-    results (Claude Code's reminders); a ``cache_control`` breakpoint on a message's last block;
-    an assistant text turn as a plain string."""
-    messages = request["messages"]
-    for m in messages:
-        if not isinstance(m["content"], list) or not m["content"]:
-            continue
-        for block in m["content"]:
-            if block.get("type") == "tool_result" and block["content"] and draw(st.booleans()):
-                block["content"] = [{"type": "text", "text": block["content"]}]
-                if draw(st.integers(0, 3)) == 0:
-                    block["is_error"] = True
-        if tool_results(m) and draw(st.integers(0, 3)) == 0:
-            m["content"].append({"type": "text", "text": "<reminder>Keep the task list current.</reminder>"})
-        if m["role"] == "assistant" and [b.get("type") for b in m["content"]] == ["text"] and draw(st.booleans()):
-            m["content"] = m["content"][0]["text"]
-        elif draw(st.integers(0, 3)) == 0:
-            m["content"][-1] = {**m["content"][-1], "cache_control": {"type": "ephemeral"}}
-    return request
-
-
-def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
-    mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
-    None maybe) and the shapes real traffic carries (`_as_sent`). Every history passes `invalid`,
-    ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
-    from ..histories import histories as chat_histories
-
-    chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
-    chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
-    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
+    return drawn(**options)
 
 
 FORMAT = WireFormat(

@@ -1,18 +1,27 @@
 """OpenAI chat-completions, seen as a `WireFormat` (SPEC CORE-1..CORE-11).
 
 Nothing here is new: the rules live in `conformance.oracle` and the strategies in
-`conformance.histories`; this module only points at them, so the suite can treat every
-format alike.
+`conformance.histories` (imported when drawn: judging imports no Hypothesis); this module only
+points at them, so the suite can treat every format alike.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import oracle
 from ..clauses import every_output, in_flight
-from ..histories import histories
 from . import WireFormat
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+
+def histories(*args: Any, **options: Any) -> SearchStrategy[list[dict[str, Any]]]:
+    """`conformance.histories.histories` (same arguments)."""
+    from ..histories import histories as drawn
+
+    return drawn(*args, **options)
 
 
 def structural(history: Any, out: Any) -> dict[str, oracle.Violation | None]:

@@ -8,7 +8,8 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
+from compaction_suite.conformance.entities import entity_ids, latest_task_list
+from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.violation import Violation
 
