@@ -14,7 +14,7 @@ import copy
 import re
 from typing import Any
 
-from compaction_suite.conformance import formats, oracle
+from compaction_suite.conformance import oracle
 from compaction_suite.conformance.clauses import HARMS, harm_of, waived_by
 
 __all__ = ["HARMS", "by_harm", "findings", "harm", "reverify", "shown_with", "structural_problems"]
@@ -23,10 +23,13 @@ FAILING = ("fail", "error")
 UNCLASSIFIED = "unclassified"
 
 
-def structural_problems(history: Any, output: Any, wire_format: str = formats.CHAT) -> dict[str, str]:
+def structural_problems(history: Any, output: Any, wire_format: str | None = None) -> dict[str, str]:
     """Which of ``wire_format``'s structural clauses (those its format judges on every output,
-    `formats.WireFormat.structural`) ``output``, compacted from ``history``, breaks, with the reason."""
-    found = formats.get(wire_format).structural(history, output)
+    `formats.WireFormat.structural`; default chat-completions) ``output``, compacted from
+    ``history``, breaks, with the reason."""
+    from compaction_suite.conformance import formats  # when a run is judged: the command starts without it
+
+    found = formats.get(wire_format or formats.CHAT).structural(history, output)
     return {cid: str(reason) for cid, reason in found.items() if reason}
 
 
@@ -41,7 +44,7 @@ def reverify(clauses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for cid, entry in clauses.items():
         if entry.get("status") not in FAILING or entry.get("output") is None or entry.get("history") is None:
             continue
-        wire_format = entry.get("wire_format") or formats.CHAT
+        wire_format = entry.get("wire_format")
         inherent = structural_problems(entry["history"], entry["history"], wire_format)
         for other, reason in structural_problems(entry["history"], entry["output"], wire_format).items():
             current = clauses.get(other)

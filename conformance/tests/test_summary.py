@@ -65,8 +65,12 @@ def test_tail_is_byte_identical(suite, history):
 
 
 @clause("SUM-4")
-@given(history=histories(min_rounds=K + 1, earlier_summary=True))
+@given(history=histories(min_rounds=K + 1, earlier_summary=True, shapes=()))
 def test_one_summary_after_recompaction(suite, history):
+    """One earlier summary, compacted twice (stacked summaries are test_shapes.py's
+    ``test_summary_chain_folds_into_one``, on histories where something besides them is older than
+    the tail: in a short history a target also claiming ``structured`` keeps the newest of them
+    among its last 10 messages, STRUCT-4)."""
     _, out = _compact(suite, history)
     require(None if len(summaries(out)) == 1 else Violation("summaries-stacked", f"{len(summaries(out))} summaries"), history, out)
     again = out + [{"role": "user", "content": "And one more thing, please."}]

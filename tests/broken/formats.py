@@ -20,12 +20,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "pytho
 
 from anthropic_truncating import AnthropicTruncating
 from anthropic_truncating import factory as anthropic_factory
-from responses_compacting import ResponsesCompacting, _pending
+from responses_compacting import ResponsesCompacting, _keeps_pairs, _pending
 from responses_compacting import factory as compacting_factory
 from responses_truncating import ResponsesTruncating, _kind
 from responses_truncating import factory as truncating_factory
 
 from broken.compactors import Control
+
+
+def _turn_starts(items: list[dict[str, Any]]) -> list[int]:
+    """Where a user turn starts and a cut in front of it keeps every output with its call, as the
+    correct examples cut (an output may follow its call after a message sent while the tool ran):
+    each control has its own defect and no other."""
+    return [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user" and _keeps_pairs(items, i)]
 
 
 class _Responses(ResponsesTruncating):
@@ -125,7 +132,7 @@ class CompactsPendingCall(_Responses):
     """Compacts while a function's output is still pending (RESP-8; the Agents SDK bug)."""
 
     def compact(self, items, *, iteration):
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if (iteration < self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens) or len(starts) < 2:
             return list(items)
         system = [item for item in items[: starts[-1]] if _kind(item) == "message" and item.get("role") in ("system", "developer")]
@@ -190,7 +197,7 @@ class _Unguarded(ResponsesCompacting):
     """The correct summarizing compactor without its guard: the endpoint's errors escape."""
 
     def compact(self, items, *, iteration):
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if iteration < self.threshold_iterations or len(starts) <= self.keep_turns:
             return list(items)
         cut = starts[-self.keep_turns]
@@ -204,7 +211,7 @@ class _PlaceholderOnFailure(ResponsesCompacting):
 
     def compact(self, items, *, iteration):
         out = super().compact(items, iteration=iteration)
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if out != items or iteration < self.threshold_iterations or len(starts) <= self.keep_turns or _pending(items):
             return out
         cut = starts[-self.keep_turns]
@@ -244,7 +251,7 @@ class SetOrdered(_Responses):
 class _KeptAndFolded(ResponsesCompacting):
     def compact(self, items, *, iteration):
         out = super().compact(items, iteration=iteration)
-        earlier = [item for item in items if _kind(item) == "compaction"]
+        earlier = [item for item in items if _kind(item) == "compaction" and item not in out]
         fresh = [item for item in out if _kind(item) == "compaction" and item not in items]
         if not earlier or not fresh:
             return out
@@ -261,7 +268,7 @@ def KeptAndFolded(settings):
 
 class _ClearedOnFailure(ResponsesCompacting):
     def compact(self, items, *, iteration):
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if iteration < self.threshold_iterations or _pending(items) or len(starts) <= self.keep_turns:
             return list(items)
         kept = [item for item in items if _kind(item) == "message" and item.get("role") in ("system", "developer")]
@@ -360,7 +367,7 @@ class _TruncatesOnFailure(ResponsesCompacting):
         out = super().compact(items, iteration=iteration)
         if out != items or iteration < self.threshold_iterations:
             return out
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         return items[starts[-self.keep_turns] :] if len(starts) > self.keep_turns else out
 
 

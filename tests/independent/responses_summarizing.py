@@ -3,8 +3,9 @@ through ``POST /v1/responses`` (not the compact endpoint), with the official ``o
 default retries (two), so a transient 429 or 5xx costs a retry, not the compaction.
 
 When seed 000's trigger fires it keeps the system/developer messages and every item from the
-K-th last user message on (a cut in front of a user message never splits a call from its
-output, nor a reasoning item from the item it precedes), and asks the summarizer for a summary
+K-th last user message on that no later output answers a call before (the API pairs an output
+with its call by ``call_id``, so a message sent while a tool ran may stand between them: SPEC
+Part A, "Histories the suite draws"), and asks the summarizer for a summary
 of the older items, sent as they are (the model reads an earlier compaction item too, so the new
 summary stands for it: SPEC RESP-5). The summary is a user message starting with
 ``[Context Summary]``. A history waiting for a tool output, or any summarizer failure (an error
@@ -31,6 +32,12 @@ def _waiting(items: list[dict]) -> bool:
     return any(_kind(i) in ("function_call", "custom_tool_call") and i.get("call_id") not in answered for i in items)
 
 
+def _keeps_pairs(items: list[dict], cut: int) -> bool:
+    """Whether no output at or after ``cut`` answers a call before it."""
+    called = {i.get("call_id") for i in items[:cut] if _kind(i) in ("function_call", "custom_tool_call")}
+    return not any(_kind(i) in ("function_call_output", "custom_tool_call_output") and i.get("call_id") in called for i in items[cut:])
+
+
 def _answer_text(response: Any) -> str:
     parts = [c.text for item in response.output if item.type == "message" for c in item.content if getattr(c, "type", "") == "output_text"]
     return "".join(parts).strip()
@@ -51,7 +58,7 @@ class ResponsesSummarizing:
     def compact(self, items: list[dict], *, iteration: int) -> list[dict]:
         if _waiting(items) or (iteration < self.t and self.estimate_tokens(items) < self.m):
             return list(items)
-        users = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        users = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user" and _keeps_pairs(items, i)]
         if len(users) <= self.k:
             return list(items)
         cut = users[-self.k]
