@@ -9,6 +9,7 @@ still counted as not caught) and an entry without a run (listed, not counted).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,23 @@ def test_the_projects_bug_list_is_runnable_where_it_says_so() -> None:
     for bug in listed.bugs:
         module, _, factory = bug.target.partition(":")
         assert callable(getattr(importlib.import_module(module), factory)), bug.id
+
+
+def test_another_environment_imports_its_own_suite_not_the_working_directorys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run in a release's environment must import that environment's compaction-suite: ``python -m``
+    would put a checkout in the working directory first (PYTHONSAFEPATH keeps it out)."""
+    from compaction_suite.conformance import runner
+    from compaction_suite.matrix import jobs
+
+    seen: list[dict[str, str]] = []
+
+    def fake_run_check(target: str, args: object, *, env: dict[str, str], **kwargs: object) -> runner.CheckRun:
+        seen.append(env)
+        return runner.CheckRun(2, None, "ERROR: FAKE run (test double)", 0.0)
+
+    monkeypatch.setattr(jobs, "run_check", fake_run_check)
+    job = jobs.Job("FAKE", {}, "factory", "fakefw:factory")
+    jobs.run_job(job, True, None, 10, python="/elsewhere/bin/python")
+    jobs.run_job(job, True, None, 10)
+    assert seen[0].get("PYTHONSAFEPATH") == "1"
+    assert seen[1].get("PYTHONSAFEPATH") == os.environ.get("PYTHONSAFEPATH")
