@@ -225,11 +225,14 @@ def report(listed: Listed, results: dict[tuple[str, str], dict[str, Any]], out: 
     """The bugs document: each bug's verdicts, and recall overall and per framework."""
     entries = []
     for bug in listed.bugs:
+        reported = verdict(bug, results.get((bug.id, "reported")), "reported")
+        fixed = verdict(bug, results.get((bug.id, "fixed")), "fixed") if bug.fixed else {"status": "no fix"}
+        if reported["status"] != "caught" and fixed["status"] in ("lost", "kept"):  # lost/kept say what a fix did to a catch
+            fixed["status"] = {"lost": "not found", "kept": "found"}[fixed["status"]]
         entries.append({
             "id": bug.id, "framework": bug.framework, "target": bug.target, "options": bug.options,
             "expect": {k: v for k, v in (("clause", bug.clause), ("reason_id", bug.reason_id), ("reason", bug.reason)) if v},
-            "reported": verdict(bug, results.get((bug.id, "reported")), "reported"),
-            "fixed": verdict(bug, results.get((bug.id, "fixed")), "fixed") if bug.fixed else {"status": "no fix"},
+            "reported": reported, "fixed": fixed,
         })  # fmt: skip
     frameworks = sorted({str(e["framework"]) for e in entries})
     return {
