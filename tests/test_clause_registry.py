@@ -35,9 +35,6 @@ CITED = re.compile(r"\b(?:CORE|TRIG|SUM|STRUCT|FAIL|EVT|STORE|RESP|ANTH|HIST|ROU
 DEFINED = re.compile(r"\*\*([A-Z]+-\d+(?:-[A-Z]+)?)\*\*")
 DELIBERATELY_UNKNOWN = {"CORE-99": "tests/test_cli_contract.py: check --clause with a clause that does not exist"}
 SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist"}
-AWAITING_SUITE = {"adapters/reported_bugs.json": {f"CORE-{n}" for n in range(12, 18)}}
-"""Clauses the suite branch defines (core numbers 12 to 17) that the bug list's pending entries already expect;
-once that branch is merged they are defined and this allowance is moot (delete it then)."""
 
 
 def part_a() -> dict[str, tuple[str, str]]:
@@ -159,12 +156,7 @@ def cited_ids() -> dict[str, set[str]]:
 
 def test_every_clause_id_cited_exists_in_spec() -> None:
     defined = set(DEFINED.findall(SPEC))
-    unknown = {
-        cited: sorted(f for f in files if cited not in AWAITING_SUITE.get(f, ()))
-        for cited, files in cited_ids().items()
-        if cited not in defined and cited not in DELIBERATELY_UNKNOWN
-    }
-    unknown = {cited: files for cited, files in unknown.items() if files}
+    unknown = {cited: sorted(files) for cited, files in cited_ids().items() if cited not in defined and cited not in DELIBERATELY_UNKNOWN}
     assert unknown == {}
 
 
