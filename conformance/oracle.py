@@ -161,31 +161,51 @@ def check_system_kept(history: Sequence[Message], out: Sequence[Message], compac
     return None
 
 
-def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True) -> tuple[dict[int, int], Violation | None]:
+def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True, latest: bool = False) -> tuple[dict[int, int], Violation | None]:
     """Match output messages equal to input messages, in order: {output index: input index}.
-    Without ``system``, system messages are left out (CORE-3 judges where they go)."""
+    Without ``system``, system messages are left out (CORE-3 judges where they go).
+
+    Equal messages recur in real traffic (the same call, with a reused id, in two rounds: CORE-6),
+    so an output message may match more than one input message. By default each takes the earliest
+    input message it can; with ``latest``, matched from the end, each takes the latest one. Either
+    way a message out of order is found, since no matching in order exists."""
     positions: dict[str, list[int]] = {}
     for i, message in enumerate(history):
         positions.setdefault(json.dumps(message, sort_keys=True), []).append(i)
     matched: dict[int, int] = {}
-    last = -1
-    for j, message in enumerate(out):
+    bound = len(history) if latest else -1
+    for j in range(len(out) - 1, -1, -1) if latest else range(len(out)):
+        message = out[j]
         if not system and isinstance(message, dict) and message.get("role") in SYSTEM_ROLES:
             continue
         candidates = positions.get(json.dumps(message, sort_keys=True), [])
-        later = next((i for i in candidates if i > last), None)
-        if candidates and later is None:
+        fits = [i for i in candidates if (i < bound if latest else i > bound)]
+        if candidates and not fits:
             return matched, Violation("message-out-of-order", f"output {where(out, j)} is input message {candidates[0]} moved out of order")
-        if later is not None:
-            matched[j] = last = later
+        if fits:
+            matched[j] = bound = fits[-1] if latest else fits[0]
     return matched, None
 
 
 def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> Violation | None:
-    """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
-    matched, problem = kept_indices(history, out, system=False)
-    if problem:
-        return problem
+    """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision).
+
+    A round is judged cut only when it is cut under both matchings of `kept_indices`: an output
+    that keeps the newest of two equal rounds is whole, whichever copy its messages are read as."""
+    found = None
+    for latest in (False, True):
+        matched, problem = kept_indices(history, out, system=False, latest=latest)
+        if problem:
+            return problem
+        cut = _round_cut(history, out, matched)
+        if cut is None:
+            return None
+        found = found or cut
+    return found
+
+
+def _round_cut(history: Sequence[Message], out: Sequence[Message], matched: dict[int, int]) -> Violation | None:
+    """The first round of which ``matched`` keeps some messages but not the rest (nor a stand-in in place)."""
     kept = set(matched.values())
     order = sorted((i, j) for j, i in matched.items())  # (input index, output index), both increasing
     for r in rounds(history):

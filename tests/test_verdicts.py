@@ -159,6 +159,16 @@ def test_core4_replaced_in_place_means_where_the_round_is() -> None:
     assert "is missing while the rest of its round" in (oracle.check_rounds_whole(history, dropped) or "")
 
 
+def test_core4_reads_a_kept_round_equal_to_an_older_one_as_the_newer() -> None:
+    """Real traffic repeats a call with a reused id (CORE-6): keeping the newest round after a
+    summary is whole, though its call message equals the older round's."""
+    history = [SYSTEM, TURNS[0], calls("call_1"), result("call_1", "x"), TURNS[1], calls("call_1"), result("call_1", "y")]
+    kept_newest = [SYSTEM, reply("summary of the earlier rounds"), calls("call_1"), result("call_1", "y")]
+    assert oracle.check_rounds_whole(history, kept_newest) is None
+    cut = [SYSTEM, reply("summary of the earlier rounds"), calls("call_1")]
+    assert "is missing while the rest of its round" in (oracle.check_rounds_whole(history, cut) or "")
+
+
 def test_a_cmd_target_declares_in_its_start_answer() -> None:
     target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
     try:
