@@ -114,6 +114,17 @@ class Pricing:
         price = self.agent.price
         return (price.input if price.cache_write is None else price.cache_write) / price.cached_input
 
+    def summary_overhead(self, instructions: int, answer: int = 300) -> float:
+        """A summarizer call's cost beyond what it folds (its ``instructions`` and an ``answer`` of
+        300 tokens, seed 003's summary budget), in the agent's cache-read tokens (RT-8)."""
+        price = self.summarizer.price
+        return (instructions * price.input + answer * price.output) / self.agent.price.cached_input
+
+    @property
+    def summarize_to_read(self) -> float:
+        """The summarizer's input price over the agent's cache-read price (RT-8's other ratio)."""
+        return self.summarizer.price.input / self.agent.price.cached_input
+
 
 def pricing(provider: str, agent_model: str | None = None) -> Pricing:
     """The provider's pricing, with ``agent_model`` (one of its models) or its default."""

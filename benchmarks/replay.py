@@ -34,6 +34,7 @@ from compaction_suite.reference.tokens import ExactTokens
 from .across_formats import Bridged, NotFaithful, for_replay
 from .cache import CacheUse, Meter
 from .prices import DEFAULT_PRICINGS, Pricing, cached_tokens
+from .probes import Probes
 from .views import Round as UnitRound
 from .views import Unit, View, unit_tokens
 
@@ -61,6 +62,9 @@ class Call:
     """Every title of the latest task list so far is in the context (None: no task list yet)."""
     facts: float | None
     """Share of the facts planted so far that the context still holds (None: none planted yet)."""
+    probes: float | None = None
+    """Share of the probes met so far (`probes.Probes`: ids, paths, the last error, task status,
+    constraints) the context still holds (None: none met yet)."""
     cache: dict[str, CacheUse] = field(default_factory=dict)
     """What each priced provider's cache reads and writes on this call (`cache.Meter`), by pricing label."""
 
@@ -87,6 +91,8 @@ class Run:
     """How many entity ids the trace introduced (0: the id figures are n/a)."""
     pricings: tuple[Pricing, ...] = DEFAULT_PRICINGS
     """The bills the run is priced in (the first one gives ``cost_usd_*``)."""
+    probes: dict[str, Any] = field(default_factory=dict)
+    """Per probe kind: how many the trace introduced, the smallest share kept, the share kept at the end."""
 
     @property
     def comparable(self) -> bool:
@@ -155,6 +161,8 @@ class Run:
             "task_list_always_kept": worst(c.task_list for c in self.calls),
             "min_fact_retention": worst(c.facts for c in self.calls),
             "final_fact_retention": self.calls[-1].facts if self.calls else None,
+            "min_probe_retention": worst(c.probes for c in self.calls),
+            "probes": self.probes,
             "violations": self.violations,
             "errors": self.errors,
         }
@@ -194,9 +202,11 @@ class _Memory:
         self.has_tasks = False
         self.facts: list[str] = []
         self._unplanted = list(facts)
+        self.probes = Probes(id_rule, task_lists)
 
     def learn(self, round_: UnitRound) -> None:
         messages = self.view.chat_messages(round_.units)
+        self.probes.learn(messages)
         self.ids += [i for i in entity_ids(messages, self.id_rule) if i not in self.ids]
         tasks = latest_task_titles(messages, self.task_lists)
         if tasks is not None:
@@ -284,6 +294,7 @@ def replay(
         run.entity_ids_tracked = len(memory.ids)
         context = context + list(round_.units)
         text += "\n" + view.text(round_.units)
+    run.probes = {"tracked": memory.probes.counts(), "min": memory.probes.worst, "final": memory.probes.kept_now()}
     return run
 
 
@@ -385,6 +396,7 @@ def _call(
         entity_ids=ids,
         task_list=tasks,
         facts=facts,
+        probes=memory.probes.check(text, compacted),
         cache=meter.use(context, shared, tokens.message),
     )
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .errors import HistoryError
 from .events import CompactionEvent
-from .rounds import Message, Round, RoundLog, call_in_flight
+from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
 from .strategies import Outcome, Strategy
 from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
@@ -46,6 +46,10 @@ class Compactor:
         self._compacted_at = 0
         """The iteration of the last compaction: RT-1 counts iterations from it."""
         self._observed_prompt_tokens: int | None = None
+        self._cycle: tuple[int, int] | None = None
+        """(estimate the last compaction left, its part after the system messages): RT-8's base."""
+        self._resent = 0
+        """What the histories since then held beyond that estimate, summed (RT-8)."""
 
     def estimate_tokens(self, messages: Sequence[Message]) -> int:
         return self.estimator.estimate(messages)
@@ -94,6 +98,7 @@ class Compactor:
         rounds = self._rounds.update(messages)  # raises HistoryError (HIST-*)
         if iteration < self._compacted_at:
             self._compacted_at = 0  # a lower iteration means a new run (RT-1)
+            self._cycle = None
         seen = self._observe(messages, iteration)
         self.last_event = CompactionEvent(iteration, len(messages), seen.estimated_tokens)
         if call_in_flight(rounds):
@@ -110,12 +115,26 @@ class Compactor:
             raise
 
     def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
+        estimate = self._ledger.update(messages)
+        if self._cycle is None:
+            self._start_cycle(messages, estimate)
+        else:
+            self._resent += estimate - self._cycle[0]
         return Observation(
             iterations=iteration - self._compacted_at,
-            estimated_tokens=self._ledger.update(messages),
+            estimated_tokens=estimate,
             messages=len(messages) - self._rounds.system_messages,
             observed_prompt_tokens=self._observed_prompt_tokens,
+            rewritten_tokens=self._cycle[1] if self._cycle else 0,
+            grown_tokens=estimate - self._cycle[0] if self._cycle else 0,
+            resent_tokens=self._resent,
         )
+
+    def _start_cycle(self, messages: Sequence[Message], estimate: int) -> None:
+        """What a compaction left (or the run's first history): RT-8 counts re-reads from it."""
+        system = [m for m in messages if m.get("role") in SYSTEM_ROLES]
+        self._cycle = (estimate, estimate - self.estimator.estimate(system))
+        self._resent = 0
 
     def _failed(self, messages: list[Message], error: SummarizerError) -> list[Message]:
         """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""
@@ -143,7 +162,9 @@ class Compactor:
         after = self.estimator.estimate(outcome.messages)
         if after >= event.estimated_tokens_before:
             event.skipped_reason = f"the result ({after} tokens) would not be smaller (STRAT-10)"
+            self._start_cycle(messages, event.estimated_tokens_before)
             return list(messages)
+        self._start_cycle(outcome.messages, after)
         self._ledger.reset()  # the history was replaced, not appended to (TOK-4)
         self._ledger.update(outcome.messages)
         self._rounds.update(outcome.messages)  # a shorter list: split from scratch

@@ -15,7 +15,6 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from message_builders import asks, call, reply, result, system, user
 
 from compaction_suite.benchmarks.cache import Meter
 from compaction_suite.benchmarks.ceiling import Ideal, shape
@@ -25,6 +24,8 @@ from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, SUMMARY_TOKENS, 
 from compaction_suite.reference import split_rounds
 from compaction_suite.reference.rounds import flatten
 from compaction_suite.reference.tokens import ExactTokens
+
+from message_builders import asks, call, reply, result, system, user
 
 EXACT = ExactTokens("o200k_base")
 

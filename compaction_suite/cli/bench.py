@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import click
+
+from . import bench_replay_options
 
 EXTRA = ("pytest_benchmark", "matplotlib", "numpy")
 """The modules of the ``bench`` extra (pyproject.toml): timings, plots, the speed slopes."""
@@ -65,10 +68,11 @@ def _trace_kind(value: str) -> str:
               help="An extra task-list tool NAME:ITEMS_KEY:TITLE_KEY (repeatable; reportProgress, TodoWrite and update_plan are built in). SPEC ENT-2.")
 @OUT
 @QUIET
+@bench_replay_options.options
 def replay(
     targets: tuple[str, ...], traces: tuple[Path, ...], with_reference: bool, max_context_tokens: int | None,
     threshold_iterations: int | None, keep_rounds: int | None, ceiling_rounds: tuple[int, ...], id_keys: tuple[str, ...],
-    task_tools: list[tuple[str, str, str]], trace_kind: str, out: Path, quiet: bool,
+    task_tools: list[tuple[str, str, str]], trace_kind: str, out: Path, quiet: bool, **issue_23: Any,
 ) -> None:
     """Replay traces through compactors: tokens, cost, what survives, against the ceilings (replay.md).
 
@@ -80,6 +84,11 @@ def replay(
     Each trace replays in its own wire format; a TARGET of another format
     (capabilities["wire_format"]) gets each context through the faithful conversion only, and
     a compaction point with none is reported as not comparable (replay.md, "Wire formats").
+
+    Every run is priced per provider (--provider, --model), with and without its prompt cache,
+    against the token ceiling and the cache-aware ceiling; --summarizer-base-url and
+    --summarizer-model summarize with a real model (recorded with --cassettes); --jobs and
+    --scheduler spread the traces over processes or a Dask cluster.
     """
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import Tuning, lineup
@@ -97,7 +106,8 @@ def replay(
     )
     changes = {"max_context_tokens": max_context_tokens, "threshold_iterations": threshold_iterations,
                "keep_recent_rounds": keep_rounds}
-    compactors = lineup(tuning) if with_reference or not targets else {}
+    extra = bench_replay_options.run_arguments(issue_23)
+    compactors = lineup(tuning, extra["pricings"]) if with_reference or not targets else {}
     try:
         for spec in targets:
             compactors[spec] = resolve(spec).factory
@@ -110,12 +120,15 @@ def replay(
             settings_changes={k: v for k, v in changes.items() if v is not None},
             id_rule=id_rule(keys=id_keys),
             task_lists={**CODING_AGENT_TASK_LISTS, **{name: (items, title) for name, items, title in task_tools}},
-            ceiling_rounds=ceilings, trace_kind=trace_kind,
+            ceiling_rounds=ceilings, trace_kind=trace_kind, **extra,
         )
     except unreadable() as error:  # a trace file that cannot be read: named, with its line
         raise click.ClickException(str(error)) from error
+    except bench_replay_options.bad_input() as error:  # a cassette to replay that is not there
+        raise click.UsageError(str(error)) from error
     click.echo(cost.headline(results))
     click.echo(cost.verdict(results))
+    click.echo(cost.cost_section(results))
     click.echo(f"reports in {out}/: replay.json, replay.md, replay-context.png, replay-retention.png")
 
 
