@@ -30,7 +30,9 @@ def add_costs(results: dict[str, Any], cache_limits: dict[str, dict[str, Any]], 
     results["pricings"] = [_describe(p) for p in pricings]
     results["agent_model"], results["summarizer_model"] = pricings[0].agent.name, pricings[0].summarizer.name
     if summarizer is not None:
-        results["summarizer"] = f"{summarizer.model!r} at {summarizer.base_url} (real answers" + (", recorded with vcrpy)" if summarizer.cassettes else ")")
+        where = f"at {summarizer.base_url}" if summarizer.base_url else f"replayed offline from {summarizer.cassettes}"
+        results["summarizer"] = f"real model {summarizer.model!r} {where}" + (f" (vcrpy cassettes in {summarizer.cassettes})" if summarizer.cassettes and summarizer.base_url else "")
+        results["real_summarizer"] = {"model": summarizer.model}
     base = {s["trace"]: s for s in results["runs"] if s["compactor"] == BASELINE}
     for s in results["runs"]:
         for label in labels:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,9 +156,10 @@ def run_all(
     _JOB, _TRACES = job, traces
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_forked, i) for i in range(len(traces))]
-            for i, future in enumerate(futures):
-                future.add_done_callback(lambda _f, i=i: done(i) if done else None)
+            futures = {pool.submit(_forked, i): i for i in range(len(traces))}
+            for future in as_completed(futures):
+                if done:
+                    done(futures[future])
             return [f.result() for f in futures]
     finally:
         _JOB, _TRACES = None, ()

@@ -7,8 +7,9 @@ contain to still hold it. Each is learned when the round that introduces it arri
 * **entity id**: an id a JSON tool result carries (SPEC ENT-1); key: the id, as a whole word;
 * **file path**: a path the agent named in a tool call or its text (``dir/name.ext`` or an
   absolute path); key: the path;
-* **last error**: the exception the latest failing tool result names (``ValueError``,
-  ``ModuleNotFoundError``...), replacing the one before; key: its name;
+* **last error**: the exception the latest failing tool result reports, at the start of a line as a
+  traceback ends (``ValueError: ...``, ``ModuleNotFoundError: ...``), replacing the one before;
+  key: its name;
 * **task status**: each item of the latest task list (SPEC ENT-2) with its status, replacing the
   list before; keys: the title and the status;
 * **constraint**: a sentence of a user message that restricts the agent (``must``, ``never``,
@@ -37,7 +38,8 @@ KINDS = ("entity id", "file path", "last error", "task status", "constraint")
 REPLACED = frozenset({"last error", "task status"})
 """Kinds of which only the latest counts."""
 PATH = re.compile(r"(?<![\w./-])/[\w.-]+(?:/[\w.-]+)+|(?<![\w./-])[\w.-]+(?:/[\w.-]+)+\.\w+")
-ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+ERROR = re.compile(r"^(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))(?::|$)", re.M)
+"""A traceback's last line (``ValueError: ...``, ``json.decoder.JSONDecodeError: ...``): not a name quoted in code."""
 CONSTRAINT = re.compile(
     r"\b(must|never|don't|do not|only|always|instead of|out of scope|make sure|avoid|without|no more than|at most|at least)\b", re.I
 )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from message_builders import asks, call, reply, result, system, user
 
 from compaction_suite.benchmarks.cache import CacheUse, Meter, anthropic_use, blocks, breakpoints, marked, openai_read
 from compaction_suite.benchmarks.lineup import NoCompaction
@@ -17,6 +16,8 @@ from compaction_suite.benchmarks.prices import ANTHROPIC, DEFAULT_PRICINGS, MODE
 from compaction_suite.benchmarks.replay import replay
 from compaction_suite.cli import main
 from compaction_suite.reference.tokens import ExactTokens
+
+from message_builders import asks, call, reply, result, system, user
 
 EXACT = ExactTokens("o200k_base")
 

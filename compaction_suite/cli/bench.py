@@ -172,6 +172,25 @@ def battery(out: Path) -> None:
     click.echo((out / "battery.md").read_text(encoding="utf-8"))
 
 
+@bench.command()
+@click.option("--calls", type=click.IntRange(min=1), default=30, show_default=True, help="Model calls of each shipped trace replayed.")
+@click.option("--sizes", default="1,2,4,8", show_default=True, help="Corpus sizes (traces), comma-separated.")
+@click.option("--no-dask", is_flag=True, help="Skip the Dask LocalCluster row even when the distributed extra is installed.")
+@OUT
+def throughput(calls: int, sizes: str, no_dask: bool, out: Path) -> None:
+    """Model calls replayed per second, at 1 and 2 workers, as the corpus grows (throughput.md)."""
+    from compaction_suite.benchmarks import throughput as bench_throughput
+
+    try:
+        counts = [int(x) for x in sizes.split(",") if x.strip()]
+    except ValueError as error:
+        raise click.BadParameter(f"expected numbers separated by commas, got {sizes!r}", param_hint="--sizes") from error
+    if not counts or min(counts) < 1:
+        raise click.BadParameter("every size must be at least 1", param_hint="--sizes")
+    bench_throughput.run(out, calls=calls, sizes=counts, dask=not no_dask, progress=click.echo)
+    click.echo((out / "throughput.md").read_text(encoding="utf-8"))
+
+
 @bench.command("all")
 @OUT
 @QUIET
@@ -182,3 +201,4 @@ def all_(context: click.Context, out: Path, quiet: bool) -> None:
     context.invoke(speed, out=out, quiet=quiet)
     context.invoke(battery, out=out)
     context.invoke(replay, out=out, quiet=quiet)
+    context.invoke(throughput, out=out)
