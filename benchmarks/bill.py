@@ -20,6 +20,7 @@ from .probes import KINDS
 if TYPE_CHECKING:
     from .jobs import RealSummarizer
 
+PLURAL = {"entity id": "entity ids", "file path": "file paths", "last error": "last errors", "task status": "task statuses", "constraint": "constraints"}
 CACHE_CEILING_SHARE = 0.80
 """The cache-aware strategy should reach this share of the cache-aware ceiling's cost cut on every trace."""
 
@@ -155,6 +156,15 @@ def _usd(x: float | None) -> str:
     return "n/a" if x is None else f"${x:.2f}"
 
 
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _bill(c: dict[str, Any]) -> list[str]:
+    """Cost and cut, without then with the cache."""
+    return [_usd(c["cost_usd_no_cache"]), _pct(c["cut_no_cache"]), _usd(c["cost_usd_with_cache"]), _pct(c["cut_with_cache"])]
+
+
 def cost_section(results: dict[str, Any]) -> str:
     """Per pricing: every strategy's bill without and with the cache, both ceilings, then the
     cache-aware strategy against the cache-aware ceiling on each trace."""
@@ -169,20 +179,21 @@ def cost_section(results: dict[str, Any]) -> str:
             f"prefixes of {agent['min_cached_tokens']:,} tokens or more), summarizer {summarizer['name']} (input "
             f"${summarizer['input']:g}, output ${summarizer['output']:g}, no cache).\n"
         )
-        head = "| compactor | cost, no cache | cut, no cache | cost, cache | cut, cache | " + "".join(
-            f"of cache-aware ceiling {key.split(' ')[-1]} (worst trace) | " for key in keys
-        )
-        lines = [head, "|---|---|---|---|---|" + "---|" * len(keys)]
+        lines = [
+            _row(["compactor", "cost, no cache", "cut, no cache", "cost, cache", "cut, cache"]
+                 + [f"of cache-aware ceiling {key.split(' ')[-1]} (worst trace)" for key in keys]),
+            _row(["---"] * (5 + len(keys))),
+        ]  # fmt: skip
         for r in results["strategies"]:
             c = r["costs"][label]
-            shares = "".join(f"{_pct(c['worst_trace_share_of_cache_ceiling'].get(key))} | " for key in keys)
-            lines.append(f"| {r['compactor']} | {_usd(c['cost_usd_no_cache'])} | {_pct(c['cut_no_cache'])} | {_usd(c['cost_usd_with_cache'])} | {_pct(c['cut_with_cache'])} | {shares}")
+            shares = [_pct(c["worst_trace_share_of_cache_ceiling"].get(key)) for key in keys]
+            lines.append(_row([r["compactor"], *_bill(c), *shares]))
         for key in keys:
             row, k = results["cache_ceilings"][key], key.split("=")[-1]
             every, best = row["every_call"], row["cache_aware"]
-            dash = "n/a | " * len(keys)
-            lines.append(f"| *token ceiling K={k} (system + 150-token summary + last {k} rounds, compacting before every call)* | {_usd(every['cost_usd_no_cache'])} | {_pct(every['cut_no_cache'])} | {_usd(every['cost_usd_with_cache'])} | {_pct(every['cut_with_cache'])} | {dash}")
-            lines.append(f"| *cache-aware ceiling K={k} (the same contexts, compacting when cheapest: {best['compactions']} of {row['calls']} calls)* | {_usd(best['cost_usd_no_cache'])} | {_pct(best['cut_no_cache'])} | {_usd(best['cost_usd_with_cache'])} | {_pct(best['cut_with_cache'])} | {dash}")
+            lines.append(_row([f"*token ceiling K={k} (system + 150-token summary + last {k} rounds, compacting before every call)*", *_bill(every), *["n/a"] * len(keys)]))
+            lines.append(_row([f"*cache-aware ceiling K={k} (the same contexts, compacting when cheapest: {best['compactions']} of {row['calls']} calls)*",
+                               *_bill(best), *["n/a"] * len(keys)]))  # fmt: skip
         parts.append("\n".join(lines) + "\n")
     parts.append(cache_verdict(results))
     return "\n".join(parts)
@@ -222,7 +233,7 @@ def probes_section(results: dict[str, Any]) -> str:
         return "n/a: the traces introduced no probe.\n"
     lines = [
         "Probes are taken from each trace (benchmarks/probes.py, SPEC PROBE-1..3): "
-        + ", ".join(f"{tracked[k]} {k}{'s' if tracked[k] != 1 else ''}" for k in kinds)
+        + ", ".join(f"{tracked[k]} {k if tracked[k] == 1 else PLURAL[k]}" for k in kinds)
         + ". A probe is kept when the context holds every one of its keys; each cell is the share kept at the last "
         "call, then the smallest share at any call, over all traces (the worst trace's).\n",
         "| compactor | " + " | ".join(kinds) + " | all probes (min) |",

@@ -13,7 +13,7 @@ from compaction_suite.cli import main
 def test_bench_lists_every_benchmark():
     result = CliRunner().invoke(main, ["bench", "--help"])
     assert result.exit_code == 0
-    for command in ("all", "battery", "estimators", "replay", "speed"):
+    for command in ("all", "battery", "estimators", "replay", "speed", "throughput"):
         assert f"  {command} " in result.output
 
 
@@ -30,10 +30,19 @@ def test_battery_table_from_pytest_benchmark_json():
         "machine_info": {"cpu": {"brand_raw": "Some CPU", "count": 2}, "python_implementation": "CPython", "python_version": "3.11.7"},
         "benchmarks": [
             {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}},
-            {"params": {"target": "slow-one", "mode": "full"}, "stats": {"median": 75.0}},
+            {"params": {"target": "quick-one", "mode": "fast"}, "stats": {"median": 9.5}},
         ],
+        "load_average": [2.1, 2.4],
+        "slowest": [{"seconds": 3.25, "phase": "call", "test": "tests/test_core.py::test_core_6"}],
     }
     text = battery.markdown(results)
-    assert "Some CPU, 2 cores, CPython 3.11.7" in text
-    assert "| reference | full | 26.9 | yes |" in text
-    assert "| slow-one | full | 75.0 | no |" in text
+    assert "Some CPU, 2 cores, CPython 3.11.7" in text and "load average 2.1 before, 2.4 after" in text
+    assert "| reference | full | 26.9 | no: 11.9 s over |" in text
+    assert "| quick-one | fast | 9.5 | yes |" in text
+    assert "| 3.25 | call | `tests/test_core.py::test_core_6` |" in text
+
+
+def test_throughput_sizes_must_be_numbers(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "throughput", "--sizes", "1,two", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--sizes" in result.output
