@@ -8,6 +8,7 @@ a summarizer failure escape (SUMZ-2), and leaves an event behind (EVENT-1).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 
@@ -131,8 +132,10 @@ class Compactor:
         )
 
     def _start_cycle(self, messages: Sequence[Message], estimate: int) -> None:
-        """What a compaction left (or the run's first history): RT-8 counts re-reads from it."""
-        system = [m for m in messages if m.get("role") in SYSTEM_ROLES]
+        """What a compaction left (or the run's first history): RT-8 counts re-reads from it.
+        The part a compaction rewrites is what follows the leading system messages (a compaction
+        puts every system message first)."""
+        system = list(itertools.takewhile(lambda m: m.get("role") in SYSTEM_ROLES, messages))
         self._cycle = (estimate, estimate - self.estimator.estimate(system))
         self._resent = 0
 
