@@ -35,10 +35,60 @@ def run(out_dir: Path) -> dict[str, Any]:
         raise RuntimeError(f"the battery benchmark failed (pytest exit {int(code)})")
     results = json.loads(saved.read_text(encoding="utf-8"))
     results["slowest"] = slowest_tests()
+    results["profile"] = profile()
     results["load_average"] = [*load, round(os.getloadavg()[0], 2)]
     saved.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (out_dir / "battery.md").write_text(markdown(results), encoding="utf-8")
     return results
+
+
+PARTS = {
+    "hypothesis": "Hypothesis (drawing and shrinking examples)",
+    "/openai/": "the openai client (building and sending requests)",
+    "/httpx/": "httpx", "/httpcore/": "httpcore", "/ssl.py": "ssl",
+    "/conformance/": "the verifier (conformance/)", "/reference/": "the reference compactor (reference/)",
+    "/compaction_suite/": "compaction_suite (text, CLI)", "quicktok": "quicktok (exact token counts)",
+    "/_pytest/": "pytest", "/pluggy/": "pytest", "/json/": "json", "/werkzeug/": "werkzeug (the summarizer test double's server)",
+}  # fmt: skip
+"""How the profile's time is grouped: the first key found in a function's file names its part."""
+
+
+def profile(target: str = "reference") -> dict[str, Any]:
+    """The full battery against ``target`` under cProfile, in a subprocess: its own time (not
+    cumulative) grouped by part (`PARTS`; C functions by name: socket waits, SSL set-up,
+    ``compile``), and the functions with the most own time. cProfile slows Python code more than
+    C code, so read the shares, not the seconds."""
+    import cProfile  # noqa: F401 - run as a module below; imported so a missing module fails here
+    import pstats
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="battery-profile-") as folder:
+        stats_path = Path(folder) / "check.prof"
+        command = [sys.executable, "-m", "cProfile", "-o", str(stats_path), "-m", "compaction_suite", "check", target, "--report", str(Path(folder) / "r.json")]
+        subprocess.run(command, capture_output=True, text=True, check=False, timeout=3600)
+        stats = pstats.Stats(str(stats_path)).stats  # type: ignore[attr-defined]
+    return grouped(stats)
+
+
+def grouped(stats: dict[tuple[str, int, str], tuple[Any, ...]]) -> dict[str, Any]:
+    """pstats' raw table ``{(file, line, name): (cc, calls, own, cumulative, callers)}`` grouped by part."""
+    parts: dict[str, float] = {}
+    functions = []
+    for (file, line, name), (_cc, calls, own, _cum, _callers) in stats.items():
+        part = next((label for key, label in PARTS.items() if key in file), None)
+        if part is None:
+            part = f"built-in `{name}`" if file == "~" else "other Python"
+        parts[part] = parts.get(part, 0.0) + own
+        functions.append((own, f"{Path(file).name}:{line} {name}" if file != "~" else name, calls))
+    total = sum(parts.values())
+    ranked = sorted(parts.items(), key=lambda kv: -kv[1])
+    return {
+        "total_seconds": round(total, 1),
+        "parts": [{"part": k, "seconds": round(v, 1), "share": round(v / total, 4)} for k, v in ranked if v / total >= 0.01],
+        "functions": [{"function": f, "seconds": round(t, 1), "calls": c} for t, f, c in sorted(functions, reverse=True)[:SLOWEST]],
+    }
 
 
 def slowest_tests(target: str = "reference") -> list[dict[str, Any]]:
@@ -80,5 +130,21 @@ def markdown(results: dict[str, Any]) -> str:
             "| seconds | phase | test |",
             "|---:|---|---|",
             *(f"| {d['seconds']:.2f} | {d['phase']} | `{d['test']}` |" for d in results["slowest"]),
+        ]
+    if results.get("profile"):
+        prof = results["profile"]
+        lines += [
+            "",
+            f"## Where the full battery's CPU goes (`reference` under cProfile: {prof['total_seconds']:.0f} s of own time)",
+            "",
+            "cProfile slows Python code more than C code: read the shares. Parts under 1% are left out.",
+            "",
+            "| part | share |",
+            "|---|---:|",
+            *(f"| {p['part']} | {p['share']:.1%} |" for p in prof["parts"]),
+            "",
+            "| function (most own time) | calls | share |",
+            "|---|---:|---:|",
+            *(f"| `{f['function']}` | {f['calls']:,} | {f['seconds'] / prof['total_seconds']:.1%} |" for f in prof["functions"]),
         ]
     return "\n".join(lines) + "\n"

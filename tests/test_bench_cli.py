@@ -34,12 +34,19 @@ def test_battery_table_from_pytest_benchmark_json():
         ],
         "load_average": [2.1, 2.4],
         "slowest": [{"seconds": 3.25, "phase": "call", "test": "tests/test_core.py::test_core_6"}],
+        "profile": battery.grouped({
+            ("/venv/site-packages/hypothesis/core.py", 10, "run"): (1, 1, 6.0, 9.0, {}),
+            ("/repo/reference/rounds.py", 20, "split_rounds"): (1, 3, 1.0, 1.0, {}),
+            ("~", 0, "<method 'recv' of '_socket.socket' objects>"): (1, 7, 3.0, 3.0, {}),
+        }),
     }
     text = battery.markdown(results)
     assert "Some CPU, 2 cores, CPython 3.11.7" in text and "load average 2.1 before, 2.4 after" in text
     assert "| reference | full | 26.9 | no: 11.9 s over |" in text
     assert "| quick-one | fast | 9.5 | yes |" in text
     assert "| 3.25 | call | `tests/test_core.py::test_core_6` |" in text
+    assert "| Hypothesis (drawing and shrinking examples) | 60.0% |" in text and "| the reference compactor (reference/) | 10.0% |" in text
+    assert "| built-in `<method 'recv' of '_socket.socket' objects>` | 30.0% |" in text and "| `core.py:10 run` | 1 | 60.0% |" in text
 
 
 def test_throughput_sizes_must_be_numbers(tmp_path):
