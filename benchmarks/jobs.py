@@ -54,6 +54,8 @@ class RealSummarizer:
     """The model's weights file (its name, size and sha256 go into the meta record)."""
     server_info: str | None = None
     """What serves the model (program, version, options, hardware), for the meta record."""
+    timeout: float = 600.0
+    """Seconds one summarizer call may take (a small model on a shared CPU is slow)."""
 
 
 @dataclass

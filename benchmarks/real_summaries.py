@@ -47,7 +47,7 @@ def summarizing(real: RealSummarizer, trace_id: str, changes: dict[str, Any]) ->
         return
     if real.base_url is None:
         raise MissingCassette(f"no cassette {path} to replay trace {trace_id!r}, and no --summarizer-base-url to record it")
-    endpoint = Endpoint(real.model, base_url=real.base_url, api_key=real.api_key)
+    endpoint = Endpoint(real.model, base_url=real.base_url, api_key=real.api_key, timeout=real.timeout)
     settings = endpoint.settings(**changes)
     if path is None:
         yield settings

@@ -117,10 +117,9 @@ class Compactor:
 
     def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
         estimate = self._ledger.update(messages)
-        if self._cycle is None:
-            self._start_cycle(messages, estimate)
-        else:
-            self._resent += estimate - self._cycle[0]
+        if self._cycle is None:  # a run starts as if compacted down to its system messages
+            self._cycle, self._resent = (self._system_estimate(messages), 0), 0
+        self._resent += estimate - self._cycle[0]
         return Observation(
             iterations=iteration - self._compacted_at,
             estimated_tokens=estimate,
@@ -132,12 +131,13 @@ class Compactor:
         )
 
     def _start_cycle(self, messages: Sequence[Message], estimate: int) -> None:
-        """What a compaction left (or the run's first history): RT-8 counts re-reads from it.
-        The part a compaction rewrites is what follows the leading system messages (a compaction
-        puts every system message first)."""
-        system = list(itertools.takewhile(lambda m: m.get("role") in SYSTEM_ROLES, messages))
-        self._cycle = (estimate, estimate - self.estimator.estimate(system))
+        """What a compaction left: RT-8 counts re-reads from it. The part a compaction rewrites
+        is what follows the leading system messages (a compaction puts every system message first)."""
+        self._cycle = (estimate, estimate - self._system_estimate(messages))
         self._resent = 0
+
+    def _system_estimate(self, messages: Sequence[Message]) -> int:
+        return self.estimator.estimate(list(itertools.takewhile(lambda m: m.get("role") in SYSTEM_ROLES, messages)))
 
     def _failed(self, messages: list[Message], error: SummarizerError) -> list[Message]:
         """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""

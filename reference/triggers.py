@@ -24,8 +24,9 @@ class Observation:
     observed_prompt_tokens: int | None = None
     """``usage.prompt_tokens`` of the last model response, if one was reported."""
     rewritten_tokens: int = 0
-    """What the last compaction left after the leading system messages (or the history held at the run's
-    first compaction point): what a compaction writes anew, its system messages staying cached (RT-8)."""
+    """What the last compaction left after the leading system messages (0 before the first: a run
+    starts as if compacted down to its system messages): what a compaction writes anew, its system
+    messages staying cached (RT-8)."""
     grown_tokens: int = 0
     """What the history grew by since then: about what a compaction now would give the summarizer (RT-8)."""
     resent_tokens: int = 0

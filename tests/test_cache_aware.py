@@ -40,7 +40,7 @@ class Recording:
 
     def check(self, observation: Observation) -> str | None:
         self.seen.append(observation)
-        return "told to" if observation.iterations in self.fire_at and observation.rewritten_tokens else None
+        return "told to" if observation.iterations in self.fire_at else None
 
 
 def grow(messages: list[dict], n: int) -> list[dict]:
@@ -56,10 +56,10 @@ def test_the_compactor_tells_the_trigger_what_was_rewritten_grown_and_re_read():
         messages = grow(messages, n)
         compactor.compact(messages, iteration=n)
         estimates.append(CharsPerFour().estimate(messages))
-    first = estimates[0]
-    assert [o.rewritten_tokens for o in trigger.seen] == [first - 100] * 4  # the first history, its system message aside
-    assert [o.grown_tokens for o in trigger.seen] == [e - first for e in estimates]
-    assert [o.resent_tokens for o in trigger.seen] == [sum(e - first for e in estimates[: i + 1]) for i in range(4)]
+    base = 100  # the system message: a run starts as if compacted down to it, nothing rewritten yet
+    assert [o.rewritten_tokens for o in trigger.seen] == [0] * 4
+    assert [o.grown_tokens for o in trigger.seen] == [e - base for e in estimates]
+    assert [o.resent_tokens for o in trigger.seen] == [sum(e - base for e in estimates[: i + 1]) for i in range(4)]
 
 
 def test_a_compaction_starts_a_new_cycle_and_a_new_run_forgets_the_old_one():
@@ -73,7 +73,8 @@ def test_a_compaction_starts_a_new_cycle_and_a_new_run_forgets_the_old_one():
     after = CharsPerFour().estimate(messages[:-2])  # what the compaction at iteration 3 left
     assert points[3].rewritten_tokens == after - 100 and points[3].resent_tokens == points[3].grown_tokens > 0
     compactor.compact([system("s" * 400), user("new run")], iteration=1)
-    assert trigger.seen[-1].resent_tokens == 0 and trigger.seen[-1].rewritten_tokens == CharsPerFour().estimate([user("new run")])
+    fresh = CharsPerFour().estimate([user("new run")])
+    assert trigger.seen[-1].resent_tokens == trigger.seen[-1].grown_tokens == fresh and trigger.seen[-1].rewritten_tokens == 0
 
 
 def test_the_preset_claims_what_it_implements():

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "replay-summaries"
 RESULTS = ROOT / "benchmarks" / "results" / "real-model" / "replay.json"
 TRACES = [ROOT / "cassettes" / "traces" / f"stdlib-explorer-seed{n}.jsonl" for n in (2, 3)]
-MAX_CALLS = 20
-"""The recorded run: ``compaction-suite bench replay`` with these four targets, ``--max-calls 20``
+MAX_CALLS = 14
+"""The recorded run: ``compaction-suite bench replay`` with these four targets, ``--max-calls 14``
 (its command is in every cassette's meta record)."""
 TARGETS = {
     f"compaction_suite.benchmarks.lineup:{f.__name__}": f for f in (seed_000, seed_000_structured, mask_and_summarize, cache_aware)

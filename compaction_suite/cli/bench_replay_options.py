@@ -28,6 +28,8 @@ OPTIONS = (
     click.option("--summarizer-model-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  help="The served model's weights file: its name, size and sha256 go into each cassette's meta record."),
     click.option("--summarizer-server-info", help="What serves the model (program, version, options), for each cassette's meta record."),
+    click.option("--summarizer-timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+                 help="Seconds one summarizer call may take at --summarizer-base-url."),
     click.option("--max-calls", type=click.IntRange(min=1), help="Replay only each trace's first N model calls."),
     click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                  help="Replay the traces in N processes of this machine (same results as one)."),
@@ -68,7 +70,7 @@ def run_arguments(values: dict[str, Any]) -> dict[str, Any]:
     if model:
         summarizer = RealSummarizer(
             url, model, cassettes, os.environ.get("OPENAI_API_KEY"), " ".join(["compaction-suite", *map(shlex.quote, sys.argv[1:])]),
-            values["summarizer_model_file"], values["summarizer_server_info"],
+            values["summarizer_model_file"], values["summarizer_server_info"], values["summarizer_timeout"],
         )  # fmt: skip
     return {"pricings": chosen, "summarizer": summarizer, "jobs": values["jobs"], "scheduler": values["scheduler"], "max_calls": values["max_calls"]}
 
