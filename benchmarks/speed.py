@@ -44,6 +44,10 @@ MIN_SIZE = 100
 TARGET_OP = "compact"
 TARGET_MESSAGES = 100_000
 TARGET_SECONDS = 0.100
+STRATEGY_OPS = ("keep_last_messages", "mask_observations", "token_budget", "drop_sources", "chain")
+"""The strategies, each timed on the whole history (issue 23: every one linear)."""
+LINEAR_SLOPE = 1.05
+"""Issue 23's bound on a strategy's slope."""
 LEDGER_OPS = ("ledger_update", "trigger_check")
 """The per-round checks whose cost should not grow with the history (SPEC TOK-4)."""
 NOISE_NOTE = (
@@ -273,7 +277,7 @@ def _verdict(results: dict[str, Any]) -> list[str]:
     goal = f"compacting a {t['size']:,}-message history (no model call) in under {fmt_time(t['limit_s'])}"
     if not t["measured"]:
         return ["", "## Target", "", f"Not measured in this run ({goal} needs size {t['size']:,})."]
-    verdict = "**Met**" if t["met"] else "**Not met**"
+    verdict = "**Met**" if t["met"] else f"**Not met** (by {fmt_time(t['median_s'] - t['limit_s'])})"
     warm = (
         f" {'**Met**' if t['warm_met'] else '**Not met**'} in the agent-loop case, where the compactor saw the "
         f"history one round earlier and validates and counts only the new round (SPEC TOK-4): median "
@@ -286,7 +290,21 @@ def _verdict(results: dict[str, Any]) -> list[str]:
         f"{verdict} for a fresh compactor, whose first call validates and counts the whole history: {goal}. "
         f"`{label}`: median {fmt_time(t['median_s'])} (min {fmt_time(t['min_s'])}) "
         f"against {fmt_time(t['limit_s'])}.{warm}",
+        "",
+        *_linearity(results),
     ]
+
+
+def _linearity(results: dict[str, Any]) -> list[str]:
+    """Issue 23's second target: every strategy linear, its slope at most `LINEAR_SLOPE`."""
+    ops = [results["ops"][key] for key in STRATEGY_OPS if key in results["ops"] and results["ops"][key]["slope"] is not None]
+    if not ops or len(results["sizes"]) < 2:
+        return ["Linearity (every strategy's slope at most 1.05): not measured (needs two sizes or more)."]
+    over = [op for op in ops if op["slope"] > LINEAR_SLOPE]
+    verdict = "**Met**" if not over else "**Not met**"
+    slopes = ", ".join(f"`{op['label']}` {op['slope']:.2f}" for op in ops)
+    return [f"{verdict}: every strategy linear, its slope at most {LINEAR_SLOPE} (issue 23). Slopes: {slopes}."
+            + (f" Over: {', '.join(op['label'] for op in over)}." if over else "")]
 
 
 def _tables(results: dict[str, Any]) -> list[str]:
