@@ -48,7 +48,8 @@ class Compactor:
         """The iteration of the last compaction: RT-1 counts iterations from it."""
         self._observed_prompt_tokens: int | None = None
         self._cycle: tuple[int, int] | None = None
-        """(estimate the last compaction left, its part after the system messages): RT-8's base."""
+        """RT-8's base: (the estimate the last compaction left, its part after the leading system
+        messages); None until the run's first call."""
         self._resent = 0
         """What the histories since then held beyond that estimate, summed (RT-8)."""
 
@@ -125,8 +126,8 @@ class Compactor:
             estimated_tokens=estimate,
             messages=len(messages) - self._rounds.system_messages,
             observed_prompt_tokens=self._observed_prompt_tokens,
-            rewritten_tokens=self._cycle[1] if self._cycle else 0,
-            grown_tokens=estimate - self._cycle[0] if self._cycle else 0,
+            rewritten_tokens=self._cycle[1],
+            grown_tokens=estimate - self._cycle[0],
             resent_tokens=self._resent,
         )
 

@@ -157,8 +157,7 @@ def flatten(rounds: Sequence[Round]) -> list[Message]:
     """The messages of ``rounds``, in order.
 
     Rounds that follow each other in their history are copied as one slice: a long history
-    then costs a few list copies, not a list per round for the garbage collector to count
-    (`benchmarks/results/speed.md`)."""
+    then costs a few list copies, not a new list per round (`benchmarks/results/speed.md`)."""
     out: list[Message] = []
     history: list[Message] | None = None
     start = end = 0
