@@ -194,7 +194,7 @@ class MaskObservations(Strategy):
         system, rounds = split_system(messages, rounds)
         start = tail_start(rounds, keep_rounds=self.keep_rounds)
         older = [self._mask(m) if m["role"] == "tool" else m for m in flatten(rounds[:start])]
-        return Outcome(system + older + flatten(rounds[start:]))
+        return Outcome([*system, *older, *flatten(rounds[start:])])
 
     def _mask(self, message: Message) -> Message:
         content = message["content"]

@@ -148,9 +148,11 @@ def estimators(docs_per_class: int, seed: int, out: Path, quiet: bool) -> None:
 @bench.command()
 @click.option("--sizes", default="100,1000,10000,100000", show_default=True, help="History sizes in messages, comma-separated, each at least 100.")
 @click.option("--max-time", type=click.FloatRange(min=0), default=1.0, show_default=True, help="pytest-benchmark's --benchmark-max-time (seconds).")
+@click.option("--clock", type=click.Choice(["cpu", "wall"]), default="cpu", show_default=True,
+              help="Time in the process's CPU time (waiting for a core of a shared machine left out) or the wall clock.")
 @OUT
 @QUIET
-def speed(sizes: str, max_time: float, out: Path, quiet: bool) -> None:
+def speed(sizes: str, max_time: float, clock: str, out: Path, quiet: bool) -> None:
     """pytest-benchmark timings of the reference's non-model operations by history size (speed.md)."""
     from compaction_suite.benchmarks import speed as bench_speed
 
@@ -158,7 +160,7 @@ def speed(sizes: str, max_time: float, out: Path, quiet: bool) -> None:
         counts = bench_speed.parse_sizes(sizes)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--sizes") from error
-    bench_speed.run(out, counts, progress=not quiet, max_time=max_time)
+    bench_speed.run(out, counts, progress=not quiet, max_time=max_time, clock=clock)
     click.echo((out / "speed.md").read_text(encoding="utf-8"))
 
 
