@@ -29,7 +29,7 @@ def test_battery_table_from_pytest_benchmark_json():
         "datetime": "2026-11-23T17:12:40",
         "machine_info": {"cpu": {"brand_raw": "Some CPU", "count": 2}, "python_implementation": "CPython", "python_version": "3.11.7"},
         "benchmarks": [
-            {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}},
+            {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}, "extra_info": {"cpu_seconds": 19.4}},
             {"params": {"target": "quick-one", "mode": "fast"}, "stats": {"median": 9.5}},
         ],
         "load_average": [2.1, 2.4],
@@ -42,8 +42,8 @@ def test_battery_table_from_pytest_benchmark_json():
     }
     text = battery.markdown(results)
     assert "Some CPU, 2 cores, CPython 3.11.7" in text and "load average 2.1 before, 2.4 after" in text
-    assert "| reference | full | 26.9 | no: 11.9 s over |" in text
-    assert "| quick-one | fast | 9.5 | yes |" in text
+    assert "| reference | full | 26.9 | 19.4 | no: 11.9 s over (CPU 19.4 s: 4.4 s over) |" in text
+    assert "| quick-one | fast | 9.5 | n/a | yes |" in text
     assert "| 3.25 | call | `tests/test_core.py::test_core_6` |" in text
     assert "| Hypothesis (drawing and shrinking examples) | 60.0% |" in text and "| the reference compactor (reference/) | 10.0% |" in text
     assert "| built-in `<method 'recv' of '_socket.socket' objects>` | 30.0% |" in text and "| `core.py:10 run` | 1 | 60.0% |" in text
