@@ -21,11 +21,17 @@ made.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from importlib import metadata
+from types import ModuleType
+from typing import Any, TypedDict, TypeVar
 
 from compaction_suite.message import Message
 
@@ -38,6 +44,121 @@ BETWEEN_ROUNDS = "between_rounds"
 """The ``called`` capability of every adapter here: each framework's loop calls its compactor
 before a model call, so with every tool call answered (SPEC Part A, declared capabilities;
 each framework's declaration is proven by its loop test, ``tests/test_adapter_loops.py``)."""
+
+
+# --- releases and documented behaviour (SPEC Part A, "The framework matrix") ------------------
+
+
+class UnsupportedRelease(Exception):
+    """An installed framework release the adapter does not drive: outside its ``SUPPORTED``
+    specifier, or lacking what the adapter needs (a keyword, a hook). A contract error, raised when
+    the factory starts (the suite reports it in one line, exit 2), never a framework finding."""
+
+
+class Documented(TypedDict):
+    """A finding the framework documents as its contract (agreed interface 4): the matrix shows it as
+    *documented*, with the framework's own words, and counts it apart."""
+
+    factory: str
+    clause: str
+    options: dict[str, Any]
+    """The options it applies to (a configuration matches when it holds each of them); ``{}``: all."""
+    quote: str
+    source: str
+    """A URL or ``file@version`` where the quote stands."""
+
+
+def installed(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def release_problem(module: ModuleType) -> str | None:
+    """Why the adapter ``module`` cannot drive what is installed, or None: a distribution it needs is
+    absent, or installed at a release outside ``module.SUPPORTED`` (PEP 440 specifiers; a
+    pre-release is outside unless the specifier names one)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    adapter = module.__name__.rsplit(".", 1)[-1]
+    for dist, spec in getattr(module, "SUPPORTED", {}).items():
+        found = installed(dist)
+        if found is None:
+            return f"the {adapter} adapter needs {dist} ({spec}), which is not installed"
+        try:
+            inside = SpecifierSet(spec).contains(Version(found))
+        except InvalidVersion:
+            inside = False
+        if not inside:
+            return f"the {adapter} adapter does not support {dist} {found} (supported: {spec})"
+    return None
+
+
+@functools.cache
+def _checked(module_name: str) -> None:
+    problem = release_problem(sys.modules[module_name])
+    if problem:
+        raise UnsupportedRelease(problem)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def factory(function: F) -> F:
+    """Mark an adapter factory: its module's ``SUPPORTED`` releases are checked when it starts
+    (once per process), so an unsupported release is `UnsupportedRelease`, a contract error."""
+
+    @functools.wraps(function)
+    def started(*args: Any, **kwargs: Any) -> Any:
+        _checked(function.__module__)
+        return function(*args, **kwargs)
+
+    return started  # type: ignore[return-value]
+
+
+class CannotDrive(UnsupportedRelease):
+    """A path of an adapter that the installed release cannot drive (a hook or class it lacks): a
+    contract error naming the path (``adapter:factory``), the distribution and its version."""
+
+    def __init__(self, path: str, distribution: str, why: str) -> None:
+        super().__init__(f"adapter {path} cannot drive {distribution} {installed(distribution) or '(not installed)'}: {why}")
+
+
+def release(distribution: str) -> tuple[int, ...]:
+    """The installed release as a tuple of its leading numbers (``1.3.0a2`` -> ``(1, 3, 0)``); ``()`` when absent."""
+    found = installed(distribution)
+    if found is None:
+        return ()
+    return tuple(int(n) for n in re.findall(r"\d+", re.split(r"a|b|rc", found)[0])[:3])
+
+
+def cannot_drive(module_name: str, distribution: str, what: str) -> UnsupportedRelease:
+    """The contract error for a release that lacks what the adapter needs (``what``: the keyword or
+    hook), naming adapter, distribution and version."""
+    adapter = module_name.rsplit(".", 1)[-1]
+    return UnsupportedRelease(f"the {adapter} adapter cannot drive {distribution} {installed(distribution)}: {what}")
+
+
+def accepts(callable_: Any, keyword: str) -> bool:
+    """Whether ``callable_`` (a function or a class) takes ``keyword``."""
+    try:
+        parameters = inspect.signature(callable_).parameters
+    except (TypeError, ValueError):
+        return True
+    return keyword in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def documented(module: ModuleType, factory_name: str, options_given: Mapping[str, Any]) -> list[Documented]:
+    """The ``DOCUMENTED`` entries of an adapter module that apply to one configuration: the factory's
+    options are its ``DEFAULTS[factory_name]`` (when the module keeps them by factory) updated with
+    ``options_given``, and an entry applies when they hold each of its ``options``."""
+    full = {**(getattr(module, "DEFAULTS", {}).get(factory_name) or {}), **options_given}
+    return [
+        d for d in getattr(module, "DOCUMENTED", [])
+        if d["factory"] == factory_name and all(k in full and full[k] == v for k, v in d["options"].items())
+    ]  # fmt: skip
 
 
 def capabilities(system_prompt: str) -> dict[str, str]:

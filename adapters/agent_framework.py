@@ -1,49 +1,23 @@
-"""Microsoft Agent Framework: the compaction strategies of ``agent_framework`` (``_compaction.py``).
+"""Microsoft Agent Framework: the compaction strategies of ``agent_framework`` (``_compaction.py``),
+on the two paths AF runs them.
 
-What the installed package offers (agent-framework-core 1.x, checked in its source):
-``TruncationStrategy``, ``SlidingWindowStrategy``, ``SelectiveToolCallCompactionStrategy``,
-``ToolResultCompactionStrategy``, ``SummarizationStrategy``, ``TokenBudgetComposedStrategy``,
-``ContextWindowCompactionStrategy``, applied by ``apply_compaction(messages, strategy=...)``
-(what ``CompactionProvider`` runs before/after a turn), which annotates groups, runs the
-strategy and returns the *included* messages. Targets::
+Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
 
-    compaction-suite check compaction_suite.adapters.agent_framework:truncation          # TruncationStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:sliding_window      # SlidingWindowStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:selective_tool_call # SelectiveToolCallCompactionStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:tool_result         # ToolResultCompactionStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:summarization       # SummarizationStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:token_budget        # TokenBudgetComposedStrategy
-    compaction-suite check compaction_suite.adapters.agent_framework:context_window      # ContextWindowCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:truncation           # TruncationStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:sliding_window       # SlidingWindowStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:selective_tool_call  # SelectiveToolCallCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:tool_result          # ToolResultCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:summarization        # SummarizationStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:token_budget         # TokenBudgetComposedStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:context_window       # ContextWindowCompactionStrategy
+    compaction-suite check compaction_suite.adapters.agent_framework:compaction_provider  # CompactionProvider(before/after_strategy=...)
 
-Conversion (OpenAI dict <-> ``Message``): ``role`` is kept as is, except ``developer``: AF's
-users pass their system prompt as a ``system`` message or ``instructions=``, never as a
-``developer`` message, so a ``developer`` message is handed to AF as the ``system`` message
-its users would send (the note restores ``developer`` on the way back); text is ``Content.from_text``; an ``image_url`` part is ``Content.from_uri``
-(``detail`` has no field: it is in the note); each tool call is
-``Content.from_function_call(call_id, name, arguments=<the JSON string>)`` after the text;
-a tool result is ``Content.from_function_result(call_id, result=content)`` in a ``tool``
-message. **Parallel tool results: one message by default** (``"tool_results": "grouped"``),
-as AF's function-invocation loop returns a round's results in one ``tool`` message;
-``"separate"`` (one message per result), a shape AF's loop never produces, runs only in
-``OTHER_SHAPES``, a labelled matrix section that no headline counts.
-``message_id = "oai-<index>"`` finds a message's note (AF would assign ``msg_<index>``).
-
-Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
-``tests/test_adapter_loops.py`` with ``Agent(compaction_strategy=...)``'s own
-function-invocation loop and a scripted chat client: the strategy runs before each model
-call, after the round's results were added. ``system_prompt: in_list``: AF's strategies
-handle a ``system`` message in the list (``preserve_system``), which is how users who do not
-use ``instructions=`` send their system prompt (``instructions=`` stays outside the list,
-which the loop test shows too).
-
-Profiles claimed, and why (the matrix shows them): every strategy claims ``core``; only
-``SummarizationStrategy`` also claims ``failure``, because AF documents and implements
-"Skipping summarization compaction: summary generation failed" / "summarizer returned no
-text" (the messages stay as they were, a WARNING is logged). None claims ``trigger`` (their
-triggers are message/token/group counts, never iterations), ``summary`` (the summary is an
-``assistant`` message with AF's own text, and the kept tail is counted in messages or
-groups, not K rounds) or ``events`` (AF logs "Compaction applied" with its own fields, no
-``last_event``).
+Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
+every model call inside its function-invocation loop); ``compaction_provider`` runs
+``CompactionProvider.before_run`` on the loaded history (``phase="before"``) or ``after_run`` on the
+stored history (``phase="after"``), once per ``agent.run``. Declarations (``called: between_rounds``,
+``system_prompt: in_list``) are proven by ``tests/test_adapter_loops.py`` and
+``tests/test_matrix_loops.py``; conversion, shapes and claims are in ``adapters/README.md``.
 """
 
 from __future__ import annotations
@@ -55,11 +29,14 @@ from ._common import (
     Note,
     Notes,
     PartView,
+    accepts,
     call_back,
     calls_by_id,
+    cannot_drive,
     capabilities,
     content_back,
     deep,
+    factory,
     finish,
     make,
     options,
@@ -74,6 +51,10 @@ FRAMEWORK = "Microsoft Agent Framework"
 DISTRIBUTIONS = ("agent-framework-core", "agent-framework-openai")
 EXTRA = "agent-framework"
 
+SUPPORTED = {"agent-framework-core": ">=1.0,<2"}
+"""Releases this adapter drives (1.0.0, April 2026, the first with ``_compaction`` as a stable API, to
+1.23.0): checked when a factory starts."""
+
 DEFAULTS: dict[str, dict[str, Any]] = {
     "truncation": {"max_n": 20, "compact_to": 10, "tokens": False, "preserve_system": True, "preserve_first_user_group": False},
     "sliding_window": {"keep_last_groups": 6, "preserve_system": True},
@@ -82,6 +63,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarization": {"target_count": 4, "threshold": 2, "max_summary_input_tokens": 8000},
     "token_budget": {"token_budget": 2000, "strategies": ["tool_result", "sliding_window"], "keep_last_groups": 6},
     "context_window": {"max_context_window_tokens": 4000, "max_output_tokens": 1000, "keep_last_tool_call_groups": 4},
+    "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000},
 }
 """AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
 ContextWindow keep 4 tool groups); sizes where it requires them."""
@@ -97,6 +79,7 @@ WHY = {
     ),
     "token_budget": "core only: token-budget trigger, composed strategies then oldest-group fallback",
     "context_window": "core only: token thresholds of a context window; tool-result eviction then truncation",
+    "compaction_provider": "core only: CompactionProvider runs its strategy on the loaded (before) or stored (after) history once per run",
 }
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -114,6 +97,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("token_budget", {"token_budget": 2000}),
     ("context_window", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
     ("context_window", {"max_context_window_tokens": 16000, "max_output_tokens": 4000}),
+    ("compaction_provider", {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 2}),
+    ("compaction_provider", {"phase": "before", "strategy": "tool_result"}),
+    ("compaction_provider", {"phase": "after", "strategy": "tool_result"}),
+    ("compaction_provider", {"phase": "before", "strategy": "token_budget", "token_budget": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
 
@@ -121,6 +108,18 @@ OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
     ("sliding_window", {"keep_last_groups": 6, "tool_results": "separate"}, "one tool message per result: AF's loop puts a round's results in one"),
 ]
 """Shapes AF's loop never produces: checked in a labelled matrix section no headline counts."""
+
+SHOWN_IN_LOOP: list[dict[str, Any]] = [
+    {
+        "factory": "token_budget",
+        "clause": "CORE-3",
+        "options": {},
+        "shown": "in Agent(compaction_strategy=...)'s loop, a single leading system message passed as a message is dropped",
+        "test": "tests/test_matrix_loops.py::test_agent_framework_token_budget_drops_a_leading_system_message_in_its_loop",
+    },
+]
+"""What the framework's own loop shows for a finding, said in place of what the smallest reproducer
+holds (the matrix prints it beside the finding); each entry's test runs that loop."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -244,24 +243,44 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
     return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list"), estimate=estimate, is_async=True)
 
 
+def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``wanted`` less the keywords ``cls`` does not take at the installed release (one added later):
+    left out while the option keeps its default, a contract error when the user set it."""
+    kept = {}
+    for keyword, value in wanted.items():
+        if accepts(cls, keyword):
+            kept[keyword] = value
+        elif keyword in given:
+            raise cannot_drive(__name__, "agent-framework-core", f"{cls.__name__} has no {keyword!r}")
+    return kept
+
+
+def _strategy_class(af: Any, name: str) -> Any:
+    found = getattr(af, name, None)
+    if found is None:
+        raise cannot_drive(__name__, "agent-framework-core", f"agent_framework has no {name}")
+    return found
+
+
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
     return options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
 
 
+@factory
 def truncation(settings: Any, **given: Any) -> Any:
     o = _opts("truncation", given)
     af = requires("agent_framework", EXTRA)
     tokenizer = af.CharacterEstimatorTokenizer() if o["tokens"] else None
 
+    preserve = _release_kwargs(af.TruncationStrategy, {"preserve_first_user_group": o["preserve_first_user_group"]}, given)  # added after 1.0.0
+
     def strategy() -> Any:
-        return af.TruncationStrategy(
-            max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer,
-            preserve_system=o["preserve_system"], preserve_first_user_group=o["preserve_first_user_group"],
-        )  # fmt: skip
+        return af.TruncationStrategy(max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer, preserve_system=o["preserve_system"], **preserve)
 
     return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
 
 
+@factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     o = _opts("sliding_window", given)
     af = requires("agent_framework", EXTRA)
@@ -273,6 +292,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     )
 
 
+@factory
 def selective_tool_call(settings: Any, **given: Any) -> Any:
     o = _opts("selective_tool_call", given)
     af = requires("agent_framework", EXTRA)
@@ -284,6 +304,7 @@ def selective_tool_call(settings: Any, **given: Any) -> Any:
     )
 
 
+@factory
 def tool_result(settings: Any, **given: Any) -> Any:
     o = _opts("tool_result", given)
     af = requires("agent_framework", EXTRA)
@@ -295,6 +316,7 @@ def tool_result(settings: Any, **given: Any) -> Any:
     )
 
 
+@factory
 def summarization(settings: Any, **given: Any) -> Any:
     """``SummarizationStrategy`` with ``OpenAIChatCompletionClient(async_client=settings.async_client)``."""
     o = _opts("summarization", given)
@@ -302,25 +324,32 @@ def summarization(settings: Any, **given: Any) -> Any:
     client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
     client = client_class(model=settings.model, async_client=settings.async_client)
 
+    bounded = _release_kwargs(af.SummarizationStrategy, {"max_summary_input_tokens": o["max_summary_input_tokens"]}, given)  # added in 1.13.0
+
     def strategy() -> Any:
         return af.SummarizationStrategy(
-            client=client, target_count=o["target_count"], threshold=o["threshold"],
-            prompt=settings.summary_prompt, max_summary_input_tokens=o["max_summary_input_tokens"],
+            client=client, target_count=o["target_count"], threshold=o["threshold"], prompt=settings.summary_prompt, **bounded,
         )  # fmt: skip
 
     return _compactor("SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"})
 
 
 def _named(af: Any, name: str, o: dict[str, Any]) -> Any:
+    if name == "token_budget":
+        return af.TokenBudgetComposedStrategy(
+            token_budget=o["token_budget"], tokenizer=af.CharacterEstimatorTokenizer(),
+            strategies=[_named(af, "tool_result", o), _named(af, "sliding_window", o)],
+        )  # fmt: skip
     if name == "tool_result":
         return af.ToolResultCompactionStrategy(keep_last_tool_call_groups=1)
     if name == "sliding_window":
         return af.SlidingWindowStrategy(keep_last_groups=o["keep_last_groups"])
     if name == "selective_tool_call":
         return af.SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=1)
-    raise ValueError(f"token_budget strategies are tool_result, sliding_window, selective_tool_call; got {name!r}")
+    raise ValueError(f"strategies here are tool_result, sliding_window, selective_tool_call, token_budget; got {name!r}")
 
 
+@factory
 def token_budget(settings: Any, **given: Any) -> Any:
     o = _opts("token_budget", given)
     af = requires("agent_framework", EXTRA)
@@ -334,15 +363,49 @@ def token_budget(settings: Any, **given: Any) -> Any:
     return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
 
 
+@factory
 def context_window(settings: Any, **given: Any) -> Any:
     o = _opts("context_window", given)
     af = requires("agent_framework", EXTRA)
     tokenizer = af.CharacterEstimatorTokenizer()
+    window = _strategy_class(af, "ContextWindowCompactionStrategy")  # added after 1.0.0
 
     def strategy() -> Any:
-        return af.ContextWindowCompactionStrategy(
+        return window(
             max_context_window_tokens=o["max_context_window_tokens"], max_output_tokens=o["max_output_tokens"],
             tokenizer=tokenizer, keep_last_tool_call_groups=o["keep_last_tool_call_groups"],
         )  # fmt: skip
 
     return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+
+
+@factory
+def compaction_provider(settings: Any, **given: Any) -> Any:
+    """``CompactionProvider(before_strategy=...)`` run by its ``before_run`` on the loaded history, or
+    ``CompactionProvider(after_strategy=...)`` run by its ``after_run`` on the stored history (what the
+    next turn loads, excluded messages skipped)."""
+    o = _opts("compaction_provider", given)
+    if o["phase"] not in ("before", "after"):
+        raise ValueError(f"phase must be 'before' or 'after', got {o['phase']!r}")
+    af = requires("agent_framework", EXTRA)
+    compaction = requires("agent_framework._compaction", EXTRA)
+    sessions = requires("agent_framework._sessions", EXTRA)
+    provider_class = getattr(af, "CompactionProvider", None) or getattr(compaction, "CompactionProvider", None)
+    if provider_class is None or not accepts(provider_class, f"{o['phase']}_strategy"):
+        raise cannot_drive(__name__, "agent-framework-core", f"no CompactionProvider({o['phase']}_strategy=...)")
+    tokenizer = af.CharacterEstimatorTokenizer()
+
+    async def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_agent_framework(messages, tool_results=o["tool_results"])
+        provider = provider_class(**{f"{o['phase']}_strategy": _named(af, o["strategy"], o)}, tokenizer=tokenizer)
+        if o["phase"] == "before":
+            context = sessions.SessionContext(input_messages=[], context_messages={"in_memory": converted})
+            await provider.before_run(agent=None, session=None, context=context, state={})
+            return from_agent_framework(context.get_messages(), notes)
+        session = sessions.AgentSession()
+        session.state["in_memory"] = {"messages": converted}
+        await provider.after_run(agent=None, session=session, context=sessions.SessionContext(input_messages=[]), state={})
+        stored = session.state["in_memory"]["messages"]
+        return from_agent_framework(compaction.project_included_messages(stored), notes)
+
+    return make(f"agent_framework.CompactionProvider.{o['phase']}_run", {"core"}, run, declared=capabilities("in_list"), is_async=True)

@@ -1,43 +1,16 @@
 """AutoGen (autogen-core) model contexts: ``BufferedChatCompletionContext``,
 ``TokenLimitedChatCompletionContext``, ``HeadAndTailChatCompletionContext``.
 
-Targets::
+Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
 
     compaction-suite check compaction_suite.adapters.autogen:buffered
     compaction-suite check compaction_suite.adapters.autogen:token_limited
     compaction-suite check compaction_suite.adapters.autogen:head_and_tail
 
-A model context is a *view*: the adapter adds every message to a fresh context
-(``initial_messages``) and returns ``await context.get_messages()``, as ``AssistantAgent``
-does before each model call.
-
-Declared capabilities (SPEC Part A), proven by ``tests/test_adapter_loops.py`` with
-``AssistantAgent``'s own loop and AutoGen's ``ReplayChatCompletionClient``: the agent reads
-``get_messages()`` before a model call, after the round's ``FunctionExecutionResultMessage``
-was added (``called: between_rounds``), and keeps its ``system_message`` out of the model
-context, sending ``system_messages + await model_context.get_messages()``
-(``system_prompt: outside``). The adapter hands the context the list as it gets it.
-
-Conversion (OpenAI dict <-> ``LLMMessage``): ``system``/``developer`` -> ``SystemMessage``
-(AutoGen has no developer role: the note keeps it); ``user`` -> ``UserMessage(content=str |
-[str | Image], source=<name or "user">)`` (an image part is ``Image.from_uri`` of its data
-URL; AutoGen re-encodes the pixels, so the original part, ``detail`` included, is restored
-when the context returns the very ``Image`` object made for it); ``assistant`` with tool
-calls -> ``AssistantMessage(content=[FunctionCall(id, arguments=<the JSON string>, name)],
-thought=<the text or None>)``, without -> ``AssistantMessage(content=<text>)``; ``tool`` ->
-``FunctionExecutionResult(call_id, name=<the call's function>, content, is_error=False)`` in
-a ``FunctionExecutionResultMessage``. **Parallel tool results: one message**
-(``"tool_results": "grouped"``), as ``AssistantAgent`` adds a round's results to its model
-context in one ``FunctionExecutionResultMessage``. ``"separate"`` (one message per result)
-and ``"system": "context"`` (a ``SystemMessage`` inside the model context) are shapes
-``AssistantAgent`` never produces: they run only in ``OTHER_SHAPES``, a labelled section of
-the matrix that no headline counts. Notes are found by the identity of the message
-object (the contexts return the objects they were given, or new placeholder messages).
-
-Profiles claimed, and why (the matrix shows them): each context claims ``core`` only. They
-are views recomputed on every call: no trigger (not ``trigger``; ``TokenLimited``'s token
-limit caps the view, it does not fire on ``iteration``), no summary (``HeadAndTail`` inserts
-a ``UserMessage`` "Skipped N messages."), no summarizer (not ``failure``), no event.
+A model context is a *view*: the adapter adds every message to a fresh context and returns
+``await context.get_messages()``, as ``AssistantAgent`` does before each model call (its loop is in
+``tests/test_adapter_loops.py`` and ``tests/test_matrix_loops.py``, which prove ``called:
+between_rounds`` and ``system_prompt: outside``). Conversion, shapes and claims: ``adapters/README.md``.
 """
 
 from __future__ import annotations
@@ -52,9 +25,11 @@ from ._common import (
     call_back,
     call_names,
     calls_by_id,
+    cannot_drive,
     capabilities,
     content_back,
     deep,
+    factory,
     finish,
     make,
     options,
@@ -68,6 +43,14 @@ from ._common import (
 FRAMEWORK = "AutoGen"
 DISTRIBUTIONS = ("autogen-core", "autogen-ext")
 EXTRA = "autogen"
+
+SUPPORTED = {"autogen-core": ">=0.5,<0.8", "autogen-ext": ">=0.5,<0.8"}
+"""Releases this adapter drives: 0.5.0 (April 2025, the first with ``TokenLimitedChatCompletionContext``
+taking a model client) to 0.7.5 (September 2025, the last release): checked when a factory starts."""
+RELEASED_TOGETHER = ("autogen-core", "autogen-ext", "autogen-agentchat")
+"""Distributions AutoGen releases at one version: a version sweep pins them together."""
+SWEEP_INSTALL = ("autogen-core", "autogen-ext[openai]", "autogen-agentchat")
+"""What a version sweep installs beside the release (the loop tests need the agent package)."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "buffered": {"buffer_size": 10},
@@ -224,6 +207,7 @@ def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = No
     return make(f"autogen.{name}", {"core"}, run, declared=declared, estimate=estimate, is_async=True)
 
 
+@factory
 def buffered(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["buffered"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
@@ -234,6 +218,7 @@ def buffered(settings: Any, **given: Any) -> Any:
     )
 
 
+@factory
 def head_and_tail(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["head_and_tail"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
@@ -247,11 +232,14 @@ def head_and_tail(settings: Any, **given: Any) -> Any:
 MODEL_INFO = {"vision": True, "function_calling": True, "json_output": False, "family": "unknown", "structured_output": False}
 
 
+@factory
 def token_limited(settings: Any, **given: Any) -> Any:
     """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
     (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.bpe``)."""
     o = options(DEFAULTS["token_limited"] | COMMON, given)
     contexts = requires("autogen_core.model_context", EXTRA)
+    if not hasattr(contexts, "TokenLimitedChatCompletionContext"):
+        raise cannot_drive(__name__, "autogen-core", "autogen_core.model_context has no TokenLimitedChatCompletionContext")
     client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
     from compaction_suite import bpe
 

@@ -1,55 +1,47 @@
-"""LangChain: ``langchain_core.messages.trim_messages`` and ``langchain.agents.middleware.SummarizationMiddleware``.
+"""LangChain: ``trim_messages``, ``SummarizationMiddleware`` and ``ContextEditingMiddleware(ClearToolUsesEdit)``.
 
-Targets::
+Targets (options in ``$COMPACTION_ADAPTER_OPTIONS``; research, conversion and declarations in
+``adapters/README.md``)::
 
     compaction-suite check compaction_suite.adapters.langchain:trim_messages
     compaction-suite check compaction_suite.adapters.langchain:summarization_middleware
+    compaction-suite check compaction_suite.adapters.langchain:context_editing
 
-Options come from ``$COMPACTION_ADAPTER_OPTIONS`` (a JSON object; see ``TRIM_DEFAULTS`` and
-``SUMMARIZATION_DEFAULTS``), e.g. ``{"max_tokens": 256}``.
-
-Conversion (OpenAI dict <-> LangChain message), following ``langchain_openai``'s own
-``_convert_dict_to_message``: ``system`` -> ``SystemMessage``; ``developer`` ->
-``SystemMessage`` with ``additional_kwargs["__openai_role__"] = "developer"`` (langchain_openai's
-marker); ``user`` -> ``HumanMessage`` (string or the list of OpenAI parts, as given);
-``assistant`` -> ``AIMessage`` with ``tool_calls`` ``{"id", "name", "args": parsed JSON}``
-(``invalid_tool_calls`` when ``arguments`` is not a JSON object, as langchain_openai does) and
-``content: None`` held as ``""``; ``tool`` -> ``ToolMessage(tool_call_id=...)``.
-**Parallel tool results are always several messages in LangChain**: a ``ToolMessage`` answers
-exactly one ``tool_call_id``, so one OpenAI tool message is one ``ToolMessage``.
-Every converted message gets ``id = "oai-<index>"`` (the ids LangGraph's message reducer
-gives anyway); the note for a message is found by that id.
-
-Profiles claimed, and why (the matrix shows them):
-
-* ``trim_messages`` claims ``core`` only. It is a view that trims to ``max_tokens`` every
-  time it is called: no iteration/token trigger (not ``trigger``), no summary (not
-  ``summary``), no summarizer (not ``failure``), no audit event (not ``events``).
-* ``SummarizationMiddleware`` claims ``core`` only. Its trigger is tokens/messages/fraction
-  of the model's window, never an iteration count (not ``trigger``: TRIG-2 needs
-  ``iteration >= T`` to compact); its summary is a ``HumanMessage`` starting "Here is a
-  summary of the conversation to date:" rather than ``[Context Summary]`` and it keeps a
-  number of *messages*, not K rounds (not ``summary``); a summarizer error propagates after
-  its retries, by its documentation ("the underlying error propagates rather than
-  fabricating a summary", so not ``failure``); no ``last_event`` (not ``events``).
-
-Declared capabilities (SPEC Part A), each proven by ``tests/test_adapter_loops.py`` with
-``create_agent``'s own loop and a scripted model: both run where ``create_agent`` runs them,
-in a ``before_model`` middleware, i.e. before a model call, when every tool call of the
-last round has its ``ToolMessage`` (``called: between_rounds``). ``create_agent`` keeps its
-``system_prompt=`` out of ``state["messages"]`` and sends it first, so by default
-(``"system": "agent"``) the system prompt is ``outside`` the compacted list;
-``"system": "state"`` is a caller who stores a ``SystemMessage`` in the state messages
-(``in_list``). The adapter hands the framework the list as it gets it, with nothing held aside.
+Conversion follows ``langchain_openai``'s own (one ``ToolMessage`` per result; ``developer`` as a
+``SystemMessage`` marked ``__openai_role__``); every message gets ``id = "oai-<index>"`` and its note
+is found by that id. ``tool_messages: "native"`` gives each ``ToolMessage`` what LangChain's tool node
+records beside the content the model sees (an ``artifact``; ``status="error"`` for its error text).
+The middleware run where ``create_agent`` runs them: ``before_model`` (summarization) and
+``wrap_model_call`` (context editing), proven by ``tests/test_adapter_loops.py`` and
+``tests/test_langchain_paths.py``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, arguments_text, capabilities, deep, finish, make, options, parse_arguments, requires
+from ._common import (
+    CannotDrive,
+    Message,
+    Note,
+    Notes,
+    arguments_text,
+    capabilities,
+    deep,
+    factory,
+    finish,
+    make,
+    options,
+    parse_arguments,
+    requires,
+    text_of_parts,
+)
 
 FRAMEWORK = "LangChain"
+SUPPORTED: dict[str, str] = {"langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"}
+"""Agreed interface 3: the 1.x releases (the last twelve months and a little more). Releases whose
+``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
+message-keep configurations and refuse the others (`CannotDrive`)."""
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
 EXTRA = "langchain"
 
@@ -62,6 +54,7 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "include_system": True,
     "allow_partial": False,
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
+    "tool_messages": "plain",
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
 end on a human or tool message, keep the system message)."""
@@ -73,11 +66,36 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "keep_tokens": None,
     "trim_tokens_to_summarize": 4000,
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
+    "tool_messages": "plain",
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger."""
 
-NOT_ADAPTED = "langchain.agents.middleware.ContextEditingMiddleware (ClearToolUsesEdit) is not adapted yet"
+CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
+    "trigger": 1000,
+    "keep": 3,
+    "clear_at_least": 0,
+    "clear_tool_inputs": False,
+    "placeholder": "[cleared]",
+    "system": "agent",
+    "tool_messages": "plain",
+}
+"""``ClearToolUsesEdit``'s knobs (its default trigger, 100,000 tokens, never fires on the suite's histories)."""
+
+NOT_ADAPTED = (
+    "deepagents' own SummarizationMiddleware (create_deep_agent since deepagents 0.4: wrap_model_call with backend "
+    "offload), not adapted: deepagents#270 itself was in langchain's SummarizationMiddleware, adapted here; "
+    "ContextEditingMiddleware edits other than ClearToolUsesEdit (none ship)"
+)
+
+DOCUMENTED: list[dict[str, Any]] = [
+    {
+        "factory": "summarization_middleware", "clause": "CORE-10", "options": {},
+        "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
+        "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring; since langchain#39268)",
+    },
+]  # fmt: skip
+"""Agreed interface 4 (plain dicts of the ``Documented`` keys until ``_common.Documented`` lands)."""
 
 WHY = {
     "trim_messages": "core only: a view trimmed to max_tokens on every call; no trigger, no summary, no summarizer, no event",
@@ -85,6 +103,10 @@ WHY = {
         "core only: token/message trigger (no iteration trigger); summary is a 'Here is a summary of the "
         "conversation to date:' HumanMessage keeping N messages (not [Context Summary] + K rounds); "
         "summarizer errors propagate by design; no event"
+    ),
+    "context_editing": (
+        "core only: clears old tool results (and optionally their calls' arguments) to a placeholder above a token "
+        "trigger, on the model request only (a masked result, CORE-4); no summarizer, no event"
     ),
 }
 
@@ -101,6 +123,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20}),
     ("summarization_middleware", {"trigger_messages": 12, "trigger_tokens": None, "keep_messages": 6}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "system": "state"}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "tool_messages": "native"}),
+    ("context_editing", {"trigger": 500, "keep": 1}),
+    ("context_editing", {"trigger": 1000, "keep": 3, "clear_tool_inputs": True}),
+    ("context_editing", {"trigger": 500, "keep": 1, "tool_messages": "native"}),
 ]
 """What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
 
@@ -108,8 +134,20 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
 # --- conversion ---------------------------------------------------------------------------------
 
 
-def to_langchain(messages: list[Message]) -> tuple[list[Any], Notes]:
-    """LangChain messages for OpenAI dicts, and the notes to convert them back exactly."""
+ERROR_PREFIXES = ("Error: ", "Error executing tool ")
+"""How LangGraph's ``ToolNode`` words an invalid call and a tool's exception (``TOOL_CALL_ERROR_TEMPLATE``,
+``TOOL_EXECUTION_ERROR_TEMPLATE`` in ``langgraph/prebuilt/tool_node.py``) in the ``ToolMessage`` it records
+with ``status="error"`` when it handles tool errors."""
+
+
+def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tuple[list[Any], Notes]:
+    """LangChain messages for OpenAI dicts, and the notes to convert them back exactly.
+
+    ``tool_messages="native"``: each ``ToolMessage`` also carries an ``artifact`` (the raw output a
+    ``response_format="content_and_artifact"`` tool returns beside its content) and, when its text is
+    the tool node's error wording, ``status="error"``; neither is sent to the model."""
+    if tool_messages not in ("plain", "native"):
+        raise ValueError(f"tool_messages must be 'plain' or 'native', got {tool_messages!r}")
     lc = requires("langchain_core.messages", EXTRA)
     notes = Notes()
     out: list[Any] = []
@@ -139,7 +177,11 @@ def to_langchain(messages: list[Message]) -> tuple[list[Any], Notes]:
                     )
             msg = lc.AIMessage(content=deep(content) if content is not None else "", tool_calls=calls, invalid_tool_calls=invalid, **common)
         elif role == "tool":
-            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **common)
+            native: dict[str, Any] = {}
+            if tool_messages == "native":
+                text = text_of_parts(content)
+                native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIXES) else "success"}
+            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common)
         else:
             raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")
         notes.put(mid, Note(original=deep(m)))
@@ -216,6 +258,7 @@ def _types(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+@factory
 def trim_messages(settings: Any, **given: Any) -> Any:
     """``trim_messages`` with ``TRIM_DEFAULTS`` (updated by the options) on every call."""
     o = options(TRIM_DEFAULTS, given)
@@ -234,7 +277,7 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     declared = _declared(o["system"])
 
     def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages)
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
         return from_langchain(lc.trim_messages(converted, **kwargs), notes)
 
     def estimate(messages: list[Message]) -> int:
@@ -250,6 +293,20 @@ def _declared(system: str) -> dict[str, str]:
     return capabilities("outside" if system == "agent" else "in_list")
 
 
+def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int]) -> Any:
+    """``SummarizationMiddleware`` as the installed release takes its sizes: ``trigger=``/``keep=`` (1.0.x's
+    later releases and on), or 1.0's ``max_tokens_before_summary=``/``messages_to_keep=``, which hold only a
+    token trigger and a message count (anything else is a contract error)."""
+    import inspect
+
+    if "trigger" in inspect.signature(cls.__init__).parameters:
+        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
+    if o["trigger_messages"] is not None or o["keep_tokens"] is not None:
+        raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)")
+    return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
+@factory
 def summarization_middleware(settings: Any, **given: Any) -> Any:
     """``SummarizationMiddleware`` with its summarizer a ``ChatOpenAI`` on the suite's server."""
     o = options(SUMMARIZATION_DEFAULTS, given)
@@ -269,13 +326,11 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     if o["trigger_messages"] is not None:
         trigger.append(("messages", int(o["trigger_messages"])))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
-    middleware = middleware_module.SummarizationMiddleware(
-        model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"]
-    )
+    middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
     declared = _declared(o["system"])
 
     def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages)
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
         update = middleware.before_model({"messages": converted}, None)
         result = converted if update is None else [m for m in update["messages"] if not isinstance(m, lc.RemoveMessage)]
         return from_langchain(result, notes)
@@ -284,3 +339,42 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
         return int(middleware.token_counter(to_langchain(messages)[0]))
 
     return make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+
+
+@factory
+def context_editing(settings: Any, **given: Any) -> Any:
+    """``ContextEditingMiddleware(edits=[ClearToolUsesEdit(...)])`` run as ``create_agent`` runs it: its
+    ``wrap_model_call`` edits a copy of the model request's messages and hands them to the model call,
+    whose messages are the adapter's output (the state itself is left as it was: the edit is per request)."""
+    o = options(CONTEXT_EDITING_DEFAULTS, given)
+    middleware_module = requires("langchain.agents.middleware", EXTRA)
+    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
+    lc = requires("langchain_core.messages", EXTRA)
+    edit = middleware_module.ClearToolUsesEdit(
+        trigger=int(o["trigger"]), keep=int(o["keep"]), clear_at_least=int(o["clear_at_least"]),
+        clear_tool_inputs=bool(o["clear_tool_inputs"]), placeholder=str(o["placeholder"]),
+    )  # fmt: skip
+    middleware = middleware_module.ContextEditingMiddleware(edits=[edit])
+    model = chat_openai(model=settings.model, base_url=settings.base_url, api_key=settings.api_key, max_retries=0)
+    declared = _declared(o["system"])
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+        sent: list[Any] = []
+
+        def model_call(request: Any) -> Any:
+            sent.extend(request.messages)
+            return lc.AIMessage("")
+
+        # Every field named: 1.0's ModelRequest has no defaults for them.
+        request = middleware_module.ModelRequest(
+            model=model, messages=list(converted), system_prompt=None, tool_choice=None, tools=[], response_format=None,
+            state={"messages": list(converted)}, runtime=None,
+        )  # fmt: skip
+        middleware.wrap_model_call(request, model_call)
+        return from_langchain(sent, notes)
+
+    def estimate(messages: list[Message]) -> int:
+        return int(lc.utils.count_tokens_approximately(to_langchain(messages)[0]))
+
+    return make("langchain.ContextEditingMiddleware", {"core"}, run, declared=declared, estimate=estimate)

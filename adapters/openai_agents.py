@@ -1,75 +1,58 @@
 """OpenAI Agents SDK: ``OpenAIResponsesCompactionSession``, a compactor of Responses input items.
 
-What the SDK ships (checked in the installed sources, ``openai-agents`` 0.24):
-``agents.memory.OpenAIResponsesCompactionSession`` wraps any ``Session`` (the store of a
-conversation's Responses input items) and, when its decision hook says so (default: 10 or more
-*candidate* items, i.e. items that are neither user messages nor ``compaction`` items), sends the
-stored items to OpenAI's ``/v1/responses/compact`` endpoint and replaces the stored history with
-what it returns (a ``compaction`` item with the kept user messages). It normalizes what it sends
-and what it stores (SDK-only keys out; an assistant message ``id`` dropped when no reasoning item
-is left to pair with it).
-
-How the SDK's ``Runner`` calls it (``run_internal/session_persistence.py``): after it saves a
-model response to the session. When that save carries local tool outputs, the session only
-*defers* (marks that a compaction is owed); the compaction runs after the next response without
-local tool outputs, i.e. at the end of a turn. So the session never compacts while a local tool
-output is pending (the fix users asked for after the SDK compacted a round away mid-turn).
-``tests/test_adapter_format_loops.py`` shows it with the SDK's own ``Runner`` and ``ScriptedModel``.
-
-Target::
+Target (research and declarations in ``adapters/README.md``)::
 
     compaction-suite check compaction_suite.adapters.openai_agents:responses_compaction
 
-``compact(items)`` stores the items in the SDK's ``SQLiteSession`` (in memory), wraps it in
-``OpenAIResponsesCompactionSession`` with an ``AsyncOpenAI`` on the suite's summarizer test double
-(its ``/v1/responses/compact`` endpoint), calls ``run_compaction({"response_id": ...})`` as the
-Runner does, and returns the session's items. Mode ``input`` (the SDK's mode when a response is
-not stored): in ``previous_response_id`` mode the history that is compacted is the one stored on
-OpenAI's servers, which no offline double holds. The Runner's automatic call additionally matches
-the stored suffix against the last model exchange and skips a history with pending calls; for a
-complete history it compacts the same items, which the loop test checks (same request to the
-compact endpoint, same history after).
-
-Declared capabilities: ``wire_format: responses``; ``called: between_rounds`` (deferred while
-local tool outputs are pending, shown by the loop test); ``system_prompt: outside`` (the agent's
-``instructions`` go to the model as ``instructions``, never into the session's items).
-
-Profiles: ``core`` only: the trigger is an item count (not an iteration: not ``trigger``); the
-summary is the provider's opaque ``compaction`` item, not a ``[Context Summary]`` message (not
-``summary``); no events. An error of the compact endpoint propagates: in the SDK's own loop a
-compact endpoint that keeps failing makes ``Runner.run`` raise after the model answered the turn
-(a crash every user of the session meets when the endpoint is down; shown by
-``test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_answer``).
+``compact(items)`` stores the items in the SDK's ``SQLiteSession`` (in memory; ``session_limit`` sets its
+documented read limit), wraps it in ``OpenAIResponsesCompactionSession`` with an ``AsyncOpenAI`` on the
+suite's summarizer test double (``/v1/responses/compact``), calls ``run_compaction`` as the ``Runner``
+does after a model response, in ``input`` mode, and returns every stored item. The ``Runner``'s other
+path, compaction through ``previous_response_id`` (the chain the server stored), needs a server that keeps
+chains: ``tests/test_openai_agents_paths.py`` drives it with a stand-in; the suite's double keeps none.
+Declarations proven by ``tests/test_adapter_format_loops.py`` and ``tests/test_openai_agents_paths.py``.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from typing import Any
 
-from ._common import make, options, requires
+from ._common import CannotDrive, factory, make, options, requires
 from ._native import declared, double_refuses
 
 FRAMEWORK = "OpenAI Agents SDK"
+SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.9,<0.25"}
+"""Agreed interface 3: ``OpenAIResponsesCompactionSession`` arrived in 0.6.6 and its ``input`` mode (what an
+offline check drives) in 0.6.9; below that the adapter cannot drive the session (`CannotDrive`)."""
+
+DOCUMENTED: list[dict[str, Any]] = []
+"""Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error
+propagates out of ``Runner.run``, undocumented)."""
 DISTRIBUTIONS = ("openai-agents",)
 EXTRA = "openai-agents"
 COMPACT_MODEL = "gpt-4.1"
 """The SDK accepts only OpenAI model names here; the suite's double answers any name."""
 
-DEFAULTS: dict[str, dict[str, Any]] = {"responses_compaction": {"threshold": 10}}
+DEFAULTS: dict[str, dict[str, Any]] = {"responses_compaction": {"threshold": 10, "session_limit": None}}
+"""``session_limit``: the underlying session's ``SessionSettings(limit=...)`` (how many items its reads
+return), a documented session setting the compaction session reads its candidates through."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
-        "compaction item; endpoint errors propagate"
+        "compaction item; endpoint errors propagate; session_limit: the underlying session's read limit"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
     ("responses_compaction", {"threshold": 10}),
+    ("responses_compaction", {"threshold": 4, "session_limit": 8}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
-    "previous_response_id mode (the history compacted is the one stored on OpenAI's servers); "
+    "previous_response_id compaction in the check (the suite's summarizer double keeps no response chains; the "
+    "Runner's previous_response_id path is proven with a stand-in in tests/test_openai_agents_paths.py); "
     "OpenAIConversationsSession (server-side history, never compacted locally)"
 )
 
@@ -83,6 +66,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+@factory
 def responses_compaction(settings: Any, **given: Any) -> Any:
     """``OpenAIResponsesCompactionSession`` over an in-memory ``SQLiteSession``, compacting through
     the suite's summarizer (``/v1/responses/compact``) when ``threshold`` candidate items are stored."""
@@ -90,6 +74,11 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
     memory = requires("agents.memory", EXTRA)
     openai = requires("openai", EXTRA)
     threshold = int(o["threshold"])
+    parameters = inspect.signature(memory.OpenAIResponsesCompactionSession.__init__).parameters
+    if "compaction_mode" not in parameters:
+        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode='input' before 0.6.9")
+    if o["session_limit"] is not None and not hasattr(memory, "SessionSettings"):
+        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "SessionSettings (session_limit) is missing")
 
     def should_compact(context: dict[str, Any]) -> bool:
         return len(context["compaction_candidate_items"]) >= threshold
@@ -97,7 +86,9 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         n = next(_ids)
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
-        store = memory.SQLiteSession(f"compaction-suite-{n}")
+        limit = o["session_limit"]
+        extra = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
+        store = memory.SQLiteSession(f"compaction-suite-{n}", **extra)
         try:
             await store.add_items(items)
             session = memory.OpenAIResponsesCompactionSession(
@@ -105,7 +96,7 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
                 compaction_mode="input", should_trigger_compaction=should_compact,
             )  # fmt: skip
             await session.run_compaction({"response_id": f"resp_compaction_suite_{n}", "store": False})
-            return list(await session.get_items())
+            return list(await store.get_items(limit=10**9) if limit is not None else await session.get_items())  # every stored item, past the read limit
         finally:
             store.close()
             await client.close()

@@ -1,67 +1,45 @@
 """Pydantic AI: the compaction capabilities of ``pydantic-ai-harness``, on ``pydantic-ai`` messages.
 
-What runs offline and what does not (checked in the installed sources):
-
-* ``pydantic-ai`` itself ships only *provider-native* compaction: ``OpenAICompaction``
-  (server-side ``context_management`` on the Responses API, or the stateless
-  ``/responses/compact`` endpoint, returning an *encrypted* ``CompactionPart``) and
-  ``AnthropicCompaction`` (Anthropic's API). Neither can run against the suite's summarizer,
-  a chat-completions test double, and the encrypted item has no chat-message form to check:
-  **not adapted**. Its ``history_processors`` hook is a mechanism for the user's own function,
-  not a compactor.
-* ``pydantic-ai-harness`` ("the official capability library and harness for Pydantic AI")
-  ships model-agnostic strategies as capabilities that edit the history in
-  ``before_model_request``: ``SlidingWindowCompaction``, ``ClearToolResults`` and
-  ``SummarizingCompaction`` are adapted here, run exactly as an agent runs them
-  (``await capability.before_model_request(run_context, request_context)``, the result in
-  ``run_context.messages``), the summarizer an ``OpenAIChatModel`` on ``settings.async_client``.
-
-Targets::
+Targets (research, conversion and declarations in ``adapters/README.md``)::
 
     compaction-suite check compaction_suite.adapters.pydantic_ai:sliding_window
     compaction-suite check compaction_suite.adapters.pydantic_ai:clear_tool_results
     compaction-suite check compaction_suite.adapters.pydantic_ai:summarizing
+    compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
 
-Conversion (OpenAI dict <-> ``ModelMessage``): each dict is one *part*. ``system`` and
-``developer`` are ``SystemPromptPart`` (which role a system prompt is sent with is a model
-profile setting in pydantic-ai, so the note keeps ``developer``); ``user`` is
-``UserPromptPart`` (a string, or a list of strings and ``BinaryContent.from_data_uri`` images
-with ``vendor_metadata={"detail": ...}``, as pydantic-ai's OpenAI model sends ``detail``);
-``assistant`` is a ``ModelResponse`` of a ``TextPart`` and ``ToolCallPart(tool_name,
-args=<the JSON string>, tool_call_id)``; ``tool`` is ``ToolReturnPart(tool_name,
-content, tool_call_id)``. Requests are grouped as pydantic-ai records them by default
-(``"tool_results": "grouped"``): the leading system prompts and the first user prompt in
-one ``ModelRequest``, and **a round's parallel tool results in one ``ModelRequest``**;
-``"separate"`` gives every part its own ``ModelRequest``, splitting the system prompt from
-the first user prompt it is stored with: a shape pydantic-ai never records, run only in
-``OTHER_SHAPES``, a labelled matrix section that no headline counts. Back: a part the
-capability kept (the same object) is its original dict; a part or message the capability
-made (a summary ``CompactionPart``, a cleared tool result) is rendered by pydantic-ai's own
-``OpenAIChatModel._map_messages``, i.e. exactly what pydantic-ai would send.
-
-Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
-``tests/test_adapter_loops.py`` with ``Agent(capabilities=[...])``'s own loop and
-pydantic-ai's ``FunctionModel``: ``before_model_request`` runs after the round's
-``ToolReturnPart``s were recorded. ``system_prompt: leading``: ``Agent(system_prompt=...)``
-and its ``@agent.system_prompt`` functions store their ``SystemPromptPart``s in the first
-``ModelRequest`` with the first user prompt, the history the capabilities see, and never later
-in a run or when the history is passed back (``instructions=`` stay outside; the loop test
-shows all three).
-
-Profiles claimed, and why (the matrix shows them): each claims ``core`` only. Triggers are
-message/token counts, never iterations (not ``trigger``); ``SummarizingCompaction``'s summary
-is a ``CompactionPart`` sent as framed user text, keeping N messages (not ``summary``), and a
-summarizer error propagates (the harness offers ``FallbackCompaction`` to fall back to a
-truncation, which changes the history: not ``failure``); no ``last_event`` (not ``events``).
+Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
+request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
+``settings.async_client``. Each OpenAI dict is one *part*, grouped as pydantic-ai records them
+(``tool_results``); ``capability_parts`` adds the ``ToolAvailabilityDeltaPart`` pydantic-ai records
+after a tool reveals others (a capability loading), which has no chat message of its own. A part the
+capability kept is its original dict; one it made is rendered by pydantic-ai's ``_map_messages``.
+Declarations proven by ``tests/test_adapter_loops.py`` and ``tests/test_pydantic_ai_paths.py``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._common import Message, Note, Notes, call_names, capabilities, deep, make, options, requires, text_of_parts, tool_text
+from ._common import (
+    CannotDrive,
+    Message,
+    Note,
+    Notes,
+    call_names,
+    capabilities,
+    deep,
+    factory,
+    make,
+    options,
+    requires,
+    text_of_parts,
+    tool_text,
+)
 
 FRAMEWORK = "Pydantic AI"
+SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.0,<3", "pydantic-ai-harness": ">=0.18"}
+"""Agreed interface 3. The harness's compaction capabilities exist from 0.18 with pydantic-ai 2.x;
+``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"
 
@@ -70,9 +48,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "clear_tool_results": {"max_messages": None, "max_tokens": 1000, "keep_pairs": 3},
     "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
 }
-COMMON = {"tool_results": "grouped"}
+DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
+"""``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
+compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
+COMMON = {"tool_results": "grouped", "capability_parts": False}
 
 NOT_ADAPTED = (
+    "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction, RelevanceCompaction; "
     "pydantic-ai's own OpenAICompaction (OpenAI Responses server-side compaction or /responses/compact, an "
     "encrypted CompactionPart) and AnthropicCompaction (Anthropic API) cannot run against the suite's "
     "chat-completions test double offline; history_processors is a hook for user code, not a compactor"
@@ -85,7 +67,17 @@ WHY = {
         "core only: summary is a CompactionPart sent as framed user text keeping N messages (not [Context Summary] + "
         "K rounds); summarizer errors propagate; message/token trigger"
     ),
+    "fallback": (
+        "core only: FallbackCompaction(SummarizingCompaction, SlidingWindowCompaction), the harness's documented "
+        "fallback: a summarizer error it selects (ModelAPIError) falls back to the sliding window; others propagate"
+    ),
 }
+
+DOCUMENTED: list[dict[str, Any]] = []
+"""Agreed interface 4. Not ``FallbackCompaction``'s "`fallback_on` defaults to model API errors ... so programming
+errors pass through": what escapes it in the checks is ``SummarizingCompaction``'s own ``IndexError`` on a
+reply with no choices (and its ``UnexpectedModelBehavior`` on empty content), replies a provider sends, not
+a caller's programming error; a label by clause cannot tell them apart, so those crashes stay findings."""
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"max_messages": 8, "keep_messages": 4}),
@@ -95,6 +87,9 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("clear_tool_results", {"max_tokens": 2000, "keep_pairs": 3}),
     ("summarizing", {"max_messages": 8, "keep_messages": 4}),
     ("summarizing", {"max_messages": 20, "keep_messages": 10}),
+    ("summarizing", {"max_messages": None, "max_tokens": 500, "keep_messages": 4, "capability_parts": True}),
+    ("fallback", {"max_tokens": 500, "keep_messages": 4}),
+    ("fallback", {"max_tokens": 2000, "keep_messages": 10}),
 ]
 """What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them."""
 
@@ -130,9 +125,18 @@ def _user_content(pm: Any, content: Any) -> Any:
     return items
 
 
-def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped") -> tuple[list[Any], Notes]:
-    """pydantic-ai ``ModelMessage`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``."""
+def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", capability_parts: bool = False) -> tuple[list[Any], Notes]:
+    """pydantic-ai ``ModelMessage`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``.
+
+    With ``capability_parts``, the first result of each tool name is followed (in the same request) by
+    the ``ToolAvailabilityDeltaPart(tools_added=[name], tool_call_id=...)`` pydantic-ai records when a
+    call reveals tools (a deferred capability loading): a part with no chat message of its own, so it
+    is dropped on the way back (`NO_CHAT_FORM`)."""
     pm = requires("pydantic_ai.messages", EXTRA)
+    delta: Any = getattr(pm, "ToolAvailabilityDeltaPart", None)
+    if capability_parts and delta is None:
+        raise CannotDrive("pydantic_ai (capability_parts)", "pydantic-ai-slim", "ToolAvailabilityDeltaPart arrived in pydantic-ai 2.23")
+    revealed: set[str] = set()
     if tool_results not in ("separate", "grouped"):
         raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
     names = call_names(messages)
@@ -182,10 +186,19 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped") ->
             raise ValueError(f"message {i}: role {role!r} has no pydantic-ai part here")
         notes.put(id(part), Note(original=deep(m)), keep=part)
         pending.append(part)
+        if capability_parts and role == "tool" and part.tool_name not in revealed:
+            revealed.add(part.tool_name)
+            reveal = delta(tools_added=[part.tool_name], tool_call_id=part.tool_call_id)
+            notes.put(id(reveal), Note(original={}, extra={NO_CHAT_FORM: True}), keep=reveal)
+            pending.append(reveal)
         if tool_results == "separate":
             flush()
     flush()
     return out, notes
+
+
+NO_CHAT_FORM = "no_chat_form"
+"""A note's mark for a part the adapter added that pydantic-ai never sends as a chat message."""
 
 
 def from_pydantic_ai(messages: list[Any], notes: Notes | None = None, *, model: Any = None) -> list[Message]:
@@ -203,6 +216,8 @@ def from_pydantic_ai(messages: list[Any], notes: Notes | None = None, *, model: 
             continue
         for part in msg.parts:
             note = notes.get(id(part))
+            if note is not None and note.extra.get(NO_CHAT_FORM):
+                continue
             if note is not None:
                 out.append(deep(note.original))
             else:
@@ -244,18 +259,20 @@ def _offline_model(client: Any = None, name: str = "compaction-suite-summarizer"
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _compactor(name: str, capability_of: Any, settings: Any, tool_results: str) -> Any:
+def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) -> Any:
     models = requires("pydantic_ai.models", EXTRA)
     tools = requires("pydantic_ai.tools", EXTRA)
     usage = requires("pydantic_ai.usage", EXTRA)
     model = _offline_model(settings.async_client, settings.model)
 
     async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_pydantic_ai(messages, tool_results=tool_results)
+        converted, notes = to_pydantic_ai(messages, tool_results=o["tool_results"], capability_parts=bool(o["capability_parts"]))
         ctx = tools.RunContext(deps=None, model=model, usage=usage.RunUsage(), messages=list(converted))
         request = models.ModelRequestContext(model=model, messages=list(converted), model_settings=None, model_request_parameters=models.ModelRequestParameters())
-        await capability_of(model).before_model_request(ctx, request)
-        return await _back(list(ctx.messages), notes, model)
+        sent = await capability_of(model).before_model_request(ctx, request)
+        # What the model is sent: harness releases before ~0.2x write only the returned request
+        # context's messages, later ones ``ctx.messages`` too (the same list).
+        return await _back(list(sent.messages), notes, model)
 
     return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading"), is_async=True)
 
@@ -282,10 +299,13 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
             continue
         for part in msg.parts:
             note = notes.get(id(part))
+            if note is not None and note.extra.get(NO_CHAT_FORM):
+                continue
             out.extend([deep(note.original)] if note is not None else await render(pm.ModelRequest(parts=[part])))
     return out
 
 
+@factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
@@ -296,9 +316,10 @@ def sliding_window(settings: Any, **given: Any) -> Any:
             preserve_first_user_message=o["preserve_first_user_message"],
         )  # fmt: skip
 
-    return _compactor("SlidingWindowCompaction", capability, settings, o["tool_results"])
+    return _compactor("SlidingWindowCompaction", capability, settings, o)
 
 
+@factory
 def clear_tool_results(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["clear_tool_results"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
@@ -306,9 +327,10 @@ def clear_tool_results(settings: Any, **given: Any) -> Any:
     def capability(model: Any) -> Any:
         return compaction.ClearToolResults(max_messages=o["max_messages"], max_tokens=o["max_tokens"], keep_pairs=o["keep_pairs"])
 
-    return _compactor("ClearToolResults", capability, settings, o["tool_results"])
+    return _compactor("ClearToolResults", capability, settings, o)
 
 
+@factory
 def summarizing(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
@@ -319,4 +341,21 @@ def summarizing(settings: Any, **given: Any) -> Any:
             preserve_first_user_message=o["preserve_first_user_message"],
         )  # fmt: skip
 
-    return _compactor("SummarizingCompaction", capability, settings, o["tool_results"])
+    return _compactor("SummarizingCompaction", capability, settings, o)
+
+
+@factory
+def fallback(settings: Any, **given: Any) -> Any:
+    """``FallbackCompaction(fallback_chain=[SummarizingCompaction, SlidingWindowCompaction])`` with its default
+    ``fallback_on``, both strategies sized alike: the harness's documented fallback wrapper around a summarizer."""
+    o = options(DEFAULTS["fallback"] | COMMON, given)
+    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    if not hasattr(compaction, "FallbackCompaction"):
+        raise CannotDrive("pydantic_ai:fallback", "pydantic-ai-harness", "FallbackCompaction arrived in pydantic-ai-harness 0.23")
+    size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
+
+    def capability(model: Any) -> Any:
+        chain = [compaction.SummarizingCompaction(model=model, **size), compaction.SlidingWindowCompaction(**size)]
+        return compaction.FallbackCompaction(fallback_chain=chain, max_tokens=o["max_tokens"])
+
+    return _compactor("FallbackCompaction", capability, settings, o)

@@ -1,44 +1,19 @@
 """Semantic Kernel: ``ChatHistoryTruncationReducer`` and ``ChatHistorySummarizationReducer``.
 
-Targets::
+Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
 
     compaction-suite check compaction_suite.adapters.semantic_kernel:truncation_reducer
     compaction-suite check compaction_suite.adapters.semantic_kernel:summarization_reducer
 
-Options from ``$COMPACTION_ADAPTER_OPTIONS`` (see ``TRUNCATION_DEFAULTS``, ``SUMMARIZATION_DEFAULTS``).
-
-Conversion (OpenAI dict <-> ``ChatMessageContent``): the role maps to ``AuthorRole``
-(``developer`` is ``AuthorRole.DEVELOPER``); text is ``TextContent``; an ``image_url`` part is
-``ImageContent`` (``data_uri=`` for a data URL, ``uri=`` otherwise; ``detail`` has no field,
-so it is in the note); each tool call is a ``FunctionCallContent(id, name, arguments=<the JSON
-string>)`` after the assistant's text; a tool result is
-``FunctionResultContent(id=tool_call_id, name=<the call's function>, result=content)`` in an
-``AuthorRole.TOOL`` message. **Parallel tool results: several messages by default** (one per
-result), as the kernel's own function invocation adds them (``frc.to_chat_message_content()``
-per call); ``"tool_results": "grouped"`` puts a round's results in one TOOL message, which
-the types allow, but SK's OpenAI connector then sends a malformed tool message
-(``ChatMessageContent.to_dict`` gives ``content`` a list of ``{tool_call_id, content}`` and
-only the first ``tool_call_id``), so the matrix runs ``separate`` only.
-The note of a message is found by ``metadata["oai_index"]``.
-
-Declared capabilities (SPEC Part A): ``called: between_rounds``, proven by
-``tests/test_adapter_loops.py`` with ``ChatCompletionAgent``'s own loop (SK's OpenAI
-connector on a scripted endpoint): an agent never reduces during a run; the caller reduces
-the thread (``await thread.reduce()``) between ``get_response`` calls, when the kernel has
-added every call's result. ``system_prompt: in_list``: SK's reducers keep the first
-``system``/``developer`` message of the history they reduce (``ChatHistory(system_message=...)``);
-an agent's ``instructions=`` stay outside the thread (the loop test shows that too).
-
-Profiles claimed, and why (the matrix shows them):
-
-* ``ChatHistoryTruncationReducer`` claims ``core`` only: it reduces when the message count
-  passes ``target_count + threshold_count`` (no iteration trigger, not ``trigger``); it
-  truncates (no ``summary``); it has no summarizer (no ``failure``) and no event (no ``events``).
-* ``ChatHistorySummarizationReducer`` claims ``core``, and ``failure`` only with
-  ``fail_on_error=False`` (its documented contract: "Summarization failed, continuing without
-  summary"; with the default ``fail_on_error=True`` it raises ``ChatHistoryReducerException``).
-  Its summary is an ``assistant`` message marked ``metadata["__summary__"]`` and it keeps a
-  number of *messages* (not ``summary``); message-count trigger (not ``trigger``); no event.
+``invoked_by`` picks the path SK reduces on: ``"reduce"`` (the caller's ``await reducer.reduce()``,
+as SK's samples do between agent turns), ``"add_message_async"`` (``auto_reduce=True``: the history
+reduces itself as each message is added), ``"agent_thread"`` (``ChatHistoryAgentThread`` adds each
+message as ``ChatCompletionAgent`` does). ``tool_message`` picks the native shape of a tool result:
+``"function_result"`` (``FunctionResultContent``, what SK's function calling adds) or ``"text"`` (a
+TOOL message holding text only, what ``ChatHistory.add_tool_message(str)`` built before 1.35.1).
+Declarations (``called: between_rounds``, ``system_prompt: in_list``) are proven by
+``tests/test_adapter_loops.py`` and ``tests/test_matrix_loops.py``; conversion, shapes and the claims
+behind ``WHY`` are in ``adapters/README.md``.
 """
 
 from __future__ import annotations
@@ -46,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import (
+    Documented,
     Message,
     Note,
     Notes,
@@ -53,9 +29,11 @@ from ._common import (
     call_back,
     call_names,
     calls_by_id,
+    cannot_drive,
     capabilities,
     content_back,
     deep,
+    factory,
     finish,
     make,
     options,
@@ -71,15 +49,37 @@ DISTRIBUTIONS = ("semantic-kernel",)
 EXTRA = "semantic-kernel"
 NOTE_KEY = "oai_index"
 
-TRUNCATION_DEFAULTS: dict[str, Any] = {"target_count": 10, "threshold_count": 0, "tool_results": "separate"}
+SUPPORTED = {"semantic-kernel": ">=1.30,<2"}
+"""Releases this adapter drives (1.30.0, May 2025, to 1.45.0): checked when a factory starts."""
+
+SWEEP_INSTALL = ("semantic-kernel", "httpx")
+"""What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
+to openai 1.x to bring (openai 3.x brings httpx2 instead)."""
+
+PATHS = ("reduce", "add_message_async", "agent_thread")
+SHAPE = {"tool_results": "separate", "tool_message": "function_result", "invoked_by": "reduce"}
+TRUNCATION_DEFAULTS: dict[str, Any] = {"target_count": 10, "threshold_count": 0, **SHAPE}
 SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "target_count": 10,
     "threshold_count": 0,
     "fail_on_error": True,
     "use_single_summary": True,
     "include_function_content_in_summary": False,
-    "tool_results": "separate",
+    **SHAPE,
 }
+DEFAULTS = {"truncation_reducer": TRUNCATION_DEFAULTS, "summarization_reducer": SUMMARIZATION_DEFAULTS}
+
+DOCUMENTED: list[Documented] = [
+    {
+        "factory": "summarization_reducer",
+        "clause": "CORE-10",
+        "options": {"fail_on_error": True},
+        "quote": "fail_on_error: Raise error if summarization fails, default is True.",
+        "source": "semantic_kernel/contents/history_reducer/chat_history_summarization_reducer.py@1.45.0",
+    },
+]
+"""SK documents that its summarization reducer raises when the summarizer fails unless
+``fail_on_error=False``: the matrix shows that crash as *documented* and counts it apart."""
 
 WHY = {
     "truncation_reducer": "core only: message-count trigger (no iteration trigger); truncates, no summarizer, no event",
@@ -98,7 +98,13 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_reducer", {"target_count": 10}),
     ("summarization_reducer", {"target_count": 10, "fail_on_error": False}),
     ("summarization_reducer", {"target_count": 10, "include_function_content_in_summary": True}),
+    ("truncation_reducer", {"target_count": 4, "tool_message": "text"}),
+    ("truncation_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
+    ("summarization_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
+    ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
 ]
+"""What ``compaction-suite matrix`` runs and counts: each path and native shape SK reduces (the loop
+tests show where each arises)."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -130,11 +136,14 @@ def _items(sk: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
     return items, list(items)
 
 
-def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate") -> tuple[list[Any], Notes]:
-    """``ChatMessageContent`` for OpenAI dicts; ``tool_results`` is ``"separate"`` or ``"grouped"``."""
+def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate", tool_message: str = "function_result") -> tuple[list[Any], Notes]:
+    """``ChatMessageContent`` for OpenAI dicts; ``tool_results`` is ``"separate"`` or ``"grouped"``,
+    ``tool_message`` is ``"function_result"`` or ``"text"`` (a TOOL message holding text only)."""
     sk = requires("semantic_kernel.contents", EXTRA)
     if tool_results not in ("separate", "grouped"):
         raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
+    if tool_message not in ("function_result", "text"):
+        raise ValueError(f"tool_message must be 'function_result' or 'text', got {tool_message!r}")
     names = call_names(messages)
     notes = Notes()
     notes.put("tool_results", Note(original={}, extra={"by_call": originals_by_call(messages), "calls": calls_by_id(messages)}))
@@ -144,6 +153,11 @@ def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate
         first = messages[run[0]]
         role = first.get("role")
         metadata = {NOTE_KEY: run[0]}
+        if role == "tool" and tool_message == "text":
+            text = "\n".join(str(tool_text(messages[i].get("content"))) for i in run)
+            out.append(sk.ChatMessageContent(role=_role(sk, "tool"), items=[sk.TextContent(text=text)], metadata=metadata))
+            notes.put(run[0], Note(original=deep(first), extra={"run": [deep(messages[i]) for i in run], "text": text}))
+            continue
         if role == "tool":
             results = [
                 sk.FunctionResultContent(id=messages[i].get("tool_call_id"), name=names.get(str(messages[i].get("tool_call_id"))) or None, result=tool_text(messages[i].get("content")))
@@ -187,11 +201,17 @@ def from_semantic_kernel(messages: list[Any], notes: Notes | None = None) -> lis
     for msg in messages:
         role = msg.role.value if hasattr(msg.role, "value") else str(msg.role)
         results = [i for i in msg.items if isinstance(i, sk.FunctionResultContent)]
+        note = notes.get((msg.metadata or {}).get(NOTE_KEY))
+        if role == "tool" and not results and note is not None and "run" in note.extra:
+            if _text_of(sk, msg) == note.extra["text"]:
+                out.extend(deep(note.extra["run"]))  # the plain-text TOOL message the converter made, as it was
+            else:
+                out.append({"role": "tool", "tool_call_id": note.original.get("tool_call_id"), "content": _text_of(sk, msg)})
+            continue
         if role == "tool" or results:
             for item in results:
                 out.append(tool_result_back(item.id, deep(item.result), by_call))
             continue
-        note = notes.get((msg.metadata or {}).get(NOTE_KEY))
         d: Message = {"role": role, "content": content_back(_views(sk, msg.items), note)}
         function_calls = [i for i in msg.items if isinstance(i, sk.FunctionCallContent)]
         if function_calls:
@@ -206,6 +226,10 @@ def from_semantic_kernel(messages: list[Any], notes: Notes | None = None) -> lis
     return out
 
 
+def _text_of(sk: Any, msg: Any) -> str:
+    return "".join(i.text or "" for i in msg.items if isinstance(i, sk.TextContent))
+
+
 def _json(value: Any) -> str:
     import json
 
@@ -215,46 +239,83 @@ def _json(value: Any) -> str:
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _runner(reducer_of: Any, tool_results: str) -> Any:
+def _runner(reducer_of: Any, o: dict[str, Any]) -> Any:
+    if o["invoked_by"] not in PATHS:
+        raise ValueError(f"invoked_by must be one of {PATHS}, got {o['invoked_by']!r}")
+
     async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_semantic_kernel(messages, tool_results=tool_results)
-        reducer = reducer_of()
-        reducer.messages = converted
-        await reducer.reduce()
+        converted, notes = to_semantic_kernel(messages, tool_results=o["tool_results"], tool_message=o["tool_message"])
+        reducer = reducer_of(auto_reduce=o["invoked_by"] != "reduce")
+        if o["invoked_by"] == "reduce":
+            reducer.messages = converted
+            await reducer.reduce()
+        elif o["invoked_by"] == "add_message_async":
+            for message in converted:  # ChatHistoryReducer.add_message_async reduces after each add (auto_reduce)
+                await reducer.add_message_async(message)
+        else:
+            thread = _agent_thread(reducer)
+            for message in converted:  # how ChatCompletionAgent adds each message to its thread
+                await thread.on_new_message(message)
+            reducer = thread._chat_history
         return from_semantic_kernel(list(reducer.messages), notes)
 
     return run
 
 
+def _agent_thread(reducer: Any) -> Any:
+    agents = requires("semantic_kernel.agents", EXTRA)
+    return agents.ChatHistoryAgentThread(chat_history=reducer)
+
+
+def _reducer_class(module: str, name: str, keywords: tuple[str, ...]) -> Any:
+    """The reducer class, checked for the keywords the adapter passes (a release without one cannot be driven)."""
+    from ._common import accepts
+
+    cls = getattr(requires(module, EXTRA), name)
+    for keyword in keywords:
+        if not accepts(cls, keyword) and keyword not in getattr(cls, "model_fields", {}):
+            raise cannot_drive(__name__, "semantic-kernel", f"{name} has no {keyword!r}")
+    return cls
+
+
+@factory
 def truncation_reducer(settings: Any, **given: Any) -> Any:
-    """``ChatHistoryTruncationReducer(target_count, threshold_count)``, reduced once per call."""
+    """``ChatHistoryTruncationReducer(target_count, threshold_count)`` on the path ``invoked_by`` names."""
     o = options(TRUNCATION_DEFAULTS, given)
-    reducers = requires("semantic_kernel.contents.history_reducer.chat_history_truncation_reducer", EXTRA)
+    cls = _reducer_class(
+        "semantic_kernel.contents.history_reducer.chat_history_truncation_reducer", "ChatHistoryTruncationReducer",
+        ("target_count", "threshold_count", "auto_reduce"),
+    )  # fmt: skip
 
-    def reducer() -> Any:
-        return reducers.ChatHistoryTruncationReducer(target_count=o["target_count"], threshold_count=o["threshold_count"])
+    def reducer(auto_reduce: bool) -> Any:
+        return cls(target_count=o["target_count"], threshold_count=o["threshold_count"], auto_reduce=auto_reduce)
 
-    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o["tool_results"]), declared=capabilities("in_list"), is_async=True)
+    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o), declared=capabilities("in_list"), is_async=True)
 
 
+@factory
 def summarization_reducer(settings: Any, **given: Any) -> Any:
     """``ChatHistorySummarizationReducer`` with ``OpenAIChatCompletion(async_client=settings.async_client)``."""
     o = options(SUMMARIZATION_DEFAULTS, given)
-    reducers = requires("semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", EXTRA)
+    cls = _reducer_class(
+        "semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", "ChatHistorySummarizationReducer",
+        ("service", "target_count", "threshold_count", "fail_on_error", "use_single_summary", "include_function_content_in_summary", "auto_reduce"),
+    )  # fmt: skip
     open_ai = requires("semantic_kernel.connectors.ai.open_ai", EXTRA)
     service = open_ai.OpenAIChatCompletion(ai_model_id=settings.model, async_client=settings.async_client)
     extra = {} if settings.summary_prompt is None else {"summarization_instructions": settings.summary_prompt}
 
-    def reducer() -> Any:
-        return reducers.ChatHistorySummarizationReducer(
+    def reducer(auto_reduce: bool) -> Any:
+        return cls(
             service=service,
             target_count=o["target_count"],
             threshold_count=o["threshold_count"],
             fail_on_error=o["fail_on_error"],
             use_single_summary=o["use_single_summary"],
             include_function_content_in_summary=o["include_function_content_in_summary"],
+            auto_reduce=auto_reduce,
             **extra,
         )
 
     profiles = {"core"} | (set() if o["fail_on_error"] else {"failure"})
-    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o["tool_results"]), declared=capabilities("in_list"), is_async=True)
+    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=capabilities("in_list"), is_async=True)

@@ -1,44 +1,17 @@
 """Strands Agents: conversation managers, compactors of Anthropic-style messages.
 
-What Strands ships (checked in the installed sources, ``strands-agents`` 1.62): an ``Agent`` keeps
-its history in ``agent.messages`` as Bedrock Converse content blocks (``text``, ``toolUse``,
-``toolResult``, ``reasoningContent`` with its ``signature``, ``image``), its system prompt apart
-(``Agent(system_prompt=...)``), and a *conversation manager* edits ``agent.messages`` in place.
-``SlidingWindowConversationManager`` keeps the last ``window_size`` messages, moving the cut
-forward so that no ``toolResult`` loses its ``toolUse``; it runs at the end of every invocation
-(``apply_management``, in the agent loop's ``finally``) and, with ``per_turn=True``, before every
-model call. Strands' ``AnthropicModel`` sends these blocks as Anthropic Messages API blocks
-(``tool_use``, ``tool_result``, ``thinking``/``redacted_thinking``): the mapping below is that
-one, so the suite judges the request Strands would send to Anthropic.
-
-Targets::
+Targets (each path its own factory option; research and shapes in ``adapters/README.md``)::
 
     compaction-suite check compaction_suite.adapters.strands:sliding_window
-    compaction-suite check compaction_suite.adapters.strands:summarizing   # needs a streamed /v1/messages
+    COMPACTION_ADAPTER_OPTIONS='{"path": "reactive"}' compaction-suite check compaction_suite.adapters.strands:sliding_window
+    compaction-suite check compaction_suite.adapters.strands:summarizing
 
-Conversion (Anthropic ``{"system", "messages"}`` <-> Strands): ``text`` <-> ``{"text"}``;
-``tool_use`` <-> ``{"toolUse": {toolUseId, name, input}}``; ``tool_result`` <->
-``{"toolResult": {toolUseId, status ("error" when is_error), content: [{"text"} | {"image"}]}}``
-(string content is one text block); ``thinking`` <-> ``{"reasoningContent": {"reasoningText":
-{text, signature}}}``; ``redacted_thinking`` <-> ``{"reasoningContent": {"redactedContent":
-bytes}}``; a base64 ``image`` <-> ``{"image": {format, source: {bytes}}}``; a string ``content``
-is one text block. A block Strands has no type for is carried as it is (Strands' managers never
-look inside one). Back: a message the manager kept (the same object, its blocks unchanged) is the
-original Anthropic message, byte-identical; a block the manager made or changed is rendered by
-Strands' own ``AnthropicModel`` formatter, i.e. exactly what Strands would send. The system
-prompt goes to ``Agent(system_prompt=...)`` and comes back as given unless the agent's changed.
-
-Declared capabilities (proven by ``tests/test_adapter_format_loops.py`` with Strands' own agent
-loop and a scripted model): ``wire_format: anthropic-messages``; ``system_prompt: outside``
-(``Agent(system_prompt=...)`` never enters ``agent.messages``). ``called``: for
-``sliding_window`` ``anytime``: ``apply_management`` runs in the ``finally`` of every invocation,
-and an invocation a tool stops with an interrupt (human approval, ``tool_context.interrupt``)
-ends with the assistant's ``toolUse`` still unanswered, so the manager sees that history in
-flight (the loop test shows it); for ``summarizing`` ``between_rounds``: its ``apply_management``
-does nothing, and it summarizes only in the before-model-call hook, every call answered by then.
-
-Profiles: ``core`` only: the trigger is a message count (not ``trigger``); no summary, no
-summarizer (not ``summary``/``failure``); no events.
+Paths: ``routine`` (``apply_management``, end of every invocation), ``proactive`` (the
+summarizing manager's before-model-call threshold, Strands >= 1.40) and ``reactive``
+(``reduce_context(agent, e=ContextWindowOverflowException)``, what ``Agent`` calls when its model
+reports a context overflow). History: ``agent.messages`` in Bedrock Converse blocks, mapped to and
+from Anthropic blocks by Strands' own ``AnthropicModel`` formatter. Declarations proven by
+``tests/test_adapter_format_loops.py`` and ``tests/test_strands_paths.py``.
 """
 
 from __future__ import annotations
@@ -49,7 +22,7 @@ import copy
 import functools
 from typing import Any
 
-from ._common import make, options, requires
+from ._common import CannotDrive, factory, make, options, release, requires
 from ._native import declared, double_refuses
 
 FRAMEWORK = "Strands Agents"
@@ -57,32 +30,68 @@ DISTRIBUTIONS = ("strands-agents",)
 EXTRA = "strands"
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
+SUPPORTED: dict[str, str] = {"strands-agents": ">=1.16,<2"}
+"""Releases of the last twelve months (agreed interface 3). The proactive path needs Strands >= 1.40
+(``proactive_compression``); below it that path is a contract error (`CannotDrive`)."""
+
+PROVIDERS = ["anthropic", "bedrock-converse"]
+"""Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
+``AnthropicModel``, so both rule sets apply to what Strands keeps."""
+
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "sliding_window": {"window_size": 40},
-    "summarizing": {"summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7},
-}
+    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000},
+    "summarizing": {
+        "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
+        "path": "proactive",
+    },
+}  # fmt: skip
 WHY = {
     "sliding_window": (
-        "core only: message-count window (no iteration trigger); no summarizer; no events; called anytime: after a "
-        "tool interrupt the window also trims a history whose toolUse is unanswered (ANTH-6, policy)"
+        "core only: message-count window (no iteration trigger); no summarizer; no events; routine path called anytime: "
+        "after a tool interrupt the window also trims a history whose toolUse is unanswered (ANTH-6, policy); reactive "
+        "path (after a context-overflow error) first blanks the oldest tool results, raises when it cannot trim"
     ),
     "summarizing": (
-        "core only: proactive compression at a share of the model's context window (no iteration trigger); the "
-        "summary is a user message, not [Context Summary] + K rounds; a failed summary leaves the history (best-effort)"
+        "core only: proactive compression at a share of the model's context window, or reactive after a context-overflow "
+        "error (no iteration trigger); the summary is a user message, not [Context Summary] + K rounds; a failed summary "
+        "leaves the history on the proactive path and is re-raised on the reactive one (documented)"
     ),
 }
-SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [("sliding_window", {"window_size": 6}), ("sliding_window", {"window_size": 12})]
+SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [
+    ("sliding_window", {"window_size": 6}),
+    ("sliding_window", {"window_size": 12}),
+    ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000}),
+]
 SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
     ("summarizing", {"preserve_recent_messages": 10, "context_window_limit": 4000}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000}),
 ]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is both, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
-REACTIVE = (
-    "the managers' reactive path (reduce_context after the provider reports a context overflow: SlidingWindow "
-    "then truncates old tool results, Summarizing re-raises a failed summary) needs a provider overflow error "
-    "the suite does not produce"
+
+DOCUMENTED: list[dict[str, Any]] = [
+    {
+        "factory": "summarizing", "clause": "CORE-10", "options": {"path": "reactive"},
+        "quote": "When ``e`` is set (reactive overflow recovery), summarization failure is re-raised",
+        "source": "strands-agents 1.62.0, strands/agent/conversation_manager/summarizing_conversation_manager.py (SummarizingConversationManager.reduce_context)",
+    },
+]  # fmt: skip
+"""Agreed interface 4 (plain dicts of the ``Documented`` keys until ``_common.Documented`` lands). Not the
+sliding window's reactive raise ("if the context cannot be reduced further"): at 1.35-1.36 it raised on
+tool-heavy histories it could have trimmed (strands-agents/harness-sdk#2173), and a label by clause and
+options cannot tell the two apart, so its crash stays a finding."""
+
+NOT_ADAPTED_ALWAYS = (
+    "SummarizingConversationManager(summarization_agent=...) (a dedicated summarizing agent); session managers "
+    "(FileSessionManager, S3SessionManager) restoring a managed conversation"
 )
+
+OVERFLOW = "prompt is too long: 210000 tokens > 200000 maximum"
+"""The reactive path's trigger, as Anthropic's API words a context overflow (HTTP 400
+``invalid_request_error``) and Strands' ``AnthropicModel.OVERFLOW_MESSAGES`` maps it to
+``ContextWindowOverflowException``; ``tests/test_strands_paths.py`` drives it through a stand-in
+endpoint on 127.0.0.1."""
 
 
 # --- conversion ------------------------------------------------------------------------------
@@ -175,50 +184,105 @@ def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[s
     return out
 
 
+def _declared(path: str, *, routine: bool = False) -> dict[str, Any]:
+    """What the adapter declares: ``called: anytime`` for the routine sliding window (after a tool
+    interrupt it trims a history in flight), ``between_rounds`` otherwise (a model call, reactive or
+    proactive, comes only with every toolUse answered), and the providers (agreed interface 1)."""
+    found: dict[str, Any] = declared("anthropic-messages", system_prompt="outside", called="anytime" if routine else "between_rounds")
+    found["providers"] = list(PROVIDERS)
+    return found
+
+
+def _path(value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"path must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: Conversion, window: int) -> None:
+    """What ``Agent`` does when its model reports an overflow: ``reduce_context(agent, e=overflow)``, then
+    the model call again, which overflows again while the request is over the model's ``window`` tokens
+    (counted as the suite counts an Anthropic request, `conformance.formats.anthropic.tokens`). A history within the window
+    never overflows, so it is left alone; a reduction that changes nothing ends the retries."""
+    from compaction_suite.conformance.formats.anthropic import tokens
+
+    for _ in range(len(agent.messages) + 1):
+        if tokens(_back(request, agent, conversion)) <= window:
+            return
+        before = copy.deepcopy(agent.messages)
+        manager.reduce_context(agent, e=overflow())
+        if agent.messages == before:
+            return
+
+
+def overflow() -> Exception:
+    """The ``ContextWindowOverflowException`` Strands' ``AnthropicModel`` raises for Anthropic's overflow answer."""
+    return requires("strands.types.exceptions", EXTRA).ContextWindowOverflowException(OVERFLOW)
+
+
+@factory
 def sliding_window(settings: Any, **given: Any) -> Any:
-    """``SlidingWindowConversationManager(window_size)``, run as the agent loop runs it:
-    ``apply_management(agent)`` (at the end of an invocation, and with ``per_turn`` before each model
-    call: the same method on the same history, so ``per_turn`` is no option here)."""
+    """``SlidingWindowConversationManager(window_size)`` on one of its paths: ``routine`` is
+    ``apply_management(agent)`` (end of an invocation; with ``per_turn`` before each model call: the
+    same method on the same history), ``reactive`` is `_reactively` over a model window of
+    ``context_window`` tokens."""
     o = options(DEFAULTS["sliding_window"], given)
+    path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager)
-        manager.apply_management(agent)
+        if path == "routine":
+            manager.apply_management(agent)
+        else:
+            _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    capabilities = declared("anthropic-messages", system_prompt="outside", called="anytime")
-    return make("strands.SlidingWindowConversationManager", {"core"}, run, declared=capabilities)
+    return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=_declared(path, routine=path == "routine"), estimate=_tokens)
 
 
+@factory
 def summarizing(settings: Any, **given: Any) -> Any:
-    """``SummarizingConversationManager(summary_ratio, preserve_recent_messages,
-    proactive_compression={"compression_threshold": ...})``, run as the agent loop runs it before a
-    model call: Strands' own estimate of the next call's input tokens, then the manager's
-    before-model-call hook, which summarizes the oldest messages through the agent's model (Strands'
-    ``AnthropicModel`` on the suite's ``/v1/messages``) when the estimate reaches the threshold of
-    ``context_window_limit``."""
+    """``SummarizingConversationManager(summary_ratio, preserve_recent_messages)`` on one of its paths,
+    summarizing through the agent's model (Strands' ``AnthropicModel`` on the suite's ``/v1/messages``):
+    ``proactive`` (Strands >= 1.40) runs Strands' own estimate of the next call's input tokens, then the
+    manager's before-model-call hook, which summarizes when the estimate reaches ``compression_threshold``
+    of ``context_window_limit``; ``reactive`` is `_reactively` over a window of ``context_window_limit`` tokens."""
     o = options(DEFAULTS["summarizing"], given)
+    path = _path(o["path"], ("proactive", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
-    events = requires("strands.hooks", EXTRA)
-    event_loop = requires("strands.event_loop.event_loop", EXTRA)
-    run_async = requires("strands._async", EXTRA).run_async
+    proactive = path == "proactive"
+    if proactive and release("strands-agents") < (1, 40):
+        raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
+    if proactive:
+        events = requires("strands.hooks", EXTRA)
+        event_loop = requires("strands.event_loop.event_loop", EXTRA)
+        run_async = requires("strands._async", EXTRA).run_async
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
-        manager = managers.SummarizingConversationManager(
-            summary_ratio=float(o["summary_ratio"]), preserve_recent_messages=int(o["preserve_recent_messages"]),
-            proactive_compression={"compression_threshold": float(o["compression_threshold"])},
-        )  # fmt: skip
-        agent = _agent(settings, request.get("system"), conversion.strands, manager, context_window_limit=int(o["context_window_limit"]))
-        projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
-        manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+        kwargs: dict[str, Any] = {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
+        if proactive:
+            kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
+        manager = managers.SummarizingConversationManager(**kwargs)
+        config = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, **config)
+        if proactive:
+            projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
+            manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+        else:
+            _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    capabilities = declared("anthropic-messages", system_prompt="outside")
-    return make("strands.SummarizingConversationManager", {"core"}, run, declared=capabilities)
+    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+
+
+def _tokens(request: Any) -> int:
+    from compaction_suite.conformance.formats.anthropic import tokens
+
+    return int(tokens(request))
 
 
 @functools.cache
@@ -234,5 +298,5 @@ def __getattr__(name: str) -> Any:
         return SLIDING_WINDOW + ([] if summarizer_refused() else SUMMARIZING)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
-        return REACTIVE + (f"; summarizing not run: {refused}" if refused else "")
+        return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")
     raise AttributeError(name)

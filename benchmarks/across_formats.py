@@ -223,15 +223,21 @@ class Bridged:
         sent = from_chat(chat, self.wire_format)
         result = self.inner.compact(sent, iteration=iteration)
         if hasattr(result, "__await__"):
-            return self._finish_async(sent, result, arguments)
-        return self._back(sent, result, arguments)
+            return self._finish_async(history, sent, result, arguments)
+        return self._back(history, sent, result, arguments)
 
-    def _back(self, sent: Any, result: Any, arguments: dict[str, str]) -> Any:
+    def _back(self, history: Any, sent: Any, result: Any, arguments: dict[str, str]) -> Any:
+        """The result in the trace's format. A compactor that returned what it was given (in its own
+        format) changed nothing, so the trace's history comes back as it was: the way back through
+        chat-completions can differ from the recorded history in form alone (a tool result's single
+        text block as a string), which must not count as a compaction (SPEC XFMT-7)."""
         self.exchange = (sent, result)
+        if result == sent:
+            return history
         return from_chat(to_chat(result, self.wire_format, arguments=arguments), self.trace_format)
 
-    async def _finish_async(self, sent: Any, pending: Any, arguments: dict[str, str]) -> Any:
-        return self._back(sent, await pending, arguments)
+    async def _finish_async(self, history: Any, sent: Any, pending: Any, arguments: dict[str, str]) -> Any:
+        return self._back(history, sent, await pending, arguments)
 
     def violations(self) -> list[str]:
         """The clauses the last output broke, judged in the compactor's own format (its

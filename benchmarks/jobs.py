@@ -168,9 +168,9 @@ def run_all(
 
 
 def _on_dask(traces: Sequence[Loaded], job: Job, scheduler: str, done: Callable[[int], None] | None) -> list[TraceResult]:
-    from distributed import Client, as_completed
+    from distributed import as_completed
 
-    with Client(scheduler) as client:
+    with connect(scheduler) as client:
         shared = client.scatter(job, broadcast=True)
         futures = [client.submit(replay_trace, loaded, shared, pure=False) for loaded in traces]
         index = {f.key: i for i, f in enumerate(futures)}
@@ -178,3 +178,21 @@ def _on_dask(traces: Sequence[Loaded], job: Job, scheduler: str, done: Callable[
             if done:
                 done(index[future.key])
         return client.gather(futures)
+
+
+class SchedulerUnreachable(ValueError):
+    """``--scheduler`` names no Dask scheduler this machine can reach (a bad input, found before any replay)."""
+
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for the Dask scheduler to answer."""
+
+
+def connect(scheduler: str) -> Any:
+    """A Dask ``Client`` of the scheduler at ``scheduler``, or `SchedulerUnreachable` saying why not."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (ValueError, OSError) as error:  # a malformed address, a refused or silent one
+        raise SchedulerUnreachable(f"--scheduler {scheduler}: no Dask scheduler reached ({error})") from None

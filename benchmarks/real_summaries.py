@@ -59,6 +59,20 @@ class MissingCassette(ValueError):
     """A trace to replay from cassettes has none, and no endpoint was given to record it."""
 
 
+def check_replayable(real: RealSummarizer | None, trace_ids: list[str]) -> None:
+    """`MissingCassette` naming the first trace without a cassette when ``real`` can only replay
+    (no endpoint to record with): said before any trace is replayed (SPEC CLI-2)."""
+    if real is None or real.base_url is not None or real.cassettes is None:
+        return
+    missing = [t for t in trace_ids if not cassette_path(real.cassettes, t).is_file()]
+    if missing:
+        more = f" (and {len(missing) - 1} more traces)" if len(missing) > 1 else ""
+        raise MissingCassette(
+            f"--cassettes {real.cassettes}: no cassette {cassette_path(real.cassettes, missing[0])} to replay trace "
+            f"{missing[0]!r}{more}, and no --summarizer-base-url to record it"
+        )
+
+
 def _recording(real: RealSummarizer, endpoint: Any, settings: Settings, path: Path, trace_id: str) -> Iterator[Settings]:
     from compaction_suite.recording.meta import Meta, interactions, settings_record, sha256_file
     from compaction_suite.recording.scrub import recorder

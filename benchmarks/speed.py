@@ -59,14 +59,14 @@ NOISE_NOTE = (
 # --- sizes -------------------------------------------------------------------------------------
 
 
-def parse_sizes(text: str) -> tuple[int, ...]:
-    """``"100,1_000"`` -> ``(100, 1000)``: sorted, deduplicated, each at least `MIN_SIZE`."""
+def parse_sizes(text: str, minimum: int = MIN_SIZE) -> tuple[int, ...]:
+    """``"100,1_000"`` -> ``(100, 1000)``: sorted, deduplicated, each at least ``minimum``."""
     try:
         sizes = sorted({int(part.strip().replace("_", "")) for part in text.split(",") if part.strip()})
     except ValueError:
         sizes = []
-    if not sizes or sizes[0] < MIN_SIZE:
-        raise ValueError(f"sizes must be integers >= {MIN_SIZE}, comma-separated; got {text!r}")
+    if not sizes or sizes[0] < minimum:
+        raise ValueError(f"sizes must be integers >= {minimum}, comma-separated; got {text!r}")
     return tuple(sizes)
 
 

@@ -55,10 +55,12 @@ class Worker:
     """The suite's side: one ``python -m compaction_suite.conformance.crossprocess TARGET`` process."""
 
     def __init__(self, spec: str) -> None:
-        # The child finds what this process found: ``--path`` folders and pytest's rootdir included.
+        # The child finds what this process found: ``--path`` folders and pytest's rootdir included,
+        # and nothing else first: ``-P`` keeps ``-m`` from putting the working directory ahead of them
+        # (a clone's own ``compaction_suite/`` folder would shadow an installed wheel's).
         path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "compaction_suite.conformance.crossprocess", spec],
+            [sys.executable, "-P", "-m", "compaction_suite.conformance.crossprocess", spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
             env=dict(os.environ, PYTHONPATH=path),
         )

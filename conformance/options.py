@@ -23,7 +23,8 @@ class Option:
     """``--<name>`` in the CLI, ``--compaction-<name>`` in pytest."""
     help: str
     kind: str = "str"
-    """``flag``, ``int`` (at least 1), ``str``, ``path`` (an existing file), ``dir`` or ``choice``."""
+    """``flag``, ``int`` (at least 1), ``str``, ``path`` (an existing file), ``output`` (a file to
+    write, checked before the run: `compaction_suite.inputs.output_file`), ``dir`` or ``choice``."""
     multiple: bool = False
     metavar: str | None = None
     choices: tuple[str, ...] = ()
@@ -45,7 +46,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("max-examples", f"Hypothesis examples per test (default {DEFAULT_EXAMPLES})", kind="int", metavar="N"),
     Option("random", "draw new examples each run (default: derandomized, the same examples every run)", kind="flag"),
     Option("xfails", "file of test ids (one a line) expected to fail; ids matching no test warn", kind="path", metavar="FILE"),
-    Option("report", "write the clause report to PATH.json or PATH.md (repeatable)", multiple=True, metavar="PATH"),
+    Option("report", "write the clause report to PATH.json or PATH.md (repeatable)", kind="output", multiple=True, metavar="PATH"),
     Option("path", "put DIR on sys.path before resolving the target, for a package not installed (repeatable)",
            kind="dir", multiple=True, metavar="DIR"),
 )

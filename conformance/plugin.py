@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from compaction_suite.inputs import InputError, output_file
+
 from . import report
 from .assertions import ClauseViolation
 from .clauses import clauses
@@ -63,8 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .suite import start
 
     try:
+        for path in config.getoption("--compaction-report") or []:
+            output_file(path)  # checked before the run, never after it (SPEC Part C)
         config.stash[SUITE] = start(spec, config.getoption("--compaction-profile"))
-    except (TargetError, StartupFailed) as error:
+    except (InputError, TargetError, StartupFailed) as error:
         raise pytest.UsageError(str(error)) from error
     _load_hypothesis_profile(config)
 

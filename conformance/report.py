@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 2
 RANK = {"error": 4, "fail": 3, "xfail": 2, "unexercised": 1, "pass": 1, "skip": 0}
 STATUSES = ("pass", "fail", "error", "not-exercised", "not-applicable", "skip", "xfail")
-REPLAY = "python -m compaction_suite.conformance.reproduce {report} {clause}"
+REPLAY = "compaction-suite reproduce {report} {clause}"
 """The one-line command that replays a clause's failure from the report alone."""
 
 
@@ -218,12 +218,18 @@ def _status_word(data: dict[str, Any], group: dict[str, Any]) -> str:
     return data["clauses"][group["clauses"][0]]["status"]
 
 
+def _declared(capabilities: dict[str, Any] | None) -> str:
+    """The declarations as Markdown (`called`: `anytime`, ...), a list's values joined."""
+    shown = [f"`{key}`: `{', '.join(map(str, value)) if isinstance(value, list) else value}`" for key, value in (capabilities or {}).items()]
+    return ", ".join(shown) or "none"
+
+
 def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
     version = f" ({data['compactor_version']})" if data["compactor_version"] else ""
     lines = [
         f"# compaction-suite report: `{data['compactor']}`",
         "",
-        f"{data['origin']}{version}. Declared capabilities: {data['capabilities']}.",
+        f"{data['origin']}{version}. Declared capabilities: {_declared(data['capabilities'])}.",
         "",
         f"**{verdict_line(data)}**",
         "",
@@ -268,8 +274,8 @@ def _cell(text: str) -> str:
 
 
 def write(data: dict[str, Any], path: Path) -> None:
-    """Write ``data`` as JSON or Markdown, chosen by the file's suffix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``data`` as JSON or Markdown, chosen by the file's suffix (its folder exists: the path
+    was checked before the run, `compaction_suite.inputs.output_file`)."""
     json_path = str(path.with_suffix(".json"))
     if path.suffix == ".md":
         path.write_text(markdown(data, json_path), encoding="utf-8")

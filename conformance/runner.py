@@ -41,14 +41,16 @@ def run_check(
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
     timeout: float = 600.0,
+    python: str | Path | None = None,
 ) -> CheckRun:
     """``python -m compaction_suite check TARGET --report R.json ARGS`` in a subprocess.
 
-    ``env`` replaces the environment when given (pass ``os.environ`` plus changes).
+    ``env`` replaces the environment when given (pass ``os.environ`` plus changes); ``python`` is
+    the interpreter (default: this one; the matrix's version sweep gives each release's own).
     """
     with tempfile.TemporaryDirectory(prefix="compaction-check-") as folder:
         report_path = Path(folder) / "report.json"
-        command = [sys.executable, "-m", "compaction_suite", "check", target, "--report", str(report_path), *args]
+        command = [str(python or sys.executable), "-m", "compaction_suite", "check", target, "--report", str(report_path), *args]
         started = time.monotonic()
         try:
             done = subprocess.run(command, cwd=cwd, env=None if env is None else dict(env), capture_output=True, text=True, timeout=timeout, check=False)

@@ -27,7 +27,8 @@ from .capabilities import Capabilities, CapabilityError, declared
 from .clauses import CRASH, PROFILES, clauses
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
-from .target import StartupFailed, Target, call_compact, check_compactor, last_event
+from .target import StartupFailed, Target, build, call_compact, last_event
+from .target import first_line as _first_line
 
 ACTIVE: list[Suite] = []
 """The running suite (one per pytest session), for strategies that follow its declarations."""
@@ -195,12 +196,7 @@ class Suite:
             except Exception as error:
                 raise StartupFailed(f"{self.target.spec}: the program did not start: {_first_line(error).removeprefix(self.target.spec + ': ')}") from error
             self.target.version = self.target.version or f"{impl.get('name')} {impl.get('version')} ({impl.get('language')})"
-        try:
-            compactor = self.target.factory(self.settings)
-        except Exception as error:
-            raise StartupFailed(f"{self.target.spec}: the factory failed: {type(error).__name__}: {_first_line(error)}") from error
-        check_compactor(compactor, self.target.spec)
-        return Subject(compactor)
+        return Subject(build(self.target, self.settings))
 
     # what every call shows
 
@@ -288,11 +284,6 @@ def probe_history(capabilities: Capabilities, rounds: int = 12) -> list[dict]:
 def declared_capabilities() -> Capabilities:
     """The running suite's declarations (defaults outside a run)."""
     return ACTIVE[0].capabilities if ACTIVE else Capabilities()
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else "(no message)"
 
 
 def start(spec: str | None, requested: list[str] | None) -> Suite:

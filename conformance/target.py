@@ -15,7 +15,7 @@ import importlib
 import inspect
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -53,6 +53,12 @@ def check_compactor(compactor: Any, spec: str) -> None:
         raise StartupFailed(f"{spec}: compact{signature} cannot be called as compact(messages, *, iteration): {error}") from None
 
 
+def first_line(error: BaseException) -> str:
+    """An exception's message as one line (the contract's errors are one line each)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
 @dataclass
 class Target:
     spec: str
@@ -66,6 +72,34 @@ class Target:
         close = getattr(self.factory, "close", None)
         if callable(close):
             close()
+
+
+def build(target: Target, settings: Any) -> Any:
+    """A compactor from ``target``'s factory, checked against the plug-in contract: `StartupFailed`
+    when the factory raises or returns no compactor (SPEC Part A, "The plug-in contract")."""
+    try:
+        compactor = target.factory(settings)
+    except Exception as error:
+        raise StartupFailed(f"{target.spec}: the factory failed: {type(error).__name__}: {first_line(error)}") from error
+    check_compactor(compactor, target.spec)
+    return compactor
+
+
+UNREACHABLE = "http://127.0.0.1:9/v1"
+"""Where a probe's summarizer clients point: the factory only builds its compactor, nothing calls it."""
+
+
+def probe(specs: Sequence[str], **changes: Any) -> dict[str, Target]:
+    """Each TARGET resolved and its factory built once, with the settings ``changes``, before a
+    long run uses it (SPEC Part C): `TargetError` or `StartupFailed` name the first that cannot be."""
+    from .settings import Settings, connected
+
+    settings = connected(Settings(**changes), UNREACHABLE)
+    found = {}
+    for spec in specs:
+        found[spec] = resolve(spec)
+        build(found[spec], settings)
+    return found
 
 
 def resolve(spec: str | None, *, timeout: float | None = None) -> Target:
@@ -96,6 +130,11 @@ def _from_module(spec: str, path: str) -> Target:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {error}{_not_installed_hint(module_name, error)}") from error
+    except SyntaxError as error:  # the target's own code: a contract error, never a crash of the suite
+        where = f"{error.filename}:{error.lineno}" if error.filename else module_name
+        raise TargetError(f"cannot import {module_name!r} for target {spec!r}: {where}: SyntaxError: {error.msg}") from error
+    except Exception as error:
+        raise TargetError(f"cannot import {module_name!r} for target {spec!r}: importing it raised {type(error).__name__}: {first_line(error)}") from error
     factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)

@@ -13,7 +13,7 @@ from .events import CompactionEvent
 from .extraction import CODING_AGENT_TASK_LISTS, REPORT_PROGRESS, TODO_WRITE, UPDATE_PLAN, EntityRule, TaskListTool
 from .points import DurableHistory, agent_loop
 from .rounds import Message, Round, call_in_flight, split_rounds
-from .store import HistoryCompacted, MemoryStore, SQLiteStore, StoreConflict, StoredMessage, StoreError
+from .store import HistoryCompacted, MemoryStore, NotAStore, SQLiteStore, StoreConflict, StoredMessage, StoreError
 from .strategies import (
     Chain,
     DropSources,
@@ -65,6 +65,7 @@ __all__ = [
     "MemoryStore",
     "Message",
     "MessageCount",
+    "NotAStore",
     "ObservedTokenBudget",
     "Round",
     "SQLiteStore",

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import HistoryError
@@ -96,14 +97,34 @@ CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, sessio
 """
 
 
+APPLICATION_ID = 0x636D7073
+"""SQLite's ``application_id`` of a compaction-suite store ("cmps"): its file says what it is (DUR-13)."""
+SCHEMA_VERSION = 1
+"""``user_version`` of the schema above; a store of a newer version is refused, never rewritten."""
+COLUMNS = {
+    "messages": ("session", "branch", "seq", "id", "turn_id", "body"), "branches": ("session", "branch"),
+    "ids": ("session", "last"), "events": ("seq", "session", "branch", "kind", "body"),
+}  # fmt: skip
+"""The tables of schema version 1 and their columns: how a store written before the mark is known."""
+
+
+class NotAStore(ValueError):
+    """A file that is not a compaction-suite store; it was read, never written (DUR-13)."""
+
+
 class SQLiteStore:
     """The embedded default: a SQLite file, WAL, one ``BEGIN IMMEDIATE`` transaction per write (DUR-2)."""
 
     def __init__(self, path: str) -> None:
         self.path = str(path)
+        if self.path != ":memory:" and Path(self.path).is_file() and Path(self.path).stat().st_size:
+            identify(self.path)  # another application's file is refused before a byte is written (DUR-13)
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
+        if self._db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:  # new, or written before the mark
+            self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()
@@ -226,6 +247,47 @@ class SQLiteStore:
                 "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)",
                 (session, branch, seq, row.id, row.turn_id, json.dumps(row.message, ensure_ascii=False)),
             )
+
+
+def identify(path: str) -> str:
+    """What the SQLite file ``path`` holds, read without writing a byte or creating a file (DUR-13):
+    ``"store"`` (marked), ``"unmarked store"`` (the tables of schema version 1, written before the
+    mark) or ``"empty database"``; `NotAStore` for anything else, saying what it is."""
+    with open(path, "rb") as file:
+        head = file.read(16)
+    if not head:
+        raise NotAStore(f"{path}: is empty, not a compaction-suite store")
+    if head != b"SQLite format 3\x00":
+        raise NotAStore(f"{path}: not an SQLite database, so not a compaction-suite store")
+    application, version, tables = _header(Path(path))
+    if application == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            raise NotAStore(f"{path}: a compaction-suite store of schema version {version}; this version reads {SCHEMA_VERSION}")
+        return "store"
+    if application:
+        raise NotAStore(f"{path}: an SQLite database of another application (application_id {application:#x}), not a compaction-suite store")
+    if not tables:
+        return "empty database"
+    if {name: columns for name, columns in tables.items() if name != "sqlite_sequence"} == COLUMNS:
+        return "unmarked store"
+    raise NotAStore(f"{path}: an SQLite database that is not a compaction-suite store (tables: {', '.join(sorted(tables))})")
+
+
+def _header(path: Path) -> tuple[int, int, dict[str, tuple[str, ...]]]:
+    """(application_id, user_version, each table's columns), read-only. A WAL file in use is read through its
+    ``-wal`` and ``-shm`` files; otherwise the file is opened immutable, so SQLite creates none."""
+    live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?{'mode=ro' if live else 'immutable=1'}", uri=True)
+    try:
+        application = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = {name: tuple(c for (c,) in db.execute("SELECT name FROM pragma_table_info(?)", (name,))) for name in names}
+    except sqlite3.DatabaseError as error:
+        raise NotAStore(f"{path}: an SQLite file that cannot be read ({error}), not a compaction-suite store") from error
+    finally:
+        db.close()
+    return application, version, tables
 
 
 class MemoryStore(SQLiteStore):

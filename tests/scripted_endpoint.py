@@ -10,15 +10,18 @@ conversation it is sent, so a framework's own tool loop runs a fixed script offl
 It is served through ``httpx.MockTransport`` (no socket, no network) to the framework's own
 OpenAI connector, and records every request body, so a test can see what the provider
 would have received. Every answer says it is a test double (``system_fingerprint``, ids).
+``httpx`` comes with the frameworks (current ``openai`` releases bring ``httpx2`` instead), so it is
+imported where the endpoint serves, and this module loads in an install without them.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 ROUND_CALLS = 2
 ROUNDS_PER_TURN = 2
@@ -57,6 +60,8 @@ class ScriptedEndpoint:
         return {"role": "assistant", "content": f"done after {rounds_since_user(messages)} tool rounds"}
 
     def handle(self, request: httpx.Request) -> httpx.Response:
+        import httpx
+
         body = json.loads(request.content)
         self.requests.append(body)
         message = self.answer(body["messages"])
@@ -72,9 +77,12 @@ class ScriptedEndpoint:
         return httpx.Response(200, json=completion)
 
     def transport(self) -> httpx.MockTransport:
+        import httpx
+
         return httpx.MockTransport(self.handle)
 
     def async_client(self) -> Any:
+        import httpx
         import openai
 
         return openai.AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=httpx.AsyncClient(transport=self.transport()), max_retries=0)

@@ -1,4 +1,4 @@
-"""The framework adapters' conversions (adapters/) and the matrix builder (compaction_suite/cli/matrix.py).
+"""The framework adapters' conversions (adapters/) and the matrix builder (compaction_suite/matrix/).
 
 A conversion OpenAI dict -> framework message -> OpenAI dict must give back exactly what
 went in, for every message shape, or a kept message would look changed and a wrong
@@ -418,7 +418,7 @@ def _fake_report(passed: bool) -> dict:
 
 
 def test_matrix_build_writes_reproducers_and_markdown(tmp_path):
-    import compaction_suite.cli.matrix as matrix
+    import compaction_suite.matrix as matrix
 
     results = []
     for passed, opts in [(True, {"n": 1}), (False, {"n": 2})]:
@@ -447,11 +447,12 @@ def test_matrix_command_on_the_reference(tmp_path):
     from click.testing import CliRunner
 
     from compaction_suite.cli.matrix import matrix
+    from compaction_suite.matrix import verdicts
 
     out = tmp_path / "m"
     result = CliRunner().invoke(matrix, ["--no-adapters", "--target", "reference", "--fast", "--out", str(out)])
-    assert result.exit_code == 0, result.output
     data = json.loads((out / "matrix.json").read_text())
+    assert result.exit_code == (1 if verdicts.findings(data["runs"][0]) else 0), result.output  # a reachable MUST finding exits 1 (SPEC CLI-4)
     assert data["format"] == "compaction-suite-matrix" and data["fast"] is True and data["examples_per_clause"] == 10
     (run,) = data["runs"]
     assert run["target"] == "reference" and run["status"] in ("conforms", "fails") and "core" in run["profiles_claimed"]
@@ -470,7 +471,7 @@ _RESULT = build.result("call_1", "r")
 
 def test_reverify_fails_a_structural_clause_a_reproducer_breaks():
     """A CORE-4 reproducer whose output drops a call's result cannot stand beside a CORE-2 ✓."""
-    from compaction_suite.cli.matrix_verdicts import reverify
+    from compaction_suite.matrix.verdicts import reverify
 
     history = [{"role": "user", "content": "q"}, _CALL, _RESULT, {"role": "assistant", "content": "a"}]
     output = [{"role": "user", "content": "q"}, _CALL, {"role": "assistant", "content": "a"}]
@@ -487,7 +488,7 @@ def test_reverify_fails_a_structural_clause_a_reproducer_breaks():
 
 def test_reverify_ignores_what_the_input_already_has():
     """An in-flight history's unanswered call (CORE-9) is the input's, not the compactor's CORE-2 failure."""
-    from compaction_suite.cli.matrix_verdicts import reverify
+    from compaction_suite.matrix.verdicts import reverify
 
     history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "go"}, _CALL]
     clauses = {
@@ -498,7 +499,7 @@ def test_reverify_ignores_what_the_input_already_has():
 
 
 def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
-    from compaction_suite.cli import matrix
+    import compaction_suite.matrix as matrix
 
     def result(name: str, native: bool, harm: str | None) -> dict:
         failing = {"status": "fail", "level": "MUST", "title": "t", "reason": "why", "harm": harm, "history": [{"role": "user", "content": "q"}], "output": []}
@@ -523,7 +524,7 @@ def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
 def test_matrix_says_what_a_finding_needs():
     """A crash lists every exception type with the faults that raised it (not only the first), and a
     lost system message says which system messages its history held: a reader sees who hits it."""
-    from compaction_suite.cli.matrix_verdicts import shown_with
+    from compaction_suite.matrix.verdicts import shown_with
 
     faults = "conformance/tests/test_faults.py::test_no_failed_summary_replaces_history"
     crash = {
@@ -544,7 +545,7 @@ def test_matrix_says_what_a_finding_needs():
 
 def test_matrix_clause_tables_per_wire_format(tmp_path):
     """Each wire format gets its own clause table, without columns for the other formats' clauses."""
-    from compaction_suite.cli import matrix
+    import compaction_suite.matrix as matrix
 
     def result(name: str, wire_format: str, own: str) -> dict:
         clauses = {"CORE-1": {"status": "pass", "level": "MUST", "title": "t"}, own: {"status": "pass", "level": "MUST", "title": "t"}}

@@ -4,10 +4,15 @@ test_speed_bench.py and test_estimator_bench.py; no test here times anything."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from compaction_suite.benchmarks import battery
 from compaction_suite.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bench_lists_every_benchmark():
@@ -53,3 +58,43 @@ def test_throughput_sizes_must_be_numbers(tmp_path):
     result = CliRunner().invoke(main, ["bench", "throughput", "--sizes", "1,two", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "--sizes" in result.output
+
+
+def test_compactions_are_counted_in_the_compactors_own_format(tmp_path, monkeypatch):
+    """SPEC XFMT-7: a Claude Code session whose tool results hold a list of text blocks, replayed
+    through a chat-completions compactor, counts the compactions the compactor made (its output
+    differs from its input, in its own format), not the points where the way back through
+    chat-completions merely rewrote a block list as a string; the chat reading of the same session
+    counts the same."""
+    from native_logs import claude_code_log
+
+    from compaction_suite.benchmarks.replay import replay
+    from compaction_suite.benchmarks.traces.kinds import load
+    from compaction_suite.conformance.settings import Settings
+
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "python"))
+    import truncating
+
+    path = claude_code_log(tmp_path / "session.jsonl", turns=3, rounds=3)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        for block in line["message"]["content"] if isinstance(line["message"]["content"], list) else []:
+            if block.get("type") == "tool_result":
+                block["content"] = [{"type": "text", "text": block["content"]}]
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    counted = {}
+    for kind in ("claude-code", "claude-code-chat"):
+        ((header, history),) = load(path, kind)
+        compactor, changed = truncating.factory(Settings(threshold_iterations=4, keep_recent_rounds=2)), []
+        own = compactor.compact
+
+        def compact(messages, *, iteration, own=own, changed=changed):
+            out = own(messages, iteration=iteration)
+            changed.append(out != messages)
+            return out
+
+        compactor.compact = compact
+        run = replay(history, compactor, trace_format=header.get("wire_format") or "chat-completions")
+        assert run.compactions == sum(changed) > 0, kind
+        counted[kind] = run.compactions
+    assert counted["claude-code"] == counted["claude-code-chat"]

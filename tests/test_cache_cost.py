@@ -8,13 +8,11 @@ sizes (1024, 1152, 1280...).
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
 from compaction_suite.benchmarks.cache import CacheUse, Meter, anthropic_use, blocks, breakpoints, marked, openai_read
 from compaction_suite.benchmarks.lineup import NoCompaction
 from compaction_suite.benchmarks.prices import ANTHROPIC, DEFAULT_PRICINGS, MODELS, OPENAI, Price, pricing, pricings
 from compaction_suite.benchmarks.replay import replay
-from compaction_suite.cli import main
 from compaction_suite.reference.tokens import ExactTokens
 
 from message_builders import asks, call, reply, result, system, user
@@ -129,19 +127,3 @@ def test_pricings_from_the_command_line_choices():
         pricings((), ("gpt-0",))
     assert MODELS["claude-sonnet-4-5"].price.cache_write == pytest.approx(3.75)
     assert pricing(ANTHROPIC).write_to_read == pytest.approx(12.5) and pricing(OPENAI).write_to_read == pytest.approx(4.0)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--model", "gpt-0"], "unknown model"),
-        (["--model", "gpt-4.1", "--model", "gpt-5.1"], "at most one --model per provider"),
-        (["--summarizer-base-url", "http://127.0.0.1:1/v1"], "need --summarizer-model"),
-        (["--summarizer-model", "m"], "needs --summarizer-base-url"),
-        (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
-    ],
-)
-def test_bench_replay_refuses_bad_pricing_and_summarizer_options(tmp_path, args, message):
-    result = CliRunner().invoke(main, ["bench", "replay", "--out", str(tmp_path), "--quiet", *args])
-    assert result.exit_code == 2, result.output
-    assert message in result.output

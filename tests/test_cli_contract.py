@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from compaction_suite.cli import check_args
+from compaction_suite.cli import check_args, main
 from compaction_suite.cli.store import compact_store
 from compaction_suite.conformance.options import OPTIONS
 from compaction_suite.reference import SQLiteStore
@@ -63,13 +63,25 @@ def _check(target: str, cwd: Path, *extra: str) -> subprocess.CompletedProcess[s
         (f"cmd:{sys.executable} -c 'raise SystemExit(3)'", "exited with status 3 before answering start"),
     ],
 )
-def test_contract_error_exits_2_with_one_line(target: str, says: str, tmp_path: Path) -> None:
+def test_contract_error_exits_2_with_one_line(target: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process, through the command (tests/test_cli_bad_input.py has the import errors);
+    `test_a_user_process_sees_one_line` keeps one in a fresh interpreter."""
     (tmp_path / "contracts.py").write_text(BROKEN_CONTRACTS)
-    done = _check(target, tmp_path)
-    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
-    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("ERROR:")]
-    assert len(errors) == 1 and says in errors[0], done.stdout[-2000:] + done.stderr[-2000:]
-    assert "INTERNALERROR" not in done.stdout + done.stderr
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "contracts", raising=False)
+    result = CliRunner().invoke(main, ["check", target, "--path", str(tmp_path), "--fast"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("ERROR:") and says in lines[0], result.output
+    sys.modules.pop("contracts", None)
+
+
+def test_a_user_process_sees_one_line_and_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "syntax_error.py").write_text("def factory(settings:\n")
+    done = _check("syntax_error:factory", tmp_path)
+    output = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 2 and len(output) == 1, done.stdout + done.stderr
+    assert "syntax_error.py:1: SyntaxError" in output[0] and "INTERNALERROR" not in output[0]
 
 
 def test_unknown_clause_is_a_usage_error(tmp_path: Path) -> None:
@@ -131,13 +143,6 @@ def test_compact_store_summarize_without_credentials(store_path: Path, monkeypat
         monkeypatch.delenv(name, raising=False)
     result = CliRunner().invoke(compact_store, [str(store_path), "--session", "s1", "--summarize", "gpt-4o-mini"])
     assert result.exit_code == 2 and "--summarize needs the OpenAI client's credentials" in result.output, result.output
-
-
-def test_compact_store_on_a_file_that_is_not_a_store(tmp_path: Path) -> None:
-    junk = tmp_path / "junk.db"
-    junk.write_text("not sqlite")
-    result = CliRunner().invoke(compact_store, [str(junk), "--session", "s", "--keep-messages", "2"])
-    assert result.exit_code == 2 and "is not a compaction-suite SQLite store" in result.output, result.output
 
 
 def test_a_target_not_installed_is_told_how_to_find_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import subprocess
 import sys
@@ -23,19 +22,18 @@ def _python_block_after(heading: str) -> str:
     return match.group(1)
 
 
-def test_durable_history_snippet_runs_and_prints_what_its_comment_says(tmp_path: Path) -> None:
+def test_durable_history_snippet_runs_twice_and_prints_what_its_comment_says(tmp_path: Path) -> None:
+    """A snippet a user copies runs again as it ran the first time, and leaves nothing behind
+    in the folder it ran in (issue 22: the store used to stay as agent.db, and a second run raised)."""
     code = _python_block_after("## Durable history")
-    printed = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        with contextlib.redirect_stdout(printed):
-            exec(compile(code, "README.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
     promised = re.search(r"print\(.*\)\s+# (.+)", code)
-    assert promised and printed.getvalue().strip() == promised.group(1).strip()
-    assert (tmp_path / "agent.db").exists()
+    assert promised
+    for _ in range(2):
+        printed = io.StringIO()
+        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(printed):
+            exec(compile(code, "README.md", "exec"), {})
+        assert printed.getvalue().strip() == promised.group(1).strip()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("command", [line for line in README.splitlines() if line.startswith("compaction-suite check --path examples/")])

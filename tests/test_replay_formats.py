@@ -34,12 +34,12 @@ def examples_importable(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
-def bench_replay(out: Path, traces: list[Path], targets: list[str], *extra: str) -> dict:
-    """Run ``compaction-suite bench replay`` and return its replay.json."""
+def bench_replay(out: Path, traces: list[Path], targets: list[str], *extra: str, exit_code: int = 0) -> dict:
+    """Run ``compaction-suite bench replay`` and return its replay.json (exit 1: a compactor broke a clause or raised)."""
     args = ["bench", "replay", *targets, *[a for t in traces for a in ("--trace", str(t))], "--out", str(out), "--quiet",
             "--threshold-iterations", "2", "--keep-rounds", "1", *extra]  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads((out / "replay.json").read_text())
 
 
@@ -73,7 +73,7 @@ def test_an_undetectable_trace_is_a_clear_cli_error(tmp_path):
     other = tmp_path / "other.jsonl"
     other.write_text('{"type": "note"}\n')
     result = CliRunner().invoke(main, ["bench", "replay", "--trace", str(other), "--out", str(tmp_path / "o"), "--quiet"])
-    assert result.exit_code == 1 and "other.jsonl: not a compaction-suite trace" in result.output and "--trace-format" in result.output
+    assert result.exit_code == 2 and "other.jsonl: not a compaction-suite trace" in result.output and "--trace-format" in result.output
 
 
 def test_responses_compactor_on_a_codex_rollout_and_on_a_chat_trace(tmp_path, examples_importable):
@@ -178,7 +178,7 @@ def test_a_compactor_of_another_format_is_judged_in_its_own_format(tmp_path, exa
     (RESP-6) over a chat trace: its output has no chat form, so the point is not comparable, and
     the violation is reported all the same; the correct compactor of that format shows none."""
     chat = chat_slice(tmp_path)
-    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem", RESPONSES_TARGET])
+    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem", RESPONSES_TARGET], exit_code=1)
     runs = runs_by_compactor(saved, "chat-slice")
     broken = runs["broken.formats:ChatRoleItem"]
     assert broken["not_comparable"] > 0 and broken["violations"], broken
@@ -191,7 +191,7 @@ def test_a_compactor_of_another_format_is_judged_in_its_own_format(tmp_path, exa
 def test_a_strategy_that_broke_a_clause_on_unmeasured_traces_shows_its_violations(tmp_path, examples_importable):
     """A run not comparable enters no figure, but its violations count in the strategy's row."""
     chat = chat_slice(tmp_path)
-    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem"])
+    saved = bench_replay(tmp_path / "o", [chat], ["broken.formats:ChatRoleItem"], exit_code=1)
     row = next(s for s in saved["strategies"] if s["compactor"] == "broken.formats:ChatRoleItem")
     assert row["runs_not_comparable"] == 1 and row["input_reduction"] is None
     assert row["violations"] == len(runs_by_compactor(saved, "chat-slice")["broken.formats:ChatRoleItem"]["violations"]) > 0

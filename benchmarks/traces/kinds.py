@@ -51,6 +51,7 @@ def detect(path: Path) -> str:
         return "swe-agent"
     if path.suffix == ".json":
         return "tau-bench"
+    _readable_first_line(path)
     lines = _first_objects(path)
     if lines and lines[0].get("format") == FORMAT_NAME:
         return "trace"
@@ -61,6 +62,22 @@ def detect(path: Path) -> str:
     if not fits:
         raise TraceKindError(f"{path}: not a compaction-suite trace, Codex rollout or Claude Code session (line types seen: {seen}); pass --trace-format")
     raise TraceKindError(f"{path}: its lines fit both a Codex rollout and a Claude Code session (line types seen: {seen}); pass --trace-format")
+
+
+def _readable_first_line(path: Path) -> None:
+    """`TraceKindError` for a file with nothing to tell a kind by: empty, binary, or a first line
+    that is not JSON (a file cut inside its header, say)."""
+    with path.open("rb") as file:
+        first = file.readline()
+    if not first.strip():
+        raise TraceKindError(f"{path}: is empty" if path.stat().st_size == 0 else f"{path}:1: the first line is empty, not a JSON object")
+    try:
+        json.loads(first)
+    except UnicodeDecodeError:
+        raise TraceKindError(f"{path}: not text (a binary file?), not a trace") from None
+    except ValueError as error:
+        cut = " (the file is cut inside it?)" if not first.endswith(b"\n") else ""
+        raise TraceKindError(f"{path}:1: not JSON ({error}){cut}") from None
 
 
 def _first_objects(path: Path) -> list[dict[str, Any]]:

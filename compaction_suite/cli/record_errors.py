@@ -7,21 +7,24 @@ Attached to the ``compaction-suite`` group in ``compaction_suite/cli``; the reco
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 
 import click
 
+from .contract import INPUT_FILE, OUTPUT_DIR, BadInput, finish
+from .extras import require
+
 
 @click.command("record-errors")
-@click.option("--out", default=Path("cassettes/errors"), show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for the error cassettes.")
-@click.option("--history", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="History to compact (default: cassettes/histories/parallel-tool-calls.json).")
+@click.option("--out", required=True, type=OUTPUT_DIR, help="Directory for the error cassettes (the project's own: cassettes/errors).")
+@click.option("--history", type=INPUT_FILE, help="History to compact (default: cassettes/histories/parallel-tool-calls.json).")
 def record_errors(out: Path, history: Path | None) -> None:
     """Record HTTP 429/500/503, malformed, empty and truncated answers of the suite's summarizer
     TEST DOUBLE, through the reference compactor and the openai client, as vcrpy cassettes.
 
     Exit status: 0 when every case was recorded as intended, 1 otherwise, 2 on a usage error.
     """
+    require("record", "vcr")
     from compaction_suite.recording import RecordingError
     from compaction_suite.recording.errors import record_errors as record
 
@@ -29,8 +32,8 @@ def record_errors(out: Path, history: Path | None) -> None:
     try:
         recordings = record(out, history, command=command)
     except RecordingError as error:
-        raise click.UsageError(str(error)) from error
+        raise BadInput(str(error)) from error
     for recording in recordings:
         click.echo(f"{recording.cassette}: {recording.meta['what']}: {recording.problem or 'ok'}")
-    sys.exit(1 if any(r.problem for r in recordings) else 0)
+    finish(sum(bool(r.problem) for r in recordings))
 

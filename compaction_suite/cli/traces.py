@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from .contract import INPUT_FILE, OUTPUT_DIR, OUTPUT_FILE, BadInput
+
 MIN_ROUNDS = 20
 
 
@@ -21,7 +23,7 @@ def traces() -> None:
 @traces.command("record")
 @click.option("--seed", type=int, required=True, help="The scripted planner's seed.")
 @click.option("--rounds", type=click.IntRange(min=MIN_ROUNDS), required=True, help=f"Rounds to record (at least {MIN_ROUNDS}).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The .jsonl trace to write.")
+@click.option("--out", type=OUTPUT_FILE, required=True, help="The .jsonl trace to write.")
 @click.option("--created", help="The header's 'created' value (default: today's UTC date).")
 @click.option("--id", "trace_id", help="Trace id (default: stdlib-explorer-seed<N>).")
 def record(seed: int, rounds: int, out: Path, created: str | None, trace_id: str | None) -> None:
@@ -34,20 +36,28 @@ def record(seed: int, rounds: int, out: Path, created: str | None, trace_id: str
 
 @traces.command("import")
 @click.argument("kind", type=click.Choice(("tau-bench", "swe-agent", "claude-code")))
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for the .jsonl traces.")
+@click.argument("files", nargs=-1, required=True, type=INPUT_FILE)
+@click.option("--out-dir", type=OUTPUT_DIR, required=True, help="Directory for the .jsonl traces.")
 def import_(kind: str, files: tuple[Path, ...], out_dir: Path) -> None:
-    """Convert tau-bench result files, SWE-agent .traj files or Claude Code session logs into the trace format, one trace per episode."""
-    from compaction_suite.benchmarks.traces.format import write_trace
-    from compaction_suite.benchmarks.traces.importers import TraceImportError, import_file
+    """Convert tau-bench result files, SWE-agent .traj files or Claude Code session logs into the trace format, one trace per episode.
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    Every file is read before anything is written: one that cannot be read is a bad input (exit 2).
+    """
+    from compaction_suite.benchmarks.traces.format import write_trace
+    from compaction_suite.benchmarks.traces.importers import import_file
+    from compaction_suite.benchmarks.traces.kinds import unreadable
+
+    episodes = []
     for file in files:
         try:
-            episodes = import_file(kind, file)
-        except TraceImportError as error:
-            raise click.ClickException(f"{file}: {error}") from error
-        for header, messages in episodes:
-            target = out_dir / (header["id"].replace(":", "__") + ".jsonl")
-            write_trace(target, header, messages)
-            click.echo(f"{target} ({len(messages)} messages)")
+            found = import_file(kind, file)
+        except unreadable() as error:
+            raise BadInput(str(error) if str(error).startswith(str(file)) else f"{file}: {error}") from error
+        if not any(messages for _, messages in found):
+            raise BadInput(f"{file}: no messages to import (not a {kind} file?)")
+        episodes += found
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for header, messages in episodes:
+        target = out_dir / (header["id"].replace(":", "__") + ".jsonl")
+        write_trace(target, header, messages)
+        click.echo(f"{target} ({len(messages)} messages)")

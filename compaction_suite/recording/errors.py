@@ -9,7 +9,6 @@ client and the reference compactor (entry point ``reference``). See ``cassettes/
 from __future__ import annotations
 
 import copy
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from compaction_suite.reference.summary import transcript
 
 from .endpoint import RecordingError
 from .meta import Meta, history_record, interactions, settings_record
-from .record import Recording, default_histories
+from .record import Recording, default_histories, load_history
 from .scrub import recorder
 
 REFERENCE = "reference"
@@ -86,7 +85,7 @@ CUT_NOTE = (
 def record_errors(out: str | os.PathLike[str], history: str | os.PathLike[str] | None = None, *, command: str | None = None) -> list[Recording]:
     """Record `ERROR_CASES` from the suite's test double, through the reference compactor (or ``openai``)."""
     history_path = Path(history) if history is not None else default_histories()[0]
-    messages = json.loads(history_path.read_text(encoding="utf-8"))
+    messages = load_history(history_path)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     with SummarizerServer() as server:

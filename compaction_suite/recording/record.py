@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -27,7 +26,10 @@ import openai
 
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.summarizer_server import TEST_DOUBLE_HEADER
-from compaction_suite.conformance.target import Target, call_compact, is_command, last_event_json, resolve
+from compaction_suite.conformance.target import Target, build, call_compact, is_command, last_event_json, resolve
+from compaction_suite.inputs import InputError, read_json
+from compaction_suite.reference.errors import HistoryError
+from compaction_suite.reference.rounds import split_rounds
 
 from .endpoint import NO_KEY, Endpoint, ForwardingProxy, RecordingError
 from .meta import Meta, header, history_record, interactions, settings_record, sha256_file
@@ -49,12 +51,27 @@ class Recording:
 
 
 def default_histories() -> list[Path]:
-    """The canonical histories: ``cassettes/histories/`` of the working directory, else of this checkout."""
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+    """The canonical histories: ``cassettes/histories/`` of the working directory, else the copy
+    this package ships (``compaction_suite/cassettes`` installed, ``cassettes/`` of a checkout)."""
+    package = Path(__file__).resolve().parents[1]
+    for root in (Path.cwd(), package, package.parent):
         folder = root / "cassettes" / "histories"
         if all((folder / name).is_file() for name in CANONICAL_HISTORIES):
             return [folder / name for name in CANONICAL_HISTORIES]
     raise RecordingError("no cassettes/histories/ here: pass --history FILE")
+
+
+def load_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The chat-completions history in the JSON file ``path``; `InputError` says in one line why
+    it is not one (read before anything is recorded: SPEC Part C)."""
+    history = read_json(path)
+    if not isinstance(history, list) or not all(isinstance(m, dict) for m in history):
+        raise InputError(f"{path}: not a history: expected a JSON list of chat-completions messages")
+    try:
+        split_rounds(history)
+    except HistoryError as error:
+        raise InputError(f"{path}: not a valid chat-completions history: {error}") from None
+    return history
 
 
 def slug(spec: str) -> str:
@@ -76,27 +93,35 @@ def record(
     produced_by: str | None = None,
 ) -> list[Recording]:
     """Record ``spec``'s compaction of each history against ``endpoint`` (module docstring)."""
+    loaded = {Path(path): load_history(path) for path in histories}  # every input read before anything is written
     target = resolve(spec, timeout=endpoint.timeout + 30)  # a cmd: process answers after its summarizer
     iteration = Settings().threshold_iterations if iteration is None else iteration
     model = None
     if model_file is not None:
         model = {"path": str(model_file), "name": Path(model_file).name, "bytes": Path(model_file).stat().st_size, "sha256": sha256_file(model_file)}
     folder = Path(out) / (name or slug(target.spec))
-    folder.mkdir(parents=True, exist_ok=True)
     try:
         with contextlib.ExitStack() as stack:
             proxy = stack.enter_context(ForwardingProxy(endpoint)) if is_command(target.spec) else None
+            build(target, _settings(endpoint, proxy))  # a factory that fails is a contract error, before any recording
+            folder.mkdir(parents=True, exist_ok=True)
             return [
-                _record_one(target, Path(history), folder, endpoint, iteration, proxy, model, server_info, command, produced_by)
-                for history in histories
+                _record_one(target, path, history, folder, endpoint, iteration, proxy, model, server_info, command, produced_by)
+                for path, history in loaded.items()
             ]
     finally:
         target.close()
 
 
+def _settings(endpoint: Endpoint, proxy: ForwardingProxy | None) -> Settings:
+    """The factory's settings: the endpoint's, or the forwarding proxy's for a ``cmd:`` compactor."""
+    return endpoint.settings(base_url=proxy.url, api_key=NO_KEY) if proxy is not None else endpoint.settings()
+
+
 def _record_one(
     target: Target,
     history_path: Path,
+    history: list[dict[str, Any]],
     folder: Path,
     endpoint: Endpoint,
     iteration: int,
@@ -106,14 +131,10 @@ def _record_one(
     command: str | None,
     produced_by: str | None,
 ) -> Recording:
-    history = json.loads(history_path.read_text(encoding="utf-8"))
     cassette_path = folder / f"{history_path.stem}.yaml"
     cassette_path.unlink(missing_ok=True)  # mode "all" would keep old interactions the new ones do not match
     secrets = [endpoint.api_key] if endpoint.api_key else []
-    if proxy is not None:
-        settings = endpoint.settings(base_url=proxy.url, api_key=NO_KEY)
-    else:
-        settings = endpoint.settings()
+    settings = _settings(endpoint, proxy)
     client = endpoint.clients()[0]
     verification: dict[str, Any] = {}
     with recorder(secrets).use_cassette(os.fspath(cassette_path)) as cassette:

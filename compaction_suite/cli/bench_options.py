@@ -1,7 +1,9 @@
-"""``bench replay``'s options for issue 23: the bill per provider, real summaries, more than one process.
+"""The ``bench`` commands' parameter types, and ``bench replay``'s options for issue 23: the bill per
+provider, real summaries, more than one process.
 
-`options` adds them to the command; `run_arguments` turns their values into `cost.run`'s keyword
-arguments, refusing a bad combination with a `click.UsageError` (exit 2) that names it.
+`replay_options` adds the latter to the command; `run_arguments` turns their values into
+`cost.run`'s keyword arguments, refusing a bad combination or a missing extra with `BadInput`
+(exit 2, one line naming the option; SPEC CLI-1, CLI-2, CLI-6) before any trace is replayed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from .contract import BadInput
+from .extras import require
 
 OPTIONS = (
     click.option("--provider", "providers", multiple=True, type=click.Choice(["openai", "anthropic"]),
@@ -37,7 +42,45 @@ OPTIONS = (
 )  # fmt: skip
 
 
-def options(command: Callable[..., Any]) -> Callable[..., Any]:
+def task_tool(value: str) -> tuple[str, str, str]:
+    """``--task-tool NAME:ITEMS_KEY:TITLE_KEY``."""
+    parts = value.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise click.BadParameter(f"expected NAME:ITEMS_KEY:TITLE_KEY, got {value!r}", param_hint="--task-tool")
+    return parts[0], parts[1], parts[2]
+
+
+def trace_kind(value: str) -> str:
+    """``--trace-format``, checked against the kinds when used: the trace importers are not
+    imported with the CLI (they bring the reference and openai before pytest starts, in ``check``)."""
+    from compaction_suite.benchmarks.traces.kinds import KINDS
+
+    if value not in ("auto", *KINDS):
+        raise click.BadParameter(f"{value!r} is not one of auto, {', '.join(KINDS)}", param_hint="--trace-format")
+    return value
+
+
+class Sizes(click.ParamType):
+    """``--sizes``: comma-separated integers, each at least ``minimum``, sorted and deduplicated (a
+    type, not a callback, so `bench all`'s ``invoke`` converts the default too)."""
+
+    name = "sizes"
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[int, ...]:
+        from compaction_suite.benchmarks.speed import parse_sizes
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_sizes(value, self.minimum)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+def replay_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add the options above to ``command``."""
     for option in reversed(OPTIONS):
         command = option(command)
@@ -45,27 +88,27 @@ def options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def run_arguments(values: dict[str, Any]) -> dict[str, Any]:
-    """`cost.run`'s keyword arguments from the options' values; `click.UsageError` for a bad combination."""
+    """`cost.run`'s keyword arguments from the options' values; `BadInput` for a bad combination or a missing extra."""
     from compaction_suite.benchmarks.jobs import RealSummarizer
     from compaction_suite.benchmarks.prices import pricings
 
     try:
         chosen = pricings(tuple(values["providers"]), tuple(values["models"]))
     except ValueError as error:
-        raise click.UsageError(str(error)) from error
+        raise BadInput(f"--provider/--model: {error}") from error
     if len({p.provider for p in chosen}) != len(chosen) or len(values["models"]) > len(chosen):
-        raise click.UsageError("give at most one --model per provider")
+        raise BadInput("--model: give at most one per provider")
     url, model, cassettes = values["summarizer_base_url"], values["summarizer_model"], values["cassettes"]
     if (url or cassettes) and not model:
-        raise click.UsageError("--summarizer-base-url and --cassettes need --summarizer-model")
+        raise BadInput("--summarizer-base-url and --cassettes need --summarizer-model")
     if model and not (url or cassettes):
-        raise click.UsageError("--summarizer-model needs --summarizer-base-url (or --cassettes to replay)")
+        raise BadInput("--summarizer-model needs --summarizer-base-url (or --cassettes to replay)")
     if values["scheduler"] and values["jobs"] > 1:
-        raise click.UsageError("give --jobs or --scheduler, not both")
+        raise BadInput("--jobs and --scheduler: give one, not both")
     if values["scheduler"]:
-        _require_distributed()
+        _require("--scheduler", "distributed", "distributed")
     if cassettes:
-        _require_vcr()
+        _require("--cassettes", "record", "vcr")
     summarizer = None
     if model:
         summarizer = RealSummarizer(
@@ -76,21 +119,17 @@ def run_arguments(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def bad_input() -> tuple[type[Exception], ...]:
-    """The benchmark's bad-input errors (a cassette to replay that is not there), imported when an ``except`` looks."""
+    """The benchmark's bad-input errors (a cassette to replay that is not there, a scheduler not
+    reached), imported when an ``except`` looks."""
+    from compaction_suite.benchmarks.jobs import SchedulerUnreachable
     from compaction_suite.benchmarks.real_summaries import MissingCassette
 
-    return (MissingCassette,)
+    return (MissingCassette, SchedulerUnreachable)
 
 
-def _require_distributed() -> None:
+def _require(option: str, extra: str, module: str) -> None:
+    """`BadInput` naming ``option`` and the extra it needs when ``module`` cannot be imported."""
     try:
-        import distributed  # noqa: F401
-    except ImportError as error:
-        raise click.UsageError("--scheduler needs Dask distributed: pip install 'compaction-suite[distributed]'") from error
-
-
-def _require_vcr() -> None:
-    try:
-        import vcr  # noqa: F401
-    except ImportError as error:
-        raise click.UsageError("--cassettes needs vcrpy: pip install 'compaction-suite[record]'") from error
+        require(extra, module)
+    except BadInput as error:
+        raise BadInput(f"{option}: {error.message}") from None

@@ -17,12 +17,16 @@ from typing import Any
 
 from compaction_suite.conformance import oracle
 
-STRUCTURAL = ("CORE-1", "CORE-2", "CORE-3", "CORE-6")
 HARMS = ("rejected", "loss", "crash", "policy")
 FAILING = ("fail", "error")
-STRUCTURAL_HARM = {"CORE-1": "rejected", "CORE-2": "rejected", "CORE-6": "rejected", "CORE-3": "loss"}
-"""The harm of a structural clause when a report does not say (SPEC Part A, harm classes)."""
 UNCLASSIFIED = "unclassified"
+
+
+def structural_harms() -> dict[str, str]:
+    """The structural clauses the matrix re-checks every reproducer against, each with its harm when a
+    report does not say (SPEC Part A, harm classes). The one place the matrix names clause ids: the
+    clause index (``conformance/clauses.json``) can answer this instead."""
+    return {"CORE-1": "rejected", "CORE-2": "rejected", "CORE-6": "rejected", "CORE-3": "loss"}
 
 
 def structural_problems(history: Any, output: Any) -> dict[str, str]:
@@ -72,12 +76,13 @@ def reverify(clauses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def harm(clause_id: str, entry: dict[str, Any]) -> str:
     """The harm class of a failing clause: the report's, else the structural default."""
-    return entry.get("harm") or STRUCTURAL_HARM.get(clause_id) or UNCLASSIFIED
+    return entry.get("harm") or structural_harms().get(clause_id) or UNCLASSIFIED
 
 
-def findings(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """A run's MUST failures (and crashed tests), as the matrix lists them."""
-    return [f for f in run["failures"] if f["level"] == "MUST" and f["status"] in FAILING]
+def findings(run: dict[str, Any], *, documented: bool = False) -> list[dict[str, Any]]:
+    """A run's MUST failures (and crashed tests), as the matrix lists them: those its framework does
+    not document as its contract, or (``documented=True``) those it does (counted apart)."""
+    return [f for f in run["failures"] if f["level"] == "MUST" and f["status"] in FAILING and bool(f.get("documented")) == documented]
 
 
 def by_harm(run: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

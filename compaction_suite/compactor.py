@@ -1,0 +1,83 @@
+"""The plug-in contract as types a third party can check against (SPEC Part A, "The plug-in
+contract" and "Declarations").
+
+`Compactor` is what every target's factory returns: ``compact(messages, *, iteration)``, plain or
+``async def``. Each optional member has a protocol of its own (`ClaimsProfiles`,
+`EstimatesTokens`, `ReportsEvents`, `DeclaresCapabilities`, `ObservesUsage`), so a class that
+offers one can say so; `Capabilities` is the declaration's mapping, key by key. The suite itself
+checks the same contract at run time (`compaction_suite.conformance.target.check_compactor`,
+`compaction_suite.conformance.capabilities.declared`), because a target need not be typed.
+
+Standard library only: importing these types imports nothing else of the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence, Set
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict, runtime_checkable
+
+History: TypeAlias = Sequence[Mapping[str, Any]] | Mapping[str, Any]
+"""A history in the compactor's wire format: a list of chat-completions messages or Responses
+items, or an Anthropic request (``{"system": ..., "messages": [...]}``)."""
+
+Provider = Literal["openai", "anthropic", "bedrock-converse", "gemini"]
+"""A provider whose rules the history must also meet (``Capabilities["providers"]``)."""
+
+
+class Capabilities(TypedDict, total=False):
+    """A compactor's declarations, each key optional with the strictest reading as its default
+    (SPEC Part A, "Declarations")."""
+
+    called: Literal["anytime", "between_rounds"]
+    """``between_rounds``: the framework calls the compactor only with every tool call answered."""
+    system_prompt: Literal["in_list", "leading", "outside"]
+    """Where the framework keeps its system prompt: in the compacted list, only at its start, or outside it."""
+    wire_format: Literal["chat-completions", "responses", "anthropic-messages"]
+    """The history shape ``compact`` receives and returns."""
+    providers: list[Provider]
+    """The providers whose rule sets the histories must meet (default: ``["openai"]`` for
+    chat-completions and responses, ``["anthropic"]`` for anthropic-messages)."""
+
+
+@runtime_checkable
+class Compactor(Protocol):
+    """``compact(messages, *, iteration) -> messages``, plain or ``async def``: ``iteration`` is the
+    1-based number of the agent-loop iteration that just completed. ``messages`` is passed by
+    position, so the parameter may have any name."""
+
+    def compact(self, messages: Any, /, *, iteration: int) -> History | Awaitable[History]: ...
+
+
+class ClaimsProfiles(Protocol):
+    """``profiles``: the profiles the compactor claims (default ``{"core"}``)."""
+
+    @property
+    def profiles(self) -> Set[str]: ...
+
+
+class EstimatesTokens(Protocol):
+    """``estimate_tokens(messages)``: the estimate the compactor's trigger uses."""
+
+    def estimate_tokens(self, messages: Any, /) -> int: ...
+
+
+class ReportsEvents(Protocol):
+    """``last_event``: the last compaction's event (a mapping, a dataclass or an object with
+    ``as_dict``; SPEC EVT-1), or None before any."""
+
+    @property
+    def last_event(self) -> object: ...
+
+
+class DeclaresCapabilities(Protocol):
+    """``capabilities``: how the framework around the compactor calls it."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+
+class ObservesUsage(Protocol):
+    """``observe_usage(prompt_tokens)``: told each model call's ``usage.prompt_tokens`` (the
+    reference's trigger counts them; the benchmark replay reports them when the compactor listens)."""
+
+    def observe_usage(self, prompt_tokens: int, /) -> None: ...

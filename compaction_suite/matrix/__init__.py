@@ -1,0 +1,67 @@
+"""The framework matrix as a library: the conformance suite over every installed framework adapter
+(`jobs`), the document and reproducers it writes (`document`, `render`), what it counts
+(`verdicts`, `findings`), and the version sweep across framework releases, each in its own
+environment (`sweep`, `environments`). ``compaction-suite matrix`` (``cli/matrix.py``) only parses
+options and calls `check_all` or `sweep_versions`. SPEC Part A, "The framework matrix".
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .document import build
+from .environments import Builder, cache_dir
+from .jobs import Job, plan, run_job
+from .render import markdown
+from .sweep import parse, run, table, table_markdown
+
+__all__ = ["Builder", "Job", "build", "cache_dir", "check_all", "markdown", "parse", "plan", "run_job", "sweep_versions"]
+
+
+def check_all(
+    todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, jobs: int = 1, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+) -> dict[str, Any]:  # fmt: skip
+    """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers."""
+    started = time.monotonic()
+    # Scheduling only: compactors that call a summarizer meet every fault (hangs included), the
+    # longest checks, so they start first; the results keep the adapters' order.
+    order = sorted(range(len(todo)), key=lambda i: "summar" not in todo[i].factory)
+
+    def one(job: Job) -> dict[str, Any]:
+        echo(f"checking {job.framework} {job.factory} ({job.label}) ...")
+        r = run_job(job, fast, max_examples, timeout, clauses=clauses)
+        echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s")
+        return r
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        done = dict(zip(order, pool.map(one, [todo[i] for i in order]), strict=True))
+    data = build([done[i] for i in range(len(todo))], frameworks, fast, max_examples, out, time.monotonic() - started)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "matrix.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "matrix.md").write_text(markdown(data), encoding="utf-8")
+    return data
+
+
+def sweep_versions(
+    todo: list[Job], spec: str, builder: Builder, out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+) -> dict[str, Any]:  # fmt: skip
+    """The version sweep ``spec`` (``DIST==V1,V2``) over the jobs that drive that distribution; writes
+    ``out/versions.{json,md}`` and each release's matrix under ``out/releases``."""
+    from .sweep import SweepError, applies
+
+    distribution, releases = parse(spec)
+    selected = [job for job in todo if applies(job, distribution)]
+    if not selected:
+        raise SweepError(f"no selected configuration drives {distribution} (adapters name it in DISTRIBUTIONS or SUPPORTED; --target always applies)")
+    data = table(run(selected, distribution, releases, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clauses, echo=echo))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "versions.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "versions.md").write_text(table_markdown(data), encoding="utf-8")
+    return data

@@ -1,0 +1,162 @@
+"""One isolated Python environment per framework release, for the matrix's version sweep.
+
+Each environment is a virtual environment built by an existing tool, ``uv`` where it is on PATH, else
+``python -m venv`` and pip, holding compaction-suite (a wheel of the current checkout, or the
+installed release from the index) and the pinned framework release with its own dependencies.
+Environments live in a cache directory outside any source tree, by default
+``$XDG_CACHE_HOME/compaction-suite/envs`` (``~/.cache/compaction-suite/envs``), named by the
+requirements they hold, and are reused: a later sweep only reinstalls compaction-suite into them
+when it changed. Nothing is written to the checkout.
+
+``share_suite=True`` (the matrix's ``--share-suite``) installs only the framework release and lets
+the environment import compaction-suite and its dependencies from this interpreter, after its own
+packages (a ``.pth`` line): for a machine without the package index, where the release itself comes
+from ``--find-links``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUITE = "compaction-suite"
+
+
+class InstallFailed(Exception):
+    """An environment could not be built (the installer's last lines say why)."""
+
+
+def cache_dir(given: str | Path | None = None) -> Path:
+    """Where environments are kept: ``given``, else ``$XDG_CACHE_HOME/compaction-suite/envs``."""
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compaction-suite" / "envs"
+
+
+def installer() -> str:
+    """``"uv"`` when uv is on PATH, else ``"pip"``."""
+    return "uv" if shutil.which("uv") else "pip"
+
+
+def checkout() -> Path | None:
+    """The source checkout this compaction-suite runs from (a folder with its pyproject), or None."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and f'name = "{SUITE}"' in pyproject.read_text(encoding="utf-8"):
+        return root
+    return None
+
+
+@dataclass
+class Builder:
+    """Builds and reuses environments in ``root``; ``pip_args`` go to every install (``--find-links
+    DIR``, ``--no-index``)."""
+
+    root: Path
+    pip_args: Sequence[str] = ()
+    share_suite: bool = False
+    tool: str = field(default_factory=installer)
+    _suite: tuple[str, str] | None = None
+
+    def environment(self, requirements: Sequence[str], log: Path) -> Path:
+        """The interpreter of an environment holding ``requirements`` and compaction-suite, built on
+        first use; `InstallFailed` when the installer fails."""
+        key = hashlib.sha256(json.dumps([sys.version.split()[0], self.share_suite, sorted(requirements)]).encode()).hexdigest()[:12]
+        name = "-".join(r.replace("==", "-").replace("[", "").replace("]", "") for r in requirements)[:80]
+        home = self.root / f"{name}-{key}"
+        python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        marker = home / "compaction-suite-env.json"
+        suite, digest = self.suite_requirement()
+        if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")).get("suite") == digest:
+            return python
+        if not marker.is_file():
+            if home.exists():
+                shutil.rmtree(home)
+            self._create(home, log)
+            self._install(python, [*requirements, *([] if self.share_suite else [suite])], log)
+        elif not self.share_suite:
+            self._install(python, ["--no-deps", "--force-reinstall", suite], log)
+        if self.share_suite:
+            self._share(python)
+        marker.write_text(json.dumps({"requirements": sorted(requirements), "suite": digest}), encoding="utf-8")
+        return python
+
+    def suite_requirement(self) -> tuple[str, str]:
+        """What installs compaction-suite, and what identifies it (an environment holding another is
+        updated): a wheel of the checkout (built once per builder; its sha256), the shared
+        interpreter's (``share_suite``), or the installed release from the index."""
+        if self._suite is None:
+            if self.share_suite:
+                self._suite = ("", f"shared:{sys.prefix}")
+            elif (root := checkout()) is not None:
+                wheel = self._wheel(root)
+                self._suite = (str(wheel), hashlib.sha256(wheel.read_bytes()).hexdigest())
+            else:
+                from importlib import metadata
+
+                release = f"{SUITE}=={metadata.version(SUITE)}"
+                self._suite = (release, release)
+        return self._suite
+
+    def _wheel(self, root: Path) -> Path:
+        wheels = self.root / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        for old in wheels.glob("compaction_suite-*.whl"):
+            old.unlink()
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(root)], wheels / "build.log")
+        built = sorted(wheels.glob("compaction_suite-*.whl"))
+        if not built:
+            raise InstallFailed(f"no wheel of {root} was built (see {wheels / 'build.log'})")
+        return built[0]
+
+    def _create(self, home: Path, log: Path) -> None:
+        home.parent.mkdir(parents=True, exist_ok=True)
+        if self.tool == "uv":
+            _run(["uv", "venv", "-q", "--python", sys.executable, str(home)], log)
+        else:  # no pip inside: this interpreter's pip installs into it (pip --python)
+            _run([sys.executable, "-m", "venv", "--without-pip", str(home)], log)
+
+    def _install(self, python: Path, requirements: Sequence[str], log: Path) -> None:
+        if self.tool == "uv":
+            command = ["uv", "pip", "install", "-q", "--python", str(python), *self.pip_args, *requirements]
+        else:
+            command = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check", *self.pip_args, *requirements]
+        _run(command, log, self.tool)
+
+    def _share(self, python: Path) -> None:
+        """Let the environment import what this interpreter has, after its own packages."""
+        purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True).stdout.strip()
+        paths = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+        # An "import" line runs at start-up: addsitedir appends each folder and reads its own .pth
+        # files (an editable install's finder among them), after the environment's packages.
+        line = "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in paths)
+        Path(purelib, "zz-compaction-suite-shared.pth").write_text(line + "\n", encoding="utf-8")
+
+
+def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
+    """The installed versions of ``distributions`` in the environment of ``python``."""
+    code = (
+        "import json, sys\nfrom importlib import metadata\nfound = {}\n"
+        "for d in sys.argv[1:]:\n    try: found[d] = metadata.version(d)\n    except metadata.PackageNotFoundError: pass\n"
+        "print(json.dumps(found))"
+    )
+    done = subprocess.run([str(python), "-c", code, *distributions], capture_output=True, text=True, check=False)
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
+
+
+def _run(command: Sequence[str], log: Path, name: str | None = None) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(list(command), capture_output=True, text=True, check=False)
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
+    if done.returncode != 0:
+        tail = [line for line in (done.stdout + done.stderr).strip().splitlines() if line.strip()][-3:]
+        raise InstallFailed(f"{name or Path(command[0]).name} exited {done.returncode}: {' / '.join(tail)} (log: {log})")

@@ -1,0 +1,219 @@
+"""The version sweep: the same configurations across several releases of one framework distribution.
+
+``compaction-suite matrix --versions semantic-kernel==1.38.0,1.41.0,1.41.1`` builds one isolated
+environment per release (`environments`), runs every selected configuration of the adapters that
+drive that distribution in each (``--target`` configurations too), and writes:
+
+* ``OUT/releases/<distribution>-<version>/matrix.{json,md}`` and its reproducers, the matrix at that release;
+* ``OUT/versions.json`` and ``OUT/versions.md``, the version table: per configuration, one row per
+  finding, identified by its clause *and* its stable reason (`findings`), and one column per release,
+  so a maintainer sees the release that introduced or fixed it.
+
+A release whose environment cannot be built, or that a configuration's adapter refuses (exit 2, an
+unsupported release), is said so in its column; neither is a finding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import verdicts
+from .document import build
+from .environments import Builder, InstallFailed, versions
+from .findings import keys
+from .jobs import CONTRACT_ERROR, Job, run_job, slug
+from .render import markdown
+
+FORMAT = "compaction-suite-versions"
+FORMAT_VERSION = 1
+SPEC = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^=\s][^=]*)$")
+
+
+class SweepError(ValueError):
+    """A ``--versions`` value that is not ``DIST==V1,V2,...`` (a usage error)."""
+
+
+@dataclass
+class Sweep:
+    distribution: str
+    releases: list[str]
+    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per release, the runs (as `build` keeps them)."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Per release that could not be installed, why."""
+    installed: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def parse(spec: str) -> tuple[str, list[str]]:
+    """``"semantic-kernel==1.30.0,1.38.0"`` -> (``"semantic-kernel"``, the releases in version order)."""
+    from packaging.version import InvalidVersion, Version
+
+    found = SPEC.match(spec)
+    if not found:
+        raise SweepError(f"--versions takes DIST==V1,V2,... (e.g. semantic-kernel==1.38.0,1.45.0), got {spec!r}")
+    releases = [v.strip() for v in found.group(2).split(",") if v.strip()]
+    try:
+        ordered = sorted(set(releases), key=Version)
+    except InvalidVersion as error:
+        raise SweepError(f"--versions {spec!r}: {error}") from None
+    return found.group(1).lower(), ordered
+
+
+def applies(job: Job, distribution: str) -> bool:
+    """Whether ``job`` belongs in a sweep of ``distribution``: its adapter drives that distribution
+    (``DISTRIBUTIONS``/``SUPPORTED``), or it is a ``--target`` (the caller names what it tests)."""
+    module = _module(job)
+    if module is None:
+        return True
+    named = {*getattr(module, "DISTRIBUTIONS", ()), *getattr(module, "SUPPORTED", {})}
+    return distribution in {d.lower() for d in named}
+
+
+def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
+    """What an environment for one release holds: the release pinned, with the distributions its
+    adapters install beside it (``SWEEP_INSTALL``, default ``DISTRIBUTIONS``), those released together
+    with it (``RELEASED_TOGETHER``) pinned to the same version."""
+    wanted = {distribution: f"{distribution}=={version}"}
+    for job in jobs:
+        module = _module(job)
+        if module is None:
+            continue
+        together = {d.lower() for d in getattr(module, "RELEASED_TOGETHER", ())}
+        for requirement in getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())):
+            name = re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0].lower()
+            pinned = name == distribution or (distribution in together and name in together)
+            wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement)
+    return [wanted[name] for name in sorted(wanted)]
+
+
+def run(
+    jobs: list[Job], distribution: str, releases: list[str], builder: Builder, out: Path, *,
+    fast: bool, max_examples: int | None, timeout: float, clauses: tuple[str, ...] = (), echo: Any = print,
+) -> Sweep:  # fmt: skip
+    """Every job in an environment of every release; each release's matrix written under ``out/releases``."""
+    sweep = Sweep(distribution, releases)
+    for version in releases:
+        folder = out / "releases" / slug(f"{distribution}-{version}")
+        try:
+            python = builder.environment(requirements(jobs, distribution, version), folder / "install.log")
+        except InstallFailed as error:
+            sweep.problems[version] = str(error)
+            echo(f"{distribution} {version}: not installed: {error}")
+            continue
+        installed = versions(python, sorted({distribution, *(d for j in jobs for d in _distributions(j))}))
+        sweep.installed[version] = installed
+        runs = []
+        for job in jobs:
+            echo(f"checking {job.framework} {job.factory} ({job.label}) at {distribution} {version} ...")
+            result = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=clauses)
+            echo(f"  {result['status']} in {result['seconds']:.0f}s")
+            runs.append(result)
+        document = build(runs, [], fast, max_examples, folder, 0.0)
+        (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
+        sweep.results[version] = document["runs"]
+    return sweep
+
+
+def table(sweep: Sweep) -> dict[str, Any]:
+    """The version table as data: per configuration, one row per (clause, reason) and one cell per release."""
+    configurations: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for version in sweep.releases:
+        for run in sweep.results.get(version, []):
+            key = (run["framework"], run["compactor"], run["configuration"])
+            entry = configurations.setdefault(key, {"framework": key[0], "compactor": key[1], "configuration": key[2], "target": run["target"], "status": {}, "rows": {}})
+            entry["status"][version] = run["status"] if run["status"] in (CONTRACT_ERROR, "error", "timeout") else "ran"
+            if run["status"] == CONTRACT_ERROR:
+                entry.setdefault("errors", {})[version] = run.get("error", "")
+            for f in run["failures"]:
+                if f["level"] != "MUST" or f["status"] not in verdicts.FAILING:
+                    continue
+                for reason in f.get("reasons") or sorted(r for _, r in keys(f["clause"], f)):
+                    row = entry["rows"].setdefault((f["clause"], reason), {"clause": f["clause"], "reason": reason, "harm": f["harm"], "documented": bool(f.get("documented")), "present": []})
+                    row["present"].append(version)
+    out = []
+    for entry in configurations.values():
+        rows = []
+        for row in entry["rows"].values():
+            row["cells"] = {v: _cell(v, row, entry) for v in sweep.releases}
+            row["changes"] = _changes(row["cells"], sweep.releases)
+            rows.append(row)
+        entry["rows"] = sorted(rows, key=lambda r: (r["clause"], r["reason"]))
+        out.append(entry)
+    return {
+        "format": FORMAT, "version": FORMAT_VERSION, "distribution": sweep.distribution,
+        "releases": [{"version": v, "installed": sweep.installed.get(v, {}), **({"not_installed": sweep.problems[v]} if v in sweep.problems else {})} for v in sweep.releases],
+        "configurations": out,
+    }  # fmt: skip
+
+
+def _cell(version: str, row: dict[str, Any], entry: dict[str, Any]) -> str:
+    status = entry["status"].get(version)
+    if status is None:
+        return "not-installed"
+    if status != "ran":
+        return status
+    return "present" if version in row["present"] else "absent"
+
+
+def _changes(cells: dict[str, str], releases: list[str]) -> list[str]:
+    """Where a finding appears or goes, between consecutive releases that both ran."""
+    said, previous = [], None
+    for version in releases:
+        cell = cells[version]
+        if cell not in ("present", "absent"):
+            continue
+        if previous is not None and previous[1] != cell:
+            said.append(f"{'appears' if cell == 'present' else 'fixed'} in {version}")
+        previous = (version, cell)
+    return said
+
+
+MARK = {"present": "✗", "absent": "✓", CONTRACT_ERROR: "unsupported", "not-installed": "not installed", "error": "!", "timeout": "⏱"}
+
+
+def table_markdown(data: dict[str, Any]) -> str:
+    """The version table for a person."""
+    releases = [r["version"] for r in data["releases"]]
+    lines = [
+        f"# Findings across {data['distribution']} releases",
+        "",
+        "`compaction-suite matrix --versions` ran each configuration in its own environment per release. A row is one "
+        "finding: its clause and its stable reason (the report's `reason_id`, else its reason text with positions, quoted values "
+        "and ids normalised). ✗ found, ✓ not found (the configuration ran), *unsupported* the adapter refused the release "
+        "(a contract error, not a finding).",
+        "",
+        "| release | installed |",
+        "|---|---|",
+    ]
+    for r in data["releases"]:
+        said = r.get("not_installed") or ", ".join(f"{k} {v}" for k, v in r["installed"].items())
+        lines.append(f"| {r['version']} | {said.replace('|', '/')} |")
+    for entry in data["configurations"]:
+        lines += ["", f"## {entry['framework']} `{entry['compactor']}` ({entry['configuration']})", ""]
+        lines += ["| clause | reason | harm | " + " | ".join(releases) + " | change |", "|---|---|---|" + "---|" * (len(releases) + 1)]
+        for row in entry["rows"]:
+            harm = row["harm"] + (" (documented)" if row["documented"] else "")
+            cells = " | ".join(MARK.get(row["cells"][v], row["cells"][v]) for v in releases)
+            lines.append(f"| {row['clause']} | {row['reason'].replace('|', '/')} | {harm} | {cells} | {'; '.join(row['changes'])} |")
+        if not entry["rows"]:
+            cells = " | ".join("✓" if entry["status"].get(v) == "ran" else MARK[entry["status"].get(v, "not-installed")] for v in releases)
+            lines.append(f"| – | no finding | | {cells} | |")
+        for version, error in (entry.get("errors") or {}).items():
+            lines.append(f"\n{version}: {error}")
+    return "\n".join(lines) + "\n"
+
+
+def _module(job: Job) -> Any:
+    import importlib
+
+    return importlib.import_module(job.module) if job.module else None
+
+
+def _distributions(job: Job) -> tuple[str, ...]:
+    module = _module(job)
+    return tuple(getattr(module, "DISTRIBUTIONS", ())) if module is not None else ()

@@ -1,0 +1,136 @@
+"""The matrix's version sweep (``compaction-suite matrix --versions``), offline.
+
+A tiny FAKE framework distribution, ``fakefw``, is built here as wheels at three versions (1.0
+keeps whole rounds and the system prompt, 2.0 brings a bug that drops the system prompt, 3.0
+fixes it; no 9.9 exists) into a local ``--find-links`` folder. The sweep builds one environment per release
+(``python -m venv`` + pip, ``--no-index``; ``--share-suite`` lends this interpreter's
+compaction-suite, as a machine without the package index needs), checks the fake's compactor in
+each, and the version table must show the finding appear in 2.0 and go in 3.0, identified by its
+clause and its stable reason.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from compaction_suite.matrix import findings, sweep
+
+FAKE = '''"""FAKE framework for the matrix's sweep test (compaction-suite tests/test_matrix_sweep.py)."""
+
+VERSION = {version!r}
+
+
+class Compactor:
+    capabilities = {{"called": "between_rounds", "system_prompt": "in_list"}}
+
+    def compact(self, messages, *, iteration):
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        if len(users) < 2:
+            return list(messages)
+        kept = messages[users[-1]:]
+        if VERSION == "2.0":  # the bug: the system prompt goes with the older turns
+            return kept
+        return [m for m in messages[: users[-1]] if m.get("role") in ("system", "developer")] + kept
+
+
+def factory(settings):
+    return Compactor()
+'''
+
+
+def fake_wheel(folder: Path, version: str) -> Path:
+    """A wheel of ``fakefw`` at ``version`` (pure Python; RECORD with sha256 as pip expects)."""
+    files = {
+        "fakefw/__init__.py": FAKE.format(version=version),
+        f"fakefw-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: fakefw\nVersion: {version}\nSummary: FAKE framework (test double)\n",
+        f"fakefw-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: compaction-suite-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}")
+    files[f"fakefw-{version}.dist-info/RECORD"] = "\n".join([*record, f"fakefw-{version}.dist-info/RECORD,,"]) + "\n"
+    path = folder / f"fakefw-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
+    return path
+
+
+def test_the_version_table_shows_a_finding_appear_and_go(tmp_path: Path) -> None:
+    from compaction_suite.cli.matrix import matrix
+
+    links = tmp_path / "links"
+    links.mkdir()
+    for version in ("1.0", "2.0", "3.0"):
+        fake_wheel(links, version)
+    out = tmp_path / "out"
+    args = [
+        "--no-adapters", "--target", "fakefw:factory", "--versions", "fakefw==3.0,1.0,2.0,9.9", "--clause", "CORE-3", "--max-examples", "5",
+        "--cache-dir", str(tmp_path / "envs"), "--find-links", str(links), "--no-index", "--share-suite", "--out", str(out),
+    ]  # fmt: skip
+    result = CliRunner().invoke(matrix, args, catch_exceptions=False)
+    assert result.exit_code == 1, result.output  # a finding at some release: the sweep found a problem (SPEC CLI-1, CLI-4)
+    data = json.loads((out / "versions.json").read_text())
+    assert [r["version"] for r in data["releases"]] == ["1.0", "2.0", "3.0", "9.9"]  # in version order, as given in any order
+    assert [r["installed"] for r in data["releases"][:3]] == [{"fakefw": v} for v in ("1.0", "2.0", "3.0")]  # each in its own environment
+    assert " exited 1: " in data["releases"][3]["not_installed"]  # no 9.9: said so (by pip, or uv where on PATH), never a finding
+    (configuration,) = data["configurations"]
+    rows = [row for row in configuration["rows"] if row["clause"] == "CORE-3"]
+    assert rows, configuration
+    for row in rows:
+        assert row["cells"] == {"1.0": "absent", "2.0": "present", "3.0": "absent", "9.9": "not-installed"}, row
+        assert row["changes"] == ["appears in 2.0", "fixed in 3.0"]
+        assert row["reason"]
+    table = (out / "versions.md").read_text()
+    assert "| CORE-3 |" in table and "appears in 2.0; fixed in 3.0" in table and " exited 1: " in table
+    assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()  # each release's own matrix
+    assert not list(Path.cwd().glob("compaction-suite-env.json"))  # nothing written where the user did not ask
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["semantic-kernel", "semantic-kernel>=1.0", "==1.0", "semantic-kernel==1.x,,"],
+)
+def test_a_malformed_versions_option_is_a_usage_error(spec: str) -> None:
+    from compaction_suite.cli.matrix import matrix
+
+    result = CliRunner().invoke(matrix, ["--no-adapters", "--target", "reference", "--versions", spec, "--out", "/nonexistent/never-written"])
+    assert result.exit_code == 2, result.output
+    assert "--versions" in result.output
+    assert not Path("/nonexistent/never-written").exists()
+
+
+def test_sweep_requirements_pin_the_release_and_what_is_released_with_it() -> None:
+    from compaction_suite.adapters import FRAMEWORKS
+    from compaction_suite.matrix.jobs import Job
+
+    autogen = next(fw for fw in FRAMEWORKS if fw.name == "AutoGen")
+    job = Job("AutoGen", {}, "buffered", f"{autogen.module}:buffered", {}, module=autogen.module)
+    assert sweep.requirements([job], "autogen-core", "0.5.7") == ["autogen-agentchat==0.5.7", "autogen-core==0.5.7", "autogen-ext[openai]==0.5.7"]
+    af = next(fw for fw in FRAMEWORKS if fw.name == "Microsoft Agent Framework")
+    job = Job("AF", {}, "truncation", f"{af.module}:truncation", {}, module=af.module)
+    assert sweep.requirements([job], "agent-framework-core", "1.0.0") == ["agent-framework-core==1.0.0", "agent-framework-openai"]
+    assert sweep.applies(job, "agent-framework-core") and not sweep.applies(job, "semantic-kernel")
+
+
+def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:
+    a = {"reason": "message 3 (assistant): tool call 'call_0002' has 0 results in its round"}
+    b = {"reason": "message 7 (assistant): tool call 'call_9' has 0 results in its round"}
+    c = {"reason": "system messages changed: 1 in, 0 out (or their text or order differs); input message 0 (system) is missing"}
+    d = {"reason": "system messages changed: 2 in, 1 out (or their text or order differs); input message 1 (system) is missing"}
+    assert findings.reason_key(a) == findings.reason_key(b) != findings.reason_key(c)
+    assert findings.reason_key(c) != findings.reason_key(d)  # all system messages lost is not the second of two lost
+    assert findings.reason_key({"reason": "input message 4 (tool) is missing while the rest of its round (messages 3..4) was kept"}) == (
+        "input message N (tool) is missing while the rest of its round (messages N..N) was kept"
+    )
+    assert findings.reason_key({"reason_id": "unanswered-tool-call", "reason": "anything"}) == "unanswered-tool-call"  # the report's id wins
+    entry = {"status": "fail", "reason": "x", "failures": [a, c]}
+    assert findings.keys("CORE-2", entry) == {("CORE-2", findings.reason_key(a)), ("CORE-2", findings.reason_key(c))}

@@ -1,0 +1,103 @@
+"""The plug-in contract as types (issue 24, point 5): a third party's compactor typed against
+``compaction_suite.Compactor`` and ``compaction_suite.Capabilities`` passes mypy, and one that
+breaks the contract (no ``iteration``, an unknown declaration) does not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import compaction_suite
+
+THIRD_PARTY = textwrap.dedent(
+    """
+    from typing import Any
+
+    from compaction_suite import Capabilities, Compactor
+    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents
+
+
+    class Truncating:
+        capabilities: Capabilities = {"called": "between_rounds", "system_prompt": "in_list", "providers": ["openai", "gemini"]}
+        profiles = {"core", "trigger"}
+        last_event: dict[str, Any] | None = None
+
+        def compact(self, messages: list[dict[str, Any]], *, iteration: int) -> list[dict[str, Any]]:
+            return messages[-4:] if iteration >= 8 else messages
+
+        def estimate_tokens(self, messages: list[dict[str, Any]]) -> int:
+            return sum(len(str(m.get("content") or "")) for m in messages) // 4
+
+        def observe_usage(self, prompt_tokens: int) -> None:
+            pass
+
+
+    class AsyncAnthropic:
+        capabilities: Capabilities = {"wire_format": "anthropic-messages"}
+
+        async def compact(self, request: dict[str, Any], *, iteration: int) -> dict[str, Any]:
+            return request
+
+
+    def factory(settings: object) -> Compactor:
+        return Truncating()
+
+
+    both: list[Compactor] = [Truncating(), AsyncAnthropic()]
+    declared: DeclaresCapabilities = Truncating()
+    claims: ClaimsProfiles = Truncating()
+    estimates: EstimatesTokens = Truncating()
+    listens: ObservesUsage = Truncating()
+    reports: ReportsEvents = Truncating()
+    """
+)
+BROKEN = textwrap.dedent(
+    """
+    from typing import Any
+
+    from compaction_suite import Capabilities, Compactor
+
+
+    class NoIteration:
+        def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return messages
+
+
+    class ReturnsText:
+        def compact(self, messages: list[dict[str, Any]], *, iteration: int) -> str:
+            return ""
+
+
+    wrong_signature: Compactor = NoIteration()
+    wrong_result: Compactor = ReturnsText()
+    unknown_value: Capabilities = {"called": "sometimes"}
+    unknown_provider: Capabilities = {"providers": ["mistral"]}
+    """
+)
+
+
+def mypy(tmp_path: Path, name: str, source: str) -> subprocess.CompletedProcess[str]:
+    """mypy --strict on ``source``, seeing ``compaction_suite`` where this process imports it from."""
+    pytest.importorskip("mypy", reason="mypy comes with the test extra")
+    (tmp_path / f"{name}.py").write_text(source)
+    package_root = Path(compaction_suite.__file__).resolve().parents[1]
+    args = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", str(tmp_path / ".mypy_cache"), f"{name}.py"]
+    env = {"MYPYPATH": str(package_root), "PATH": "", "HOME": str(tmp_path)}
+    return subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_a_compactor_typed_against_the_contract_passes_mypy(tmp_path: Path) -> None:
+    done = mypy(tmp_path, "third_party", THIRD_PARTY)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_compactor_that_breaks_the_contract_fails_mypy(tmp_path: Path) -> None:
+    done = mypy(tmp_path, "broken_party", BROKEN)
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert done.returncode == 1 and len(errors) == 4, done.stdout + done.stderr
+    for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'")):
+        assert says in line, line
