@@ -32,7 +32,7 @@ from compaction_suite.conformance.settings import Settings, connected
 
 from .ceiling import Ideal, shape
 from .prices import DEFAULT_PRICINGS, Pricing
-from .replay import Run, ceilings, replay
+from .replay import Run, ceilings, replay, usd
 
 Loaded = tuple[dict[str, Any], Any]
 """A trace as `cost.load_traces` gives it: (header, history)."""
@@ -105,9 +105,9 @@ def cache_ceilings(history: Any, trace_format: str, job: Job) -> dict[str, dict[
             best, every = ideal.cheapest(), ideal.every_call()
             out[f"{pricing.label} K={k}"] = {
                 "pricing": pricing.label, "keep_rounds": k, "calls": len(measured.calls),
-                "cache_aware": {"cost_usd_with_cache": best.cost_with_cache, "cost_usd_no_cache": best.cost_no_cache,
+                "cache_aware": {"cost_usd_with_cache": usd(best.cost_with_cache), "cost_usd_no_cache": usd(best.cost_no_cache),
                                 "compactions": list(best.compactions)},
-                "every_call": {"cost_usd_with_cache": every.cost_with_cache, "cost_usd_no_cache": every.cost_no_cache,
+                "every_call": {"cost_usd_with_cache": usd(every.cost_with_cache), "cost_usd_no_cache": usd(every.cost_no_cache),
                                "compactions": len(every.compactions)},
             }  # fmt: skip
     return out

@@ -128,8 +128,8 @@ class Run:
         return {
             p.label: {
                 "provider": p.provider, "agent_model": p.agent.name, "summarizer_model": p.summarizer.name,
-                "cost_usd_no_cache": round(self.cost(cache=False, pricing=p), 6),
-                "cost_usd_with_cache": round(self.cost(cache=True, pricing=p), 6),
+                "cost_usd_no_cache": usd(self.cost(cache=False, pricing=p)),
+                "cost_usd_with_cache": usd(self.cost(cache=True, pricing=p)),
                 "cache_read_tokens": sum(c.cache[p.label].read for c in self.calls if p.label in c.cache),
                 "cache_written_tokens": sum(c.cache[p.label].written for c in self.calls if p.label in c.cache),
             }
@@ -153,8 +153,8 @@ class Run:
             "output_tokens": sum(c.output_tokens for c in self.calls),
             "summarizer_prompt_tokens": self.summarizer_prompt_tokens,
             "summarizer_completion_tokens": self.summarizer_completion_tokens,
-            "cost_usd_no_cache": round(self.cost(cache=False), 6),
-            "cost_usd_with_cache": round(self.cost(cache=True), 6),
+            "cost_usd_no_cache": usd(self.cost(cache=False)),
+            "cost_usd_with_cache": usd(self.cost(cache=True)),
             "costs": self.costs(),
             "min_entity_id_retention": worst(c.entity_ids for c in self.calls),
             "entity_ids_tracked": self.entity_ids_tracked,
@@ -228,6 +228,13 @@ class _Memory:
 
 def _share(items: Sequence[str], found: Callable[[str], bool]) -> float | None:
     return sum(map(found, items)) / len(items) if items else None
+
+
+def usd(cost: float) -> float:
+    """A bill as the reports give it: to a millionth of a dollar. One rounding for every bill (a
+    run's and a ceiling's), so that a ceiling that never compacts costs exactly what the baseline
+    does, and its cut is 0, not a rounding's remainder."""
+    return round(cost, 6)
 
 
 def worst(values: Iterable[Any]) -> Any:

@@ -163,3 +163,18 @@ def test_on_a_long_append_only_trace_the_cache_makes_compacting_at_every_call_co
 def test_models_in_the_tables_cache_from_their_published_minimum():
     assert MODELS["claude-sonnet-4-5"].min_cached_tokens == 1024 and MODELS["claude-haiku-4-5"].min_cached_tokens == 4096
     assert Model("x", "openai", Price(1, 0.1, 1)).min_cached_tokens == 1024
+
+
+def test_a_ceiling_that_never_compacts_reports_the_baselines_bill_to_the_digit():
+    """The report's ceiling and runs are rounded alike (`replay.usd`): a ceiling whose cheapest
+    schedule never compacts sends the baseline's contexts, so its cut must be exactly 0, not a
+    rounding's remainder that turned a share into 0% or -5,876,000% (SPEC CEIL-4)."""
+    from compaction_suite.benchmarks.jobs import Job, cache_ceilings
+
+    messages = [system(words(900)), user(words(40)), asks(call("a")), result("a", words(333)), asks(call("b")), result("b", words(77)), reply("ok")]
+    for pricing in DEFAULT_PRICINGS:
+        row = cache_ceilings(messages, "chat-completions", Job({}, ceiling_rounds=(9,), pricings=(pricing,)))[f"{pricing.label} K=9"]
+        base = replay(messages, NoCompaction(), pricings=(pricing,)).costs()[pricing.label]
+        assert row["cache_aware"]["compactions"] == []
+        assert row["cache_aware"]["cost_usd_with_cache"] == base["cost_usd_with_cache"]
+        assert row["cache_aware"]["cost_usd_no_cache"] == base["cost_usd_no_cache"]
