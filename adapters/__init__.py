@@ -2,10 +2,12 @@
 
 One module per framework; each imports only the standard library at import time and
 imports its framework inside the factories, so ``import compaction_suite.adapters.langchain`` costs nothing
-when LangChain is absent. Install a framework with its extra::
+when LangChain is absent. Install a framework with its extra, from a checkout::
 
-    pip install 'compaction-suite[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai, openai-agents, strands
-    pip install 'compaction-suite[frameworks]'     # all of them
+    pip install -e '.[langchain]'      # or semantic-kernel, agent-framework, autogen, pydantic-ai, openai-agents, strands
+    pip install -e '.[frameworks]'     # all of them
+
+(`compaction_suite.extras.install_hint` prints the same extra's requirements for a wheel install)
 
 then check one configuration::
 

@@ -417,7 +417,9 @@ def requires(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise ImportError(f"{module} is not installed: pip install 'compaction-suite[{extra}]' ({error})") from error
+        from compaction_suite.extras import install_hint
+
+        raise ImportError(f"{module} is not installed: {install_hint(extra)} ({error})") from error
 
 
 def content_back(views: Sequence[PartView], note: Note | None) -> Any:

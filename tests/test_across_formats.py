@@ -74,7 +74,7 @@ def test_a_compactor_of_another_format_replays_on_a_chat_trace(sliced, module):
 
 
 def test_strands_sliding_window_replays_on_a_chat_trace(sliced):
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from compaction_suite.adapters.strands import sliding_window
 
     run = replay(sliced, sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=12))

@@ -89,7 +89,7 @@ def _run_agents_loop(endpoint, threshold: int, max_retries: int = 0):
 
 
 def test_openai_agents_compaction_session_runs_between_rounds_instructions_outside():
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     with SummarizerServer() as endpoint:
         model, compactions, deferrals = _run_agents_loop(endpoint, threshold=4)
         bodies = endpoint.bodies
@@ -114,7 +114,7 @@ def test_openai_agents_compaction_session_runs_between_rounds_instructions_outsi
 def test_openai_agents_adapter_compacts_as_the_runner_does():
     """The adapter's manual ``run_compaction`` on a history the Runner compacted sends the compact
     endpoint the same items and leaves the same history (the adapter's equivalence claim)."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
 
     with SummarizerServer() as endpoint:
@@ -133,7 +133,7 @@ def test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_an
     """Harm, shown with the SDK's own Runner (crash): when the compact endpoint keeps failing
     (the client's default two retries spent), ``Runner.run`` raises the endpoint's error instead
     of returning the turn whose answer the model had already given."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     import openai
 
     with SummarizerServer() as endpoint, pytest.raises(openai.APIStatusError) as raised:
@@ -144,7 +144,7 @@ def test_openai_agents_failing_compact_endpoint_makes_the_run_raise_after_its_an
 
 
 def test_openai_agents_adapter_below_threshold_returns_the_items_unchanged():
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
 
     items = [
@@ -251,7 +251,7 @@ def test_strands_sliding_window_trims_a_history_in_flight_when_a_tool_interrupts
     """called: anytime, shown: a tool that asks for approval (``tool_context.interrupt``) stops the
     invocation with its toolUse unanswered, and ``apply_management`` (in the loop's ``finally``)
     trims that history while the call is in flight (ANTH-6's case, reachable)."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     import copy
 
     from strands import Agent, tool
@@ -285,7 +285,7 @@ def test_strands_sliding_window_trims_a_history_in_flight_when_a_tool_interrupts
 
 @pytest.mark.parametrize("per_turn", [False, True])
 def test_strands_sliding_window_tool_loop_runs_between_rounds_system_prompt_outside(per_turn):
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     _agent, model, seen = _strands_loop(per_turn)
     assert len(seen) >= TURNS
     for history in seen:
@@ -315,7 +315,7 @@ def _to_anthropic(strands_messages: list[dict]) -> list[dict]:
 def test_strands_adapter_matches_the_agent_loop():
     """The adapter on the Anthropic form of a history the loop handed its manager gives the
     Anthropic form of what the manager left, and its conversion is Strands' own mapping."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from compaction_suite.adapters.strands import Conversion, sliding_window
 
     _, _, seen = _strands_loop(per_turn=True, window_size=6)
@@ -337,7 +337,7 @@ def test_strands_adapter_matches_the_agent_loop():
 def test_strands_summarizing_runs_before_model_calls_between_rounds_system_prompt_outside():
     """``SummarizingConversationManager`` with proactive compression, in Strands' own loop: it
     summarizes only in the before-model-call hook, each time with every toolUse answered."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     import copy
 
     from strands import Agent, tool
@@ -369,7 +369,7 @@ def test_strands_summarizing_adapter_summarizes_through_anthropic_messages():
     """The adapter runs Strands' own estimate and hook: past the threshold the oldest messages
     become Strands' summary message (from the suite's double, streamed /v1/messages), every ANTH
     clause holds, the system prompt is untouched; below it the request comes back unchanged."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from compaction_suite.adapters.strands import summarizing
     from compaction_suite.conformance.settings import connected
 

@@ -96,7 +96,7 @@ def added(history: list[dict], out: list[dict]) -> list[dict]:
 
 
 def test_langchain_summarization_middleware_raises_index_error_on_no_choices(server, settings):
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from compaction_suite.adapters.langchain import summarization_middleware
 
     compactor = summarization_middleware(settings, trigger_tokens=200, keep_messages=6)
@@ -107,7 +107,7 @@ def test_langchain_summarization_middleware_raises_index_error_on_no_choices(ser
 
 
 def test_pydantic_ai_summarizing_compaction_raises_index_error_on_no_choices(server, settings):
-    pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import summarizing
 
     compactor = summarizing(settings, max_messages=8, keep_messages=4)
@@ -121,7 +121,7 @@ def test_pydantic_ai_summarizing_compaction_raises_index_error_on_no_choices(ser
 
 
 def test_langchain_summarization_middleware_replaces_history_with_an_empty_summary(server, settings):
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from compaction_suite.adapters.langchain import summarization_middleware
 
     history = conversation(6)
@@ -133,7 +133,7 @@ def test_langchain_summarization_middleware_replaces_history_with_an_empty_summa
 
 
 def test_semantic_kernel_summarization_reducer_replaces_history_with_an_empty_summary(server, settings):
-    pytest.importorskip("semantic_kernel", reason="Semantic Kernel is not installed (pip install 'compaction-suite[semantic-kernel]')")
+    pytest.importorskip("semantic_kernel", reason="Semantic Kernel is not installed (pip install -e '.[semantic-kernel]')")
     from compaction_suite.adapters.semantic_kernel import summarization_reducer
 
     history = conversation(6)
@@ -149,7 +149,7 @@ def test_semantic_kernel_summarization_reducer_replaces_history_with_an_empty_su
 
 
 def test_agent_framework_token_budget_drops_the_system_message_in_the_list(settings):
-    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')")
+    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
     from compaction_suite.adapters.agent_framework import token_budget
 
     history = [SYSTEM, *conversation(2), *big_last_round(12_000, answered=False)]  # before the model reads the results
@@ -163,7 +163,7 @@ def test_agent_framework_token_budget_drops_the_system_message_in_the_list(setti
 
 @pytest.mark.parametrize("limit", [2000, 8000])
 def test_autogen_token_limited_keeps_calls_without_results(settings, limit):
-    pytest.importorskip("autogen_core", reason="AutoGen is not installed (pip install 'compaction-suite[autogen]')")
+    pytest.importorskip("autogen_core", reason="AutoGen is not installed (pip install -e '.[autogen]')")
     from compaction_suite.adapters.autogen import token_limited
 
     history = [*conversation(1), *big_last_round(limit * 5)]
@@ -173,7 +173,7 @@ def test_autogen_token_limited_keeps_calls_without_results(settings, limit):
 
 
 def test_langchain_trim_first_keeps_calls_without_results(settings):
-    pytest.importorskip("langchain_core", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain_core", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from compaction_suite.adapters.langchain import trim_messages
 
     history = big_last_round(8_000)

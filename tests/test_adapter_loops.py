@@ -68,7 +68,7 @@ def assert_sent_first(endpoint: ScriptedEndpoint) -> None:
 
 
 def _langchain_agent(middleware, endpoint):
-    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     import httpx
     from langchain.agents import create_agent
     from langchain_core.tools import tool
@@ -90,7 +90,7 @@ def _run_langchain(agent) -> None:
 
 
 def test_langchain_summarization_middleware_runs_between_rounds_system_prompt_outside():
-    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from langchain.agents.middleware import SummarizationMiddleware
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
@@ -116,7 +116,7 @@ def test_langchain_summarization_middleware_runs_between_rounds_system_prompt_ou
 
 
 def test_langchain_trim_messages_hook_runs_between_rounds_system_prompt_outside():
-    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from langchain.agents.middleware import before_model
     from langchain_core.messages import RemoveMessage, trim_messages
     from langchain_core.messages.utils import count_tokens_approximately
@@ -144,7 +144,7 @@ def test_langchain_trim_messages_hook_runs_between_rounds_system_prompt_outside(
 
 
 def test_semantic_kernel_reducer_runs_between_turns_instructions_outside():
-    pytest.importorskip("semantic_kernel", reason="Semantic Kernel is not installed (pip install 'compaction-suite[semantic-kernel]')")
+    pytest.importorskip("semantic_kernel", reason="Semantic Kernel is not installed (pip install -e '.[semantic-kernel]')")
     from semantic_kernel import Kernel
     from semantic_kernel.agents import ChatCompletionAgent, ChatHistoryAgentThread
     from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
@@ -201,7 +201,7 @@ def test_semantic_kernel_reducer_runs_between_turns_instructions_outside():
 
 
 def test_agent_framework_strategy_runs_between_rounds():
-    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')")
+    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
     import agent_framework as af
     from agent_framework_openai import OpenAIChatCompletionClient
 
@@ -240,7 +240,7 @@ def test_agent_framework_strategy_runs_between_rounds():
 
 
 def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message_outside():
-    pytest.importorskip("autogen_agentchat", reason="AutoGen AgentChat is not installed (pip install 'compaction-suite[autogen]')")
+    pytest.importorskip("autogen_agentchat", reason="AutoGen AgentChat is not installed (pip install -e '.[autogen]')")
     from autogen_agentchat.agents import AssistantAgent
     from autogen_core import FunctionCall
     from autogen_core.model_context import BufferedChatCompletionContext
@@ -292,7 +292,7 @@ def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message
 
 
 def test_pydantic_ai_capability_runs_between_rounds_system_prompts_leading():
-    pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
     from pydantic_ai.models.function import FunctionModel

@@ -190,7 +190,7 @@ def test_canonical_history_needs_no_note(fw, mode):
 
 def test_pydantic_ai_renders_images_with_detail():
     """pydantic-ai's own OpenAI mapping of the converted user message gives back the parts, ``detail`` included."""
-    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import from_pydantic_ai, to_pydantic_ai
 
     for shape in ("user-multimodal", "user-lone-image", "earlier-summary", "calls-with-preamble"):
@@ -211,7 +211,7 @@ def test_input_is_not_mutated(fw, mode):
 
 
 def test_langchain_objects():
-    lc = pytest.importorskip("langchain_core.messages", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    lc = pytest.importorskip("langchain_core.messages", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from compaction_suite.adapters.langchain import to_langchain
 
     objs, _ = to_langchain(SHAPES["developer"] + SHAPES["user-multimodal"] + SHAPES["parallel-calls"] + SHAPES["call-arguments-not-an-object"][1:])
@@ -234,7 +234,7 @@ def test_langchain_objects():
 
 
 def test_semantic_kernel_objects():
-    sk = pytest.importorskip("semantic_kernel.contents", reason="Semantic Kernel is not installed (pip install 'compaction-suite[semantic-kernel]')")
+    sk = pytest.importorskip("semantic_kernel.contents", reason="Semantic Kernel is not installed (pip install -e '.[semantic-kernel]')")
     from compaction_suite.adapters.semantic_kernel import to_semantic_kernel
 
     history = SHAPES["developer"] + SHAPES["user-multimodal"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
@@ -253,7 +253,7 @@ def test_semantic_kernel_objects():
 
 
 def test_agent_framework_objects():
-    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')")
+    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
     from compaction_suite.adapters.agent_framework import to_agent_framework
 
     history = SHAPES["developer"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]
@@ -275,7 +275,7 @@ def test_agent_framework_objects():
 
 
 def test_autogen_objects():
-    models = pytest.importorskip("autogen_core.models", reason="AutoGen is not installed (pip install 'compaction-suite[autogen]')")
+    models = pytest.importorskip("autogen_core.models", reason="AutoGen is not installed (pip install -e '.[autogen]')")
     import autogen_core
 
     from compaction_suite.adapters.autogen import to_autogen
@@ -301,7 +301,7 @@ def test_autogen_objects():
 
 
 def test_pydantic_ai_objects():
-    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import to_pydantic_ai
 
     history = SHAPES["two-system-prompts"] + SHAPES["calls-with-preamble"] + SHAPES["parallel-calls"][1:]

@@ -76,8 +76,6 @@ TRACE_FILES = {
     "wrong schema": ("header.jsonl", "missing field 'id'"), "foreign SQLite": ("foreign.db", "not text"),
 }  # fmt: skip
 TAU_BENCH_FILES = JSON_FILES | {"wrong schema": ("object.json", "expected a JSON list of records")}
-TAU_BENCH_FILES |= {"empty file": ("empty.json", "cannot read JSON"), "not JSON": ("text.json", "cannot read JSON"),
-                    "truncated JSON": ("cut.json", "cannot read JSON"), "foreign SQLite": ("foreign.db", "cannot read JSON")}  # fmt: skip
 STORE_FILES = {
     "missing file": ("missing.db", "no such file"), "directory": ("folder", "is a directory"), "empty file": ("empty.db", "is empty"),
     "not JSON": ("text.json", "not an SQLite database"), "truncated JSON": ("cut.db", "cannot be read"),

@@ -16,8 +16,9 @@ from click.testing import CliRunner
 from compaction_suite.benchmarks.traces.format import read_trace, write_trace
 from compaction_suite.cli import main
 from compaction_suite.cli.contract import BadInput
-from compaction_suite.cli.extras import install_hint, require
+from compaction_suite.cli.extras import require
 from compaction_suite.conformance.reproduce import Failure, Replayed, judge
+from compaction_suite.extras import install_hint
 from compaction_suite.reference import SQLiteStore, split_rounds
 from compaction_suite.reference.store import APPLICATION_ID, SCHEMA, identify
 

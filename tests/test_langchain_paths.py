@@ -44,7 +44,7 @@ class LongLoop(ScriptedEndpoint):
 
 
 def _agent(middleware, endpoint):
-    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     import httpx
     from langchain.agents import create_agent
     from langchain_core.tools import tool
@@ -79,7 +79,7 @@ def test_langchain_context_editing_clears_tool_results_in_the_model_request_betw
     """``ContextEditingMiddleware(ClearToolUsesEdit)`` in ``create_agent``: ``wrap_model_call`` runs before
     every model call with every call answered, the system prompt apart; the model receives old results as
     the placeholder, the state keeps them; the adapter gives what the model received."""
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
 
     from compaction_suite.adapters.langchain import context_editing, from_langchain
@@ -120,7 +120,7 @@ def test_langchain_summarization_2000_20_raises_in_create_agent_under_a_persiste
     """``SummarizationMiddleware(trigger_tokens=2000, keep_messages=20)`` reaches its summarizer in a
     four-turn session; with the summarizer answering HTTP 500 every time (its retries spent), the agent's
     turn raises: a crash, which LangChain documents (``DOCUMENTED``)."""
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     import openai
 
     with SummarizerServer() as server:
@@ -134,7 +134,7 @@ def test_langchain_summarization_2000_20_raises_in_create_agent_under_a_persiste
 def test_langchain_summarization_2000_20_stores_an_empty_summary_in_create_agent():
     """The same configuration with the summarizer answering empty content: the state's older messages are
     replaced by LangChain's summary framing with nothing after it (loss, CORE-11)."""
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     with SummarizerServer() as server:
         server.fault("empty_content")
         state = _turns(_agent(_summarization(connected(Settings(), server.base_url), trigger_tokens=2000, keep_messages=20), LongLoop(rounds=2)), 4)
@@ -148,7 +148,7 @@ def test_langchain_summarization_writes_a_placeholder_summary_without_calling_it
     message, no human message falls in the summary's trim window, and the middleware replaces the older
     history with "Previous conversation was too long to summarize." *without calling the summarizer*
     (langchain-ai/langchain#39261), healthy or failing: the finding is that, not a summarizer failure."""
-    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
     for fault in (None, "500"):
         with SummarizerServer() as server:
             if fault:
@@ -164,7 +164,7 @@ def test_langchain_tool_messages_native_shape_is_what_create_agent_records():
     """``tool_messages: "native"``: a ``response_format="content_and_artifact"`` tool makes ``create_agent``
     record a ``ToolMessage`` with an ``artifact`` beside its content; the adapter draws the same fields, and
     langchain_openai sends neither (the OpenAI request holds the content only)."""
-    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install 'compaction-suite[langchain]')")
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     import httpx
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage

@@ -22,9 +22,9 @@ from test_adapter_loops import SYSTEM_PROMPT, TURNS, assert_between_rounds, asse
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.settings import Settings
 
-SK = "Semantic Kernel is not installed (pip install 'compaction-suite[semantic-kernel]')"
-AF = "Agent Framework is not installed (pip install 'compaction-suite[agent-framework]')"
-AG = "AutoGen AgentChat is not installed (pip install 'compaction-suite[autogen]')"
+SK = "Semantic Kernel is not installed (pip install -e '.[semantic-kernel]')"
+AF = "Agent Framework is not installed (pip install -e '.[agent-framework]')"
+AG = "AutoGen AgentChat is not installed (pip install -e '.[autogen]')"
 
 
 def installed(distribution: str) -> Any:

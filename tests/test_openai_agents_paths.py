@@ -73,7 +73,7 @@ def test_openai_agents_runner_compacts_complete_chains_only(mode, store, streame
     """The Runner's compaction through ``previous_response_id`` (or ``input`` for an unstored response, in
     ``auto`` mode): the server never refuses a compaction, each compacts a chain whose calls all have
     their outputs (``called: between_rounds``), and the session ends holding the compaction item."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     with ResponsesEndpoint() as endpoint:
         compactions = _run(endpoint, mode=mode, store=store, streamed=streamed)
         compacts = [body for path, body in endpoint.requests if path.endswith("/compact")]
@@ -94,7 +94,7 @@ def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     session sends only the last N items to the compact endpoint and then replaces the *whole* store with
     the result, so the older items (user messages included) are gone and stood for by nothing
     (loss; openai/openai-agents-python#5010, reported at 0.22)."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install 'compaction-suite[openai-agents]')")
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
 
     items = []

@@ -80,7 +80,7 @@ def _run(agent) -> list:
 def test_pydantic_ai_fallback_compaction_runs_between_rounds_and_falls_back_on_http_errors(fault):
     """``FallbackCompaction`` in ``Agent``'s loop: called before every model request with every call
     answered; a summarizer HTTP 500 (the client's retries spent) falls back to the sliding window."""
-    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     seen: list[list[dict]] = []
     with SummarizerServer() as endpoint:
         settings = connected(Settings(), endpoint.base_url)
@@ -99,7 +99,7 @@ def test_pydantic_ai_fallback_compaction_lets_index_error_escape_on_no_choices()
     """Crash, shown with ``Agent``'s loop: a summarizer reply with no choices raises ``IndexError`` inside
     ``SummarizingCompaction``; it is not a ``ModelAPIError``, so ``FallbackCompaction`` does not fall back
     and the agent run raises (``fallback_on`` is documented; a provider's reply is not a programming error)."""
-    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import fallback
 
     seen: list[list[dict]] = []
@@ -113,7 +113,7 @@ def test_pydantic_ai_fallback_compaction_lets_index_error_escape_on_no_choices()
 
 
 def test_pydantic_ai_adapter_fallback_matches_the_loop_under_http_500():
-    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     from compaction_suite.adapters.pydantic_ai import fallback, sliding_window
 
     history = conversation(6)
@@ -131,7 +131,7 @@ def test_pydantic_ai_capability_parts_are_drawn_where_pydantic_ai_records_them()
     """``capability_parts``: a ``ToolAvailabilityDeltaPart`` in the request holding the first result of each
     tool name (as ``pydantic_ai/_tool_execution.py`` appends it after the revealing call's return), and
     nothing of it in the OpenAI dicts on the way back."""
-    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     if not hasattr(pm, "ToolAvailabilityDeltaPart"):
         pytest.skip("pydantic-ai before 2.23 has no ToolAvailabilityDeltaPart")
     from compaction_suite.adapters.pydantic_ai import from_pydantic_ai, to_pydantic_ai
@@ -147,7 +147,7 @@ def test_pydantic_ai_capability_parts_are_drawn_where_pydantic_ai_records_them()
 def test_pydantic_ai_capability_parts_run_through_summarizing():
     """The summarizing capability's token estimate meets the delta part and it still compacts (at harness
     0.18.0 with pydantic-ai 2.27.0 the estimator raised AttributeError on it, pydantic/pydantic-ai-harness#577)."""
-    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install 'compaction-suite[pydantic-ai]')")
+    pm = pytest.importorskip("pydantic_ai.messages", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
     if not hasattr(pm, "ToolAvailabilityDeltaPart"):
         pytest.skip("pydantic-ai before 2.23 has no ToolAvailabilityDeltaPart")
     from compaction_suite.adapters.pydantic_ai import summarizing

@@ -45,7 +45,7 @@ class _Overflowing(BaseHTTPRequestHandler):
 def test_strands_anthropic_model_maps_the_overflow_answer_to_context_window_overflow():
     """The reactive path's trigger is real: Strands' ``AnthropicModel`` turns Anthropic's HTTP 400
     "prompt is too long" into ``ContextWindowOverflowException`` (what ``Agent`` hands ``reduce_context``)."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from strands import Agent
     from strands.models.anthropic import AnthropicModel
     from strands.types.exceptions import ContextWindowOverflowException
@@ -105,7 +105,7 @@ def _reactive_loop(manager_class, **manager_options):
 def test_strands_sliding_window_reactive_path_runs_between_rounds():
     """``reduce_context`` runs only after a model call overflowed, with every toolUse answered
     (``called: between_rounds``); the adapter's reactive path gives what the loop's manager left."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from strands.agent.conversation_manager import SlidingWindowConversationManager
 
     from compaction_suite.adapters.strands import sliding_window
@@ -127,7 +127,7 @@ def test_strands_sliding_window_reactive_path_runs_between_rounds():
 def test_strands_summarizing_reactive_path_summarizes_between_rounds():
     """The summarizing manager's reactive path in Strands' loop: it summarizes through the agent's model
     after an overflow, each time with every toolUse answered."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from strands.agent.conversation_manager import SummarizingConversationManager
 
     seen, model = _reactive_loop(SummarizingConversationManager, preserve_recent_messages=2)
@@ -141,7 +141,7 @@ def test_strands_summarizing_reactive_path_summarizes_between_rounds():
 def test_strands_summarizing_reactive_adapter_reraises_a_failed_summary():
     """Documented (``DOCUMENTED``): on the reactive path a failed summary is re-raised; the adapter shows
     it with the suite's double answering HTTP 500 (a crash the adapter reports as CORE-10, labelled documented)."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from compaction_suite.adapters.strands import DOCUMENTED, summarizing
     from compaction_suite.conformance.settings import connected
     from compaction_suite.conformance.summarizer_server import SummarizerServer
@@ -167,7 +167,7 @@ def _strands_seen():
 
 def test_strands_proactive_path_is_a_contract_error_before_1_40(monkeypatch):
     """A release the adapter cannot drive is a contract error naming adapter, distribution and version."""
-    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
     from compaction_suite.adapters import _common, strands
     from compaction_suite.adapters._common import CannotDrive
 

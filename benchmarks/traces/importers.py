@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from compaction_suite.inputs import InputError, read_json
 from compaction_suite.reference.errors import HistoryError
 from compaction_suite.reference.rounds import split_rounds
 
@@ -154,10 +155,11 @@ class _Converter:
 
 
 def _load_json(path: Path) -> Any:
+    """The file's JSON, or `TraceImportError` saying what it holds instead (`compaction_suite.inputs.read_json`)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TraceImportError(path, "", f"cannot read JSON: {error}") from error
+        return read_json(path)
+    except InputError as error:
+        raise TraceImportError(path, "", str(error).removeprefix(f"{path}: ")) from None
 
 
 def import_tau_bench(path: str | Path, *, created: str | None = None) -> list[Trace]:

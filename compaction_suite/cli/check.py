@@ -63,14 +63,15 @@ def check(target: str | None, verbose: int, pytest_args: tuple[str, ...], **valu
 
 
 class ShortPaths:
-    """Progress lines name the suite's test files from the installed package's own folder
-    (``tests/test_core.py``), not by a path from the working directory into site-packages."""
+    """Progress and summary lines name the suite's test files from the installed package's own
+    folder (``tests/test_core.py``), not by a path from the working directory into site-packages."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.startpath = config.rootpath
+        config.cwd_relative_nodeid = lambda nodeid: nodeid  # type: ignore[method-assign]
 
 
 def check_args(target: str | None, given: dict[str, Any], verbose: int = 0, extra: tuple[str, ...] = ()) -> list[str]:

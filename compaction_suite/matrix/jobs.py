@@ -22,6 +22,7 @@ from typing import Any
 
 from compaction_suite.adapters._common import OPTIONS_ENV
 from compaction_suite.conformance.runner import run_check
+from compaction_suite.extras import install_hint
 
 from . import verdicts
 
@@ -86,7 +87,7 @@ def plan(only: tuple[str, ...], extra_targets: tuple[str, ...], with_adapters: b
             if check_releases:
                 unavailable = getattr(module, "UNAVAILABLE", None)
                 if not entry["installed"]:
-                    entry["not_run"] = f"not installed (pip install 'compaction-suite[{fw.extra}]')"
+                    entry["not_run"] = f"not installed: {install_hint(fw.extra)}"
                 elif unavailable:
                     entry["not_run"] = unavailable
                 elif problem := release_problem(module):
