@@ -37,8 +37,9 @@ from ._common import (
 )
 
 FRAMEWORK = "Pydantic AI"
-SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.0,<3", "pydantic-ai-harness": ">=0.18"}
-"""Agreed interface 3. The harness's compaction capabilities exist from 0.18 with pydantic-ai 2.x;
+SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harness": ">=0.18"}
+"""Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
+2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"

@@ -33,6 +33,8 @@ IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "
 SUPPORTED: dict[str, str] = {"strands-agents": ">=1.16,<2"}
 """Releases of the last twelve months (agreed interface 3). The proactive path needs Strands >= 1.40
 (``proactive_compression``); below it that path is a contract error (`CannotDrive`)."""
+SWEEP_INSTALL = ("strands-agents[anthropic]",)
+"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``)."""
 
 PROVIDERS = ["anthropic", "bedrock-converse"]
 """Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
@@ -229,6 +231,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"], given)
     path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
+    requires("strands.models.anthropic", EXTRA)  # the agent's model, imported when each call builds it: missing is a contract error now, never a crash finding
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
@@ -253,6 +256,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing"], given)
     path = _path(o["path"], ("proactive", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
+    requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
     proactive = path == "proactive"
     if proactive and release("strands-agents") < (1, 40):
         raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")

@@ -30,8 +30,8 @@ from compaction_suite.benchmarks.prices import DEFAULT_PRICINGS, Pricing
 from compaction_suite.benchmarks.real_summaries import check_replayable
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, worst
 from compaction_suite.benchmarks.views import View
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.formats import CHAT
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.settings import Settings
 
 TRACES = Path(__file__).resolve().parent.parent / "cassettes" / "traces"

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.formats import CHAT
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.settings import Settings, connected
 
 from .ceiling import Ideal, shape

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction_suite.conformance import oracle
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids
 
 KINDS = ("entity id", "file path", "last error", "task status", "constraint")
 REPLACED = frozenset({"last error", "task status"})

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compaction_suite.conformance import formats, oracle
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools, entity_ids, latest_task_titles
 from compaction_suite.conformance.target import call_compact, last_event_json
 from compaction_suite.reference.tokens import ExactTokens
 

@@ -7,8 +7,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .clauses import clauses
+from .violation import reason_id
 
 PREVIEW = 90
+UNCLASSIFIED = "unclassified"
+"""The reason id of a plain-text problem (every check of the suite returns a `Violation`; a test
+of this project asserts no failure is left unclassified)."""
 
 
 class ClauseViolation(AssertionError):
@@ -16,7 +20,8 @@ class ClauseViolation(AssertionError):
 
     def __init__(self, clause_id: str, reason: str, history: Any = None, output: Any = None) -> None:
         self.clause_id = clause_id
-        self.reason = reason
+        self.reason = str(reason)
+        self.reason_id = reason_id(reason, UNCLASSIFIED)
         self.history = history
         self.output = output
         clause = clauses()[clause_id]
@@ -30,10 +35,17 @@ class ClauseViolation(AssertionError):
 
 CHECKED: list[Callable[[str, Any], None]] = []
 """Listeners told of each check that held (the suite counts what exercised a clause)."""
+CURRENT: list[str] = []
+"""The clause of the conformance test running now (its ``clause`` marker; set by the plugin)."""
 
 
-def require(clause_id: str, problem: str | None, history: Any = None, output: Any = None) -> None:
-    """Raise `ClauseViolation` when a check found a problem (``problem`` is its reason)."""
+def require(problem: str | None, history: Any = None, output: Any = None, *, clause: str | None = None) -> None:
+    """Raise `ClauseViolation` when a check found a problem (``problem`` is its reason, a
+    `Violation` carrying the defect's id). The clause is the running test's (its ``clause``
+    marker), unless ``clause`` names another."""
+    clause_id = clause or (CURRENT[0] if CURRENT else None)
+    if clause_id is None:
+        raise RuntimeError("require() outside a conformance test needs clause=")
     if problem is not None:
         raise ClauseViolation(clause_id, problem, history, output)
     for listener in CHECKED:

@@ -14,6 +14,10 @@ reading, so a compactor that declares nothing is checked as before:
 - ``wire_format``: ``"chat-completions"`` (default), ``"responses"`` or ``"anthropic-messages"``:
   the history shape ``compact`` receives and returns (SPEC Part A, "Wire formats";
   `conformance.formats`). The clauses of the other formats are not applicable.
+- ``providers``: a list of provider rule sets (`conformance.providers.NAMES`: ``"openai"``,
+  ``"anthropic"``, ``"bedrock-converse"``, ``"gemini"``) whose rules the outputs must keep besides
+  the format's own (SPEC CORE-17); default ``["openai"]`` for chat-completions and responses,
+  ``["anthropic"]`` for anthropic-messages. An unknown name is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -25,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import formats
+from . import formats, providers
+from .clauses import waived_by
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
@@ -33,11 +38,6 @@ CHOICES: dict[str, tuple[str, ...]] = {
     formats.KEY: formats.NAMES,
 }
 """Each declaration and its values, the default first."""
-WAIVES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("called", "between_rounds"): ("CORE-9", "RESP-8", "ANTH-6"),
-    ("system_prompt", "outside"): ("CORE-3", "RESP-7", "ANTH-4"),
-}
-"""The clauses each declared value makes unreachable."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
     ("system_prompt", "leading"): ("system-in-the-middle",),
 }
@@ -54,6 +54,12 @@ class Capabilities:
     called: str = "anytime"
     system_prompt: str = "in_list"
     wire_format: str = formats.CHAT
+    providers: tuple[str, ...] = ()
+    """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
+
+    def __post_init__(self) -> None:
+        if not self.providers:
+            object.__setattr__(self, "providers", providers.DEFAULT[self.wire_format])
 
     @property
     def between_rounds(self) -> bool:
@@ -66,16 +72,18 @@ class Capabilities:
     def waived(self) -> dict[str, str]:
         """{clause id: the declaration that makes it unreachable}."""
         found: dict[str, str] = {}
-        for key, value in self.as_dict().items():
-            for clause_id in WAIVES.get((key, value), ()):
+        for key, value in self.choices().items():
+            for clause_id in waived_by(key, value):
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
+        for clause_id in set.intersection(*(set(waived_by("providers", name)) for name in self.providers)):
+            found[clause_id] = f"declared capabilities {{'providers': {list(self.providers)}}}: they add no rules beyond the wire format's own clauses"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
 
     def ruled_out(self, shape: str) -> str | None:
         """Why the shape variant ``shape`` cannot reach this target, or None when it can."""
-        for key, value in self.as_dict().items():
+        for key, value in self.choices().items():
             if shape in RULES_OUT.get((key, value), ()):
                 return f"declared capabilities {{'{key}': '{value}'}}: the framework never produces the shape {shape!r}"
         return None
@@ -85,8 +93,12 @@ class Capabilities:
             return f"the target compacts {formats.CHAT} (no {formats.KEY} declared)"
         return f"declared capabilities {{'{formats.KEY}': '{self.wire_format}'}}"
 
-    def as_dict(self) -> dict[str, str]:
+    def choices(self) -> dict[str, str]:
+        """The declarations that take one value of `CHOICES`."""
         return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.choices(), "providers": list(self.providers)}
 
 
 def declared(compactor: Any) -> Capabilities:
@@ -100,4 +112,16 @@ def declared(compactor: Any) -> Capabilities:
     for key, value in known.items():
         if value not in CHOICES[key]:
             raise CapabilityError(f"capabilities[{key!r}] is {value!r}; expected one of {', '.join(CHOICES[key])}")
-    return Capabilities(**known)
+    return Capabilities(**known, providers=_providers(raw.get("providers")))
+
+
+def _providers(raw: Any) -> tuple[str, ...]:
+    """The declared provider rule sets; raises `CapabilityError` for anything but a list of known names."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)) or not raw or not all(isinstance(name, str) for name in raw):
+        raise CapabilityError(f"capabilities['providers'] is {raw!r}; expected a non-empty list of {', '.join(providers.NAMES)}")
+    unknown = providers.unknown(raw)
+    if unknown:
+        raise CapabilityError(f"capabilities['providers'] names {', '.join(map(repr, unknown))}; known: {', '.join(providers.NAMES)}")
+    return tuple(raw)

@@ -1,4 +1,10 @@
-"""The clause registry: ``clauses.json`` is the data, SPEC.md the prose (SPEC Part A)."""
+"""The clause index: ``clauses.json`` is the data (validated by ``schema/clauses.schema.json``),
+SPEC.md the prose (SPEC Part A, each clause at its ``anchor``).
+
+Everything the code needs to know about a clause (its level, harm, the formats it is checked in,
+whether it is judged on every output, the declaration that waives it, its tests and negative
+controls) is read from here: no other module lists clause ids.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +17,14 @@ from typing import Any
 PROFILES = ("core", "trigger", "summary", "structured", "failure", "events", "storage")
 HARMS = ("rejected", "loss", "crash", "policy")
 """How bad a broken clause is for a user (SPEC Part A, "Harm classes"), worst first."""
-STRUCTURAL = ("CORE-1", "CORE-2", "CORE-3", "CORE-4", "CORE-6")
-"""Clauses judged on every output the suite sees, in any test (SPEC Part A, "Every output")."""
-EXERCISED_BY_CHECK = ("CORE-9", "RESP-8", "ANTH-6", "TRIG-1", "TRIG-5")
-"""Clauses about histories that must come back unchanged: an example exercises them when their
-check ran on it. Every other clause (storage aside, whose checks run on stored branches) is
-exercised by an example only when the compactor compacted in it (SPEC Part A, "Exercised")."""
-CRASH = "CORE-10"
-LOSS_ON_FAILURE = "CORE-11"
+JUDGED = ("every-output", "every-call", "in-flight", "test")
+"""Where a clause is judged: on every output the suite sees (SPEC Part A, "Every output"), on every
+``compact`` call (a crash, the summarizer requests it made), on in-flight histories, or in its
+own tests only."""
+EXERCISED = ("compaction", "check", "fault")
+"""What counts as an example exercising a clause (SPEC Part A, "Exercised"): a compaction during
+its test, its check having run (clauses about histories that come back unchanged), or a
+summarizer fault that reached the summarizer (SPEC CORE-10, CORE-11: summarizer reach)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,16 @@ class Clause:
     harm: str
     formats: tuple[str, ...] = ("chat-completions",)
     """The wire formats whose targets this clause is checked on (SPEC Part A, "Wire formats")."""
+    anchor: str = ""
+    """Where SPEC.md states it (``SPEC.md#core-1``)."""
+    judged: str = "test"
+    exercised: str = "compaction"
+    waived_by: tuple[str, ...] = ()
+    """Declarations (``key=value``) that make the clause unreachable (SPEC Part A, "Declarations")."""
+    tests: tuple[str, ...] = ()
+    """The conformance tests marked with it (``file::function``)."""
+    controls: tuple[str, ...] = ()
+    """The negative controls it must reject (``module:factory``)."""
 
     @property
     def must(self) -> bool:
@@ -37,20 +53,67 @@ class Clause:
 
     @property
     def exercised_by_check(self) -> bool:
-        return self.id in EXERCISED_BY_CHECK or self.profile == "storage"
+        return self.exercised == "check"
 
 
 def _data() -> dict[str, Any]:
     return json.loads(resources.files("compaction_suite.conformance").joinpath("clauses.json").read_text("utf-8"))
 
 
+_TUPLES = ("formats", "waived_by", "tests", "controls")
+
+
 @cache
 def clauses() -> dict[str, Clause]:
     """Every clause by id, in SPEC order."""
-    return {c["id"]: Clause(**{**c, "formats": tuple(c.get("formats", ("chat-completions",)))}) for c in _data()["clauses"]}
+    return {c["id"]: Clause(**{**c, **{k: tuple(c[k]) for k in _TUPLES if k in c}}) for c in _data()["clauses"]}
 
 
 @cache
 def harms() -> dict[str, str]:
     """Each harm class and what it means."""
     return dict(_data()["harms"])
+
+
+def by_harm() -> dict[str, list[Clause]]:
+    """The clauses of each harm class, worst class first (the matrix and the reports count by it)."""
+    return {harm: [c for c in clauses().values() if c.harm == harm] for harm in HARMS}
+
+
+def harm_of(clause_id: str) -> str | None:
+    """The harm class of ``clause_id``, None for an id the index does not know."""
+    found = clauses().get(clause_id)
+    return found.harm if found else None
+
+
+def in_format(format_name: str) -> list[Clause]:
+    """The clauses checked on targets of ``format_name``."""
+    return [c for c in clauses().values() if format_name in c.formats]
+
+
+def every_output(format_name: str) -> tuple[str, ...]:
+    """The clauses judged on every output of a target of ``format_name`` (SPEC Part A, "Every
+    output"): its format's structural clauses and the format-independent ones."""
+    return tuple(c.id for c in in_format(format_name) if c.judged == "every-output")
+
+
+def every_call(format_name: str) -> tuple[str, ...]:
+    """The clauses judged on every ``compact`` call: a crash (CORE-10), the summarizer requests it made (CORE-13)."""
+    return tuple(c.id for c in in_format(format_name) if c.judged == "every-call")
+
+
+def in_flight(format_name: str) -> str:
+    """The clause that a history waiting for a tool result comes back unchanged, in ``format_name``."""
+    return next(c.id for c in in_format(format_name) if c.judged == "in-flight")
+
+
+def fault_clauses() -> tuple[str, ...]:
+    """The clauses every summarizing target meets under every summarizer fault (SPEC CORE-10, CORE-11)."""
+    return tuple(c.id for c in clauses().values() if c.exercised == "fault")
+
+
+def waived_by(key: str, value: str) -> tuple[str, ...]:
+    """The clauses the declaration ``capabilities[key] = value`` makes unreachable."""
+    said = f"{key}={value}"
+    return tuple(c.id for c in clauses().values() if said in c.waived_by)
+

@@ -14,7 +14,11 @@ The vocabulary of a history:
 - ``assistant_replies()``: a bare assistant text reply.
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
   ``tool`` result per call, in any order (SPEC ROUND-1).
-- ``histories()``: all of the above in a realistic agent order.
+- ``histories()``: all of the above in a realistic agent order, with the labelled shapes where
+  real compaction bugs lived (`SHAPES`: wide parallel rounds, long tool loops, stacked earlier
+  summaries, huge results, a newest round over the budget, entity bursts) mixed in, or forced
+  with ``shapes=``, and sized to a target's trigger with ``min_tokens``/``min_messages``
+  (`conformance.shapes` labels, detects and measures them in every wire format).
 - ``agent_shaped(strategy)``: the same histories as frameworks send them (text-part content for
   system and tool messages, optional keys, huge tool-call arguments).
 - ``real_traffic()``: histories in the shapes real traffic has (reused ids across
@@ -27,6 +31,8 @@ of kB of it); ``createEntity`` returns a JSON object with a top-level string ``"
 (SPEC STRUCT-3) and returns a short acknowledgement. Only ``createEntity`` results are
 JSON objects, so `entity_ids` (SPEC ENT-1: identifier-like keys at any depth) finds exactly
 the entities the generator created, plus the related ids `real_traffic` nests beside them.
+That reading (`entity_ids`, `latest_task_list`, ...) is the verifier's, in `conformance.entities`
+(no Hypothesis there); it is re-exported here for suites written against this module.
 
 Tool-call ids are ``call_0001``, ``call_0002``, ... numbered in drawing order and
 unique across everything drawn in one example (a counter held in ``st.shared``), so
@@ -37,14 +43,13 @@ unique within one assistant message; `real_traffic` reuses ids across rounds).
 from __future__ import annotations
 
 import base64
-import fnmatch
 import functools
 import itertools
 import json
 import random
 import struct
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
@@ -52,19 +57,34 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from compaction_suite.message import Message
-from compaction_suite.text import SUMMARY_PREFIX
+from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
+
+from .entities import (  # re-exported: the verifier's rules, once imported from here
+    CODING_AGENT_TASK_LISTS,
+    PROGRESS_TOOL,
+    SEED_001_TASK_LIST,
+    IdRule,
+    TaskListTools,
+    entity_ids,
+    id_rule,
+    is_id_key,
+    latest_task_list,
+    latest_task_titles,
+)
+from .oracle import is_summary
 
 T = TypeVar("T")
 
 GENERIC_TOOLS = ("readFile", "search", "runCommand")
 ENTITY_TOOL = "createEntity"
-PROGRESS_TOOL = "reportProgress"
 TOOL_NAMES = (*GENERIC_TOOLS, ENTITY_TOOL, PROGRESS_TOOL)
 TASK_STATUSES = ("completed", "in_progress", "pending")
 
 __all__ = [
     "CODING_AGENT_TASK_LISTS",
     "SEED_001_TASK_LIST",
+    "IdRule",
+    "TaskListTools",
     "id_rule",
     "is_id_key",
     "latest_task_titles",
@@ -186,10 +206,14 @@ _SPICE = st.text(
 """A few arbitrary characters; line and paragraph separators are left out so lines stay lines."""
 
 
+_SEEDS = st.integers(0, 2**32 - 1)
+
+
 @st.composite
 def _texts(draw: st.DrawFn, count: SearchStrategy[int], non_ascii: bool) -> str:
-    pool = _WORD_POOL if non_ascii else WORDS
-    words = [_pick(draw, pool) for _ in range(draw(count))]
+    pool, size = (_WORD_POOL if non_ascii else WORDS), draw(count)
+    seed = draw(_SEEDS) if size else 0  # one draw for all the words; seed 0, where shrinking ends, is "the the ..."
+    words = [pool[0]] * size if seed == 0 else random.Random(seed).choices(pool, k=size)
     if non_ascii and words and _one_in(draw, 10):
         words[draw(_below(len(words)))] = draw(_SPICE)
     return " ".join(words)
@@ -363,13 +387,9 @@ _SEARCH_HIT = st.builds("{}:1: {}".format, st.sampled_from(PATHS), _CODE_LINE)
 
 def _repeat_lines(lines: Sequence[str], size: int) -> str:
     """Number and repeat ``lines`` until the text is ``size`` characters long, cut exactly there."""
-    numbered: Iterator[str] = (f"{n:>6}  {line}\n" for n, line in enumerate(itertools.cycle(lines), 1))
-    chunks, total = [], 0
-    while total < size:
-        chunk = next(numbered)
-        chunks.append(chunk)
-        total += len(chunk)
-    return "".join(chunks)[:size]
+    count = size // (8 + min(map(len, lines))) + 1  # enough numbered lines: each is at least that long
+    numbered: Iterator[str] = (f"{n:>6}  {line}\n" for n, line in zip(range(1, count + 1), itertools.cycle(lines)))
+    return "".join(numbered)[:size]
 
 
 @st.composite
@@ -590,6 +610,178 @@ def earlier_summaries() -> SearchStrategy[Message]:
     return _earlier_summaries()
 
 
+# --- the shapes where real bugs live (issue 20) ------------------------------------------
+
+SHAPES = ("wide-round", "long-tool-loop", "summary-chain", "huge-result", "newest-over-budget", "entity-burst")
+"""The labelled shapes `histories` draws (``shapes=``), each where a reported compaction bug lived
+(SPEC Part A, "Histories the suite draws"):
+
+- ``wide-round``: one of the two newest rounds is an assistant message with 6 to 16 parallel
+  calls, so a cut by message count lands deep inside it (langchain-ai/deepagents#270);
+- ``long-tool-loop``: the only user turn comes first, every later round is a tool round;
+- ``summary-chain``: two or three earlier summaries stacked after the system prompts;
+- ``huge-result``: an older round holds one tool result of 20,000 to 30,000 chars/4 tokens;
+- ``newest-over-budget``: the newest round holds a tool result larger than `BUDGET_TOKENS`;
+- ``entity-burst``: three older tool rounds create 8 to 12 entities each (dozens of ids, ENT-1).
+"""
+MIXED_ONE_IN = {
+    "wide-round": 3,
+    "long-tool-loop": 4,
+    "summary-chain": 2,
+    "huge-result": 4,
+    "newest-over-budget": 4,
+    "entity-burst": 4,
+}
+"""With ``shapes=None`` (the default) each shape is drawn in one history in N where it fits (a
+``summary-chain`` in one in N of the histories holding an earlier summary); SPEC gives the
+measured shares."""
+WIDE_CALLS = (6, 16)
+"""Calls in a ``wide-round``: from the six parallel calls of deepagents#270 to sixteen."""
+BUDGET_TOKENS = 80_000
+"""The suite's default ``max_context_tokens`` (`conformance.Settings`): what a ``newest-over-budget``
+round outgrows, by chars/4 (SPEC TOK-1)."""
+HUGE_CHARS = (80_000, 120_000)
+"""A ``huge-result``: 20,000 to 30,000 chars/4 tokens (tens of thousands, and no larger: every
+example's size costs every clause's checks time)."""
+OVER_BUDGET_CHARS = (4 * BUDGET_TOKENS + 4_000, 4 * BUDGET_TOKENS + 40_000)
+"""A ``newest-over-budget`` result: 1,000 to 10,000 chars/4 tokens more than `BUDGET_TOKENS`."""
+BURST_ROUNDS, BURST_CALLS = 3, (8, 12)
+"""An ``entity-burst``: three consecutive rounds of 8 to 12 ``createEntity`` calls (24 to 36 ids)."""
+_LINES_OF = {"readFile": _CODE_LINE, "search": _SEARCH_HIT, "runCommand": _LOG_LINE}
+
+
+def _fits(shape: str, tools: tuple[str, ...], long_outputs: bool, in_flight: bool, summary: bool | None) -> bool:
+    """Whether ``shape`` can be drawn with these options at all."""
+    if shape in ("huge-result", "newest-over-budget") and not (long_outputs and set(tools) & set(GENERIC_TOOLS)):
+        return False
+    if shape == "newest-over-budget" and in_flight:
+        return False  # the newest round is the one in flight
+    if shape == "summary-chain" and summary is False:
+        return False
+    return shape != "entity-burst" or ENTITY_TOOL in tools
+
+
+def _rounds_needed(active: frozenset[str]) -> int:
+    """Complete rounds a set of shapes needs: the first round stays as drawn, a ``wide-round`` and a
+    ``newest-over-budget`` round take the newest places, a ``huge-result`` and an ``entity-burst``
+    places older than the two newest rounds."""
+    newest = ("wide-round" in active) + ("newest-over-budget" in active)
+    older = BURST_ROUNDS * ("entity-burst" in active) + ("huge-result" in active)
+    return max(1 + newest if newest else 0, 3 + older if older else 0, 4 if "long-tool-loop" in active else 0)
+
+
+def _plan(draw: st.DrawFn, fitting: tuple[str, ...], forced: bool, summary: bool, room: int) -> frozenset[str]:
+    """The shapes this history takes: all of ``fitting`` when forced, else each one in
+    `MIXED_ONE_IN` (shrinking to none), as many as ``room`` complete rounds hold."""
+    if forced:
+        return frozenset(fitting)
+    active: set[str] = set()
+    for shape in fitting:
+        wanted = (shape != "summary-chain" or summary) and _one_in(draw, MIXED_ONE_IN[shape])
+        if wanted and _rounds_needed(frozenset(active | {shape})) <= room:
+            active.add(shape)
+    return frozenset(active)
+
+
+def _kinds(draw: st.DrawFn, count: int, active: frozenset[str], summary: bool) -> list[str]:
+    """The kind of each complete round: seed order (`_NEXT_KIND`), then the shapes' rounds in their places."""
+    previous, kinds = ("summary" if summary else "start"), []
+    for n in range(count):
+        kind = "tool_calls" if "long-tool-loop" in active and n > 0 else _pick(draw, _NEXT_KIND[previous])
+        if "long-tool-loop" in active and n == 0:
+            kind = "user"
+        kinds.append(kind)
+        previous = kind
+    newest = [s for s in ("newest-over-budget", "wide-round") if s in active]
+    for at, shape in zip(range(count - 1, 0, -1), newest):
+        kinds[at] = shape
+    older = count - 2  # places 1 .. count - 3
+    if "entity-burst" in active:
+        start = 1 + draw(_below(older - BURST_ROUNDS - int("huge-result" in active)))
+        kinds[start : start + BURST_ROUNDS] = ["entity-burst"] * BURST_ROUNDS
+    if "huge-result" in active:
+        free = [i for i in range(1, older) if kinds[i] != "entity-burst"]
+        kinds[free[draw(_below(len(free)))]] = "huge-result"
+    return kinds
+
+
+@st.composite
+def _sized_round(draw: st.DrawFn, tools: tuple[str, ...], sizes: tuple[int, int]) -> list[Message]:
+    """A tool round of one generic call whose result is ``sizes`` characters long."""
+    name = _pick(draw, [t for t in tools if t in GENERIC_TOOLS])
+    arguments, _ = draw(_TOOLS[False][name])
+    content = draw(long_tool_outputs(min_size=sizes[0], max_size=sizes[1], lines=_LINES_OF[name]))
+    call_id = f"call_{next(draw(_CALL_IDS)):04d}"
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+    preamble = draw(text(max_words=10)) if _one_in(draw, 3) else None
+    return [{"role": "assistant", "content": preamble, "tool_calls": [call]}, {"role": "tool", "tool_call_id": call_id, "content": content}]
+
+
+# --- sized to a target's trigger (agreed interface 5) -------------------------------------
+
+Measure = Callable[[list[Message]], tuple[int, int]]
+"""A history's size as a target's trigger reads it: (tokens, messages)."""
+FILL_CHARS = 60_000
+"""At most this many characters in one filler result."""
+
+
+def chat_size(history: list[Message]) -> tuple[int, int]:
+    """(chars/4 tokens, messages) of a chat-completions history (SPEC TOK-1)."""
+    return chars_per_four(history), len(history)
+
+
+def _fill_at(history: list[Message]) -> int:
+    """Where filler rounds go: after the first round of the conversation (system prompts and
+    earlier summaries aside), so they are older than the tail; before it when it is the only
+    round and waits for a tool result."""
+    at = 0
+    while at < len(history) and (history[at].get("role") in ("system", "developer") or is_summary(history[at])):
+        at += 1
+    if at == len(history):
+        return at
+    end = at + 1
+    while end < len(history) and history[end].get("role") == "tool":
+        end += 1
+    return at if end >= len(history) and history[at].get("role") != "user" else end
+
+
+def padded(history: list[Message], *, tokens: int = 0, messages: int = 0, measure: Measure = chat_size, tool: str = "readFile") -> list[Message]:
+    """``history`` grown until ``measure`` says it holds at least ``tokens`` tokens and ``messages``
+    messages: rounds of one ``tool`` call (ids ``call_fill_0001``, ...) whose result is numbered
+    source lines, inserted after the first round of the conversation (`_fill_at`), so the tail a
+    compactor keeps stays as drawn. Deterministic: no draw, the same history grows the same way."""
+    out, n, at = list(history), 0, _fill_at(history)
+    have_tokens, have_messages = measure(out)
+    while have_tokens < tokens or have_messages < messages:
+        n += 1
+        size = min(max(4 * (tokens - have_tokens) + 64, 64), FILL_CHARS)
+        call = {"id": f"call_fill_{n:04d}", "type": "function", "function": {"name": tool, "arguments": json.dumps({"path": PATHS[n % len(PATHS)]}, ensure_ascii=False)}}
+        out[at:at] = [{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": call["id"], "content": _repeat_lines(CODE_LINES, size)}]
+        at += 2
+        have_tokens, have_messages = measure(out)
+    return out
+
+
+def sized_chat(options: dict[str, Any], measure: Measure) -> SearchStrategy[list[Message]]:
+    """`histories` with ``options``, ``min_tokens`` and ``min_messages`` counted by ``measure``
+    (another wire format's size of the history the chat one maps to)."""
+    tokens, messages = options.pop("min_tokens", 0), options.pop("min_messages", 0)
+    drawn = histories(**options)
+    if tokens <= 0 and messages <= 0:
+        return drawn
+    tool = filler_tool(options.get("tools", TOOL_NAMES))
+    return drawn.map(lambda history: padded(history, tokens=tokens, messages=messages, measure=measure, tool=tool))
+
+
+def filler_tool(tools: Sequence[str]) -> str:
+    """The tool filler rounds call: the first generic one among ``tools`` (its results are plain
+    text, so fillers add no entity ids, SPEC ENT-1)."""
+    generic = [t for t in GENERIC_TOOLS if t in tools]
+    if not generic:
+        raise InvalidArgument(f"min_tokens and min_messages need one of {GENERIC_TOOLS} among the tools, got {tuple(tools)!r}")
+    return generic[0]
+
+
 # --- histories -----------------------------------------------------------------
 
 _NEXT_KIND = {
@@ -615,31 +807,52 @@ def _histories(
     system: bool | None,
     earlier_summary: bool | None,
     in_flight: bool,
-    tool_round: SearchStrategy[list[Message]],
-    last_round: SearchStrategy[list[Message]],
+    rounds_of: dict[str, SearchStrategy[list[Message]]],
     multimodal: bool,
+    fitting: tuple[str, ...],
+    forced: bool,
 ) -> list[Message]:
     messages: list[Message] = []
     if _presence(draw, system):
         messages += [draw(system_prompts()) for _ in range(1 + int(_one_in(draw, 4)))]
     summary = _presence(draw, earlier_summary)
-    if summary:
-        messages.append(draw(earlier_summaries()))
     least = (1 if summary else 2) if in_flight else 1  # at least one user turn: never system-only
+    active = _plan(draw, fitting, forced, summary, max_rounds - int(in_flight))
+    if summary:
+        stacked = 1 + (1 + draw(_below(2)) if "summary-chain" in active else 0)
+        messages += [draw(earlier_summaries()) for _ in range(stacked)]
+    least = max(least, _rounds_needed(active) + int(in_flight))
     rounds = draw(st.integers(max(min_rounds, least), max_rounds))
+    kinds = _kinds(draw, rounds - int(in_flight), active, summary)
     previous = "summary" if summary else "start"
-    for _ in range(rounds - int(in_flight)):
-        kind = _pick(draw, _NEXT_KIND[previous])
+    for kind in kinds:
         if kind == "user":
             messages.append(draw(user_turns(corrections=previous != "start", multimodal=multimodal)))
         elif kind == "assistant":
             messages.append(draw(assistant_replies()))
         else:
-            messages += draw(tool_round)
+            messages += draw(rounds_of[kind])
         previous = kind
     if in_flight:
-        messages += draw(last_round)
+        messages += draw(rounds_of["in_flight"])
     return messages
+
+
+def _shape_options(
+    shapes: Collection[str] | None, min_rounds: int, max_rounds: int, in_flight: bool, tools: tuple[str, ...], long_outputs: bool, summary: bool | None
+) -> tuple[tuple[str, ...], bool]:
+    """(the shapes to draw, whether they are forced), checked against the other options."""
+    if shapes is None:
+        return tuple(s for s in SHAPES if _fits(s, tools, long_outputs, in_flight, summary)), False
+    unknown = set(shapes) - set(SHAPES)
+    if unknown:
+        raise InvalidArgument(f"unknown shapes {sorted(unknown)}; known: {', '.join(SHAPES)}")
+    for shape in shapes:
+        if not _fits(shape, tools, long_outputs, in_flight, summary):
+            raise InvalidArgument(f"shape {shape!r} cannot be drawn with these options (tools, long_outputs, in_flight, earlier_summary)")
+    if _rounds_needed(frozenset(shapes)) + int(in_flight) > max_rounds:
+        raise InvalidArgument(f"shapes {sorted(shapes)} need max_rounds >= {_rounds_needed(frozenset(shapes)) + int(in_flight)}")
+    return tuple(s for s in SHAPES if s in shapes), True
 
 
 def histories(
@@ -653,6 +866,9 @@ def histories(
     tools: Sequence[str] = TOOL_NAMES,
     multimodal: bool = True,
     long_outputs: bool = True,
+    shapes: Collection[str] | None = None,
+    min_tokens: int = 0,
+    min_messages: int = 0,
 ) -> SearchStrategy[list[Message]]:
     """A valid agent history: the messages a compactor is handed between two agent-loop iterations.
 
@@ -665,12 +881,24 @@ def histories(
     assistant replies and further user turns and corrections follow in a realistic
     agent order.
 
+    ``shapes`` draws the labelled shapes of `SHAPES`: ``None`` (the default) each where it fits,
+    in one history in `MIXED_ONE_IN`; a collection exactly those, in every history (an
+    `InvalidArgument` when the other options exclude one); ``()`` none. A shape's rounds count
+    among the rounds, and may raise their number to what the shape needs.
+
     Every history passes ``compaction_suite.reference.rounds.split_rounds``. With ``in_flight=True`` the
     last round is a tool round with at least one unanswered call, so ``call_in_flight``
     is true; it counts as one of the rounds, and a user turn or summary precedes it.
     Otherwise every call is answered. ``max_parallel_calls`` bounds the calls per tool
-    round, ``tools`` restricts the tools used, ``multimodal`` allows image parts in
-    user turns and ``long_outputs`` tool outputs of tens of kB.
+    round (a ``wide-round``'s and an ``entity-burst``'s aside), ``tools`` restricts the tools
+    used, ``multimodal`` allows image parts in user turns and ``long_outputs`` tool outputs of
+    tens of kB (and the ``huge-result`` and ``newest-over-budget`` shapes).
+
+    ``min_tokens`` and ``min_messages`` size every history to a target's own trigger (so a
+    summarizing target really summarizes): `padded` inserts filler tool rounds after the first
+    round until the history holds at least ``min_tokens`` chars/4 tokens (SPEC TOK-1) and
+    ``min_messages`` messages. For at least R rounds, pass ``min_rounds=R`` (and a ``max_rounds``
+    above it). `conformance.shapes.sized` does the same in every wire format.
     """
     if not 0 <= min_rounds <= max_rounds:
         raise InvalidArgument(f"need 0 <= min_rounds <= max_rounds, got {min_rounds}, {max_rounds}")
@@ -678,13 +906,23 @@ def histories(
         raise InvalidArgument("in_flight needs max_rounds >= 2 (a user turn, then the call), or 1 with a summary")
     if max_parallel_calls < 1:
         raise InvalidArgument(f"max_parallel_calls must be >= 1, got {max_parallel_calls}")
-    rounds = {
-        flight: tool_rounds(max_calls=max_parallel_calls, tools=tools, long_outputs=long_outputs, in_flight=flight)
-        for flight in (False, True)
+    tools = _check_tools(tools)
+    fitting, forced = _shape_options(shapes, min_rounds, max_rounds, in_flight, tools, long_outputs, earlier_summary)
+    if forced and "summary-chain" in fitting:
+        earlier_summary = True
+    rounds_of = {
+        "tool_calls": tool_rounds(max_calls=max_parallel_calls, tools=tools, long_outputs=long_outputs),
+        "in_flight": tool_rounds(max_calls=max_parallel_calls, tools=tools, long_outputs=long_outputs, in_flight=True),
+        "wide-round": tool_rounds(min_calls=WIDE_CALLS[0], max_calls=WIDE_CALLS[1], tools=tools, long_outputs=False),
+        "entity-burst": tool_rounds(min_calls=BURST_CALLS[0], max_calls=BURST_CALLS[1], tools=(ENTITY_TOOL,), long_outputs=False),
+        "huge-result": _sized_round(tools, HUGE_CHARS),
+        "newest-over-budget": _sized_round(tools, OVER_BUDGET_CHARS),
     }
-    return _histories(
-        min_rounds, max_rounds, system, earlier_summary, in_flight, rounds[False], rounds[True], multimodal
-    )
+    drawn = _histories(min_rounds, max_rounds, system, earlier_summary, in_flight, rounds_of, multimodal, fitting, forced)
+    if min_tokens <= 0 and min_messages <= 0:
+        return drawn
+    tool = filler_tool(tools)
+    return drawn.map(lambda history: padded(history, tokens=min_tokens, messages=min_messages, tool=tool))
 
 
 # --- as agents send them: variants of a drawn history -----------------------------------
@@ -710,7 +948,7 @@ def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[
         if huge_arguments is not None and message.get("tool_calls"):
             message["tool_calls"] = [_with_content(message["tool_calls"][0], huge_arguments), *message["tool_calls"][1:]]
             huge_arguments = None
-        if optional_keys and role == "user" and not _text_of(message.get("content")).startswith(SUMMARY_PREFIX):
+        if optional_keys and role == "user" and not is_summary(message):
             message.setdefault("name", "operator")
         shaped.append(message)
     return shaped
@@ -718,7 +956,7 @@ def _agent_shaped(draw: st.DrawFn, base: SearchStrategy[list[Message]]) -> list[
 
 def _with_content(call: dict[str, Any], content: str) -> dict[str, Any]:
     """``call`` with a ``"content"`` argument added (a file an agent writes, say)."""
-    arguments = _json_object(call["function"]["arguments"]) or {}
+    arguments = json.loads(call["function"]["arguments"])  # drawn here: always a JSON object
     function = dict(call["function"], arguments=json.dumps(arguments | {"content": content}, ensure_ascii=False))
     return dict(call, function=function)
 
@@ -826,174 +1064,3 @@ def real_traffic(base: SearchStrategy[list[Message]] | None = None) -> SearchStr
     ``reference.rounds.split_rounds`` (SPEC HIST-*), like ``base``'s.
     """
     return _real_traffic(base if base is not None else histories())
-
-
-# --- helpers for the conformance clauses ---------------------------------------------
-
-
-def _text_of(content: Any) -> str:
-    """A message's text: string content, or its text parts joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = (part.get("text") for part in content if isinstance(part, dict) and part.get("type") == "text")
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return ""
-
-
-def _json_object(text: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-IdRule = Callable[[str, Any], bool]
-"""A caller's own entity-id rule: ``(key, value) -> bool`` (SPEC ENT-1)."""
-
-_ID_WORDS = ("id", "ids", "uuid", "guid")
-_CAMEL_ENDINGS = ("Id", "Ids", "ID", "IDs", "Uuid", "UUID", "Guid", "GUID")
-_LOWER_OR_DIGIT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def is_id_key(key: str) -> bool:
-    """SPEC ENT-1's default identifier-like keys, written apart from the reference's regex:
-    ``id``/``ids``/``uuid``/``guid`` (any case), those words after ``_``, ``-`` or ``.``
-    (``user_id``, ``order-ids``), or camel case after a lowercase ASCII letter or a digit
-    (``userId``, ``orderIDs``, ``itemUuid``)."""
-    lower = key.lower()
-    if lower in _ID_WORDS:
-        return True
-    if any(lower.endswith(sep + word) for word in _ID_WORDS for sep in "_-."):
-        return True
-    return any(key.endswith(end) and key[: -len(end)][-1:] in _LOWER_OR_DIGIT for end in _CAMEL_ENDINGS)
-
-
-def id_rule(keys: Sequence[str] = (), match: IdRule | None = None, default: bool = True) -> IdRule:
-    """ENT-1 with a caller's additions: glob ``keys`` (``"*_number"``) and/or a ``match`` callable."""
-
-    def rule(key: str, value: Any) -> bool:
-        return (
-            (default and is_id_key(key))
-            or any(fnmatch.fnmatchcase(key, pattern) for pattern in keys)
-            or (match is not None and bool(match(key, value)))
-        )
-
-    return rule
-
-
-class _Emit(list):
-    """Ids met at a key, waiting on the stack for their turn."""
-
-
-def _ids_in(value: Any, rule: IdRule) -> list[str]:
-    """Entity ids in a parsed JSON value, in document order (an explicit stack, depth first:
-    a key's ids come before the ids nested in its value, and both before the next key's)."""
-    found: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _Emit):
-            found += node
-            continue
-        entries: list[Any] = []
-        if isinstance(node, list):
-            entries = [item for item in node if isinstance(item, (dict, list))]
-        elif isinstance(node, dict):
-            for key, item in node.items():
-                if rule(str(key), item):
-                    entries.append(_Emit(str(v) for v in (item if isinstance(item, list) else [item]) if _scalar_id(v)))
-                if isinstance(item, (dict, list)):
-                    entries.append(item)
-        stack.extend(reversed(entries))
-    return found
-
-
-def _scalar_id(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, str) and value.strip() != "" and "\n" not in value
-
-
-def entity_ids(history: Sequence[Message], rule: IdRule | None = None) -> list[str]:
-    """The entity ids ``history``'s tool results carry, in order of first appearance, without
-    repeats (SPEC ENT-1, STRUCT-2).
-
-    An entity id is the value (a string on one line, or an integer, or each such item of a
-    list) of an identifier-like key (`is_id_key`, or ``rule``) at any depth of a ``tool``
-    message whose text parses as JSON. The text is the string content, or the text parts
-    joined by newlines. Summary messages are not tool messages, so ids they mention do
-    not count.
-    """
-    rule = rule or id_rule()
-    found: dict[str, None] = {}
-    for message in history:
-        if isinstance(message, dict) and message.get("role") == "tool":
-            try:
-                value = json.loads(_text_of(message.get("content")))
-            except (TypeError, ValueError):
-                continue
-            for entity in _ids_in(value, rule):
-                found.setdefault(entity)
-    return list(found)
-
-
-TaskListTools = dict[str, tuple[str, str]]
-"""Task-list tools by name: ``{tool name: (key of the list in the arguments, key of a title)}``."""
-
-SEED_001_TASK_LIST: TaskListTools = {PROGRESS_TOOL: ("tasks", "title")}
-"""Seed 001's ``reportProgress({"tasks": [{"title", "status"}]})`` (SPEC STRUCT-3)."""
-CODING_AGENT_TASK_LISTS: TaskListTools = {
-    **SEED_001_TASK_LIST,
-    "TodoWrite": ("todos", "content"),  # a to-do writer, as Claude Code's
-    "update_plan": ("plan", "step"),  # a plan updater, as OpenAI Codex CLI's
-}
-"""SPEC ENT-2's presets: seed 001's tool and the plan tools of common coding agents."""
-
-
-def _tasks_of(call: Any, tools: TaskListTools = SEED_001_TASK_LIST) -> tuple[list[dict[str, Any]], str] | None:
-    """(the task items, their title key) of a task-list call, or None for another call or unreadable arguments."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or function.get("name") not in tools:
-        return None
-    items_key, title_key = tools[function["name"]]
-    tasks = (_json_object(function.get("arguments")) or {}).get(items_key)
-    return ([task for task in tasks if isinstance(task, dict)], title_key) if isinstance(tasks, list) else None
-
-
-def _latest(history: Sequence[Message], tools: TaskListTools) -> tuple[list[dict[str, Any]], str] | None:
-    for message in reversed(history):
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        for call in reversed(message.get("tool_calls") or []):
-            tasks = _tasks_of(call, tools)
-            if tasks is not None:
-                return tasks
-    return None
-
-
-def latest_task_list(history: Sequence[Message]) -> list[dict[str, Any]] | None:
-    """The tasks of the latest ``reportProgress`` call in ``history``, or None if there is none (SPEC STRUCT-3).
-
-    The latest call is the last one in message order (and, among parallel calls of
-    one message, in call order) whose ``arguments`` parse as a JSON object with a
-    list ``"tasks"``; calls with unreadable arguments are passed over. Whether the call
-    was answered does not matter. The result keeps the dict items of ``"tasks"``
-    (``{"title", "status"}`` in generated histories) in their order. Task lists in
-    earlier summaries are not calls and do not count.
-    """
-    latest = _latest(history, SEED_001_TASK_LIST)
-    return latest[0] if latest else None
-
-
-def latest_task_titles(history: Sequence[Message], tools: TaskListTools = SEED_001_TASK_LIST) -> list[str] | None:
-    """The titles of the latest task-list call's items (SPEC ENT-2), or None when there is no such call.
-
-    Like `latest_task_list`, for any of ``tools`` (``CODING_AGENT_TASK_LISTS``: seed 001's
-    ``reportProgress``, a to-do writer's ``todos[].content``, a plan updater's ``plan[].step``).
-    """
-    latest = _latest(history, tools)
-    return [str(task.get(latest[1], "")) for task in latest[0]] if latest else None

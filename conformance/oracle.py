@@ -1,6 +1,7 @@
 """Structural checks on a compactor's output, written apart from the reference.
 
-Each ``check_*`` returns ``None`` when its clause holds, else a one-line reason.
+Each ``check_*`` returns ``None`` when its clause holds, else a `Violation`: a one-line reason
+that carries the id of the defect (``reason_id``, SPEC Part A "Reason ids").
 They never raise on a malformed output: judging malformed output is their job.
 """
 
@@ -14,6 +15,8 @@ from typing import Any
 
 from compaction_suite.message import Message
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
+
+from .violation import Violation
 
 SYSTEM_ROLES = {"system", "developer"}
 ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
@@ -115,7 +118,7 @@ def same(a: Any, b: Any) -> bool:
 # --- core
 
 
-def check_tool_results_have_calls(out: Sequence[Message]) -> str | None:
+def check_tool_results_have_calls(out: Sequence[Message]) -> Violation | None:
     """CORE-1."""
     for r in rounds(out):
         opener = out[r[0]]
@@ -124,21 +127,22 @@ def check_tool_results_have_calls(out: Sequence[Message]) -> str | None:
             if message.get("role") != "tool":
                 continue
             if opener.get("role") != "assistant" or message.get("tool_call_id") not in call_ids(opener):
-                return f"{where(out, i)}: tool result {message.get('tool_call_id')!r} has no matching call in its round"
+                return Violation("orphan-tool-result", f"{where(out, i)}: tool result {message.get('tool_call_id')!r} has no matching call in its round")
     return None
 
 
-def check_calls_have_one_result(out: Sequence[Message]) -> str | None:
+def check_calls_have_one_result(out: Sequence[Message]) -> Violation | None:
     """CORE-2."""
     for r in rounds(out):
         answered = [out[i].get("tool_call_id") for i in r[1:]]
         for call_id in call_ids(out[r[0]]):
             if answered.count(call_id) != 1:
-                return f"{where(out, r[0])}: tool call {call_id!r} has {answered.count(call_id)} results in its round"
+                slug = "unanswered-tool-call" if answered.count(call_id) == 0 else "tool-call-answered-twice"
+                return Violation(slug, f"{where(out, r[0])}: tool call {call_id!r} has {answered.count(call_id)} results in its round")
     return None
 
 
-def check_system_kept(history: Sequence[Message], out: Sequence[Message], compacted: bool) -> str | None:
+def check_system_kept(history: Sequence[Message], out: Sequence[Message], compacted: bool) -> Violation | None:
     """CORE-3. **Decision** (a system message in the middle of a history): every system message
     is kept verbatim and in order; in a compacted output the *leading* system messages of the
     input (those before its first other message) come first. A system message the input holds
@@ -149,15 +153,15 @@ def check_system_kept(history: Sequence[Message], out: Sequence[Message], compac
     if not same(before, after):
         lost = next((i for i, m in enumerate(history) if m.get("role") in SYSTEM_ROLES and not any(same(m, a) for a in after)), None)
         missing = f"; input {where(history, lost)} is missing or altered" if lost is not None else ""
-        return f"system messages changed: {len(before)} in, {len(after)} out (or their text or order differs){missing}"
+        return Violation("system-message-dropped" if len(after) < len(before) else "system-message-altered", f"system messages changed: {len(before)} in, {len(after)} out (or their text or order differs){missing}")
     leading = next((i for i, m in enumerate(history) if m.get("role") not in SYSTEM_ROLES), len(history))
     if compacted and positions[:leading] != list(range(leading)):
         moved = next(i for i, p in enumerate(positions[:leading]) if p != i)
-        return f"{where(out, positions[moved])} is a leading system message of the input but not at the head of the compacted output"
+        return Violation("system-message-not-first", f"{where(out, positions[moved])} is a leading system message of the input but not at the head of the compacted output")
     return None
 
 
-def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True) -> tuple[dict[int, int], str | None]:
+def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: bool = True) -> tuple[dict[int, int], Violation | None]:
     """Match output messages equal to input messages, in order: {output index: input index}.
     Without ``system``, system messages are left out (CORE-3 judges where they go)."""
     positions: dict[str, list[int]] = {}
@@ -171,13 +175,13 @@ def kept_indices(history: Sequence[Message], out: Sequence[Message], *, system: 
         candidates = positions.get(json.dumps(message, sort_keys=True), [])
         later = next((i for i in candidates if i > last), None)
         if candidates and later is None:
-            return matched, f"output {where(out, j)} is input message {candidates[0]} moved out of order"
+            return matched, Violation("message-out-of-order", f"output {where(out, j)} is input message {candidates[0]} moved out of order")
         if later is not None:
             matched[j] = last = later
     return matched, None
 
 
-def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> str | None:
+def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> Violation | None:
     """CORE-4, on the non-system messages (a system message moved up front is CORE-3's decision)."""
     matched, problem = kept_indices(history, out, system=False)
     if problem:
@@ -190,7 +194,7 @@ def check_rounds_whole(history: Sequence[Message], out: Sequence[Message]) -> st
         span = _output_span(order, r[0], r[-1], len(out))
         for i in r:
             if i not in kept and not _replaced_in_place(history[i], out[span]):
-                return f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept"
+                return Violation("round-split", f"input {where(history, i)} is missing while the rest of its round (messages {r[0]}..{r[-1]}) was kept")
     return None
 
 
@@ -212,7 +216,7 @@ def _replaced_in_place(message: Message, span: Sequence[Message]) -> bool:
     return bool(ids) and any(m.get("role") == "assistant" and sorted(call_ids(m)) == ids for m in span)
 
 
-def check_valid_messages(out: Any, given: Sequence[Any] = ()) -> str | None:
+def check_valid_messages(out: Any, given: Sequence[Any] = ()) -> Violation | None:
     """CORE-6. Tool-call ids must differ within one assistant message (the API pairs a
     round's results with its calls by id); a later round may reuse an id.
 
@@ -221,7 +225,7 @@ def check_valid_messages(out: Any, given: Sequence[Any] = ()) -> str | None:
     per message, so a verbatim copy is exactly as valid as its original (a role or part this
     version of the suite does not know passes through without a false verdict)."""
     if not isinstance(out, list):
-        return f"the output is a {type(out).__name__}, not a list"
+        return Violation("invalid-output:not-a-list", f"the output is a {type(out).__name__}, not a list")
     for i, m in enumerate(out):
         problem = _invalid_message(out, i)
         if problem and not any(same(m, g) for g in given):
@@ -229,26 +233,26 @@ def check_valid_messages(out: Any, given: Sequence[Any] = ()) -> str | None:
     return None
 
 
-def _invalid_message(out: Sequence[Any], i: int) -> str | None:
+def _invalid_message(out: Sequence[Any], i: int) -> Violation | None:
     m = out[i]
     if not isinstance(m, dict):
-        return f"message {i} is a {type(m).__name__}, not a dict"
+        return Violation("invalid-message:not-a-dict", f"message {i} is a {type(m).__name__}, not a dict")
     role = m.get("role")
     if role not in ROLES:
-        return f"message {i} has unknown role {role!r}"
+        return Violation("invalid-message:unknown-role", f"message {i} has unknown role {role!r}")
     if role != "assistant" and not isinstance(m.get("content"), (str, list)):
-        return f"message {i} ({role}) has no string or list content"
+        return Violation("invalid-message:no-content", f"message {i} ({role}) has no string or list content")
     if role == "assistant" and m.get("content") is None and not m.get("tool_calls") and not m.get("refusal"):
-        return f"message {i} (assistant) has neither content, tool_calls nor refusal"
+        return Violation("invalid-message:empty-assistant", f"message {i} (assistant) has neither content, tool_calls nor refusal")
     if role == "tool" and not isinstance(m.get("tool_call_id"), str):
-        return f"message {i} (tool) has no tool_call_id"
+        return Violation("invalid-message:no-tool-call-id", f"message {i} (tool) has no tool_call_id")
     seen: set[str] = set()
     for call in m.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(function, dict):
-            return f"{where(out, i)} has a malformed tool call"
+            return Violation("invalid-message:malformed-tool-call", f"{where(out, i)} has a malformed tool call")
         if call["id"] in seen:
-            return f"{where(out, i)} repeats tool_call id {call['id']!r} among its own calls"
+            return Violation("invalid-message:duplicate-tool-call-id", f"{where(out, i)} repeats tool_call id {call['id']!r} among its own calls")
         seen.add(call["id"])
     return None
 
@@ -271,34 +275,57 @@ def expected_summary_shape(history: Sequence[Message], k: int, min_messages: int
     return system, [m for g in groups[start:] for m in g]
 
 
-def check_summary_shape(history: Sequence[Message], out: Sequence[Message], k: int, min_messages: int = 0) -> str | None:
+def check_summary_shape(history: Sequence[Message], out: Sequence[Message], k: int, min_messages: int = 0) -> Violation | None:
     """SUM-1."""
     system, tail = expected_summary_shape(history, k, min_messages)
     if len(out) != len(system) + 1 + len(tail):
-        return f"expected {len(system)} system + 1 summary + {len(tail)} tail messages, got {len(out)} messages"
+        return Violation("summary-shape:length", f"expected {len(system)} system + 1 summary + {len(tail)} tail messages, got {len(out)} messages")
     if sum(map(is_summary, out)) != 1:
-        return f"expected exactly one summary message, found {sum(map(is_summary, out))}"
+        return Violation("summary-shape:summary-count", f"expected exactly one summary message, found {sum(map(is_summary, out))}")
     if not is_summary(out[len(system)]):
-        return f"{where(out, len(system))} should be the summary"
+        return Violation("summary-shape:summary-misplaced", f"{where(out, len(system))} should be the summary")
     return None
 
 
-# --- a failed summarizer call
+# --- what an output holds of its input (CORE-11, CORE-12, CORE-14 in chat-completions)
 
 
-def check_no_failed_summary(history: Sequence[Message], out: Any) -> str | None:
-    """CORE-11: after a summarizer fault, the output is the input, or the input with messages
-    removed (a truncation fallback) or tool results masked in place; it holds no new message
-    standing for removed ones, since no summary of them was written."""
+def said(message: Any) -> str:
+    """What a message says for a summary to carry: its text (string content or text parts); a
+    call's arguments and a refusal aside (SPEC CORE-12 Decision)."""
+    return text(message)
+
+
+def corresponds(before: Any, after: Any) -> bool:
+    """Whether output message ``after`` is input message ``before`` kept: verbatim, or replaced in
+    place by a message of the same role for the same tool calls (a masked result, CORE-4)."""
+    if same(before, after):
+        return True
+    if not (isinstance(before, dict) and isinstance(after, dict)) or before.get("role") != after.get("role"):
+        return False
+    if before.get("role") == "tool":
+        return before.get("tool_call_id") == after.get("tool_call_id")
+    return bool(call_ids(before)) and sorted(map(str, call_ids(before))) == sorted(map(str, call_ids(after)))
+
+
+def failed_summary(label: str, item: Any, empty: bool) -> Violation:
+    """CORE-11's finding on ``item`` (at ``label``): it stands for removed items although the
+    summarizer failed; ``empty``: it says nothing at all (an empty summary or compaction item)."""
+    body = " ".join(" ".join(_strings(item)).split())
+    shown = (body[:60] + "…") if len(body) > 60 else body
+    return Violation(
+        "empty-summary" if empty else "failed-summary",
+        f"{label} is new although the summarizer failed: it stands for removed items no summary was written for ({shown!r})",
+    )
+
+
+def check_no_failed_summary(history: Sequence[Message], out: Any) -> Violation | None:
+    """CORE-11: after a summarizer fault, the output holds no message standing for nothing of the
+    input (`corresponds`): it is the input, or the input with messages removed (a truncation
+    fallback) or tool results masked in place; no summary of the removed ones was written."""
     if not isinstance(out, list) or same(history, out):
         return None
-    inputs = {json.dumps(m, sort_keys=True) for m in history}
     for j, message in enumerate(out):
-        if json.dumps(message, sort_keys=True) in inputs:
-            continue
-        if isinstance(message, dict) and message.get("role") == "tool":
-            continue  # a result masked in place (CORE-4 judges it)
-        body = text(message).strip()
-        shown = (body[:60] + "…") if len(body) > 60 else body
-        return f"{where(out, j)} is new although the summarizer failed: it stands for removed messages no summary was written for ({shown!r})"
+        if not any(corresponds(b, message) for b in history):
+            return failed_summary(where(out, j), message, not said(message).replace(SUMMARY_PREFIX, "").strip())
     return None

@@ -21,7 +21,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from compaction_suite.inputs import InputError, output_file
 
 from . import report
-from .assertions import ClauseViolation
+from .assertions import CURRENT, ClauseViolation
 from .clauses import clauses
 from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
 from .target import ENV, StartupFailed, TargetError
@@ -199,6 +199,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if reason:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
+    CURRENT[:] = [clause_id]
 
 
 def _ruled_out(item: pytest.Item, suite: Any) -> str | None:
@@ -221,6 +222,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     suite = item.config.stash.get(SUITE, None)
     if suite is not None:
         suite.current = suite.current_test = None
+    CURRENT[:] = []
 
 
 @pytest.hookimpl(wrapper=True)
@@ -252,6 +254,7 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
     entry: dict[str, Any] = {"test": item.nodeid, "outcome": report.outcome_of(rep)}
     if isinstance(violation, ClauseViolation):
         entry["reason"] = violation.reason
+        entry["reason_id"] = violation.reason_id
         entry["history"] = violation.history
         entry["output"] = violation.output
         suite = item.config.stash.get(SUITE, None)
@@ -260,6 +263,7 @@ def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation
         entry["reason"] = str(rep.longrepr[2]).removeprefix("Skipped: ")
     elif violation is not None:
         entry["reason"] = f"{type(violation).__name__}: {str(violation).splitlines()[0] if str(violation) else ''}"
+        entry["reason_id"] = f"error:{type(violation).__name__}"
     item.config.stash[RESULTS].setdefault(clause_id, []).append(entry)
 
 

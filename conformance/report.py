@@ -46,12 +46,13 @@ def outcome_of(rep: pytest.TestReport) -> str:
 def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set[str] | None = None) -> dict[str, Any]:
     """The report: every clause of SPEC Part A whose tests were collected (all of them, unless
     ``check --clause`` chose some), with its status, harm, title and evidence."""
+    suite.settle()
     waived = suite.capabilities.waived()
     out: dict[str, Any] = {}
     for clause in clauses().values():
         if collected is not None and clause.id not in collected:
             continue
-        item = _clause(clause, results.get(clause.id, []), suite.observed.findings.get(clause.id), suite.observed.count(clause.id), waived.get(clause.id), suite)
+        item = _clause(clause, results.get(clause.id, []), suite.observed.findings.get(clause.id), _exercised(suite, clause), waived.get(clause.id), suite)
         if item is not None:
             out[clause.id] = _in_format(item, suite.format.name)
     failing = [c for c in out.values() if c["status"] in ("fail", "error") and c["level"] == "MUST"]
@@ -82,10 +83,21 @@ def build(suite: Suite, results: dict[str, list[dict[str, Any]]], collected: set
     }
 
 
+def _exercised(suite: Suite, clause: Any) -> int:
+    """How many examples exercised ``clause``: for the fault clauses of a target that summarizes,
+    the examples whose summarizer fault reached the summarizer (SPEC CORE-11 Decision)."""
+    if clause.exercised == "fault" and suite.summarizes:
+        return len(suite.observed.reached.get(clause.id, ()))
+    return suite.observed.count(clause.id)
+
+
+UNREACHED = "the target asks its summarizer, but no summarizer fault reached it: no fault test drove it to summarize (SPEC CORE-11 Decision: summarizer reach)"
+
+
 def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None, exercised: int, waiver: str | None, suite: Suite) -> dict[str, Any] | None:
     item: dict[str, Any] = {"status": "", "level": clause.level, "profile": clause.profile, "harm": clause.harm, "title": clause.title, "exercised": exercised}
     if waiver is not None:
-        said = waiver if waiver.endswith("histories") else f"{waiver}: the framework never hands the compactor what {clause.id} judges"
+        said = waiver if waiver.endswith(("histories", "clauses")) else f"{waiver}: the framework never hands the compactor what {clause.id} judges"
         return item | {"status": "not-applicable", "reason": said}
     inactive = suite.active(clause.profile)
     if not entries and finding is None:
@@ -95,13 +107,15 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
     worst: dict[str, Any] = max(entries, key=lambda e: RANK[e["outcome"]]) if entries else {"outcome": "pass"}
     status = worst["outcome"]
     failing = _failing_tests(entries, suite.observed.seen_in.get(clause.id, {}))
-    if len(failing) > 1:
+    if failing:
         item["failures"] = failing
     if finding is not None and status not in ("fail",):
-        item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "test": finding.test}
+        item |= {"status": "fail", "reason": f"{finding.reason} (seen in {finding.test or 'another test'})", "reason_id": finding.reason_id, "test": finding.test}
         return item | _evidence(finding.history, finding.output, finding.case, clause.id)
     if status in ("skip", "pass", "unexercised") and any(e["outcome"] == "pass" for e in entries):
         status = "pass"
+    if clause.exercised == "fault" and suite.summarizes and status in ("skip", "pass", "unexercised") and exercised == 0:
+        return item | {"status": "not-exercised", "reason": UNREACHED}
     if status in ("pass", "unexercised") and exercised == 0:
         why = "no example compacted where this clause speaks" if not clause.exercised_by_check else "no example reached its check"
         return item | {"status": "not-exercised", "reason": why}
@@ -112,6 +126,8 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
     if status != "pass":
         item["reason"] = worst.get("reason", "")
         item["test"] = worst.get("test")
+        if status in ("fail", "error"):
+            item["reason_id"] = worst.get("reason_id") or f"{status}:unclassified"
     if status == "fail" and worst.get("history") is not None:
         item |= _evidence(worst["history"], worst.get("output"), worst.get("case"), clause.id)
     return item
@@ -123,17 +139,18 @@ def _in_format(item: dict[str, Any], name: str) -> dict[str, Any]:
     return item if item["status"] in ("skip", "not-applicable") else item | {"wire_format": name}
 
 
-def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, str]) -> list[dict[str, str]]:
-    """Each failing test of a clause, once, with its reason: the clause's own tests, then those
-    of other clauses whose outputs broke it (a clause shown by several faults or shapes: the
-    first reason alone would hide the others)."""
-    seen: dict[str, str] = {}
+def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, tuple[str, str]]) -> list[dict[str, str]]:
+    """Each failing test of a clause, once, with its reason and reason id: the clause's own
+    tests, then those of other clauses whose outputs broke it (a clause shown by several faults
+    or shapes: the first reason alone would hide the others)."""
+    seen: dict[str, tuple[str, str]] = {}
     for e in entries:
         if e["outcome"] in ("fail", "error") and e["test"] not in seen:
-            seen[e["test"]] = (e.get("reason") or "").splitlines()[0] if e.get("reason") else ""
-    for test, reason in found_elsewhere.items():
-        seen.setdefault(test, reason)
-    return [{"test": test, "reason": reason} for test, reason in seen.items()]
+            reason = (e.get("reason") or "").splitlines()[0] if e.get("reason") else ""
+            seen[e["test"]] = (reason, e.get("reason_id") or f"{e['outcome']}:unclassified")
+    for test, found in found_elsewhere.items():
+        seen.setdefault(test, found)
+    return [{"test": test, "reason": reason, "reason_id": rid} for test, (reason, rid) in seen.items()]
 
 
 def _evidence(history: Any, output: Any, case: dict[str, Any] | None, clause_id: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 from compaction_suite.inputs import InputError, read_json
 
 from . import formats
+from .capabilities import declared
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
 from .target import build, call_compact, resolve
@@ -59,6 +60,8 @@ class Replayed:
     problems: dict[str, str] = field(default_factory=dict)
     summarizer_requests: int = 0
     wire_format: str = formats.CHAT
+    providers: tuple[str, ...] = ()
+    """The provider rule sets the target declares (CORE-17 judges those)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = No
                 server.set_mode(case.get("summarizer") or {})
                 settings = connected(Settings().with_(**case.get("settings", {})), server.base_url)
                 compactor = build(resolved, settings)
-                result = Replayed(wire_format=formats.declared(compactor))
+                result = Replayed(wire_format=formats.declared(compactor), providers=declared(compactor).providers)
                 try:
                     result.output = call_compact(compactor, json.loads(json.dumps(case["messages"])), case["iteration"])
                 except Exception as error:  # noqa: BLE001 - the crash is what is replayed
@@ -134,7 +137,7 @@ def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = No
         finally:
             resolved.close()
     if result.raised is None:
-        result.problems = formats.get(result.wire_format).findings(case["messages"], result.output)
+        result.problems = formats.get(result.wire_format).findings(case["messages"], result.output, result.providers)
     return result
 
 

@@ -5,10 +5,12 @@ afresh, so no state leaks between Hypothesis examples, and `Subject` hides
 whether the compactor is sync, async or another process.
 
 Every ``compact`` call goes through `Subject.compact`, which is also where the suite
-watches what no single test owns (SPEC Part A, "Every output"): each output is judged
-for the structural clauses (CORE-1, CORE-2, CORE-3, CORE-4, CORE-6), an exception escaping a
-valid history is a crash (CORE-10), each call is kept as the case that replays it, and
-each compaction counts as an example that exercised the clause under test.
+watches what no single test owns (SPEC Part A, "Every output"): each output is judged for the
+clauses judged on every output of the target's format (`clauses.every_output`: the format's
+structural clauses and CORE-12, CORE-14, CORE-16, CORE-17), the summarizer requests the call made
+for CORE-13, an exception escaping a valid history is a crash (CORE-10), each call is kept as the
+case that replays it, and each compaction counts as an example that exercised the clause under
+test.
 """
 
 from __future__ import annotations
@@ -21,14 +23,26 @@ from typing import Any
 
 import pytest
 
-from . import formats, oracle
+from . import formats, judges, oracle
 from .assertions import CHECKED
 from .capabilities import Capabilities, CapabilityError, declared
-from .clauses import CRASH, PROFILES, clauses
+from .clauses import PROFILES, clauses, fault_clauses
 from .settings import Settings, connected
-from .summarizer_server import SummarizerServer
+from .summarizer_server import Exchange, SummarizerServer
 from .target import StartupFailed, Target, build, call_compact, last_event
 from .target import first_line as _first_line
+from .violation import crash, reason_id
+
+CRASH = "CORE-10"
+"""The clause an exception escaping ``compact`` breaks (its check is the call itself)."""
+ANSWERED = "CORE-12"
+"""The clause judged from the summarizer's answers (`judges.summary_stands_for_answer`)."""
+ACCEPTED = "CORE-13"
+"""The clause judged from the summarizer's requests (`judges.requests_accepted`)."""
+PROBE_ROUNDS = (12, 24, 48, 96, 192, 384)
+"""The sizes of the fixed history the summarizer probe tries, growing until the target asks its
+summarizer (a target with a trigger of its own, such as 2,000 tokens, needs more than 12 rounds)
+or compacts without asking it (SPEC CORE-10/CORE-11 Decision: summarizer reach)."""
 
 ACTIVE: list[Suite] = []
 """The running suite (one per pytest session), for strategies that follow its declarations."""
@@ -43,6 +57,7 @@ class Finding:
     output: Any
     case: dict[str, Any] | None
     test: str | None
+    reason_id: str = "unclassified"
 
 
 @dataclass
@@ -52,15 +67,23 @@ class Observations:
 
     exercised: dict[str, set[str]] = field(default_factory=dict)
     findings: dict[str, Finding] = field(default_factory=dict)
-    seen_in: dict[str, dict[str, str]] = field(default_factory=dict)
+    seen_in: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     """Per clause, every test a violation was found in outside the clause's own tests, with its
-    first reason there (the report lists them all; the smallest finding alone hides the others)."""
+    first reason there and its reason id (the report lists them all; the smallest finding alone
+    hides the others)."""
+    reached: dict[str, set[str]] = field(default_factory=dict)
+    """Per fault clause (CORE-10, CORE-11), the examples whose summarizer fault reached the
+    summarizer: what exercises them for a target that summarizes (SPEC CORE-11 Decision)."""
 
     def exercise(self, clause_id: str, key: str) -> None:
         self.exercised.setdefault(clause_id, set()).add(key)
 
+    def reach(self, clause_id: str, key: str) -> None:
+        self.reached.setdefault(clause_id, set()).add(key)
+
     def find(self, clause_id: str, finding: Finding) -> None:
-        self.seen_in.setdefault(clause_id, {}).setdefault(finding.test or "another test", finding.reason.splitlines()[0] if finding.reason else "")
+        first = finding.reason.splitlines()[0] if finding.reason else ""
+        self.seen_in.setdefault(clause_id, {}).setdefault(finding.test or "another test", (first, finding.reason_id))
         kept = self.findings.get(clause_id)
         if kept is None or _size(finding.history) < _size(kept.history):
             self.findings[clause_id] = finding
@@ -91,6 +114,7 @@ class Subject:
 
         snapshot = json.dumps(messages, sort_keys=True, default=str)
         case = self._case(snapshot, iteration)
+        start = len(self.suite.server.exchanges) if self.suite is not None else 0
         try:
             result = call_compact(self.compactor, messages, iteration)
         except ImplementationSkipped as skipped:
@@ -98,16 +122,26 @@ class Subject:
         except ProtocolError:
             raise
         except ValueError as error:
+            self._asked(case, start)
             in_flight = self.suite.format.in_flight if self.suite is not None else oracle.in_flight
             if not in_flight(json.loads(snapshot)):
                 self._crashed(snapshot, case, error, "rejected a complete, valid history with ")
             raise
         except Exception as error:
+            self._asked(case, start)
             self._crashed(snapshot, case, error)
             raise
         if self.suite is not None:
-            self.suite.judge(case["messages"], result, case, snapshot)
+            self.suite.judge(case["messages"], result, case, snapshot, self._asked(case, start))
         return result
+
+    def _asked(self, case: dict[str, Any], start: int) -> list[Exchange]:
+        """The summarizer requests this call made (judged for CORE-13 whatever the call did)."""
+        if self.suite is None:
+            return []
+        exchanges = self.suite.server.exchanges[start:]
+        self.suite.judge_requests(case, exchanges)
+        return exchanges
 
     def _case(self, snapshot: str, iteration: int) -> dict[str, Any]:
         """What replays this call: the history, the iteration, the changed settings, the summarizer's mode."""
@@ -119,8 +153,10 @@ class Subject:
 
     def _crashed(self, snapshot: str, case: dict[str, Any], error: BaseException, how: str = "") -> None:
         if self.suite is not None:
-            reason = f"compact {how or 'raised '}{type(error).__name__}: {_first_line(error)}"
-            self.suite.find(CRASH, reason, json.loads(snapshot), None, case)
+            fault = (case.get("summarizer") or {}).get("fault")
+            under = f" under summarizer fault {fault}" if fault else ""
+            reason = f"compact {how or 'raised '}{type(error).__name__}{under}: {_first_line(error)}"
+            self.suite.find(CRASH, reason, json.loads(snapshot), None, case, crash(error))
 
     def estimate(self, messages: list[dict]) -> int | None:
         """The compactor's own estimate, or None when it offers none."""
@@ -159,6 +195,15 @@ class Suite:
         self.current_test: str | None = None
         self.last_case: dict[str, Any] | None = None
         self._calls_summarizer: bool | None = None
+        self.summarizer_seen = False
+        """Whether any call of this run asked the suite's summarizer (the target summarizes)."""
+        self.trigger_rounds: int | None = None
+        """The size of the probe history at which the target first asked its summarizer."""
+        self.summarizer_apis: set[str] = set()
+        """The APIs the target asked its summarizer through (``chat``, ``responses``, ``compact``, ``anthropic``)."""
+        self.pending: list[Finding] = []
+        """CORE-12 findings on calls that asked no summarizer, kept until the run shows whether the
+        target summarizes at all (a target that never does writes no summaries to judge)."""
         try:
             first = self._first()
             self.capabilities: Capabilities = declared(first.compactor)
@@ -200,27 +245,76 @@ class Suite:
 
     # what every call shows
 
-    def judge(self, history: Any, out: Any, case: dict[str, Any], key: str) -> None:
-        """Judge one output for the structural clauses of the target's wire format (CORE-1..4
-        and CORE-6 for chat-completions, RESP-1..7, ANTH-1..5) and count what it exercised
+    def judge(self, history: Any, out: Any, case: dict[str, Any], key: str, exchanges: list[Exchange] | None = None) -> None:
+        """Judge one output for the clauses judged on every output of the target's wire format
+        (its structural clauses, CORE-12, CORE-14, CORE-16, CORE-17) and count what it exercised
         (``key`` is ``history`` as sorted JSON; ``history`` is the case's copy, which nothing
-        else changes)."""
+        else changes; ``exchanges`` the summarizer requests the call made)."""
+        exchanges = exchanges or []
         changed = json.dumps(out, sort_keys=True, default=str) != key
         self.calls += 1
         self.compacted += changed
-        problems = self.format.structural(history, out)
-        if self.capabilities.system_outside:
-            problems.pop("CORE-3", None)
+        problems = {**self.format.structural(history, out), **judges.every_output(self.format, history, out, exchanges, self.capabilities.providers)}
+        for clause_id in self.capabilities.waived():
+            problems.pop(clause_id, None)
         for clause_id, problem in problems.items():
             if problem is not None:
                 self.find(clause_id, problem, history, out, case)
+        self._judge_answers(history, out, case, exchanges)
         if changed:
             digest = hashlib.sha1(key.encode()).hexdigest()
             for clause_id in {*self.format.judged, *([self.current] if self.current else [])}:
                 self.observed.exercise(clause_id, digest)
 
-    def find(self, clause_id: str, reason: str, history: Any, output: Any, case: dict[str, Any] | None) -> None:
-        self.observed.find(clause_id, Finding(reason, history, output, case, self.current_test))
+    def judge_requests(self, case: dict[str, Any], exchanges: list[Exchange]) -> None:
+        """CORE-13 on the summarizer requests one call made, whatever the call returned or raised."""
+        if not exchanges:
+            return
+        self.summarizer_seen = True
+        self.observed.exercise(ACCEPTED, hashlib.sha1(json.dumps(case["messages"], sort_keys=True, default=str).encode()).hexdigest())
+        problem = judges.requests_accepted(exchanges)
+        if problem is not None:
+            self.find(ACCEPTED, problem, case["messages"], None, case)
+
+    def _judge_answers(self, history: Any, out: Any, case: dict[str, Any], exchanges: list[Exchange]) -> None:
+        """CORE-12 on one output, unless a persistent summarizer fault made the call fail (CORE-11's
+        to judge); a finding on a call that asked no summarizer waits until the run shows the
+        target summarizes (`settle`)."""
+        mode = case.get("summarizer") or {}
+        if mode.get("fault") and mode.get("times") is None:
+            return
+        problem = judges.summary_stands_for_answer(self.format, history, out, exchanges)
+        if problem is None:
+            return
+        finding = Finding(problem, history, out, case, self.current_test, reason_id(problem, "unclassified"))
+        if exchanges or self.summarizer_seen:
+            self.observed.find(ANSWERED, finding)
+        else:
+            self.pending.append(finding)
+
+    def settle(self) -> None:
+        """Before the report: the CORE-12 findings kept pending count if the target summarizes."""
+        if self.summarizer_seen or self._calls_summarizer:
+            for finding in self.pending:
+                self.observed.find(ANSWERED, finding)
+        self.pending.clear()
+
+    @property
+    def summarizes(self) -> bool:
+        """Whether the target asked the suite's summarizer in this run (probe included)."""
+        return bool(self.summarizer_seen or self._calls_summarizer)
+
+    def reach(self, exchanges: list[Exchange], history: Any) -> None:
+        """Count ``history`` as an example whose summarizer fault reached the summarizer (it
+        exercises CORE-10 and CORE-11 for a target that summarizes) when the call asked it."""
+        if exchanges and any(e.fault for e in exchanges):
+            digest = hashlib.sha1(json.dumps(history, sort_keys=True, default=str).encode()).hexdigest()
+            for clause_id in fault_clauses():
+                self.observed.reach(clause_id, digest)
+
+    def find(self, clause_id: str, reason: str, history: Any, output: Any, case: dict[str, Any] | None, reason_id_: str | None = None) -> None:
+        found = reason_id_ or reason_id(reason, "unclassified")
+        self.observed.find(clause_id, Finding(reason, history, output, case, self.current_test, found))
 
     def exercise(self, clause_id: str, history: Any) -> None:
         """Count ``history`` as an example that exercised ``clause_id`` without a compaction
@@ -234,18 +328,38 @@ class Suite:
 
     @property
     def calls_summarizer(self) -> bool:
-        """Whether the target asks the suite's summarizer when it compacts (probed once, on a
-        fixed history with both triggers firing); decides who gets the fault sweep (SPEC CORE-11)."""
+        """Whether the target asks the suite's summarizer when it compacts: probed once, on a fixed
+        history with both triggers firing, grown (`PROBE_ROUNDS`) until the target asks its
+        summarizer or compacts without asking it; decides who gets the fault sweep and how large
+        its histories must be (SPEC CORE-11 Decision: summarizer reach)."""
         if self._calls_summarizer is None:
-            self.server.reset()
-            subject = Subject(self.target.factory(self.settings.with_(max_context_tokens=1)))
-            try:
-                subject.compact(self.format.from_chat(probe_history(self.capabilities)), self.settings.threshold_iterations)
-            except Exception:  # noqa: BLE001 - a crash here is judged by the tests, not the probe
-                pass
-            self._calls_summarizer = bool(self.server.requests)
+            self._calls_summarizer = False
+            for rounds in PROBE_ROUNDS:
+                asked, compacted = self._probe(rounds)
+                if asked:
+                    self._calls_summarizer, self.trigger_rounds = True, rounds
+                if asked or compacted:
+                    break
             self.server.reset()
         return self._calls_summarizer
+
+    def _probe(self, rounds: int) -> tuple[bool, bool]:
+        """Compact the probe history of ``rounds`` rounds: (asked the summarizer, compacted)."""
+        self.server.reset()
+        subject = Subject(self.target.factory(self.settings.with_(max_context_tokens=1)))
+        history = self.format.from_chat(probe_history(self.capabilities, rounds))
+        try:
+            out = subject.compact(history, self.settings.threshold_iterations)
+        except Exception:  # noqa: BLE001 - a crash here is judged by the tests, not the probe
+            out = history
+        exchanges = self.server.exchanges
+        self.summarizer_apis |= {e.api for e in exchanges}
+        return bool(exchanges), not oracle.same(out, history)
+
+    def filler(self, rounds: int) -> list[dict]:
+        """``rounds`` agent rounds in chat-completions form, ids of their own: what grows a drawn
+        history to the target's summarizer trigger (`calls_summarizer`)."""
+        return probe_history(self.capabilities, rounds, prefix="fill")[0 if self.capabilities.system_outside else 1 :]
 
     def reset_server(self) -> None:
         """Clear faults, fixed replies and recorded requests before an example."""
@@ -266,12 +380,13 @@ class Suite:
         self.target.close()
 
 
-def probe_history(capabilities: Capabilities, rounds: int = 12) -> list[dict]:
+def probe_history(capabilities: Capabilities, rounds: int = 12, prefix: str = "probe") -> list[dict]:
     """A fixed agent history with something to compact: a system prompt (unless declared
-    outside), then user turns, tool rounds creating entities, and replies."""
+    outside), then user turns, tool rounds creating entities, and replies (call ids
+    ``call_<prefix>_<n>``)."""
     messages: list[dict] = [] if capabilities.system_outside else [{"role": "system", "content": "You are a coding agent."}]
     for n in range(1, rounds + 1):
-        call = {"id": f"call_probe_{n}", "type": "function", "function": {"name": "createEntity", "arguments": json.dumps({"title": f"item {n}"})}}
+        call = {"id": f"call_{prefix}_{n}", "type": "function", "function": {"name": "createEntity", "arguments": json.dumps({"title": f"item {n}"})}}
         messages += [
             {"role": "user", "content": f"Please create item {n} and tell me how the build went."},
             {"role": "assistant", "content": None, "tool_calls": [call]},

@@ -11,11 +11,18 @@
   ``agents/memory/openai_responses_compaction_session.py``). The answer is a
   ``response.compaction`` object whose ``output`` is the input's user messages followed by one
   ``compaction`` item, as OpenAI's reference describes it. The item's ``encrypted_content`` is
-  NOT encrypted: it is ``testdouble-compaction:`` and the base64 of the deterministic summary, so
-  a test can read what was "compacted"; a compactor must treat it as opaque.
+  NOT encrypted: it is ``testdouble-compaction:`` and the base64 of a JSON object holding the
+  deterministic summary and the digests of the earlier compaction items the request held (what
+  it folds), so a test can read what was "compacted" and RESP-5 can tell an earlier compaction
+  item kept beside the new one that folds it; a compactor must treat it as opaque.
 - ``anthropic``: Anthropic Messages, ``POST /v1/messages``: the summary is one ``text`` block,
   also streamed (``"stream": true``: the Messages API's server-sent events). The Responses API
   is answered unstreamed only.
+
+Each API checks a request with its provider's own rules and answers what the provider answers
+when one is broken: HTTP 400 with the provider's error text (`rejects`; SPEC CORE-13), apart from
+what only this test double cannot do (`unsupported`). Each sends only the faults the provider is
+known to send (`SENT`, each with its source).
 
 Each API turns its request into chat-like ``{"role", "content"}`` messages (`as_messages`) so the
 deterministic summary and the token counts are computed one way for all of them; the counts use
@@ -29,9 +36,12 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from . import oracle
+from .violation import Violation
 
 COMPACTION_PREFIX = "testdouble-compaction:"
 CREATED = 1_700_000_000
@@ -86,7 +96,7 @@ def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     return messages + [{"role": m.get("role"), "content": _texts(m.get("content"))} for m in body.get("messages") or []]
 
 
-# --- validity (what the real API answers with HTTP 400)
+# --- validity: what the real API answers with HTTP 400 (SPEC CORE-13), and what only the test double cannot do
 
 
 def invalid_responses(body: Any) -> str | None:
@@ -95,7 +105,11 @@ def invalid_responses(body: Any) -> str | None:
     items = body.get("input")
     if not (isinstance(items, str) or (isinstance(items, list) and all(isinstance(i, dict) for i in items))):
         return "'input' must be a string or a list of items"
-    return "streaming is not supported by the test double for this API" if body.get("stream") else None
+    return None
+
+
+def unsupported_responses(body: Any) -> str | None:
+    return "streaming is not supported by the test double for this API" if isinstance(body, dict) and body.get("stream") else None
 
 
 def invalid_compact(body: Any) -> str | None:
@@ -104,11 +118,13 @@ def invalid_compact(body: Any) -> str | None:
     items = body.get("input")
     if items is None and not body.get("previous_response_id"):
         return "give 'input' or 'previous_response_id'"
-    if body.get("previous_response_id"):
-        return "the test double keeps no responses: give 'input'"
-    if not (isinstance(items, str) or (isinstance(items, list) and all(isinstance(i, dict) for i in items))):
+    if items is not None and not (isinstance(items, str) or (isinstance(items, list) and all(isinstance(i, dict) for i in items))):
         return "'input' must be a string or a list of items"
     return None
+
+
+def unsupported_compact(body: Any) -> str | None:
+    return "the test double keeps no responses: give 'input'" if isinstance(body, dict) and body.get("previous_response_id") else None
 
 
 def invalid_anthropic(body: Any) -> str | None:
@@ -119,6 +135,86 @@ def invalid_anthropic(body: Any) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return "messages: must be a list of objects"
+    return None
+
+
+def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
+    """The chat-completions API's own rules on a request's ``messages`` (the texts it answers with,
+    quoted in miurla/morphic#136, run-llama/llama_index#10493 and router-for-me/CLIProxyAPI#2798)."""
+    messages = body["messages"]
+    if not messages:
+        return Violation("summarizer-request-empty", "[] is too short - 'messages'")
+    problem = oracle.check_valid_messages(messages)
+    if problem:
+        return Violation("summarizer-request-invalid-message", f"Invalid 'messages': {problem}")
+    for r in oracle.rounds(messages):
+        opener = messages[r[0]]
+        for i in r:
+            if messages[i].get("role") == "tool" and (opener.get("role") != "assistant" or messages[i].get("tool_call_id") not in oracle.call_ids(opener)):
+                return Violation("summarizer-request-orphan-tool-result", f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (param messages.[{i}].role)")
+        answered = [messages[i].get("tool_call_id") for i in r[1:]]
+        unanswered = [str(c) for c in oracle.call_ids(opener) if c not in answered]
+        if unanswered:
+            return Violation(
+                "summarizer-request-unanswered-tool-call",
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
+                f"The following tool_call_ids did not have response messages: {', '.join(unanswered)} (param messages.[{r[0]}].role)",
+            )
+    return None
+
+
+def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
+    """The Responses API's own rules on a request's ``input`` items (SPEC RESP-1, RESP-2, RESP-6: the
+    texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168), for /v1/responses and its
+    compact endpoint alike."""
+    from .formats import responses
+
+    items = body.get("input")
+    if not isinstance(items, list):
+        return None
+    problem = responses.invalid(items)
+    if problem:
+        return Violation("summarizer-request-invalid-item", f"Invalid 'input': {problem}")
+    called: set[tuple[str, Any]] = set()
+    for item in items:
+        kind = responses.kind(item)
+        if kind in responses.ANSWERED_BY:
+            called.update(responses.calls([item]))
+        elif kind in responses.ANSWERS and responses.outputs([item])[0] not in called:
+            return Violation("summarizer-request-orphan-tool-output", f"No tool call found for {'function' if kind == 'function_call_output' else 'custom tool'} call output with call_id {item.get('call_id')}.")
+    answered = set(responses.outputs(items))
+    for kind, call_id in responses.calls(items):
+        if (kind, call_id) not in answered:
+            return Violation("summarizer-request-unanswered-tool-call", f"No tool output found for {'function' if kind == 'function_call' else 'custom tool'} call {call_id}.")
+    return None
+
+
+def anthropic_rejects(body: Mapping[str, Any]) -> Violation | None:
+    """The Messages API's own rules on a request's ``system`` and ``messages`` (SPEC ANTH-1, ANTH-2,
+    ANTH-5: the texts quoted in anthropics/claude-code#1237 and router-for-me/CLIProxyAPI#497)."""
+    from .formats import anthropic
+
+    problem = anthropic.invalid({k: v for k, v in body.items() if k in ("system", "messages")})
+    if problem:
+        return Violation("summarizer-request-invalid-message", problem)
+    messages = body["messages"]
+    for i, m in enumerate(messages):
+        previous = messages[i - 1] if i > 0 and messages[i - 1].get("role") == "assistant" else {}
+        for j, block in enumerate(anthropic.blocks(m)):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in anthropic.tool_uses(previous):
+                return Violation(
+                    "summarizer-request-orphan-tool-result",
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+                )
+        following = anthropic.tool_results(messages[i + 1]) if i + 1 < len(messages) else []
+        missing = [str(u) for u in anthropic.tool_uses(m) if u not in following]
+        if missing:
+            return Violation(
+                "summarizer-request-unanswered-tool-call",
+                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(missing)}. "
+                "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            )
     return None
 
 
@@ -134,32 +230,59 @@ def _responses_usage(prompt: int, completion: int) -> dict[str, Any]:
 
 
 def responses_body(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> dict[str, Any]:
-    """A ``response`` whose output is one assistant message with ``content`` (none without output)."""
+    """A ``response`` whose output is one assistant message with ``content``; without output, the
+    response the API gives when max_output_tokens ran out before any visible output: status
+    ``incomplete`` and a reasoning item alone (OpenAI's reasoning guide)."""
     digest = _digest(body)
     message = {
         "type": "message", "id": f"msg_testdouble_{digest}", "status": "completed", "role": "assistant",
         "content": [{"type": "output_text", "text": content, "annotations": []}],
     }
+    reasoning = {"type": "reasoning", "id": f"rs_testdouble_{digest}", "summary": []}
     return {
-        "id": f"resp_testdouble_{digest}", "object": "response", "created_at": CREATED, "status": "completed",
-        "model": body.get("model"), "output": [message] if with_output else [], "instructions": body.get("instructions"),
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
+        "id": f"resp_testdouble_{digest}", "object": "response", "created_at": CREATED, "status": "completed" if with_output else "incomplete",
+        "model": body.get("model"), "output": [message] if with_output else [reasoning], "instructions": body.get("instructions"),
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None,
+        "incomplete_details": None if with_output else {"reason": "max_output_tokens"},
         "metadata": {}, "usage": _responses_usage(prompt, completion),
     }
 
 
-def compaction_item(content: str | None) -> dict[str, Any]:
-    """The (unencrypted, see the module docstring) compaction item of the test double."""
-    encoded = "" if not content else COMPACTION_PREFIX + base64.b64encode(content.encode("utf-8")).decode("ascii")
+def compaction_digest(item: Mapping[str, Any]) -> str:
+    """A compaction item's identity, whatever its ``id``: the digest of its encrypted content."""
+    return hashlib.sha256(str(item.get("encrypted_content")).encode("utf-8")).hexdigest()[:24]
+
+
+def compaction_item(content: str, folds: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The (unencrypted, see the module docstring) compaction item of the test double, standing
+    for ``content`` and folding the earlier compaction items ``folds``."""
+    payload = json.dumps({"summary": content, "folds": [compaction_digest(f) for f in folds]}, sort_keys=True)
+    encoded = COMPACTION_PREFIX + base64.b64encode(payload.encode("utf-8")).decode("ascii")
     return {"type": "compaction", "id": f"cmp_testdouble_{hashlib.sha256(encoded.encode()).hexdigest()[:24]}", "encrypted_content": encoded}
+
+
+def _payload(item: Any) -> dict[str, Any] | None:
+    encoded = item.get("encrypted_content") if isinstance(item, Mapping) else None
+    if not isinstance(encoded, str) or not encoded.startswith(COMPACTION_PREFIX):
+        return None
+    try:
+        found = json.loads(base64.b64decode(encoded[len(COMPACTION_PREFIX) :]).decode("utf-8"))
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def compacted_text(item: Mapping[str, Any]) -> str | None:
     """What a test-double compaction item stands for (None for any other item)."""
-    encoded = item.get("encrypted_content") if isinstance(item, Mapping) else None
-    if not isinstance(encoded, str) or not encoded.startswith(COMPACTION_PREFIX):
-        return None
-    return base64.b64decode(encoded[len(COMPACTION_PREFIX) :]).decode("utf-8")
+    payload = _payload(item)
+    return str(payload.get("summary")) if payload is not None else None
+
+
+def folded(item: Any) -> list[str]:
+    """The digests (`compaction_digest`) of the earlier compaction items a test-double compaction
+    item folds (empty for any other item: a real provider's item cannot be read)."""
+    payload = _payload(item)
+    return [str(d) for d in payload.get("folds") or []] if payload is not None else []
 
 
 def _input_parts(content: Any) -> list[Any]:
@@ -172,9 +295,10 @@ def compact_body(body: Mapping[str, Any], content: str | None, prompt: int, comp
     items = body.get("input")
     contents = [items] if isinstance(items, str) else [i.get("content") for i in items or [] if i.get("type", "message") == "message" and i.get("role") == "user"]
     users = [{"type": "message", "role": "user", "content": _input_parts(c)} for c in contents]
+    earlier = [i for i in items if isinstance(i, dict) and i.get("type") == "compaction"] if isinstance(items, list) else []
     return {
         "id": f"resp_testdouble_{_digest(body)}", "object": "response.compaction", "created_at": CREATED,
-        "output": [*users, compaction_item(content)] if with_output else [], "usage": _responses_usage(prompt, completion),
+        "output": [*users, compaction_item(content or "", earlier)] if with_output else [], "usage": _responses_usage(prompt, completion),
     }
 
 
@@ -211,7 +335,7 @@ def openai_error(message: str, error_type: str, code: str | None) -> dict[str, A
     return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
 
 
-ANTHROPIC_ERRORS = {429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 400: "invalid_request_error", 404: "not_found_error", 405: "invalid_request_error"}
+ANTHROPIC_ERRORS = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 400: "invalid_request_error", 404: "not_found_error", 405: "invalid_request_error"}
 
 
 def anthropic_error(message: str, status: int) -> dict[str, Any]:
@@ -233,14 +357,69 @@ class Api:
     events: Callable[..., list[tuple[str, dict[str, Any]]]] | None = None
     """The streamed answer (``"stream": true``) as (event name, data) pairs, like `body`; None:
     the test double answers this API unstreamed only (HTTP 400 for a streamed request)."""
+    rejects: Callable[[Mapping[str, Any]], Violation | None] = lambda body: None
+    """The provider's own rules on a well-shaped request: its HTTP 400 text when one is broken."""
+    unsupported: Callable[[Any], str | None] = lambda body: None
+    """What only this test double cannot answer (never a provider's rejection, never CORE-13's)."""
+    statuses: Mapping[int, int] = field(default_factory=dict)
+    """The status this API answers instead of another for the same fault (Anthropic's 529 for 503)."""
 
 
-RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c))
-COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact, responses_messages, compact_body, lambda m, t, c, s: openai_error(m, t, c))
-ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events)
+RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c), rejects=responses_rejects, unsupported=unsupported_responses)
+COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact, responses_messages, compact_body, lambda m, t, c, s: openai_error(m, t, c), rejects=responses_rejects, unsupported=unsupported_compact)
+ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events, rejects=anthropic_rejects, statuses={503: 529})
 APIS = (RESPONSES, COMPACT, ANTHROPIC)
 """The APIs besides chat-completions, matched by path."""
 
 
 def api_for(path: str) -> Api | None:
     return next((api for api in APIS if api.path.match(path)), None)
+
+
+# --- faults as each provider sends them (SPEC Part A, "Faults"; issue 20 point 3)
+
+OPENAI_ERROR_CODES = "OpenAI's error codes guide (platform.openai.com/docs/guides/error-codes)"
+ANTHROPIC_ERRORS_PAGE = "Anthropic's API errors page (docs.anthropic.com/en/api/errors)"
+OPENAI_COMMON: dict[str, str] = {
+    "429": f"{OPENAI_ERROR_CODES}: 429 'Rate limit reached for requests'",
+    "500": f"{OPENAI_ERROR_CODES}: 500 'The server had an error while processing your request'",
+    "503": f"{OPENAI_ERROR_CODES}: 503 'The engine is currently overloaded, please try again later'",
+    "malformed": "run-llama/llama_index#920: a JSONDecodeError on a body the OpenAI API answered with",
+    "hang": "langchain-ai/langchain#21919: openai.APITimeoutError, a request the API did not answer in time",
+    "drop": "Significant-Gravitas/AutoGPT#2241: RemoteDisconnected, the OpenAI API closing the connection without a response",
+    "truncated_stream": "openai/openai-python#2356: an o3-mini stream ending in 'peer closed connection without sending complete message body'",
+}
+SENT: dict[str, dict[str, str]] = {
+    "chat": {
+        **OPENAI_COMMON,
+        "no_choices": "InternLM/MindSearch#310: Azure OpenAI answering {\"choices\": [], \"prompt_filter_results\": [...]}",
+        "empty_content": "codelibs/fess#3061: a reasoning model answering finish_reason 'length' with empty content",
+        "null_content": "promptfoo/promptfoo#2822, microsoft/semantic-kernel#5240: Azure OpenAI's finish_reason 'content_filter' with no content",
+    },
+    "responses": {
+        **OPENAI_COMMON,
+        "no_choices": "OpenAI's reasoning guide (platform.openai.com/docs/guides/reasoning): a response 'incomplete' at "
+        "max_output_tokens before any visible output, its output reasoning items only (quoted in NVIDIA-NeMo/Switchyard#796)",
+    },
+    "compact": OPENAI_COMMON,
+    "anthropic": {
+        "429": f"{ANTHROPIC_ERRORS_PAGE}: 429 rate_limit_error",
+        "500": f"{ANTHROPIC_ERRORS_PAGE}: 500 api_error",
+        "503": f"{ANTHROPIC_ERRORS_PAGE}: 529 overloaded_error, which the Messages API sends where OpenAI sends 503 "
+        "(answered as 529: anthropics/claude-code#49011 quotes it)",
+        "no_choices": "anthropics/anthropic-sdk-typescript#459: an answer whose content is an empty list",
+        "empty_content": "anthropics/anthropic-sdk-python#461: an answer holding an empty text block",
+        "hang": "anthropics/claude-code#3855 and gptme/gptme#701: Messages API requests timing out or never answered",
+        "drop": "kortix-ai/suna#66: the Anthropic API closing a connection without a complete body",
+        "truncated_stream": "kortix-ai/suna#66: an Anthropic stream ending in 'peer closed connection without sending complete message body'",
+    },
+}
+"""For each API the test double answers, the faults that API is known to send, each with the
+provider's documentation or a public report showing it. A fault absent here is never sent on that
+API: the compact endpoint answers no empty or missing compaction item (no report of one), Anthropic
+no null text and no body that is not JSON, and the Responses API no null text."""
+
+
+def sends(api_name: str, fault: str) -> bool:
+    """Whether the API ``api_name`` (``chat``, ``responses``, ``compact``, ``anthropic``) is known to send ``fault``."""
+    return fault in SENT.get(api_name, {})

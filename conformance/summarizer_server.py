@@ -19,7 +19,17 @@ client. The conformance suite points that client at this local HTTP server
 * faults: ``fault(name, times=N, **params)`` makes the next ``N`` requests (or all
   of them) fail in one of the ways listed in ``FAULTS``: HTTP 429/500/503 with an
   OpenAI-style error body, a body that is not JSON, no choices, empty or null
-  content, a hang, a dropped connection, a truncated body or stream.
+  content, a hang, a dropped connection, a truncated body or stream. Each API sends
+  only the faults its provider is known to send (`summarizer_apis.SENT`, each with
+  its source); a request to an API that does not send the fault set is answered
+  normally and leaves the fault in place (counted as ``unsent:<fault>``);
+* validity: each request is checked with its provider's own rules and, where one is
+  broken, answered HTTP 400 with the provider's own error text, as the real API
+  answers it (a half call/result pair in a summarizer request, SPEC CORE-13).
+
+Every request is kept with what it got (`Exchange`: status, the answer's text, the items
+returned, the rejection), so the suite can tell whether a summary in a compactor's output
+stands for an answer, and what the request that got it held (SPEC CORE-12).
 
 ``usage`` is real: exact ``o200k_base`` counts (``compaction_suite.text``, the module the
 reference and the verifier share) of the request messages with the chat overhead OpenAI
@@ -56,7 +66,8 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from .summarizer_apis import Api, api_for
+from .summarizer_apis import Api, api_for, chat_rejects, sends
+from .violation import Violation
 
 TEST_DOUBLE_HEADER = "X-Test-Double"
 TEST_DOUBLE_LABEL = "compaction-suite summarizer"
@@ -115,6 +126,23 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+
+
+@dataclass
+class Exchange:
+    """One request and what the test double did with it."""
+
+    request: RecordedRequest
+    api: str
+    """``chat``, ``responses``, ``compact`` or ``anthropic`` (``""`` for a path no API serves)."""
+    answer: str | None = None
+    """The text the request was answered with (None when it got none: a fault, a rejection)."""
+    output: tuple[dict[str, Any], ...] = ()
+    """The items answered (the compact endpoint's output), to recognise them in a compactor's output."""
+    rejected: Violation | None = None
+    """The provider's HTTP 400 text, when the request broke one of its rules (SPEC CORE-13)."""
+    fault: str | None = None
+    """The fault this request was answered with."""
 
 
 def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
@@ -192,13 +220,14 @@ def _envelope(body: Mapping[str, Any], obj: str) -> dict[str, Any]:
     }
 
 
-def completion_body(body: Mapping[str, Any], content: str | None, *, with_choices: bool = True) -> dict[str, Any]:
-    """A ``chat.completion`` answering ``body`` with ``content``."""
+def completion_body(body: Mapping[str, Any], content: str | None, *, with_choices: bool = True, finish_reason: str = "stop") -> dict[str, Any]:
+    """A ``chat.completion`` answering ``body`` with ``content`` (``finish_reason`` "content_filter":
+    Azure OpenAI's answer whose content its filter withheld)."""
     choice = {
         "index": 0,
         "message": {"role": "assistant", "content": content, "refusal": None},
         "logprobs": None,
-        "finish_reason": "stop",
+        "finish_reason": finish_reason,
     }
     return {
         **_envelope(body, "chat.completion"),
@@ -254,10 +283,12 @@ def _json_response(data: Any, status: int = 200, headers: Mapping[str, str] | No
 
 
 def _error_response(
-    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None, api: Api | None = None
+    status: int, message: str, error_type: str, code: str | None, headers: Mapping[str, str] | None = None, api: Api | None = None, *, provider_text: bool = False
 ) -> Response:
-    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}`` (or ``api``'s own shape)."""
-    text = f"{message} (compaction-suite test double)"
+    """An OpenAI-style error: ``{"error": {"message", "type", "param", "code"}}`` (or ``api``'s own
+    shape). Its message says it comes from the test double; a provider's own rejection text
+    (``provider_text``) is given as the provider words it, the label after it."""
+    text = f"{message} (compaction-suite test double)" if not provider_text else f"{message} [compaction-suite test double]"
     body = error_body(text, error_type, code) if api is None else api.error(text, error_type, code, status)
     return _json_response(body, status, headers)
 
@@ -314,6 +345,7 @@ class SummarizerServer:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._exchanges: list[Exchange] = []
         self._counts: Counter[str] = Counter()
         self._errors: list[str] = []
         self._fault: _Fault | None = None
@@ -434,6 +466,12 @@ class SummarizerServer:
             return list(self._requests)
 
     @property
+    def exchanges(self) -> list[Exchange]:
+        """Every request received with what it got, in order (a copy of the list)."""
+        with self._cond:
+            return list(self._exchanges)
+
+    @property
     def bodies(self) -> list[Any]:
         """The parsed JSON bodies of ``requests``."""
         return [recorded.body for recorded in self.requests]
@@ -471,6 +509,7 @@ class SummarizerServer:
         """Forget recorded requests, counts and errors (the mode and fault stay)."""
         with self._cond:
             self._requests.clear()
+            self._exchanges.clear()
             self._counts.clear()
             self._errors.clear()
 
@@ -494,26 +533,28 @@ class SummarizerServer:
         response.headers[TEST_DOUBLE_HEADER] = TEST_DOUBLE_LABEL
         return response(environ, start_response)
 
-    def _record(self, request: Request) -> Any:
+    def _record(self, request: Request, api: str) -> Exchange:
         raw = request.get_data(cache=True)
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
         headers = {key.lower(): value for key, value in request.headers.items()}
-        recorded = RecordedRequest(request.method, request.path, headers, body)
+        exchange = Exchange(RecordedRequest(request.method, request.path, headers, body), api)
         with self._cond:
-            self._requests.append(recorded)
+            self._requests.append(exchange.request)
+            self._exchanges.append(exchange)
             self._cond.notify_all()
-        return body
+        return exchange
 
     def _count(self, mode: str) -> None:
         with self._cond:
             self._counts[mode] += 1
 
     def _handle(self, request: Request) -> Response:
-        body = self._record(request)
         api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
+        exchange = self._record(request, "chat" if CHAT_PATHS.match(request.path) else api.name if api else "")
+        body = exchange.request.body
         if api is None and not CHAT_PATHS.match(request.path):
             self._count("not_found")
             message = f"no route {request.method} {request.path}"
@@ -521,22 +562,35 @@ class SummarizerServer:
         if request.method != "POST":
             self._count("bad_request")
             return _error_response(405, "use POST", "invalid_request_error", "method_not_allowed", api=api)
+        unsupported = api.unsupported(body) if api is not None else None
+        if unsupported:
+            self._count("unsupported")
+            return _error_response(400, unsupported, "invalid_request_error", "unsupported_by_test_double", api=api)
         problem = _invalid(body) if api is None else api.invalid(body)
-        if problem:
+        rejected = Violation("summarizer-request-invalid", problem) if problem else (chat_rejects(body) if api is None else api.rejects(body))
+        if rejected:
             self._count("bad_request")
-            return _error_response(400, problem, "invalid_request_error", "invalid_request", api=api)
-        fault, fixed = self._next_mode()
+            exchange.rejected = rejected
+            return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+        fault, fixed = self._next_mode(exchange.api)
         if fault is not None:
             self._count(fault.name)
+            exchange.fault = fault.name
             return self._faulty(request, body, fault, api)
         content = fixed if fixed is not None else deterministic_summary(_messages(body, api))
         self._count("fixed" if fixed is not None else "summary")
-        return _answer(body, content, api=api)
+        response, output = _answer(body, content, api=api)
+        exchange.answer, exchange.output = content, tuple(output)
+        return response
 
-    def _next_mode(self) -> tuple[_Fault | None, str | None]:
-        """The fault for this request (using up one of its ``times``), and the fixed reply."""
+    def _next_mode(self, api: str) -> tuple[_Fault | None, str | None]:
+        """The fault for this request (using up one of its ``times``), and the fixed reply. A fault
+        the API ``api`` is not known to send is not sent there (it stays set, counted ``unsent:``)."""
         with self._cond:
             fault = self._fault
+            if fault is not None and not sends(api, fault.name):
+                self._counts[f"unsent:{fault.name}"] += 1
+                return None, self._fixed
             if fault is not None and fault.remaining is not None:
                 fault.remaining -= 1
                 if fault.remaining <= 0:
@@ -549,14 +603,17 @@ class SummarizerServer:
         name = fault.name
         if name in _ERRORS:
             status, error_type, code = _ERRORS[name]
+            status = api.statuses.get(status, status) if api is not None else status
             headers = {"Retry-After": str(fault.params.get("retry_after", "1"))} if name == "429" else {}
             return _error_response(status, f"simulated HTTP {status}", error_type, code, headers, api)
         if name == "malformed":
             return _malformed(body, str(fault.params.get("content_type", "application/json")))
         if name == "no_choices":
-            return _answer(body, None, with_choices=False, api=api)
-        if name in ("empty_content", "null_content"):
-            return _answer(body, "" if name == "empty_content" else None, api=api)
+            return _answer(body, None, with_choices=False, api=api)[0]
+        if name == "empty_content":
+            return _answer(body, "", api=api)[0]
+        if name == "null_content":
+            return _answer(body, None, api=api, finish_reason="content_filter")[0]
         if name == "hang":
             return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)), api)
         if name == "drop":
@@ -574,7 +631,7 @@ class SummarizerServer:
                 return Response(b"")
         with self._cond:
             fixed = self._fixed
-        return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)
+        return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)[0]
 
 
 def _invalid(body: Any) -> str | None:
@@ -604,15 +661,18 @@ def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_cho
     return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
 
 
-def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None) -> Response:
+def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None, finish_reason: str = "stop") -> tuple[Response, list[dict[str, Any]]]:
+    """The answer, and the output items it holds (the compact endpoint's, to recognise them later)."""
     if api is not None and body.get("stream"):
-        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream")
+        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream"), []
     if api is not None:
-        return _json_response(_api_body(body, content, api, with_choices=with_choices))
+        answered = _api_body(body, content, api, with_choices=with_choices)
+        output = answered.get("output") if api.name == "compact" else None
+        return _json_response(answered), [o for o in output or [] if isinstance(o, dict)]
     if not body.get("stream"):
-        return _json_response(completion_body(body, content, with_choices=with_choices))
+        return _json_response(completion_body(body, content, with_choices=with_choices, finish_reason=finish_reason)), []
     events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
-    return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream")
+    return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream"), []
 
 
 def _malformed(body: dict[str, Any], content_type: str) -> Response:

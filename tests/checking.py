@@ -71,11 +71,16 @@ def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), cla
 
 
 def assert_caught(checked: Checked, control: Control) -> dict[str, Any]:
-    """``control.expected`` failed with a reason matching ``control.reason`` and the history that shows it."""
+    """``control.expected`` failed with a reason matching ``control.reason``, the history that shows
+    it, and a reason id on the clause and on each of its failures (``control.reason_id`` among them
+    when the control names one)."""
     found = checked.clause(control.expected)
     assert found["status"] == "fail", f"{found}\n{checked.output[-3000:]}"
     assert re.search(control.reason, found.get("reason") or ""), f"reason does not name the defect: {found.get('reason')!r}"
     assert found.get("history") is not None, "a failure carries the history that shows it"
+    ids = {found.get("reason_id"), *(f.get("reason_id") for f in found.get("failures", []))}
+    assert found.get("reason_id") and found.get("failures") and None not in ids and not any(i.endswith("unclassified") for i in ids), found
+    assert not control.reason_id or control.reason_id in ids, f"reason ids {ids}, expected {control.reason_id!r}"
     return found
 
 

@@ -486,6 +486,21 @@ def test_reverify_fails_a_structural_clause_a_reproducer_breaks():
     assert found["CORE-3"]["status"] == "pass" and clauses["CORE-2"]["status"] == "pass"  # the input is not changed
 
 
+def test_reverify_judges_a_responses_reproducer_by_its_own_format():
+    """Issue 24 point 2: a Responses reproducer is re-verified with the Responses rules (RESP-1), not chat's."""
+    from compaction_suite.matrix.verdicts import reverify
+
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    user, output_item = {"type": "message", "role": "user", "content": "q"}, {"type": "function_call_output", "call_id": "c1", "output": "r"}
+    history = [user, call, output_item, {"type": "message", "role": "assistant", "content": "a"}]
+    clauses = {
+        "RESP-1": {"status": "pass", "level": "MUST", "title": "t", "wire_format": "responses"},
+        "RESP-3": {"status": "fail", "level": "MUST", "title": "t", "wire_format": "responses", "history": history, "output": [user, output_item, history[3]]},
+    }
+    found = reverify(clauses)["RESP-1"]
+    assert found["status"] == "fail" and found["reverified_from"] == "RESP-3" and "no function_call with call_id 'c1'" in found["reason"]
+
+
 def test_reverify_ignores_what_the_input_already_has():
     """An in-flight history's unanswered call (CORE-9) is the input's, not the compactor's CORE-2 failure."""
     from compaction_suite.matrix.verdicts import reverify

@@ -29,7 +29,7 @@ from vcr.request import Request as VcrRequest
 from compaction_suite.cli import main
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, latest_task_list
+from compaction_suite.conformance.entities import entity_ids, latest_task_list
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.target import call_compact, last_event_json, resolve
 from compaction_suite.recording import (
@@ -187,12 +187,12 @@ def test_event_matches_the_recorded_exchanges(path):
 def test_core_clauses_hold_on_the_real_output(path):
     r = replay(path)
     history, out = r.untouched, r.out
-    require("CORE-1", oracle.check_tool_results_have_calls(out), history, out)
-    require("CORE-2", oracle.check_calls_have_one_result(out), history, out)
-    require("CORE-3", oracle.check_system_kept(history, out, True), history, out)
-    require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
-    require("CORE-5", None if oracle.same(r.history, history) else "the input was mutated", history, r.history)
-    require("CORE-6", oracle.check_valid_messages(out), history, out)
+    require(oracle.check_tool_results_have_calls(out), history, out, clause="CORE-1")
+    require(oracle.check_calls_have_one_result(out), history, out, clause="CORE-2")
+    require(oracle.check_system_kept(history, out, True), history, out, clause="CORE-3")
+    require(oracle.check_rounds_whole(history, out), history, out, clause="CORE-4")
+    require(None if oracle.same(r.history, history) else "the input was mutated", history, r.history, clause="CORE-5")
+    require(oracle.check_valid_messages(out), history, out, clause="CORE-6")
 
 
 @pytest.mark.parametrize("path", [p for p in PROVIDER if "summary" in resolve(load_meta(p)["target"]["spec"]).factory(Settings()).profiles], ids=_id)
@@ -200,10 +200,10 @@ def test_summary_clauses_hold_on_the_real_output(path):
     r = replay(path)
     history, out, k = r.untouched, r.out, r.meta["settings"]["keep_recent_rounds"]
     system, tail = oracle.expected_summary_shape(history, k)
-    require("SUM-1", oracle.check_summary_shape(history, out, k), history, out)
-    require("SUM-2", None if oracle.is_summary(out[len(system)]) else "no [Context Summary] user message after the system messages", history, out)
-    require("SUM-3", None if oracle.same(out[len(out) - len(tail) :], tail) else f"the last {k} rounds differ", history, out)
-    require("SUM-4", None if sum(map(oracle.is_summary, out)) == 1 else "more than one summary", history, out)
+    require(oracle.check_summary_shape(history, out, k), history, out, clause="SUM-1")
+    require(None if oracle.is_summary(out[len(system)]) else "no [Context Summary] user message after the system messages", history, out, clause="SUM-2")
+    require(None if oracle.same(out[len(out) - len(tail) :], tail) else f"the last {k} rounds differ", history, out, clause="SUM-3")
+    require(None if sum(map(oracle.is_summary, out)) == 1 else "more than one summary", history, out, clause="SUM-4")
 
 
 @pytest.mark.parametrize("path", [p for p in PROVIDER if "structured" in resolve(load_meta(p)["target"]["spec"]).factory(Settings()).profiles], ids=_id)
@@ -213,18 +213,18 @@ def test_structured_clauses_hold_on_the_real_output(path):
     history, out = r.untouched, r.out
     summary = "\n".join(oracle.text(m) for m in out if oracle.is_summary(m))
     missing = [s for s in SECTIONS if s not in summary]
-    require("STRUCT-1", f"the summary lacks {missing}" if missing else None, history, out)
+    require(f"the summary lacks {missing}" if missing else None, history, out, clause="STRUCT-1")
     matched, _ = oracle.kept_indices(history, out)
     compacted_part = [m for i, m in enumerate(history) if i not in set(matched.values())]
     lost = [i for i in entity_ids(compacted_part) if i not in summary]
     lost += [i for i in entity_ids(history) if i not in oracle.readable_text(out)]
-    require("STRUCT-2", f"entity ids lost: {lost}" if lost else None, history, out)
+    require(f"entity ids lost: {lost}" if lost else None, history, out, clause="STRUCT-2")
     tasks = [t["title"] for t in latest_task_list(compacted_part) or []]
     lost = [t for t in tasks if t not in summary]
     lost += [t["title"] for t in latest_task_list(history) or [] if t["title"] not in oracle.readable_text(out)]
-    require("STRUCT-3", f"task titles lost: {lost}" if lost else None, history, out)
+    require(f"task titles lost: {lost}" if lost else None, history, out, clause="STRUCT-3")
     kept = oracle.same(out[-STRUCT_KEEP:], history[-STRUCT_KEEP:])
-    require("STRUCT-4", None if kept else f"the last {STRUCT_KEEP} messages were not kept", history, out)
+    require(None if kept else f"the last {STRUCT_KEEP} messages were not kept", history, out, clause="STRUCT-4")
 
 
 @pytest.mark.parametrize("path", PROVIDER, ids=_id)
@@ -279,7 +279,7 @@ def test_reference_compactor_survives_the_recorded_failure(path, caplog):
         out = call_compact(compactor, copy.deepcopy(history), meta["iteration"])
         assert cassette.all_played and cassette.play_count == 1
     clause = meta["clause"] if path.stem != "truncated-body" else "FAIL-3"
-    require(clause, None if oracle.same(out, history) else "the output differs from the input", history, out)
+    require(None if oracle.same(out, history) else "the output differs from the input", history, out, clause=clause)
     event = last_event_json(compactor)
     assert event["failure_reason"].startswith(REPLAYED_FAILURE[path.stem]), event["failure_reason"]
     assert not event["compacted"] and re.fullmatch(r"[0-9a-f]{8}", event["prompt_hash"])

@@ -16,7 +16,7 @@ from compaction_suite.benchmarks import cost
 from compaction_suite.benchmarks.replay import replay
 from compaction_suite.benchmarks.traces.claude_code import NO_RESULT, ClaudeCodeImportError, import_claude_code
 from compaction_suite.benchmarks.traces.format import read_trace, write_trace
-from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, entity_ids, latest_task_titles
+from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, entity_ids, latest_task_titles
 from compaction_suite.reference import Compactor, IterationsOrTokens, KeepLastMessages, call_in_flight, split_rounds
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"

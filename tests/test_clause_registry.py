@@ -1,18 +1,22 @@
-"""Meta-tests of the clause registry (in the spirit of JSON-Schema-Test-Suite's sanity tests and
-array-api-tests' meta_tests): SPEC.md Part A and conformance/clauses.json agree; every clause
-has a conformance test and a negative control (or a waiver with its reason); every clause id
-cited in the repository exists in SPEC.md.
+"""Meta-tests of the clause index (in the spirit of JSON-Schema-Test-Suite's sanity tests and
+array-api-tests' meta_tests): conformance/clauses.json validates against its JSON Schema and agrees
+with SPEC.md Part A (ids, levels, profiles, order, anchors, harms); every clause has a
+conformance test and a negative control (or a waiver with its reason), and the index lists
+exactly those; no other module lists clause ids; a test names its clause once (its marker);
+every clause id cited in the repository exists in SPEC.md.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
-from compaction_suite.conformance.clauses import PROFILES, clauses
+from compaction_suite.conformance.clauses import PROFILES, by_harm, clauses, every_output, harm_of, in_flight, waived_by
 
 import broken_stores
 from broken import compactors
@@ -20,6 +24,7 @@ from broken import formats as format_compactors
 from broken.compactors import CONTROLS, SHOULD_CONTROLS
 from broken.formats import CONTROLS as FORMAT_CONTROLS
 from broken.formats import PROFILE_CONTROLS
+from broken.shapes import SHAPE_CONTROLS
 from broken.waivers import WAIVERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +45,7 @@ def part_a() -> dict[str, tuple[str, str]]:
         heading = re.match(r"## (\w+)", line)
         if heading:
             profile = heading.group(1)
-        item = re.match(r"- \*\*([A-Z]+-\d+)\*\* (MUST|SHOULD|MAY)\b", line)
+        item = re.match(r"- (?:<a id=\"[a-z]+-\d+\"></a>)?\*\*([A-Z]+-\d+)\*\* (MUST|SHOULD|MAY)\b", line)
         if item:
             found[item.group(1)] = (str(profile), item.group(2))
     return found
@@ -87,6 +92,7 @@ def controls() -> dict[str, str]:
     found = {name: c.expected for name, c in (CONTROLS | SHOULD_CONTROLS).items()}
     found |= {f"broken.formats.{name}": c.expected for name, c in FORMAT_CONTROLS.items()}
     found |= {f"broken.formats.{name}": c.expected for name, c in PROFILE_CONTROLS.items()}
+    found |= {f"broken.shapes.{name}": c.expected for name, (c, _) in SHAPE_CONTROLS.items()}
     return found | {f"broken_stores.{name}": c.expected for name, c in broken_stores.controls().items()}
 
 
@@ -159,3 +165,92 @@ def test_the_citation_scan_sees_the_code() -> None:
     cited = cited_ids()
     assert "reference/points.py" in cited["STORE-3"] and "conformance/tests/test_core.py" in cited["CORE-1"]
     assert set(DELIBERATELY_UNKNOWN) <= set(cited), "an allowance for an id nothing cites any more"
+
+
+# --- the clause index (issue 24 point 1): one entry per clause, everything about it one hop away
+
+INDEX = ROOT / "conformance" / "clauses.json"
+SCHEMA = ROOT / "conformance" / "schema" / "clauses.schema.json"
+
+
+def test_the_index_validates_against_its_schema() -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(json.loads(INDEX.read_text(encoding="utf-8")))
+
+
+def test_the_schema_rejects_an_entry_missing_what_it_must_carry() -> None:
+    """The schema is no formality: an entry without its tests, or with an unknown harm, is refused."""
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    entry = json.loads(INDEX.read_text(encoding="utf-8"))["clauses"][0]
+    for broken in ({k: v for k, v in entry.items() if k != "tests"}, {**entry, "harm": "annoying"}, {**entry, "anchor": "SPEC.md"}):
+        assert not validator.is_valid({"version": 3, "harms": json.loads(INDEX.read_text())["harms"], "clauses": [broken]})
+
+
+def test_every_clause_has_its_anchor_in_spec() -> None:
+    """SPEC Part A carries an HTML anchor in each clause's bullet: the index's ``anchor`` lands on it."""
+    anchors = set(re.findall(r'<a id="([a-z]+-\d+)"></a>\*\*([A-Z]+-\d+)\*\*', PART_A))
+    assert all(a == cid.lower() for a, cid in anchors), "an anchor names another clause"
+    assert {f"SPEC.md#{cid.lower()}" for _, cid in anchors} == {c.anchor for c in clauses().values()}
+
+
+def test_a_harm_spec_states_is_the_harm_the_index_gives() -> None:
+    """SPEC states a clause's harm where it matters (``MUST (harm `loss`)``); the index agrees, and so
+    does conformance/formats/README.md's table of the format clauses."""
+    stated = dict(re.findall(r"\*\*([A-Z]+-\d+)\*\* (?:MUST|SHOULD) \((?:harm )?`(\w+)`\)", PART_A))
+    assert stated and {cid: harm_of(cid) for cid in stated} == stated
+    table = (ROOT / "conformance" / "formats" / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| ((?:RESP|ANTH)-\d+) \| (\w+) \|", table, re.M))
+    assert rows and {cid: harm_of(cid) for cid in rows} == rows
+
+
+def test_the_index_lists_each_clauses_tests_and_controls() -> None:
+    """The ``tests`` and ``controls`` of each entry are exactly the conformance tests marked with the
+    clause and the negative controls it must reject (the message names what to write)."""
+    tested = conformance_test_clauses()
+    by_clause: dict[str, list[str]] = {}
+    for name, clause_id in controls().items():
+        by_clause.setdefault(clause_id, []).append(_control_name(name))
+    expected = {cid: {"tests": sorted(tested.get(cid, [])), "controls": sorted(by_clause.get(cid, []))} for cid in clauses()}
+    found = {cid: {"tests": sorted(c.tests), "controls": sorted(c.controls)} for cid, c in clauses().items()}
+    differ = {cid: expected[cid] for cid in clauses() if expected[cid] != found[cid]}
+    assert differ == {}, "update conformance/clauses.json: " + json.dumps(differ)
+
+
+def _control_name(name: str) -> str:
+    """``broken.compactors:cut_through_round`` and the like, from `controls`' names."""
+    if name.startswith(("broken.formats.", "broken.shapes.", "broken_stores.")):
+        module, _, attr = name.rpartition(".")
+        return f"{module}:{attr}" if module in ("broken.formats", "broken.shapes") else f"{name}:factory"
+    return f"broken.compactors:{name}"
+
+
+def test_the_index_answers_what_the_code_asks() -> None:
+    """The lookups the suite, the formats and the matrix use instead of their own id lists."""
+    assert every_output("chat-completions")[:5] == ("CORE-1", "CORE-2", "CORE-3", "CORE-4", "CORE-6")
+    assert {"CORE-12", "CORE-14", "CORE-16", "CORE-17"} <= set(every_output("responses")) and "CORE-1" not in every_output("responses")
+    assert [in_flight(f) for f in ("chat-completions", "responses", "anthropic-messages")] == ["CORE-9", "RESP-8", "ANTH-6"]
+    assert waived_by("system_prompt", "outside") == ("CORE-3", "RESP-7", "ANTH-4")
+    assert sum(map(len, by_harm().values())) == len(clauses()) and list(by_harm()) == ["rejected", "loss", "crash", "policy"]
+
+
+CLAUSE_LITERAL = r"[\"'](?:CORE|RESP|ANTH|TRIG|SUM|STRUCT|FAIL|EVT|STORE)-\d+[\"']"
+ID_TUPLE = re.compile(rf"[(\[{{]\s*{CLAUSE_LITERAL}\s*[,:][^)\]}}]*{CLAUSE_LITERAL}")
+
+
+def test_no_module_lists_clause_ids_of_its_own() -> None:
+    """Issue 24: a clause lives in clauses.json; code asks it (`every_output`, `waived_by`, `by_harm`)
+    instead of keeping tuples of ids. A check naming the clause it implements is not a list."""
+    listed = []
+    for path in sorted((ROOT / "conformance").rglob("*.py")) + sorted((ROOT / "compaction_suite").rglob("*.py")):
+        relative = str(path.relative_to(ROOT))
+        if "/tests/" in f"/{relative}":
+            continue
+        listed += [f"{relative}: {m.group(0)[:60]}" for m in ID_TUPLE.finditer(path.read_text(encoding="utf-8"))]
+    assert listed == []
+
+
+def test_a_test_names_its_clause_once() -> None:
+    """``@clause("CORE-1")`` marks the test; ``require`` reads the marker, never the id again."""
+    again = [f"{path.name}:{n}" for path in sorted(CONFORMANCE_TESTS.glob("*.py")) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if re.search(r"require\(\s*[\"'][A-Z]+-\d+", line)]
+    assert again == []

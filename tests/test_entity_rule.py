@@ -1,5 +1,5 @@
 """SPEC ENT-1 and ENT-2: the reference (reference/extraction.py) and the verifier
-(conformance/histories.py) implement the entity-id rule and the task-list presets apart,
+(conformance/entities.py) implement the entity-id rule and the task-list presets apart,
 and agree on generated tool results and calls (SPEC ENT-3)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import histories as verifier
+from compaction_suite.conformance import entities as verifier
 from compaction_suite.reference import extraction
 from compaction_suite.reference.summary import entities
 

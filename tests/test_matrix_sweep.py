@@ -134,3 +134,12 @@ def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:
     assert findings.reason_key({"reason_id": "unanswered-tool-call", "reason": "anything"}) == "unanswered-tool-call"  # the report's id wins
     entry = {"status": "fail", "reason": "x", "failures": [a, c]}
     assert findings.keys("CORE-2", entry) == {("CORE-2", findings.reason_key(a)), ("CORE-2", findings.reason_key(c))}
+
+
+def test_sweep_requirements_keep_the_extras_an_adapter_installs_the_release_with() -> None:
+    from compaction_suite.adapters import FRAMEWORKS
+    from compaction_suite.matrix.jobs import Job
+
+    strands = next(fw for fw in FRAMEWORKS if fw.name == "Strands Agents")
+    job = Job("Strands", {}, "sliding_window", f"{strands.module}:sliding_window", {}, module=strands.module)
+    assert sweep.requirements([job], "strands-agents", "1.35.0") == ["strands-agents[anthropic]==1.35.0"]

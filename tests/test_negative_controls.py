@@ -22,6 +22,7 @@ from compaction_suite.conformance.clauses import clauses
 import broken_stores
 from broken.compactors import CONTROLS, SHOULD_CONTROLS, Control
 from broken.formats import PROFILE_CONTROLS
+from broken.shapes import SHAPE_CONTROLS
 from checking import Checked, as_user, assert_caught, in_process
 
 MUST: dict[str, Control] = {f"broken.compactors:{name}": c for name, c in CONTROLS.items()}
@@ -74,7 +75,7 @@ def test_reference_conforms_as_a_user_runs_check() -> None:
     assert set(checked.report["profiles_claimed"]) == {"core", "trigger", "summary", "failure", "events"}
 
 
-@pytest.mark.parametrize("target", ["broken.compactors:cut_through_round", "broken.compactors:logs_failure_at_info"])
+@pytest.mark.parametrize("target", ["broken.compactors:cut_through_round", "broken.compactors:pads_summary"])
 def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> None:
     """The command in a fresh interpreter, as a user narrows it to one clause: exit 1 for a MUST
     clause failing, 0 for a SHOULD clause failing, the clause named on the terminal, and the
@@ -88,3 +89,16 @@ def test_broken_compactor_as_a_user_runs_check(target: str, tmp_path: Path) -> N
         assert re.search(r"^FAILED tests/test_\w+\.py::", checked.output, re.M), checked.output[-1500:]
     first = in_process(tmp_path, target, clauses=control.clauses, fast=True).clause(control.expected)["history"]
     assert shrunk != first, "Hypothesis shrank the failing history it found first"
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_CONTROLS))
+def test_a_shape_defect_is_caught_by_the_test_forcing_its_shape(name: str, tmp_path: Path) -> None:
+    """Each control of `broken.shapes` has the defect a real report found in one shape (SPEC Part
+    A, "Histories the suite draws"): its clause fails with a reason naming it, and the test that
+    forces the shape is among those that caught it (whatever the general tests drew)."""
+    control, shape_test = SHAPE_CONTROLS[name]
+    checked = in_process(tmp_path, f"broken.shapes:{name}", profiles=control.profiles, clauses=control.clauses)
+    assert checked.exit_code == 1, checked.output[-3000:]
+    found = assert_caught(checked, control)
+    caught_by = {found.get("test"), *(f["test"] for f in found.get("failures", []))}
+    assert any(str(test).endswith(f"::{shape_test}") for test in caught_by), caught_by

@@ -79,7 +79,7 @@ def replay(
     from compaction_suite.benchmarks import cost
     from compaction_suite.benchmarks.lineup import Tuning, lineup
     from compaction_suite.benchmarks.traces.kinds import unreadable
-    from compaction_suite.conformance.histories import CODING_AGENT_TASK_LISTS, id_rule
+    from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, id_rule
     from compaction_suite.conformance.target import probe
     from compaction_suite.reference import CODING_AGENT_TASK_LISTS as PRESETS
     from compaction_suite.reference import EntityRule, TaskListTool

@@ -28,24 +28,27 @@ from compaction_suite.matrix.sweep import SweepError
 @click.option("--find-links", multiple=True, metavar="DIR|URL", help="Sweep: also look for releases here (passed to the installer).")
 @click.option("--no-index", is_flag=True, help="Sweep: install from --find-links only.")
 @click.option("--share-suite", is_flag=True, help="Sweep: install only the framework release; the environment imports compaction-suite and its dependencies from this interpreter (offline).")
-def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite) -> None:
+@click.option("--bugs", "bugs_file", type=click.Path(dir_okay=False), help="Run the reported bugs of this list (adapters/reported_bugs.json) at their reported and fixing releases; writes bugs.md, bugs.json (--only selects bugs).")
+def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite, bugs_file) -> None:
     """Check every installed framework adapter over its configurations; write a matrix.
 
     Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
     history of each failure). With --versions, runs the configurations across framework releases
     and writes the version table OUT/versions.md (and versions.json, releases/). Exit status 0
     when no configuration has a reachable MUST finding (documented ones apart), 1 when one has
-    (with --versions: at any release), 2 on a bad input or when nothing could be run.
+    (with --versions: at any release; with --bugs: a bug not caught at its reported release or
+    still found at its fixing release), 2 on a bad input or when nothing could be run.
     """
     out = Path(out_dir)
+    if bugs_file:
+        run_bugs(Path(bugs_file), out, tuple(only), fast, max_examples, timeout, _builder(cache_dir, find_links, no_index, share_suite), bool(versions_spec or targets or clause_ids))
     if not versions_spec:  # a sweep's targets live in the environments it builds
         probe(targets)  # a --target that cannot be imported or built is a bad input, before any check runs (SPEC Part C)
     todo, frameworks = library.plan(tuple(only), tuple(targets), adapters, check_releases=versions_spec is None)
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
     if versions_spec:
-        pip_args = [arg for link in find_links for arg in ("--find-links", link)] + (["--no-index"] if no_index else [])
-        builder = library.Builder(library.cache_dir(cache_dir), pip_args, share_suite)
+        builder = _builder(cache_dir, find_links, no_index, share_suite)
         try:
             data = library.sweep_versions(todo, versions_spec, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
         except SweepError as error:
@@ -62,6 +65,33 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
         f" ({documented} documented findings counted apart); {data['seconds']:.0f}s; written to {out}/matrix.md and {out}/matrix.json"
     )
     sys.exit(1 if hit else 0)
+
+
+def _builder(cache_dir: str | None, find_links: tuple[str, ...], no_index: bool, share_suite: bool) -> library.Builder:
+    pip_args = [arg for link in find_links for arg in ("--find-links", link)] + (["--no-index"] if no_index else [])
+    return library.Builder(library.cache_dir(cache_dir), pip_args, share_suite)
+
+
+def run_bugs(path: Path, out: Path, only: tuple[str, ...], fast: bool, max_examples: int | None, timeout: float, builder: library.Builder, other_mode: bool) -> None:
+    """``--bugs``: each reported bug at its releases (`compaction_suite.matrix.bugs`); exits 1 when one
+    is not caught where reported or still found where fixed, 2 on a list that cannot be read."""
+    from compaction_suite.matrix import bugs
+
+    if other_mode:
+        raise click.UsageError("--bugs runs each bug's own target, releases and clause: not with --versions, --target or --clause")
+    try:
+        listed = bugs.load(path, only)
+    except bugs.BugsError as error:
+        raise click.UsageError(str(error)) from error
+    if not listed.bugs:
+        raise click.UsageError(f"--bugs {path}: no entry with a run{' matched --only' if only else ''}")
+    data = bugs.run(listed, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, echo=lambda s: click.echo(s, err=True))
+    r = data["recall"]
+    click.echo(
+        f"{r['caught']} of {r['attempted']} reported bugs caught at their reported release ({r['recall']}); "
+        f"{r['lost_at_fix']} of {r['judged_at_fix']} lost at the fixing release ({r['lost_share']}); written to {out}/bugs.md and {out}/bugs.json"
+    )
+    sys.exit(1 if bugs.problems(data) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -127,6 +127,8 @@ def run_job(
     env.pop(OPTIONS_ENV, None)
     if job.options:
         env[OPTIONS_ENV] = json.dumps(job.options)
+    if python is not None:  # another environment's compaction-suite, not a checkout in the working directory (``-m`` puts it first)
+        env["PYTHONSAFEPATH"] = "1"
     result: dict[str, Any] = {
         "framework": job.framework,
         "versions": versions if versions is not None else job.versions,

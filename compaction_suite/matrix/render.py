@@ -6,19 +6,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compaction_suite.conformance.clauses import clauses
+from compaction_suite.conformance.clauses import clauses, harms
 
 from . import verdicts
 
 SYMBOL = {"pass": "✓", "fail": "✗", "error": "!", "skip": "·", "xfail": "x", "timeout": "⏱", "not-applicable": "n/a", "not-exercised": "∅"}
 
 
-HARM_TITLES = {
-    "rejected": "rejected (the provider rejects the next request: HTTP 400)",
-    "loss": "loss (silent: system prompt, ids, task list, history replaced by an empty summary)",
-    "crash": "crash (an exception escapes compaction)",
-    "policy": "policy (trigger semantics, CORE-9, events)",
-}
+def harm_title(harm: str) -> str:
+    """A harm class with what it means, as the clause index states it (`clauses.harms`)."""
+    said = harms().get(harm)
+    return f"{harm} ({said})" if said else harm
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -106,7 +104,7 @@ def _users_hit(runs: list[dict[str, Any]]) -> list[str]:
     for h in harms:
         affected = [r for r in runs if verdicts.by_harm(r).get(h)]
         total = sum(len(verdicts.by_harm(r).get(h, [])) for r in runs)
-        lines.append(f"- **{HARM_TITLES.get(h, h)}**: {_count(len(affected), 'configuration')} ({_count(total, 'finding')})")
+        lines.append(f"- **{harm_title(h)}**: {_count(len(affected), 'configuration')} ({_count(total, 'finding')})")
     lines += ["", "| framework | compactor | configuration | " + " | ".join(harms) + " | findings |", "|---|---|---|" + "---|" * (len(harms) + 1)]
     for run in hit:
         grouped = verdicts.by_harm(run)

@@ -86,7 +86,10 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
         for requirement in getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())):
             name = re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0].lower()
             pinned = name == distribution or (distribution in together and name in together)
-            wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement)
+            if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
+                wanted[name] = f"{requirement}=={version}"
+            else:
+                wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement)
     return [wanted[name] for name in sorted(wanted)]
 
 

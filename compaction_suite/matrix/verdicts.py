@@ -1,12 +1,11 @@
 """What the matrix counts: reachable findings by harm class, each reproducer re-verified.
 
 A run's clauses come from ``compaction-suite check --report`` (SPEC Part A): each carries its
-``status`` and ``harm`` (``rejected``: the provider rejects the request, HTTP 400; ``loss``:
-silent loss; ``crash``: an exception escapes ``compact``; ``policy``: trigger semantics,
-CORE-9, events). Before the matrix writes a reproducer it checks that failing output against
-every structural clause (CORE-1, CORE-2, CORE-3, CORE-6): an output that breaks a clause the
-run reported as holding makes that clause fail too, so a ✓ never stands beside a reproducer
-that contradicts it (issue 14, point 5).
+``status``, ``harm`` (the clause index's classes, `clauses.harms`) and ``wire_format``. Before the
+matrix writes a reproducer it checks that failing output against every structural clause of its
+wire format (`formats.WireFormat.structural`: CORE-1..4 and 6, RESP-1..7 and 9, ANTH-1..5): an
+output that breaks a clause the run reported as holding makes that clause fail too, so a ✓ never
+stands beside a reproducer that contradicts it (issue 14, point 5; issue 24, point 2).
 """
 
 from __future__ import annotations
@@ -16,34 +15,22 @@ import re
 from typing import Any
 
 from compaction_suite.conformance import oracle
+from compaction_suite.conformance.clauses import HARMS, harm_of, waived_by
 
-HARMS = ("rejected", "loss", "crash", "policy")
+__all__ = ["HARMS", "by_harm", "findings", "harm", "reverify", "shown_with", "structural_problems"]
+
 FAILING = ("fail", "error")
 UNCLASSIFIED = "unclassified"
 
 
-def structural_harms() -> dict[str, str]:
-    """The structural clauses the matrix re-checks every reproducer against, each with its harm when a
-    report does not say (SPEC Part A, harm classes). The one place the matrix names clause ids: the
-    clause index (``conformance/clauses.json``) can answer this instead."""
-    return {"CORE-1": "rejected", "CORE-2": "rejected", "CORE-6": "rejected", "CORE-3": "loss"}
+def structural_problems(history: Any, output: Any, wire_format: str | None = None) -> dict[str, str]:
+    """Which of ``wire_format``'s structural clauses (those its format judges on every output,
+    `formats.WireFormat.structural`; default chat-completions) ``output``, compacted from
+    ``history``, breaks, with the reason."""
+    from compaction_suite.conformance import formats  # when a run is judged: the command starts without it
 
-
-def structural_problems(history: Any, output: Any) -> dict[str, str]:
-    """Which structural clauses ``output`` (compacted from ``history``) breaks, with the oracle's reason."""
-    problems: dict[str, str] = {}
-    invalid = oracle.check_valid_messages(output, history if isinstance(history, list) else ())
-    if invalid:
-        problems["CORE-6"] = invalid
-    if not (isinstance(output, list) and all(isinstance(m, dict) for m in output)):
-        return problems
-    checks = {
-        "CORE-1": oracle.check_tool_results_have_calls(output),
-        "CORE-2": oracle.check_calls_have_one_result(output),
-        "CORE-3": oracle.check_system_kept(history, output, not oracle.same(history, output)) if isinstance(history, list) else None,
-    }
-    problems.update({cid: reason for cid, reason in checks.items() if reason})
-    return problems
+    found = formats.get(wire_format or formats.CHAT).structural(history, output)
+    return {cid: str(reason) for cid, reason in found.items() if reason}
 
 
 def reverify(clauses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -57,8 +44,9 @@ def reverify(clauses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for cid, entry in clauses.items():
         if entry.get("status") not in FAILING or entry.get("output") is None or entry.get("history") is None:
             continue
-        inherent = structural_problems(entry["history"], entry["history"])
-        for other, reason in structural_problems(entry["history"], entry["output"]).items():
+        wire_format = entry.get("wire_format")
+        inherent = structural_problems(entry["history"], entry["history"], wire_format)
+        for other, reason in structural_problems(entry["history"], entry["output"], wire_format).items():
             current = clauses.get(other)
             if other == cid or other in found or other in inherent or current is None or current.get("status") not in ("pass", "not-exercised"):
                 continue
@@ -75,8 +63,8 @@ def reverify(clauses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def harm(clause_id: str, entry: dict[str, Any]) -> str:
-    """The harm class of a failing clause: the report's, else the structural default."""
-    return entry.get("harm") or structural_harms().get(clause_id) or UNCLASSIFIED
+    """The harm class of a failing clause: the report's, else the clause index's."""
+    return entry.get("harm") or harm_of(clause_id) or UNCLASSIFIED
 
 
 def findings(run: dict[str, Any], *, documented: bool = False) -> list[dict[str, Any]]:
@@ -99,11 +87,12 @@ PARAMETER = re.compile(r"\[([^\]]+)\]$")
 
 def shown_with(clause_id: str, entry: dict[str, Any]) -> str | None:
     """What a finding needs, read from its evidence, so a reader sees who hits it: for a crash
-    (CORE-10) each exception type with the summarizer faults (or tests) it was raised under; for a
-    lost system message (CORE-3) the system messages its history held. None when plain."""
-    if clause_id == "CORE-10":
+    (harm ``crash``, CORE-10) each exception type with the summarizer faults (or tests) it was raised
+    under; for a lost system prompt (a clause a system prompt kept outside waives: CORE-3, RESP-7)
+    the system messages its history held. None when plain."""
+    if harm_of(clause_id) == "crash":
         return _raised(entry)
-    if clause_id == "CORE-3" and isinstance(entry.get("history"), list):
+    if clause_id in waived_by("system_prompt", "outside") and isinstance(entry.get("history"), list):
         return _systems(entry["history"])
     return None
 

@@ -17,19 +17,22 @@ What ``compact(history, *, iteration)`` receives and must return, per format:
 
 Each format's rules are written once, in its own module (``chat``, ``responses``,
 ``anthropic``): validity, pairing, rounds, in-flight, the clause checks judged on every
-output, and the Hypothesis strategies that draw valid histories. `WireFormat` is that module
-seen through one interface.
+output, and the mapping from chat-completions. The Hypothesis strategies that draw valid
+histories are apart (`conformance.histories`, `conformance.responses_histories`,
+`conformance.anthropic_histories`), imported only when a history is drawn, so judging imports
+no Hypothesis. `WireFormat` is that module seen through one interface.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from hypothesis.strategies import SearchStrategy
+from typing import TYPE_CHECKING, Any
 
 from compaction_suite.message import Message
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 CHAT = "chat-completions"
 RESPONSES = "responses"
@@ -47,8 +50,9 @@ AnthropicRequest = dict[str, Any]
 """anthropic-messages: ``{"system"?: str | [text blocks], "messages": [{"role": "user" | "assistant", "content": ...}]}``."""
 History = ChatHistory | ResponsesItems | AnthropicRequest
 
-Checks = dict[str, "str | None"]
-"""{clause id: None when it holds, else a one-line reason pointing at the item that is wrong}."""
+Checks = Mapping[str, "str | None"]
+"""{clause id: None when it holds, else a one-line reason pointing at the item that is wrong (a
+`Violation`, carrying the defect's ``reason_id``)}."""
 
 
 @dataclass(frozen=True)
@@ -108,18 +112,37 @@ class WireFormat:
     """``removed(history, out)``: the part of ``history`` the output no longer holds, as a history
     `tokens` can count (CORE-7 weighs it)."""
 
+    # What the format-independent every-output clauses (CORE-11, CORE-12, CORE-14, CORE-16,
+    # CORE-17; `conformance.judges`) ask of an item, written once per format.
+    items: Callable[[Any], list[Any]]
+    """The history's items (messages) in order, system prompt included where the list holds it
+    (an Anthropic request: its ``messages``); empty for a malformed history."""
+    role: Callable[[Any], str | None]
+    """An item's role (``user``, ``assistant``, ...; a Responses item that is no message: its type)."""
+    said: Callable[[Any], str]
+    """What an item says that a summary must carry: message and tool-result text, a call's
+    arguments aside (SPEC CORE-12 Decision)."""
+    corresponds: Callable[[Any, Any], bool]
+    """``corresponds(before, after)``: whether output item ``after`` is input item ``before`` kept:
+    verbatim, masked in place (a tool result for the same call), or re-encoded (same role and text)."""
+
     def in_flight_changed(self, history: Any, out: Any) -> str | None:
         """The in-flight clause (`in_flight_clause`) on one output: a history waiting for a tool
         result comes back unchanged (SPEC CORE-9, RESP-8, ANTH-6); None when it did or was not
         waiting."""
         from ..oracle import same
+        from ..violation import Violation
 
-        return "a history waiting for a tool result was changed" if self.in_flight(history) and not same(history, out) else None
+        return Violation("compacted-in-flight", "a history waiting for a tool result was changed") if self.in_flight(history) and not same(history, out) else None
 
-    def findings(self, history: Any, out: Any) -> dict[str, str]:
-        """What one output breaks, judged on it alone: the every-output clauses (`structural`)
-        and the in-flight clause, each with its reason (a replayed case, the bench replay)."""
-        found = {**self.structural(history, out), self.in_flight_clause: self.in_flight_changed(history, out)}
+    def findings(self, history: Any, out: Any, providers: tuple[str, ...] = ()) -> dict[str, str]:
+        """What one output breaks, judged on it alone: the every-output clauses (`structural`, and
+        CORE-14, CORE-16, CORE-17 for ``providers``) and the in-flight clause, each with its reason
+        (a replayed case, the bench replay). CORE-12 needs the summarizer's exchanges: the suite
+        judges it as the call happens."""
+        from .. import judges
+
+        found = {**self.structural(history, out), **judges.every_output(self, history, out, (), providers), self.in_flight_clause: self.in_flight_changed(history, out)}
         return {clause: reason for clause, reason in found.items() if reason}
 
 

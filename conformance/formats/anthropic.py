@@ -1,5 +1,5 @@
 """The Anthropic Messages API request part a compactor handles: validity, pairing, thinking,
-clause checks, strategies (SPEC ANTH-1..ANTH-6).
+clause checks (SPEC ANTH-1..ANTH-6).
 
 A history is ``{"system": ..., "messages": [...]}``: the top-level ``system`` (a string or a
 list of text blocks; absent when the request has none) and the ``messages`` list of ``user``
@@ -9,23 +9,27 @@ start of the very next message, a user message; ``thinking`` and ``redacted_thin
 carry a signature (or encrypted data) the provider verifies, so with tool use they must come
 back unmodified.
 
-Each ``check_*`` returns None when its clause holds, else a one-line reason naming the message
-index; none raises on a malformed output.
+Each ``check_*`` returns None when its clause holds, else a `Violation` (a one-line reason naming
+the message index, and the defect's ``reason_id``); none raises on a malformed output.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING, Any
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
-from ..oracle import same
+from ..clauses import every_output
+from ..clauses import in_flight as in_flight_clause
+from ..oracle import failed_summary, same
 from ..summarizer_apis import anthropic_messages
+from ..violation import Violation
 from . import WireFormat
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 ROLES = ("user", "assistant")
 THINKING = ("thinking", "redacted_thinking")
@@ -137,7 +141,7 @@ def removed(history: Any, out: Any) -> dict[str, Any]:
 # --- validity (ANTH-5)
 
 
-def invalid(request: Any, given: Any = None) -> str | None:
+def invalid(request: Any, given: Any = None) -> Violation | None:
     """ANTH-5: a dict with a non-empty ``messages`` list of ``user``/``assistant`` messages whose
     content is a string or well-formed blocks, ``tool_use`` ids unique, ``system`` a string or
     text blocks. Pairing is ANTH-1/ANTH-2's, thinking ANTH-3's. A message returned identical to
@@ -145,21 +149,21 @@ def invalid(request: Any, given: Any = None) -> str | None:
     returned identical to one of its blocks, pass the shape rules: they are the caller's
     (Decision, SPEC ANTH-5)."""
     if not isinstance(request, dict):
-        return f"the output is a {type(request).__name__}, not a dict with system and messages"
+        return Violation("invalid-output:not-a-request", f"the output is a {type(request).__name__}, not a dict with system and messages")
     if "system" in request and not _valid_system(request["system"]):
-        return "system is neither a string nor a list of text blocks"
+        return Violation("invalid-request:malformed-system", "system is neither a string nor a list of text blocks")
     messages = request.get("messages")
     if not isinstance(messages, list) or not messages:
-        return "messages is missing, not a list, or empty"
+        return Violation("invalid-request:no-messages", "messages is missing, not a list, or empty")
     seen: set[str] = set()
     before = messages_of(given) or []
     for i, m in enumerate(messages):
         problem = _invalid_message(m, before)
         if problem and not any(same(m, g) for g in before):
-            return f"{where(messages, i)}: {problem}"
+            return Violation(f"invalid-message:{problem.reason_id}", f"{where(messages, i)}: {problem}")
         for use in tool_uses(m):
             if use in seen:
-                return f"{where(messages, i)}: tool_use id {use!r} repeats an earlier one"
+                return Violation("invalid-message:duplicate-tool-use-id", f"{where(messages, i)}: tool_use id {use!r} repeats an earlier one")
             seen.add(use)
     return None
 
@@ -170,16 +174,16 @@ def _valid_system(system: Any) -> bool:
     return isinstance(system, list) and all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in system)
 
 
-def _invalid_message(m: Any, given: Sequence[Message] = ()) -> str | None:
+def _invalid_message(m: Any, given: Sequence[Message] = ()) -> Violation | None:
     if not isinstance(m, dict):
-        return f"a {type(m).__name__}, not a message"
+        return Violation("not-a-dict", f"a {type(m).__name__}, not a message")
     if m.get("role") not in ROLES:
-        return f"role {m.get('role')!r} (only user and assistant; the system prompt is top-level)"
+        return Violation("unknown-role", f"role {m.get('role')!r} (only user and assistant; the system prompt is top-level)")
     content = m.get("content")
     if isinstance(content, str):
         return None
     if not isinstance(content, list) or not content:
-        return "content is neither a string nor a non-empty list of blocks"
+        return Violation("no-content", "content is neither a string nor a non-empty list of blocks")
     for block in content:
         problem = _invalid_block(block, m["role"])
         if problem and not (_unknown(block) and any(same(block, b) for g in given for b in blocks(g))):
@@ -192,27 +196,27 @@ def _unknown(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") not in BLOCK_TYPES
 
 
-def _invalid_block(block: Any, role: str) -> str | None:
+def _invalid_block(block: Any, role: str) -> Violation | None:
     if not isinstance(block, dict) or block.get("type") not in BLOCK_TYPES:
-        return f"a content block of unknown type {block.get('type') if isinstance(block, dict) else block!r}"
+        return Violation("unknown-block", f"a content block of unknown type {block.get('type') if isinstance(block, dict) else block!r}")
     kind = block["type"]
     if kind == "text" and not isinstance(block.get("text"), str):
-        return "a text block without text"
+        return Violation("malformed-text", "a text block without text")
     if kind == "tool_use" and (role != "assistant" or not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str) or not isinstance(block.get("input"), dict)):
-        return "a tool_use block outside an assistant message or without id, name and input object"
+        return Violation("malformed-tool-use", "a tool_use block outside an assistant message or without id, name and input object")
     if kind == "tool_result" and (role != "user" or not isinstance(block.get("tool_use_id"), str)):
-        return "a tool_result block outside a user message or without tool_use_id"
+        return Violation("malformed-tool-result", "a tool_result block outside a user message or without tool_use_id")
     if kind == "thinking" and (role != "assistant" or not isinstance(block.get("thinking"), str) or not isinstance(block.get("signature"), str)):
-        return "a thinking block outside an assistant message or without thinking and signature"
+        return Violation("malformed-thinking", "a thinking block outside an assistant message or without thinking and signature")
     if kind == "redacted_thinking" and (role != "assistant" or not isinstance(block.get("data"), str)):
-        return "a redacted_thinking block outside an assistant message or without data"
+        return Violation("malformed-thinking", "a redacted_thinking block outside an assistant message or without data")
     return None
 
 
 # --- pairing (ANTH-1, ANTH-2)
 
 
-def check_results_follow_their_use(messages: Sequence[Message]) -> str | None:
+def check_results_follow_their_use(messages: Sequence[Message]) -> Violation | None:
     """ANTH-1: each ``tool_result`` answers a ``tool_use`` of the message right before it (an
     assistant message), and a user message's ``tool_result`` blocks come before its other blocks."""
     for i, m in enumerate(messages):
@@ -222,14 +226,14 @@ def check_results_follow_their_use(messages: Sequence[Message]) -> str | None:
         previous = messages[i - 1] if i > 0 else None
         for use_id in results:
             if previous is None or previous.get("role") != "assistant" or use_id not in tool_uses(previous):
-                return f"{where(messages, i)}: tool_result {use_id!r} has no tool_use in the message before it"
+                return Violation("orphan-tool-result", f"{where(messages, i)}: tool_result {use_id!r} has no tool_use in the message before it")
         kinds = [b.get("type") for b in blocks(m)]
         if kinds[: len(results)] != ["tool_result"] * len(results):
-            return f"{where(messages, i)}: tool_result blocks must come first in the message, found {kinds}"
+            return Violation("tool-result-not-first", f"{where(messages, i)}: tool_result blocks must come first in the message, found {kinds}")
     return None
 
 
-def check_uses_have_results(request: Any, messages: Sequence[Message]) -> str | None:
+def check_uses_have_results(request: Any, messages: Sequence[Message]) -> Violation | None:
     """ANTH-2: each ``tool_use`` has exactly one ``tool_result`` in the very next message (a turn the
     input left in flight is ANTH-6's)."""
     pending = _pending(request)
@@ -239,7 +243,8 @@ def check_uses_have_results(request: Any, messages: Sequence[Message]) -> str | 
             if use_id in pending:
                 continue
             if answered.count(use_id) != 1:
-                return f"{where(messages, i)}: tool_use {use_id!r} has {answered.count(use_id)} tool_result blocks in the next message, expected 1"
+                slug = "unanswered-tool-call" if answered.count(use_id) == 0 else "tool-call-answered-twice"
+                return Violation(slug, f"{where(messages, i)}: tool_use {use_id!r} has {answered.count(use_id)} tool_result blocks in the next message, expected 1")
     return None
 
 
@@ -259,53 +264,74 @@ def _thinking(message: Message) -> list[dict[str, Any]]:
     return [b for b in blocks(message) if b.get("type") in THINKING]
 
 
-def check_thinking_kept(request: Any, messages: Sequence[Message]) -> str | None:
+def check_thinking_kept(request: Any, messages: Sequence[Message]) -> Violation | None:
     """ANTH-3: an assistant turn with ``tool_use`` and thinking blocks comes back with the same
-    thinking blocks, byte-identical and in order, or not at all (the whole turn dropped)."""
+    thinking blocks, byte-identical and in order, or not at all (the whole turn dropped). SPEC
+    ANTH-3 Decision (preserved thinking): a kept block whose prefix a compaction changed is the
+    caller's ``prefix_mismatch_behavior`` to settle, not judged here."""
     for before in messages_of(request) or []:
         uses, thinking = tool_uses(before), _thinking(before)
         if before.get("role") != "assistant" or not uses or not thinking:
             continue
         for j, after in enumerate(messages):
             if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not same(_thinking(after), thinking):
-                return f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered"
+                return Violation("thinking-altered", f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered")
     return None
 
 
 # --- system (ANTH-4)
 
 
-def check_system_untouched(request: Any, out: Any) -> str | None:
+def check_system_untouched(request: Any, out: Any) -> Violation | None:
     """ANTH-4: the top-level ``system`` comes back byte-identical; absent stays absent."""
     had, has = "system" in request, isinstance(out, dict) and "system" in out
     if had != has:
-        return "the top-level system was " + ("dropped" if had else "added")
+        return Violation("system-dropped" if had else "system-added", "the top-level system was " + ("dropped" if had else "added"))
     if had and not same(request["system"], out["system"]):
-        return "the top-level system was changed"
+        return Violation("system-altered", "the top-level system was changed")
     return None
 
 
-def check_no_failed_summary(request: Any, out: Any) -> str | None:
-    """CORE-11 in an Anthropic request: after a summarizer fault the output holds no message the
-    input lacks, but one whose blocks are the input's or ``tool_result`` blocks masked in place
-    (same ``tool_use_id``); a changed ``system`` is ANTH-4's."""
+# --- what an output holds of its input (CORE-11, CORE-12, CORE-14 in Anthropic messages)
+
+
+def said(message: Any) -> str:
+    """What a message says for a summary to carry: its text blocks and its tool results' text;
+    tool inputs and thinking aside (SPEC CORE-12 Decision)."""
+    texts = [_text([b]) if b.get("type") == "text" else _text(b.get("content")) for b in blocks(message) if b.get("type") in ("text", "tool_result")]
+    return "\n".join(texts)
+
+
+def role(message: Any) -> str | None:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def corresponds(before: Any, after: Any) -> bool:
+    """Whether output message ``after`` is input message ``before`` kept: verbatim, or made of its
+    blocks (some dropped) with ``tool_result`` blocks masked in place (same ``tool_use_id``)."""
+    if same(before, after):
+        return True
+    if not (isinstance(before, dict) and isinstance(after, dict)) or before.get("role") != after.get("role"):
+        return False
+    old, answered = blocks(before), set(tool_results(before))
+    return bool(blocks(after)) and all(any(same(b, o) for o in old) or (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) for b in blocks(after))
+
+
+def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
+    """CORE-11 in an Anthropic request: after a summarizer fault the output holds no message
+    standing for nothing of the input (`corresponds`); a changed ``system`` is ANTH-4's."""
     messages, before = messages_of(out), messages_of(request)
     if messages is None or before is None or same(before, messages):
         return None
-    old_blocks = [b for m in before for b in blocks(m)]
-    answered = {r for m in before for r in tool_results(m)}
     for j, m in enumerate(messages):
-        if any(same(m, b) for b in before):
-            continue
-        if all(any(same(b, o) for o in old_blocks) or (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) for b in blocks(m)):
-            continue
-        return f"{where(messages, j)} is new although the summarizer failed: it stands for removed messages no summary was written for"
+        if not any(corresponds(b, m) for b in before):
+            return failed_summary(where(messages, j), m, not said(m).replace(SUMMARY_PREFIX, "").strip())
     return None
 
 
-def structural(history: Any, out: Any) -> dict[str, str | None]:
+def structural(history: Any, out: Any) -> dict[str, Violation | None]:
     """ANTH-1..ANTH-5 on one output (SPEC Part A, "Every output")."""
-    found: dict[str, str | None] = {"ANTH-5": invalid(out, history)}
+    found: dict[str, Violation | None] = {"ANTH-5": invalid(out, history)}
     messages = messages_of(out)
     if not isinstance(history, dict):
         return found
@@ -318,11 +344,7 @@ def structural(history: Any, out: Any) -> dict[str, str | None]:
     return found
 
 
-# --- strategies
-
-
-_SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: "Eu" + b.hex())
-"""Stand-in for a provider signature: opaque, unique per draw."""
+# --- from chat-completions (the generators map their draws with it)
 
 
 def _text(content: Any) -> str:
@@ -372,61 +394,19 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return request
 
 
-@st.composite
-def _with_thinking(draw: st.DrawFn, request: dict[str, Any], thinking: bool | None) -> dict[str, Any]:
-    """Thinking (or, one in four, redacted thinking) blocks first in assistant turns, as an
-    extended-thinking model emits them."""
-    for m in request["messages"]:
-        if m["role"] != "assistant" or not (thinking or (thinking is None and draw(st.booleans()))):
-            continue
-        if draw(st.integers(0, 3)) == 0:
-            block = {"type": "redacted_thinking", "data": draw(_SIGNATURE)}
-        else:
-            block = {"type": "thinking", "thinking": f"The user wants progress; next: {m['content'][-1].get('name', 'answer') if m['content'] else 'answer'}.", "signature": draw(_SIGNATURE)}
-        m["content"] = [block, *m["content"]]
-    return request
+def histories(**options: Any) -> SearchStrategy[dict[str, Any]]:
+    """Valid Messages API histories: `conformance.anthropic_histories.histories` (its keyword
+    options), imported when drawn, so judging a history imports no Hypothesis."""
+    from ..anthropic_histories import histories as drawn
 
-
-@st.composite
-def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
-    """What agents send beside the canonical shapes (SPEC ANTH-5): a ``tool_result`` whose
-    content is a list of text blocks, maybe marked ``is_error``; a text block after a round's
-    results (Claude Code's reminders); a ``cache_control`` breakpoint on a message's last block;
-    an assistant text turn as a plain string."""
-    messages = request["messages"]
-    for m in messages:
-        if not isinstance(m["content"], list) or not m["content"]:
-            continue
-        for block in m["content"]:
-            if block.get("type") == "tool_result" and block["content"] and draw(st.booleans()):
-                block["content"] = [{"type": "text", "text": block["content"]}]
-                if draw(st.integers(0, 3)) == 0:
-                    block["is_error"] = True
-        if tool_results(m) and draw(st.integers(0, 3)) == 0:
-            m["content"].append({"type": "text", "text": "<reminder>Keep the task list current.</reminder>"})
-        if m["role"] == "assistant" and [b.get("type") for b in m["content"]] == ["text"] and draw(st.booleans()):
-            m["content"] = m["content"][0]["text"]
-        elif draw(st.integers(0, 3)) == 0:
-            m["content"][-1] = {**m["content"][-1], "cache_control": {"type": "ephemeral"}}
-    return request
-
-
-def histories(*, thinking: bool | None = None, **chat_options: Any) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
-    mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
-    None maybe) and the shapes real traffic carries (`_as_sent`). Every history passes `invalid`,
-    ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
-    from ..histories import histories as chat_histories
-
-    chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
-    chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
-    return chat_histories(**chat_options).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
+    return drawn(**options)
 
 
 FORMAT = WireFormat(
-    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight, in_flight_clause="ANTH-6", no_failed_summary=check_no_failed_summary,
+    name="anthropic-messages", family="ANTH", invalid=invalid, in_flight=in_flight, in_flight_clause=in_flight_clause("anthropic-messages"), no_failed_summary=check_no_failed_summary,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
-    judged=("ANTH-1", "ANTH-2", "ANTH-3", "ANTH-4", "ANTH-5"),
+    judged=every_output("anthropic-messages"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
     without_system=without_system, removed=removed,
+    items=lambda request: messages_of(request) or [], role=role, said=said, corresponds=corresponds,
 )

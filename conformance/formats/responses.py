@@ -1,4 +1,4 @@
-"""The OpenAI Responses API input items: validity, pairing, clause checks, strategies (SPEC RESP-1..RESP-8).
+"""The OpenAI Responses API input items: validity, pairing, clause checks (SPEC RESP-1..RESP-9).
 
 A history is the list ``responses.create(input=...)`` takes: ``message`` items (roles
 ``user``, ``assistant``, ``system``, ``developer``; an item with a ``role`` and no ``type`` is a
@@ -8,23 +8,27 @@ followed by the item it preceded), and ``compaction`` items (the opaque summary 
 ``/v1/responses/compact`` endpoint returns). Other item types the API knows (hosted tool
 calls, item references, ...) are carried as opaque items: valid, never judged.
 
-Each ``check_*`` returns None when its clause holds, else a one-line reason naming the item
-index; none raises on a malformed output.
+Each ``check_*`` returns None when its clause holds, else a `Violation` (a one-line reason naming
+the item index, and the defect's ``reason_id``); none raises on a malformed output.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
-from hypothesis import strategies as st
+from typing import TYPE_CHECKING, Any
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
-from ..oracle import same
-from ..summarizer_apis import responses_messages
+from ..clauses import every_output
+from ..clauses import in_flight as in_flight_clause
+from ..oracle import failed_summary, same
+from ..summarizer_apis import compaction_digest, folded, responses_messages
+from ..violation import Violation
 from . import WireFormat
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 ROLES = ("user", "assistant", "system", "developer")
 SYSTEM_ROLES = ("system", "developer")
@@ -173,32 +177,32 @@ def removed(history: Sequence[Item], out: Sequence[Item]) -> list[Item]:
 # --- validity (RESP-6)
 
 
-def invalid(items: Any, given: Sequence[Any] = ()) -> str | None:
+def invalid(items: Any, given: Sequence[Any] = ()) -> Violation | None:
     """RESP-6: the shape rules of the Responses API's ``input`` items, and unique ``call_id``s.
     Pairing is RESP-1/RESP-2's, reasoning order RESP-3's. An item returned identical to one of
     ``given`` (the input) passes the shape rules: it is the caller's (Decision, SPEC RESP-6)."""
     if not isinstance(items, list):
-        return f"the output is a {type(items).__name__}, not a list of items"
+        return Violation("invalid-output:not-a-list", f"the output is a {type(items).__name__}, not a list of items")
     seen: set[str] = set()
     for i, item in enumerate(items):
         problem = _invalid_item(item)
         if problem and not any(same(item, g) for g in given):
-            return f"{where(items, i)}: {problem}"
+            return Violation(f"invalid-item:{problem.reason_id}", f"{where(items, i)}: {problem}")
         if kind(item) in ANSWERED_BY:
             if item.get("call_id") in seen:
-                return f"{where(items, i)}: call_id {item.get('call_id')!r} repeats an earlier call"
+                return Violation("invalid-item:duplicate-call-id", f"{where(items, i)}: call_id {item.get('call_id')!r} repeats an earlier call")
             seen.add(item.get("call_id"))
     return None
 
 
-def _invalid_item(item: Any) -> str | None:
+def _invalid_item(item: Any) -> Violation | None:
     if not isinstance(item, dict):
-        return f"a {type(item).__name__}, not an item object"
+        return Violation("not-an-object", f"a {type(item).__name__}, not an item object")
     found = kind(item)
     if found in OPAQUE:
         return None
     if found not in JUDGED:
-        return f"unknown item type {item.get('type')!r}"
+        return Violation("unknown-type", f"unknown item type {item.get('type')!r}")
     return {
         "message": _invalid_message,
         "function_call": _invalid_call,
@@ -210,56 +214,56 @@ def _invalid_item(item: Any) -> str | None:
     }[found](item)
 
 
-def _invalid_message(item: Item) -> str | None:
+def _invalid_message(item: Item) -> Violation | None:
     if item.get("role") not in ROLES:
-        return f"unknown role {item.get('role')!r}"
+        return Violation("unknown-role", f"unknown role {item.get('role')!r}")
     content = item.get("content")
     if isinstance(content, str):
         return None
     if not isinstance(content, list):
-        return "content is neither a string nor a list of parts"
+        return Violation("no-content", "content is neither a string nor a list of parts")
     for part in content:
         if not isinstance(part, dict) or part.get("type") not in PART_TYPES:
-            return f"a content part of unknown type {part.get('type') if isinstance(part, dict) else part!r}"
+            return Violation("unknown-part", f"a content part of unknown type {part.get('type') if isinstance(part, dict) else part!r}")
         if part["type"] in ("input_text", "output_text") and not isinstance(part.get("text"), str):
-            return f"a {part['type']} part without text"
+            return Violation("part-without-text", f"a {part['type']} part without text")
     return None
 
 
-def _invalid_call(item: Item) -> str | None:
+def _invalid_call(item: Item) -> Violation | None:
     """A ``function_call`` carries its ``arguments``, a ``custom_tool_call`` its free-form ``input``."""
     kind_ = kind(item)
     for key in ("call_id", "name", "arguments" if kind_ == "function_call" else "input"):
         if not isinstance(item.get(key), str):
-            return f"{kind_} without a string {key}"
+            return Violation("malformed-call", f"{kind_} without a string {key}")
     return None
 
 
-def _invalid_output(item: Item) -> str | None:
+def _invalid_output(item: Item) -> Violation | None:
     kind_ = kind(item)
     if not isinstance(item.get("call_id"), str):
-        return f"{kind_} without a string call_id"
+        return Violation("malformed-output", f"{kind_} without a string call_id")
     if not isinstance(item.get("output"), (str, list)):
-        return f"{kind_} without an output (string or list of parts)"
+        return Violation("malformed-output", f"{kind_} without an output (string or list of parts)")
     return None
 
 
-def _invalid_reasoning(item: Item) -> str | None:
+def _invalid_reasoning(item: Item) -> Violation | None:
     if not isinstance(item.get("summary"), list):
-        return "reasoning item without a summary list"
+        return Violation("malformed-reasoning", "reasoning item without a summary list")
     if "encrypted_content" in item and not isinstance(item["encrypted_content"], (str, type(None))):
-        return "reasoning item whose encrypted_content is not a string"
+        return Violation("malformed-reasoning", "reasoning item whose encrypted_content is not a string")
     return None
 
 
-def _invalid_compaction(item: Item) -> str | None:
-    return None if isinstance(item.get("encrypted_content"), str) else "compaction item without encrypted_content"
+def _invalid_compaction(item: Item) -> Violation | None:
+    return None if isinstance(item.get("encrypted_content"), str) else Violation("malformed-compaction", "compaction item without encrypted_content")
 
 
 # --- pairing (RESP-1, RESP-2)
 
 
-def check_outputs_have_calls(out: Sequence[Item]) -> str | None:
+def check_outputs_have_calls(out: Sequence[Item]) -> Violation | None:
     """RESP-1: an output item (``function_call_output``, ``custom_tool_call_output``) answers a
     call of its kind with its ``call_id`` earlier in the list."""
     called: set[tuple[str, Any]] = set()
@@ -267,11 +271,11 @@ def check_outputs_have_calls(out: Sequence[Item]) -> str | None:
         if kind(item) in ANSWERED_BY:
             called.update(calls([item]))
         elif kind(item) in ANSWERS and outputs([item])[0] not in called:
-            return f"{where(out, i)}: no {ANSWERS[kind(item) or '']} with call_id {item.get('call_id')!r} before it"
+            return Violation("orphan-tool-output", f"{where(out, i)}: no {ANSWERS[kind(item) or '']} with call_id {item.get('call_id')!r} before it")
     return None
 
 
-def check_calls_have_one_output(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+def check_calls_have_one_output(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-2: each call item has exactly one output of its kind after it (a call the input left
     pending is RESP-8's)."""
     pending = set(calls(history)) - set(outputs(history))
@@ -281,7 +285,7 @@ def check_calls_have_one_output(history: Sequence[Item], out: Sequence[Item]) ->
             continue
         answers = outputs(out[i + 1 :]).count(call[0])
         if answers != 1:
-            return f"{where(out, i)}: {answers} {ANSWERED_BY[call[0][0]]} items after it, expected 1"
+            return Violation("unanswered-tool-call" if answers == 0 else "tool-call-answered-twice", f"{where(out, i)}: {answers} {ANSWERED_BY[call[0][0]]} items after it, expected 1")
     return None
 
 
@@ -297,7 +301,7 @@ def _key(item: Item) -> str:
     return "json:" + json.dumps(item, sort_keys=True, default=str)
 
 
-def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-3: a ``reasoning`` item stays immediately before the item it preceded in the input,
     or both are dropped."""
     position = {_key(item): j for j, item in enumerate(out)}
@@ -307,11 +311,11 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> st
         follower = history[i + 1]
         at, next_at = position.get(_key(item)), position.get(_key(follower))
         if at is None and next_at is not None:
-            return f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)"
+            return Violation("reasoning-separated", f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)")
         if at is not None and next_at is None:
-            return f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped"
+            return Violation("reasoning-without-its-item", f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped")
         if at is not None and next_at is not None and next_at != at + 1:
-            return f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})"
+            return Violation("reasoning-separated", f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})")
     return None
 
 
@@ -322,53 +326,101 @@ def _compactions(items: Sequence[Item]) -> list[tuple[int, Item]]:
     return [(i, item) for i, item in enumerate(items) if kind(item) == "compaction"]
 
 
-def check_compaction_opaque(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+def check_compaction_opaque(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-4: a ``compaction`` item from the input is kept byte-identical or dropped (the provider
     reads its encrypted content and nothing else)."""
     earlier = {item.get("id"): item for _, item in _compactions(history) if item.get("id") is not None}
     for j, item in _compactions(out):
         before = earlier.get(item.get("id"))
         if before is not None and not same(before, item):
-            return f"{where(out, j)}: compaction item {item.get('id')!r} was altered"
+            return Violation("compaction-item-altered", f"{where(out, j)}: compaction item {item.get('id')!r} was altered")
     return None
 
 
-def check_compaction_not_duplicated(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+def check_compaction_not_duplicated(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-5: an earlier compaction item is a summary: kept once or folded into the new one,
-    never duplicated; a compaction adds at most one compaction item."""
+    never both, never duplicated; a compaction adds at most one compaction item. What a new item
+    folds is read from the test double's compaction items (`summarizer_apis.folded`); a real
+    provider's cannot be read."""
     seen: dict[str, int] = {}
     for j, item in _compactions(out):
         for key in (f"id:{item.get('id')}" if item.get("id") is not None else None, f"enc:{item.get('encrypted_content')}"):
             if key is not None and key in seen:
-                return f"{where(out, j)} duplicates compaction {where(out, seen[key])}"
+                return Violation("compaction-item-duplicated", f"{where(out, j)} duplicates compaction {where(out, seen[key])}")
             if key is not None:
                 seen[key] = j
     before, after = len(_compactions(history)), len(_compactions(out))
     if after > before + 1:
-        return f"{after} compaction items out of {before} in the input: a compaction adds at most one"
+        return Violation("compaction-items-added", f"{after} compaction items out of {before} in the input: a compaction adds at most one")
+    kept = {compaction_digest(item): j for j, item in _compactions(out) if any(same(item, b) for _, b in _compactions(history))}
+    for j, item in _compactions(out):
+        twice = [kept[d] for d in folded(item) if d in kept]
+        if twice:
+            return Violation("compaction-item-kept-and-folded", f"{where(out, twice[0])} is kept beside {where(out, j)}, the new compaction item that folds it: the earlier summary stands twice")
     return None
 
 
-# --- a failed summarizer call (CORE-11)
+# --- reasoning items are opaque (RESP-9)
 
 
-def check_no_failed_summary(history: Any, out: Any) -> str | None:
-    """CORE-11 in Responses items: after a summarizer fault the output holds no item the input
-    lacks (a ``compaction`` item or a summary message no summary was written for), but an
-    output item masked in place (same kind and ``call_id`` as one of the input) and a message
-    of the input re-encoded (same role and text: the compact endpoint returns the input's user
-    messages as ``input_text`` parts)."""
+def check_reasoning_opaque(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
+    """RESP-9: a reasoning item of the input (by ``id``) is kept byte-identical, its
+    ``encrypted_content`` with it, or dropped: with ``store=false`` the API reads the reasoning from
+    that content alone and rejects an item without it (vercel/ai#7543)."""
+    earlier = {item.get("id"): item for item in history if kind(item) == "reasoning" and item.get("id") is not None}
+    for j, item in enumerate(out):
+        before = earlier.get(item.get("id")) if kind(item) == "reasoning" else None
+        if before is None or same(before, item):
+            continue
+        lost = before.get("encrypted_content") and item.get("encrypted_content") != before.get("encrypted_content")
+        return Violation("reasoning-content-lost" if lost else "reasoning-item-altered", f"{where(out, j)}: reasoning item {item.get('id')!r} was " + ("kept without its encrypted_content" if lost and not item.get("encrypted_content") else "altered"))
+    return None
+
+
+# --- what an output holds of its input (CORE-11, CORE-12, CORE-14 in Responses items)
+
+
+def said(item: Any) -> str:
+    """What an item says for a summary to carry: a message's text, an output's; calls, reasoning
+    and compaction items say nothing readable (SPEC CORE-12 Decision)."""
+    found = kind(item)
+    if found == "message":
+        return _text_of(item.get("content"))
+    if found in ANSWERS:
+        output = item.get("output")
+        return output if isinstance(output, str) else _text_of(output)
+    return ""
+
+
+def role(item: Any) -> str | None:
+    """A message item's role, else the item's type."""
+    return item.get("role") if kind(item) == "message" else kind(item)
+
+
+def corresponds(before: Any, after: Any) -> bool:
+    """Whether output item ``after`` is input item ``before`` kept: verbatim, an output masked in
+    place (same kind, same ``call_id``), or a message re-encoded (same role and text: the compact
+    endpoint returns the input's user messages as ``input_text`` parts)."""
+    if same(before, after):
+        return True
+    if not (isinstance(before, dict) and isinstance(after, dict)) or kind(before) != kind(after):
+        return False
+    if kind(before) in ANSWERS:
+        return before.get("call_id") == after.get("call_id")
+    return kind(before) == "message" and _said(before) == _said(after)
+
+
+def check_no_failed_summary(history: Any, out: Any) -> Violation | None:
+    """CORE-11 in Responses items: after a summarizer fault the output holds no item standing for
+    nothing of the input (`corresponds`): no ``compaction`` item or summary message no summary was
+    written for."""
     items, before = _items(out), _items(history)
     if items is None or before is None or same(before, items):
         return None
-    answered = set(outputs(before))
-    said = {_said(b) for b in before if kind(b) == "message"}
     for j, item in enumerate(items):
-        if any(same(item, b) for b in before) or (kind(item) in ANSWERS and outputs([item])[0] in answered):
-            continue
-        if kind(item) == "message" and _said(item) in said:
-            continue
-        return f"{where(items, j)} is new although the summarizer failed: it stands for removed items no summary was written for"
+        if not any(corresponds(b, item) for b in before):
+            empty = not item.get("encrypted_content") if kind(item) == "compaction" else not said(item).replace(SUMMARY_PREFIX, "").strip()
+            return failed_summary(where(items, j), item, empty)
     return None
 
 
@@ -380,22 +432,22 @@ def _said(item: Item) -> tuple[Any, str]:
 # --- system prompt (RESP-7)
 
 
-def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> str | None:
+def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-7: ``system``/``developer`` message items come back verbatim and in order."""
     before = [i for i in history if kind(i) == "message" and i.get("role") in SYSTEM_ROLES]
     after = [i for i in out if kind(i) == "message" and i.get("role") in SYSTEM_ROLES]
     for n, item in enumerate(before):
         if n >= len(after) or not same(item, after[n]):
-            return f"system/developer message {where(history, history.index(item))} is missing or altered in the output"
+            return Violation("system-message-dropped", f"system/developer message {where(history, history.index(item))} is missing or altered in the output")
     if len(after) > len(before):
-        return f"{len(after)} system/developer messages out of {len(before)} in the input"
+        return Violation("system-message-added", f"{len(after)} system/developer messages out of {len(before)} in the input")
     return None
 
 
-def structural(history: Any, out: Any) -> dict[str, str | None]:
-    """RESP-1..RESP-7 on one output (SPEC Part A, "Every output")."""
+def structural(history: Any, out: Any) -> dict[str, Violation | None]:
+    """RESP-1..RESP-7 and RESP-9 on one output (SPEC Part A, "Every output")."""
     items, before = _items(out), _items(history)
-    found: dict[str, str | None] = {"RESP-6": invalid(out, before or ())}
+    found: dict[str, Violation | None] = {"RESP-6": invalid(out, before or ())}
     if items is None or before is None:
         return found
     found["RESP-1"] = check_outputs_have_calls(items)
@@ -404,10 +456,11 @@ def structural(history: Any, out: Any) -> dict[str, str | None]:
     found["RESP-4"] = check_compaction_opaque(before, items)
     found["RESP-5"] = check_compaction_not_duplicated(before, items)
     found["RESP-7"] = check_system_kept(before, items)
+    found["RESP-9"] = check_reasoning_opaque(before, items)
     return found
 
 
-# --- strategies
+# --- from chat-completions (the generators map their draws with it)
 
 
 def _text(content: Any) -> str:
@@ -448,69 +501,19 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> list[Item]:
     return items
 
 
-_OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.hex())
-"""Stand-in for provider-encrypted content: opaque, unique per draw."""
+def histories(**options: Any) -> SearchStrategy[list[Item]]:
+    """Valid Responses item histories: `conformance.responses_histories.histories` (its keyword
+    options), imported when drawn, so judging a history imports no Hypothesis."""
+    from ..responses_histories import histories as drawn
 
-
-@st.composite
-def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | None, compaction: bool | None) -> list[Item]:
-    """``chat`` as items, with reasoning items before assistant output (as a reasoning model
-    emits them), an earlier ``[Context Summary]`` maybe standing as a provider compaction item,
-    and the shapes real traffic carries (`_as_sent`)."""
-    items = from_chat(chat)
-    decorated: list[Item] = []
-    custom: set[str] = set()
-    reasons = compacted = 0
-    for n, item in enumerate(items):
-        previous = kind(decorated[-1]) if decorated else None
-        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
-        if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
-            reasons += 1
-            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT)})
-        is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
-        if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
-            compacted += 1
-            decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT)})
-            continue
-        decorated.append(_as_sent(draw, item, n, custom))
-    return decorated
-
-
-def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
-    """One item as agents send it: calls with ids, maybe a custom tool call (Codex's
-    ``apply_patch``: free-form ``input``, answered by a ``custom_tool_call_output``) or a
-    ``status``; outputs maybe as a list of parts; user and system messages maybe without
-    ``type`` (the API's EasyInputMessage)."""
-    if kind(item) == "function_call":
-        if draw(st.booleans()):
-            custom.add(item["call_id"])
-            return {"type": "custom_tool_call", "id": f"ctc_{item['call_id']}", "call_id": item["call_id"], "name": item["name"], "input": item["arguments"]}
-        return {**item, "id": f"fc_{item['call_id']}", **({"status": "completed"} if draw(st.booleans()) else {})}
-    if kind(item) == "function_call_output":
-        output = [{"type": "input_text", "text": item["output"]}] if draw(st.booleans()) else item["output"]
-        return {**item, "type": "custom_tool_call_output" if item["call_id"] in custom else "function_call_output", "output": output}
-    if item.get("role") == "assistant":
-        return {**item, "id": f"msg_{n:04d}", "status": "completed"}
-    return {k: v for k, v in item.items() if k != "type"} if draw(st.booleans()) else item
-
-
-def histories(*, reasoning: bool | None = None, compaction: bool | None = None, **chat_options: Any) -> st.SearchStrategy[list[Item]]:
-    """Valid Responses item histories: `conformance.histories.histories` (same keyword options)
-    mapped by `from_chat`, with reasoning items (``reasoning``: True always, None maybe) and an
-    earlier summary as a ``compaction`` item (``compaction``: True when the chat history has an
-    earlier summary, None maybe). Every history passes `invalid`, RESP-1 and RESP-2 (in-flight
-    ones aside) and RESP-3 on itself."""
-    from ..histories import histories as chat_histories
-
-    if compaction:
-        chat_options.setdefault("earlier_summary", True)
-    return chat_histories(**chat_options).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
+    return drawn(**options)
 
 
 FORMAT = WireFormat(
-    name="responses", family="RESP", invalid=invalid, in_flight=in_flight, in_flight_clause="RESP-8", no_failed_summary=check_no_failed_summary,
+    name="responses", family="RESP", invalid=invalid, in_flight=in_flight, in_flight_clause=in_flight_clause("responses"), no_failed_summary=check_no_failed_summary,
     structural=structural, histories=histories, length=length, from_chat=from_chat,
-    judged=("RESP-1", "RESP-2", "RESP-3", "RESP-4", "RESP-5", "RESP-6", "RESP-7"),
+    judged=every_output("responses"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
     without_system=without_system, removed=removed,
+    items=lambda items: _items(items) or [], role=role, said=said, corresponds=corresponds,
 )

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import Phase
+from hypothesis import Phase, assume
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -15,6 +15,7 @@ from compaction_suite.conformance.histories import agent_shaped
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
+from compaction_suite.conformance.summarizer_apis import sends
 
 
 def as_declared(history: list[dict]) -> list[dict]:
@@ -68,12 +69,21 @@ def in_format(**options: Any) -> st.SearchStrategy[Any]:
 
 
 FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")
-"""Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3)."""
+"""Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3); each API sends those
+its provider is known to send (`summarizer_apis.SENT`), a test of another is skipped."""
+TRANSIENT = ("429", "500", "503", "hang", "drop")
+"""The faults a client's own retries retry (the official ``openai`` client retries 408, 409, 429,
+5xx, timeouts and dropped connections twice by default): sent once, then the answer (SPEC CORE-11
+Decision: transient faults)."""
 HANG_TIMEOUT = 0.3
 """The client timeout where the summarizer may hang: small, so a run stays short."""
-FAULT_SWEEP = hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-"""Three examples per fault, not shrunk: the fault, not the history's shape, is what such a test
-is about, and shrinking under a hanging summarizer costs a timeout per step."""
+FAULT_SWEEP = hypothesis_settings(max_examples=2, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""Two examples per fault, not shrunk: the fault, not the history's shape, is what such a test
+is about (each example is one the target summarizes: `summarizing`), and shrinking under a
+hanging summarizer costs a timeout per step."""
+TRANSIENT_SWEEP = hypothesis_settings(max_examples=1, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""One example per transient fault (each waits out a client's retry backoff)."""
+NO_SUMMARIZER = "the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it"
 
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
@@ -87,7 +97,7 @@ calls a round, tool outputs of tens of kB (a labelled variant: few examples, eac
 
 
 def clause(clause_id: str) -> pytest.MarkDecorator:
-    """Mark a test with the SPEC clause it checks."""
+    """Mark a test with the SPEC clause it checks (``require`` reads it: a test names its clause once)."""
     return pytest.mark.clause(clause_id)
 
 
@@ -112,14 +122,59 @@ def compacts(suite: Suite, history: list[dict]) -> bool:
     return suite.format.well_formed(out) and changed(history, out)
 
 
-def faulted(suite: Suite, fault: str, **changes: Any) -> Subject:
+def faulted(suite: Suite, fault: str, times: int | None = None, **changes: Any) -> Subject:
     """A fresh compactor (``changes`` to its settings) whose summarizer fails as ``fault`` from
-    its next request on, the server's record of earlier requests cleared; a hang lasts 10 s,
-    well beyond `HANG_TIMEOUT`."""
+    its next request on (``times`` requests, all when None), the server's record of earlier
+    requests cleared; a hang lasts 10 s, well beyond `HANG_TIMEOUT`; a transient 429 asks for no
+    wait (``Retry-After: 0``: a client retries after its own backoff)."""
     suite.reset_server()
     subject = suite.new(**changes)
-    suite.server.fault(fault, **({"hang_seconds": 10} if fault == "hang" else {}))
+    params: dict[str, Any] = {"hang_seconds": 10} if fault == "hang" else {"retry_after": "0"} if fault == "429" and times else {}
+    suite.server.fault(fault, times=times, **params)
     return subject
+
+
+def unsent(suite: Suite, fault: str) -> str | None:
+    """Why ``fault`` cannot reach the target: none of the APIs it asks its summarizer through is
+    known to send it (`summarizer_apis.SENT`); None when one is."""
+    apis = sorted(suite.summarizer_apis)
+    if not apis or any(sends(api, fault) for api in apis):
+        return None
+    return f"the {', '.join(apis)} API is not known to send the fault {fault!r} (no provider documentation or report: summarizer_apis.SENT)"
+
+
+def asks(suite: Suite, history: Any) -> bool:
+    """Whether a fresh compactor, both triggers firing and the summarizer well, compacts
+    ``history`` and asks the summarizer doing it."""
+    _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
+    return bool(suite.server.exchanges) and suite.format.well_formed(out) and changed(history, out)
+
+
+def grown(suite: Suite, history: Any, rounds: int) -> Any:
+    """``history`` with ``rounds`` agent rounds of its own (`Suite.filler`) before its first turn,
+    after the system prompt: as large as the target's own trigger asks."""
+    filler = suite.format.from_chat(suite.filler(rounds))
+    if isinstance(history, dict):
+        return {**history, "messages": [*filler["messages"], *history["messages"]]}
+    lead = next((i for i, item in enumerate(history) if suite.format.role(item) not in oracle.SYSTEM_ROLES), len(history))
+    return [*history[:lead], *filler, *history[lead:]]
+
+
+def summarizing(suite: Suite, history: Any, fault: str | None = None) -> Any:
+    """``history`` as a fault test meets the target with it: one on which the target really asks
+    its summarizer, grown to the target's trigger when the drawn one is too small (SPEC CORE-11
+    Decision: summarizer reach). Skips the test for a target that never asks the suite's
+    summarizer, or whose summarizer API never sends ``fault``; rejects the example (Hypothesis
+    ``assume``) where even the grown history is not summarized."""
+    if not suite.calls_summarizer:
+        pytest.skip(NO_SUMMARIZER)
+    if fault is not None and (why := unsent(suite, fault)):
+        pytest.skip(why)
+    if asks(suite, history):
+        return history
+    larger = grown(suite, history, suite.trigger_rounds or 12)
+    assume(asks(suite, larger))
+    return larger
 
 
 def estimate(subject: Subject, history: Any) -> int:

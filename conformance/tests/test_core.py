@@ -1,17 +1,24 @@
-"""Profile core: structural rules every compactor keeps (SPEC CORE-1..CORE-9)."""
+"""Profile core: structural rules every compactor keeps (SPEC CORE-1..CORE-17).
+
+CORE-1..4, CORE-6 and CORE-9 read a chat-completions list; CORE-5, CORE-7, CORE-8, CORE-10 and
+CORE-12..CORE-17 mean the same in every wire format and their tests here draw the target's own
+(`TARGET_FORMAT`; CORE-5, CORE-8 and CORE-10 also have chat-only tests and format tests in
+test_formats.py)."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import oracle
+from compaction_suite.conformance import judges, oracle, providers
 from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.violation import Violation
 
 from .common import (
     TARGET_FORMAT,
@@ -25,32 +32,51 @@ from .common import (
     run,
     substantial,
     substantial_in_format,
+    summarizing,
     well_formed,
 )
 
 T = Settings().threshold_iterations
 SUBSTANTIAL = 400
-"""CORE-7 is judged where the messages a compaction removed hold at least this many chars/4
-tokens: a summary may honestly outgrow a few words."""
+"""CORE-7 and CORE-15 are judged where the messages a compaction removed hold at least this many
+chars/4 tokens: a summary may honestly outgrow a few words."""
+RECLAIMED = 0.5
+"""CORE-15: the share of what a compaction removed that it must reclaim (SPEC CORE-15 Decision)."""
+FEW = hypothesis_settings(max_examples=min(10, hypothesis_settings().max_examples))
+"""For the clauses judged on every output anyway (CORE-12..14, CORE-16, CORE-17): their own tests
+need a few forced compactions, not the profile's full count."""
 iterations = st.integers(1, 2 * T)
 drawn = histories() | real_traffic()
 """Generated histories, half of them in the shapes real traffic has (SPEC HIST-* Decision)."""
+cases = st.one_of(
+    st.tuples(drawn, iterations, st.just(False)),
+    st.tuples(histories(min_rounds=4) | real_traffic(raw_histories(min_rounds=4)), st.just(T), st.just(True)),
+)
+"""(history, iteration, forced): a drawn history at a drawn iteration, or one of at least 4 rounds
+with both triggers firing (iteration T, M=1), so that a compacting target compacts in about half
+the examples, ``--fast``'s first ten included (a forced shape beats hoping for it)."""
+
+
+def _run(suite, case):
+    history, iteration, force = case
+    _, out = run(suite, history, iteration, **({"max_context_tokens": 1} if force else {}))
+    return history, out
 
 
 @clause("CORE-1")
-@given(history=drawn, iteration=iterations)
-def test_tool_results_follow_their_call(suite, history, iteration):
-    _, out = run(suite, history, iteration)
+@given(case=cases)
+def test_tool_results_follow_their_call(suite, case):
+    history, out = _run(suite, case)
     if well_formed(out):
-        require("CORE-1", oracle.check_tool_results_have_calls(out), history, out)
+        require(oracle.check_tool_results_have_calls(out), history, out)
 
 
 @clause("CORE-2")
-@given(history=drawn, iteration=iterations)
-def test_every_call_has_one_result(suite, history, iteration):
-    _, out = run(suite, history, iteration)
+@given(case=cases)
+def test_every_call_has_one_result(suite, case):
+    history, out = _run(suite, case)
     if well_formed(out):
-        require("CORE-2", oracle.check_calls_have_one_result(out), history, out)
+        require(oracle.check_calls_have_one_result(out), history, out)
 
 
 @clause("CORE-3")
@@ -58,7 +84,7 @@ def test_every_call_has_one_result(suite, history, iteration):
 def test_system_messages_kept_first(suite, history, iteration):
     _, out = run(suite, history, iteration)
     if well_formed(out):
-        require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
+        require(oracle.check_system_kept(history, out, changed(history, out)), history, out)
 
 
 @clause("CORE-3")
@@ -67,7 +93,7 @@ def test_system_messages_kept_first_when_compacting(suite, history):
     """CORE-3 where it bites: system prompts and both triggers firing (iteration T, M=1)."""
     _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
     if well_formed(out):
-        require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
+        require(oracle.check_system_kept(history, out, changed(history, out)), history, out)
 
 
 @clause("CORE-3")
@@ -81,15 +107,15 @@ def test_system_message_in_the_middle(suite, history, at, role):
     history = history[:cut] + [{"role": role, "content": "From now on, answer in French."}] + history[cut:]
     _, out = run(suite, history, suite.settings.threshold_iterations, max_context_tokens=1)
     if well_formed(out):
-        require("CORE-3", oracle.check_system_kept(history, out, changed(history, out)), history, out)
+        require(oracle.check_system_kept(history, out, changed(history, out)), history, out)
 
 
 @clause("CORE-4")
-@given(history=drawn, iteration=iterations)
-def test_kept_rounds_whole_and_in_order(suite, history, iteration):
-    _, out = run(suite, history, iteration)
+@given(case=cases)
+def test_kept_rounds_whole_and_in_order(suite, case):
+    history, out = _run(suite, case)
     if well_formed(out):
-        require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
+        require(oracle.check_rounds_whole(history, out), history, out)
 
 
 @clause("CORE-4")
@@ -105,7 +131,7 @@ def test_long_runs_near_the_budget(suite, history, at_budget):
     else:
         _, out = run(suite, history, T)
     if well_formed(out):
-        require("CORE-4", oracle.check_rounds_whole(history, out), history, out)
+        require(oracle.check_rounds_whole(history, out), history, out)
 
 
 @clause("CORE-5")
@@ -115,8 +141,8 @@ def test_input_not_mutated(suite, history, iteration):
     subject = suite.new()
     before = copy.deepcopy(history)
     subject.compact(history, iteration)
-    problem = None if oracle.same(before, history) else "the input list or one of its messages was changed"
-    require("CORE-5", problem, before, history)
+    problem = None if oracle.same(before, history) else Violation("input-mutated", "the input list or one of its messages was changed")
+    require(problem, before, history)
 
 
 @clause("CORE-5")
@@ -127,15 +153,15 @@ def test_input_not_mutated_when_compacting(suite, history):
     subject = suite.new(max_context_tokens=1)
     before = copy.deepcopy(history)
     subject.compact(history, suite.settings.threshold_iterations)
-    problem = None if oracle.same(before, history) else "the input list or one of its messages was changed"
-    require("CORE-5", problem, before, history)
+    problem = None if oracle.same(before, history) else Violation("input-mutated", "the input list or one of its messages was changed")
+    require(problem, before, history)
 
 
 @clause("CORE-6")
-@given(history=drawn, iteration=iterations)
-def test_output_is_valid(suite, history, iteration):
-    _, out = run(suite, history, iteration)
-    require("CORE-6", oracle.check_valid_messages(out, history), history, out)
+@given(case=cases)
+def test_output_is_valid(suite, case):
+    history, out = _run(suite, case)
+    require(oracle.check_valid_messages(out, history), history, out)
 
 
 @TARGET_FORMAT
@@ -160,8 +186,8 @@ def _never_larger(suite, history, iteration, **changes):
     if suite.format.tokens(suite.format.removed(history, out)) < SUBSTANTIAL:
         return  # a summary may honestly outgrow a few words
     before, after = estimate(subject, history), estimate(subject, out)
-    problem = None if after <= before else f"the estimate grew from {before} to {after} tokens"
-    require("CORE-7", problem, history, out)
+    problem = None if after <= before else Violation("context-grew", f"the estimate grew from {before} to {after} tokens")
+    require(problem, history, out)
 
 
 @clause("CORE-8")
@@ -169,8 +195,8 @@ def _never_larger(suite, history, iteration, **changes):
 def test_deterministic(suite, history, iteration):
     _, first = run(suite, history, iteration)
     _, second = run(suite, history, iteration)
-    problem = None if oracle.same(first, second) else "two fresh compactors gave different outputs"
-    require("CORE-8", problem, history, second)
+    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs")
+    require(problem, history, second)
 
 
 @clause("CORE-8")
@@ -178,21 +204,23 @@ def test_deterministic(suite, history, iteration):
 def test_deterministic_when_compacting(suite, history):
     _, first = run(suite, history, T, max_context_tokens=1)
     _, second = run(suite, history, T, max_context_tokens=1)
-    problem = None if oracle.same(first, second) else "two fresh compactors gave different outputs"
-    require("CORE-8", problem, history, second)
+    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs")
+    require(problem, history, second)
 
 
+@TARGET_FORMAT
 @clause("CORE-8")
 @hypothesis_settings(max_examples=5)
-@given(history=substantial)
+@given(history=substantial_in_format)
 def test_deterministic_across_processes(suite, other_process, history):
+    """CORE-8 decision, in the target's own wire format: the same output in another process."""
     _, here = run(suite, history, T, max_context_tokens=1)
     suite.reset_server()
     there = other_process.compact(suite.settings.with_(max_context_tokens=1), history, T)
-    problem = there.get("error") and f"the second process failed: {there['error']}"
+    problem = Violation("second-process-failed", f"the second process failed: {there['error']}") if there.get("error") else None
     if problem is None and not oracle.same(here, there["messages"]):
-        problem = "another process gave a different output for the same input, iteration and summarizer answers"
-    require("CORE-8", problem, history, there.get("messages"))
+        problem = Violation("nondeterministic-across-processes", "another process gave a different output for the same input, iteration and summarizer answers")
+    require(problem, history, there.get("messages"))
 
 
 @clause("CORE-9")
@@ -203,8 +231,8 @@ def test_call_in_flight_never_compacted(suite, history):
     except ValueError:
         suite.exercise("CORE-9", history)
         return  # rejected: allowed
-    problem = None if oracle.same(history, out) else "a history with an unanswered tool call was changed"
-    require("CORE-9", problem, history, out)
+    problem = None if oracle.same(history, out) else Violation("compacted-in-flight", "a history with an unanswered tool call was changed")
+    require(problem, history, out)
 
 
 @clause("CORE-10")
@@ -215,4 +243,100 @@ def test_never_raises_on_a_valid_history(suite, history, iteration, tokens):
     try:
         run(suite, history, iteration, max_context_tokens=tokens)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
-        require("CORE-10", f"compact raised {type(error).__name__}: {str(error)[:200]}", history)
+        require(Violation(f"crash:{type(error).__name__}", f"compact raised {type(error).__name__}: {str(error)[:200]}"), history)
+
+
+# --- CORE-12..CORE-17: what a compaction stands for, what it asks, what it keeps (every format)
+
+
+def _forced(suite, history):
+    """A forced compaction (iteration T, M=1) of ``history``: the output, if it is one to judge."""
+    _, out = run(suite, history, T, max_context_tokens=1)
+    assume(suite.format.well_formed(out) and changed(history, out))
+    return out
+
+
+@TARGET_FORMAT
+@clause("CORE-12")
+@FEW
+@given(history=substantial_in_format)
+def test_summary_stands_for_an_answer(suite, history):
+    """A new item standing for removed ones carries an answer the summarizer gave to a request
+    that held them (langchain-ai/langchain#39261: fixed text, the summarizer never called)."""
+    history = summarizing(suite, history)
+    out = _forced(suite, history)
+    require(judges.summary_stands_for_answer(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-13")
+@FEW
+@given(history=substantial_in_format)
+def test_summarizer_requests_are_valid(suite, history):
+    """Every request the compaction sends the summarizer is one its provider accepts (the test
+    double answers HTTP 400 with the provider's text otherwise, as the real API does)."""
+    history = summarizing(suite, history)
+    run(suite, history, T, max_context_tokens=1)
+    require(judges.requests_accepted(suite.server.exchanges), history)
+
+
+@TARGET_FORMAT
+@clause("CORE-14")
+@FEW
+@given(history=substantial_in_format)
+def test_newest_round_kept(suite, history):
+    """The newest round (the current task) survives a compaction; under faults the fault tests'
+    outputs are judged for it too (every output is)."""
+    out = _forced(suite, history)
+    require(judges.newest_round_kept(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-15")
+@given(history=substantial_in_format)
+def test_compaction_reclaims_what_it_removes(suite, history):
+    """SHOULD: a compaction removing at least SUBSTANTIAL tokens reclaims at least RECLAIMED of them
+    (a tool-result strategy re-inserting the text it excluded reclaims nothing and passes CORE-7).
+    An earlier summary it removes is not counted as removed: the new summary folds it (SUM-4) and
+    carries its ids and tasks on (STRUCT-2, STRUCT-3) (SPEC CORE-15 Decision)."""
+    subject, out = run(suite, history, T, max_context_tokens=1)
+    if not (suite.format.well_formed(out) and changed(history, out)):
+        return
+    gone = _without_summaries(suite.format, suite.format.removed(history, out))
+    if suite.format.tokens(gone) < SUBSTANTIAL:
+        return  # a summary may honestly outgrow a few words
+    removed, before, after = estimate(subject, gone), estimate(subject, history), estimate(subject, out)
+    problem = None
+    if before - after < RECLAIMED * removed:
+        problem = Violation("little-reclaimed", f"the compaction removed {removed} tokens (earlier summaries aside) but reclaimed {before - after} ({before} -> {after} by the estimate), less than {RECLAIMED:.0%} of them")
+    require(problem, history, out)
+
+
+def _without_summaries(fmt, gone):
+    """``gone`` (a `WireFormat.removed` history) without the earlier summaries it holds."""
+    if isinstance(gone, dict):
+        return {**gone, "messages": [m for m in gone.get("messages") or [] if not fmt.is_summary(m)]}
+    return [item for item in gone if not fmt.is_summary(item)]
+
+
+@TARGET_FORMAT
+@clause("CORE-16")
+@FEW
+@given(history=substantial_in_format)
+def test_something_besides_the_system_prompt_is_left(suite, history):
+    out = _forced(suite, history)
+    require(judges.something_left(suite.format, history, out), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-17")
+@FEW
+@given(history=substantial_in_format)
+def test_declared_providers_rules_hold(suite, history):
+    """The rules of every provider the target declares (``capabilities["providers"]``) hold on its
+    compacted outputs, beyond the wire format's own clauses."""
+    declared = suite.capabilities.providers
+    if not providers.rules(declared):
+        pytest.skip(f"the declared providers {list(declared)} add no rules beyond the wire format's own clauses")
+    out = _forced(suite, history)
+    require(providers.broken(declared, suite.format, history, out), history, out)

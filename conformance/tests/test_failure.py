@@ -11,14 +11,15 @@ import logging
 import time
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.violation import Violation
 
-from .common import FAULT_SWEEP, TARGET_FORMAT, clause, compacts, substantial_in_format
+from .common import FAULT_SWEEP, TARGET_FORMAT, clause, substantial_in_format, summarizing
 
 pytestmark = TARGET_FORMAT
 
@@ -35,9 +36,10 @@ def few(n: int):
     return hypothesis_settings(max_examples=min(n, hypothesis_settings().max_examples))
 
 
-def _under_fault(suite, history, clause_id: str, fault: str, **changes):
-    """Compact with the summarizer failing as ``fault``; the input must come back unchanged."""
-    assume(compacts(suite, history))  # it would compact, were the summarizer well
+def _compact_under_fault(suite, history, fault: str, **changes):
+    """Compact a history the target summarizes (grown to its trigger when needed: SPEC CORE-11
+    Decision) with the summarizer failing as ``fault``: (history, output, seconds taken)."""
+    history = summarizing(suite, history, fault)
     suite.reset_server()
     subject = suite.new(**changes)
     suite.server.fault(fault, **({"hang_seconds": HANG_SECONDS} if fault == "hang" else {}))
@@ -45,13 +47,17 @@ def _under_fault(suite, history, clause_id: str, fault: str, **changes):
     try:
         out = subject.compact(history, T)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
-        require(clause_id, f"the {fault} fault escaped as {type(error).__name__}: {error}", history)
-    took = time.monotonic() - started
-    require(clause_id, None if oracle.same(history, out) else f"after a {fault} fault the output differs from the input", history, out)
+        require(Violation(f"fault-escaped:{type(error).__name__}", f"the {fault} fault escaped as {type(error).__name__}: {error}"), history)
+    return history, out, time.monotonic() - started
+
+
+def _under_fault(suite, history, fault: str, **changes):
+    """Compact with the summarizer failing as ``fault``; the input must come back unchanged, in time."""
+    history, out, took = _compact_under_fault(suite, history, fault, **changes)
+    require(None if oracle.same(history, out) else Violation("changed-after-fault", f"after a {fault} fault the output differs from the input"), history, out)
     timeout = changes.get("summarizer_timeout", DEFAULT.summarizer_timeout)
     if fault == "hang" and took > gives_up_by(timeout):
-        require(clause_id, f"compact returned {took:.1f} s after the call, later than {gives_up_by(timeout):.1f} s (summarizer_timeout {timeout} s)", history)
-    return subject
+        require(Violation("hang-not-given-up", f"compact returned {took:.1f} s after the call, later than {gives_up_by(timeout):.1f} s (summarizer_timeout {timeout} s)"), history)
 
 
 def gives_up_by(timeout: float) -> float:
@@ -64,7 +70,7 @@ def gives_up_by(timeout: float) -> float:
 @few(10)
 @given(history=substantial_in_format)
 def test_rate_limit(suite, history):
-    _under_fault(suite, history, "FAIL-1", "429")
+    _under_fault(suite, history, "429")
 
 
 @clause("FAIL-2")
@@ -72,7 +78,7 @@ def test_rate_limit(suite, history):
 @few(10)
 @given(history=substantial_in_format)
 def test_server_errors(suite, fault, history):
-    _under_fault(suite, history, "FAIL-2", fault)
+    _under_fault(suite, history, fault)
 
 
 @clause("FAIL-3")
@@ -80,7 +86,7 @@ def test_server_errors(suite, fault, history):
 @few(10)
 @given(history=substantial_in_format)
 def test_unusable_answers(suite, fault, history):
-    _under_fault(suite, history, "FAIL-3", fault)
+    _under_fault(suite, history, fault)
 
 
 @clause("FAIL-4")
@@ -88,7 +94,7 @@ def test_unusable_answers(suite, fault, history):
 @FAULT_SWEEP
 @given(history=substantial_in_format)
 def test_no_answer(suite, fault, history):
-    _under_fault(suite, history, "FAIL-4", fault, summarizer_timeout=HANG_TIMEOUT)
+    _under_fault(suite, history, fault, summarizer_timeout=HANG_TIMEOUT)
 
 
 class _Records(logging.Handler):
@@ -107,9 +113,9 @@ def test_failure_logged_at_warning(suite, history):
     handler = _Records()
     logging.getLogger().addHandler(handler)
     try:
-        _under_fault(suite, history, "FAIL-1", "429")
+        history, _, _ = _compact_under_fault(suite, history, "429")
     finally:
         logging.getLogger().removeHandler(handler)
     lines = [r.getMessage() for r in handler.records]
     named = any("RateLimit" in line or "429" in line for line in lines)
-    require("FAIL-5", None if named else f"no WARNING naming the error type; warnings seen: {lines}", history)
+    require(None if named else Violation("failure-not-logged", f"no WARNING naming the error type; warnings seen: {lines}"), history)

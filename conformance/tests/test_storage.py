@@ -25,6 +25,7 @@ from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.suite import Suite
+from compaction_suite.conformance.violation import Violation as V
 
 from .common import clause
 
@@ -103,11 +104,11 @@ def key(message: Any) -> str:
     return json.dumps(message, sort_keys=True)
 
 
-def unchanged(before: list[tuple[str, dict]], after: list[tuple[str, dict]], what: str) -> str | None:
+def unchanged(before: list[tuple[str, dict]], after: list[tuple[str, dict]], what: str) -> V | None:
     if [i for i, _ in before] != [i for i, _ in after]:
-        return f"{what}: the ids changed from {[i for i, _ in before]} to {[i for i, _ in after]}"
+        return V("ids-changed", f"{what}: the ids changed from {[i for i, _ in before]} to {[i for i, _ in after]}")
     if not oracle.same(messages(before), messages(after)):
-        return f"{what}: a stored message changed"
+        return V("stored-message-changed", f"{what}: a stored message changed")
     return None
 
 
@@ -126,16 +127,16 @@ def removed_ids(before: list[tuple[str, dict]], after: list[tuple[str, dict]]) -
     return [i for i, _ in before if i not in kept]
 
 
-def check_removed(before: list[tuple[str, dict]], after: list[tuple[str, dict]], view: list[dict]) -> str | None:
+def check_removed(before: list[tuple[str, dict]], after: list[tuple[str, dict]], view: list[dict]) -> V | None:
     """The removed messages are exactly those the view no longer holds verbatim; the rest is untouched."""
     expected = Counter(map(key, non_system(messages(before)))) - Counter(map(key, non_system(view)))
     removed = dict(before)
     gone = Counter(key(removed[i]) for i in removed_ids(before, after))
     if gone != expected:
         dropped = sum(expected.values())
-        return f"removed {sum(gone.values())} messages ({removed_ids(before, after)}); the view dropped {dropped}"
+        return V("removed-other-messages", f"removed {sum(gone.values())} messages ({removed_ids(before, after)}); the view dropped {dropped}")
     changed = [i for i, m in after if i in removed and not oracle.same(removed[i], m)]
-    return f"kept rows {changed} changed their message" if changed else None
+    return V("kept-row-changed", f"kept rows {changed} changed their message") if changed else None
 
 
 @clause("STORE-1")
@@ -148,16 +149,16 @@ def test_append_and_load(suite, history, cut):
         store.append(SESSION, copy.deepcopy(history[at:]), branch="main")
         first = rows(store)
         ids = [i for i, _ in first]
-        problem = None if oracle.same(messages(first), history) else "the loaded messages differ from the appended ones"
+        problem = None if oracle.same(messages(first), history) else V("loaded-messages-differ", "the loaded messages differ from the appended ones")
         if problem is None and (len(set(ids)) != len(ids) or not all(isinstance(i, str) and i for i in ids)):
-            problem = f"ids are not unique non-empty strings: {ids}"
+            problem = V("ids-not-unique", f"ids are not unique non-empty strings: {ids}")
         problem = problem or unchanged(first, rows(store), "a second load")
         reopened = open_store(suite, path)
         try:
             problem = problem or unchanged(first, rows(reopened), "a store opened anew at the same path")
         finally:
             getattr(reopened, "close", lambda: None)()
-    require("STORE-1", problem, history, messages(first))
+    require(problem, history, messages(first))
 
 
 @clause("STORE-2")
@@ -179,11 +180,11 @@ def test_replace_is_atomic(suite, history, new):
             problem = unchanged(before, after, "after a replace that failed")
         else:
             whole = len(after) == len(broken)
-            problem = None if whole else f"a replace that returned left {len(after)} of {len(broken)} messages"
-        require("STORE-2", problem, history, messages(after))
+            problem = None if whole else V("replace-partial", f"a replace that returned left {len(after)} of {len(broken)} messages")
+        require(problem, history, messages(after))
         store.replace(SESSION, copy.deepcopy(new), branch="main")
-        problem = None if oracle.same(messages(rows(store)), new) else "after a replace, load gives other messages"
-        require("STORE-2", problem, new, messages(rows(store)))
+        problem = None if oracle.same(messages(rows(store)), new) else V("replace-not-stored", "after a replace, load gives other messages")
+        require(problem, new, messages(rows(store)))
 
 
 @clause("STORE-3")
@@ -196,8 +197,8 @@ def test_soft_compaction_leaves_storage(suite, history):
         after = rows(store)
         problem = unchanged(before, after, "after soft compaction")
         if problem is None and len(events(store)) != len(events_before):
-            problem = "soft compaction recorded a history-compacted event"
-    require("STORE-3", problem, history, messages(after))
+            problem = V("soft-compaction-recorded-event", "soft compaction recorded a history-compacted event")
+    require(problem, history, messages(after))
 
 
 @clause("STORE-4")
@@ -206,8 +207,8 @@ def test_compact_retention(suite, history):
     with hard_compaction(suite, history, "compact") as (_store, before, _, view, after):
         problem = check_removed(before, after, view)
         if problem is None and not oracle.same(non_system(messages(after)), non_system(view)):
-            problem = "the stored branch is not the view: the replacement is not where the removed range began"
-        require("STORE-4", problem, history, messages(after))
+            problem = V("replacement-misplaced", "the stored branch is not the view: the replacement is not where the removed range began")
+        require(problem, history, messages(after))
 
 
 @clause("STORE-5")
@@ -218,8 +219,8 @@ def test_delete_retention(suite, history):
         stored = {key(m) for m in messages(before)}
         expected = [m for m in non_system(view) if key(m) in stored]
         if problem is None and not oracle.same(non_system(messages(after)), expected):
-            problem = "the stored branch is not the view without its replacement messages"
-        require("STORE-5", problem, history, messages(after))
+            problem = V("replacement-stored-under-delete", "the stored branch is not the view without its replacement messages")
+        require(problem, history, messages(after))
 
 
 @clause("STORE-6")
@@ -233,7 +234,7 @@ def test_hard_retention_orphans_nothing(suite, retention, history):
             pass
         after = messages(rows(store))
     problem = oracle.check_tool_results_have_calls(after) or oracle.check_calls_have_one_result(after)
-    require("STORE-6", problem, history, after)
+    require(problem, history, after)
 
 
 @clause("STORE-7")
@@ -242,17 +243,16 @@ def test_hard_retention_orphans_nothing(suite, retention, history):
 def test_hard_retention_records_event(suite, retention, history):
     with hard_compaction(suite, history, retention) as (store, before, events_before, _, after):
         new = events(store)[len(events_before) :]
-        problem = None if len(new) == 1 else f"{len(new)} history-compacted events were recorded, expected 1"
+        problem = None if len(new) == 1 else V("event-count", f"{len(new)} history-compacted events were recorded, expected 1")
         if problem is None:
             removed, replacement = new[0]
             old = {i for i, _ in before}
             inserted = [m for i, m in after if i not in old]
             if removed != set(removed_ids(before, after)):
-                problem = f"the event names {sorted(removed)}, the branch lost {removed_ids(before, after)}"
+                problem = V("event-removed-ids", f"the event names {sorted(removed)}, the branch lost {removed_ids(before, after)}")
             elif not oracle.same(replacement, inserted if retention == "compact" else []):
-                problem = f"the event's replacement ({len(replacement)} messages) is not what was inserted "
-                problem += f"({len(inserted)})"
-        require("STORE-7", problem, history, messages(after))
+                problem = V("event-replacement", f"the event's replacement ({len(replacement)} messages) is not what was inserted ({len(inserted)})")
+        require(problem, history, messages(after))
 
 
 @clause("STORE-8")
@@ -270,8 +270,8 @@ def test_summarizer_failure_removes_nothing(suite, retention, history):
         after = rows(store)
         problem = unchanged(before, after, "after a summarizer failure")
         if problem is None and len(events(store)) != len(events_before):
-            problem = "a history-compacted event was recorded for a failed compaction"
-    require("STORE-8", problem, history, messages(after))
+            problem = V("failed-compaction-recorded-event", "a history-compacted event was recorded for a failed compaction")
+    require(problem, history, messages(after))
 
 
 @clause("STORE-9")
@@ -283,11 +283,11 @@ def test_fork_copies_through_the_fork_point(suite, history, point):
         store.fork(SESSION, "main", FORK, before[index][0])
         problem = unchanged(before, rows(store), "the source after a fork")
         if problem is None and events(store) != events_before:
-            problem = "the source's events changed"
+            problem = V("fork-changed-source-events", "the source's events changed")
         target = messages(rows(store, FORK))
         if problem is None and not oracle.same(target, messages(before[: index + 1])):
-            problem = f"the fork holds {len(target)} messages, not the {index + 1} through the fork point"
-    require("STORE-9", problem, history, target)
+            problem = V("fork-wrong-length", f"the fork holds {len(target)} messages, not the {index + 1} through the fork point")
+    require(problem, history, target)
 
 
 @clause("STORE-10")
@@ -302,12 +302,12 @@ def test_compacting_fork(suite, history):
             problem = oracle.check_valid_messages(target) or oracle.check_tool_results_have_calls(target)
             problem = problem or oracle.check_calls_have_one_result(target)
         if problem is None and events(store, FORK):
-            problem = "the fork recorded a history-compacted event"
+            problem = V("fork-recorded-event", "the fork recorded a history-compacted event")
         if problem is None and oracle.same(target, messages(before)):
             view = store.compact(SESSION, branch="main", retention="preserve", force=True)
             assume(not oracle.same(view, messages(before)))  # only judged where compaction applies
-            problem = "the fork was not compacted before its first save"
-    require("STORE-10", problem, history, target)
+            problem = V("fork-not-compacted", "the fork was not compacted before its first save")
+    require(problem, history, target)
 
 
 @clause("STORE-11")
@@ -318,10 +318,10 @@ def test_compacted_away_id_is_no_fork_point(suite, history, pick):
         assume(gone)
         try:
             store.fork(SESSION, "main", FORK, gone[pick % len(gone)])
-            problem: str | None = f"fork from the compacted-away id {gone[pick % len(gone)]!r} succeeded"
+            problem: V | None = V("fork-from-compacted-id", f"fork from the compacted-away id {gone[pick % len(gone)]!r} succeeded")
         except Exception:  # noqa: BLE001 - any clear error will do
-            problem = None if not rows(store, FORK) else "the failed fork left a branch behind"
-        require("STORE-11", problem, history, messages(after))
+            problem = None if not rows(store, FORK) else V("failed-fork-left-branch", "the failed fork left a branch behind")
+        require(problem, history, messages(after))
 
 
 @clause("STORE-12")
@@ -330,8 +330,8 @@ def test_skip_wins_over_force(suite, history):
     with opened(suite, history) as (store, _):
         before, events_before = rows(store), events(store)
         view = store.compact(SESSION, branch="main", retention="compact", skip=True, force=True)
-        problem = None if oracle.same(view, messages(before)) else "skip with force still compacted the view"
+        problem = None if oracle.same(view, messages(before)) else V("skip-lost-to-force", "skip with force still compacted the view")
         problem = problem or unchanged(before, rows(store), "after skip with force")
         if problem is None and len(events(store)) != len(events_before):
-            problem = "skip with force recorded an event"
-    require("STORE-12", problem, history, view)
+            problem = V("skip-recorded-event", "skip with force recorded an event")
+    require(problem, history, view)

@@ -8,8 +8,10 @@ from hypothesis import assume, given
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.assertions import require
-from compaction_suite.conformance.histories import entity_ids, histories, latest_task_list
+from compaction_suite.conformance.entities import entity_ids, latest_task_list
+from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.violation import Violation
 
 from .common import changed, clause, real_traffic, shaped, summaries
 
@@ -46,7 +48,7 @@ def test_sections_present(suite, history):
     out = _compact(suite, history)
     text = _summary_text(out)
     missing = [s for s in ("Conversation Summary (auto-compacted)", *SECTIONS) if s not in text]
-    require("STRUCT-1", f"the summary lacks {missing}" if missing else None, history, out)
+    require(Violation("summary-section-missing", f"the summary lacks {missing}") if missing else None, history, out)
 
 
 @clause("STRUCT-2")
@@ -57,7 +59,7 @@ def test_entity_ids_survive(suite, history):
     out = _compact(suite, history)
     text = oracle.readable_text(out)
     lost = [i for i in ids if not oracle.mentions(text, i)]
-    require("STRUCT-2", f"entity ids lost: {lost}" if lost else None, history, out)
+    require(Violation("entity-ids-lost", f"entity ids lost: {lost}") if lost else None, history, out)
 
 
 @clause("STRUCT-3")
@@ -68,7 +70,7 @@ def test_task_list_verbatim(suite, history):
     out = _compact(suite, history)
     text = oracle.readable_text(out)
     lost = [t["title"] for t in tasks if t["title"] not in text]
-    require("STRUCT-3", f"task titles lost: {lost}" if lost else None, history, out)
+    require(Violation("task-titles-lost", f"task titles lost: {lost}") if lost else None, history, out)
 
 
 @clause("STRUCT-4")
@@ -76,5 +78,5 @@ def test_task_list_verbatim(suite, history):
 def test_last_ten_messages_kept(suite, history):
     out = _compact(suite, history)
     tail = history[-KEEP:]
-    problem = None if oracle.same(out[-KEEP:], tail) else f"the last {KEEP} messages of the input are not the output's last {KEEP}"
-    require("STRUCT-4", problem, history, out)
+    problem = None if oracle.same(out[-KEEP:], tail) else Violation("last-ten-not-kept", f"the last {KEEP} messages of the input are not the output's last {KEEP}")
+    require(problem, history, out)

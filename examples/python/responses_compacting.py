@@ -1,7 +1,8 @@
 """A Responses-items compactor that summarizes through OpenAI's compact endpoint, written from
 SPEC.md (SPEC Part A, "Wire formats", RESP-1..8; CORE-10).
 
-When seed 000's trigger fires it sends every item older than the K-th last user message to
+When seed 000's trigger fires it sends every item older than the K-th last user message (one
+that no later output answers a call before: a user may write while a tool runs) to
 ``client.responses.compact`` and puts what comes back (the older user messages and one opaque
 ``compaction`` item, which folds any earlier one) between the system/developer messages and
 the kept items. If the endpoint fails in any way, the history comes back unchanged and the
@@ -51,7 +52,7 @@ class ResponsesCompacting:
     def compact(self, items: list[Item], *, iteration: int) -> list[Item]:
         if iteration < self.threshold_iterations or _pending(items):
             return list(items)
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user" and _keeps_pairs(items, i)]
         if len(starts) <= self.keep_turns:
             return list(items)
         cut = starts[-self.keep_turns]
@@ -71,3 +72,10 @@ class ResponsesCompacting:
 def _pending(items: list[Item]) -> bool:
     answered = {item.get("call_id") for item in items if _kind(item) in ("function_call_output", "custom_tool_call_output")}
     return any(_kind(item) in ("function_call", "custom_tool_call") and item.get("call_id") not in answered for item in items)
+
+
+def _keeps_pairs(items: list[Item], cut: int) -> bool:
+    """Whether cutting in front of item ``cut`` keeps every output with its call (RESP-1): an
+    output may follow its call after other items, such as a message sent while the tool ran."""
+    dropped = {item.get("call_id") for item in items[:cut] if _kind(item) in ("function_call", "custom_tool_call")}
+    return not any(_kind(item) in ("function_call_output", "custom_tool_call_output") and item.get("call_id") in dropped for item in items[cut:])

@@ -4,8 +4,10 @@ It works on the list of items the OpenAI Responses API takes as ``input``. When 
 trigger fires (``iteration >= T or estimated tokens >= M``) it keeps the system and developer
 messages, the latest provider ``compaction`` item (an earlier summary), and every item from
 the K-th last user message on; everything older is dropped. Cutting only in front of a user
-message keeps each ``function_call`` with its output and each ``reasoning`` item with the
-item it precedes. A history still waiting for a function's output comes back unchanged.
+message keeps each ``reasoning`` item with the item it precedes, and a user message counts only
+where no output after it answers a call before it (a user may write while a tool runs), so each
+``function_call`` stays with its output. A history still waiting for a function's output comes
+back unchanged.
 
     compaction-suite check --path examples/python responses_truncating:factory
 """
@@ -43,7 +45,7 @@ class ResponsesTruncating:
         fires = iteration >= self.threshold_iterations or self.estimate_tokens(items) >= self.max_context_tokens
         if not fires or _pending(items):
             return list(items)
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user" and _keeps_pairs(items, i)]
         if len(starts) <= self.keep_turns:
             return list(items)
         cut = starts[-self.keep_turns]
@@ -56,3 +58,10 @@ def _pending(items: list[Item]) -> bool:
     """A function or custom tool call whose output has not arrived yet (RESP-8)."""
     answered = {item.get("call_id") for item in items if _kind(item) in ("function_call_output", "custom_tool_call_output")}
     return any(_kind(item) in ("function_call", "custom_tool_call") and item.get("call_id") not in answered for item in items)
+
+
+def _keeps_pairs(items: list[Item], cut: int) -> bool:
+    """Whether cutting in front of item ``cut`` keeps every output with its call (RESP-1): an
+    output may follow its call after other items, such as a message sent while the tool ran."""
+    dropped = {item.get("call_id") for item in items[:cut] if _kind(item) in ("function_call", "custom_tool_call")}
+    return not any(_kind(item) in ("function_call_output", "custom_tool_call_output") and item.get("call_id") in dropped for item in items[cut:])

@@ -15,6 +15,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import openai
+
 from compaction_suite.reference import (
     Compactor,
     Summarizer,
@@ -40,6 +42,9 @@ class Control:
     run: tuple[str, ...] = ()
     """The clauses whose tests to run, when the defect shows in another clause's test than its
     own (default: ``expected`` alone)."""
+    reason_id: str = ""
+    """The reason id the clause's failures must carry (SPEC Part A, "Reason ids"); "" when the
+    same defect shows under several ids."""
 
     @property
     def clauses(self) -> tuple[str, ...]:
@@ -564,6 +569,123 @@ def pads_summary(settings: Any) -> Wrapper:
     return Pad(seed_000(settings))
 
 
+# --- issue 20: summaries standing for nothing, invalid summarizer requests, what is kept
+
+
+class _Fires:
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.inner = seed_000(settings)
+        self.profiles = {"core"}
+
+    def fires(self, messages: list[dict], iteration: int) -> bool:
+        s = self.settings
+        return iteration >= s.threshold_iterations or self.inner.estimate_tokens(messages) >= s.max_context_tokens
+
+    def estimate_tokens(self, messages: list[dict]) -> int:
+        return self.inner.estimate_tokens(messages)
+
+
+PLACEHOLDER = "Previous conversation was too long to summarize."
+
+
+def placeholder_without_summarizer(settings: Any) -> Wrapper:
+    """When the last 6 messages of the part it would summarize hold no user message, replaces that
+    part with a fixed placeholder summary without asking the summarizer (LangChain's
+    SummarizationMiddleware, langchain-ai/langchain#39261); otherwise summarizes as seed 000."""
+
+    class Placeholder(Wrapper):
+        def compact(self, messages, *, iteration):
+            system = [m for m in messages if m["role"] in ("system", "developer")]
+            rounds = [r for r in split_rounds(messages) if r.kind != "system"]
+            older = flatten(rounds[: -settings.keep_recent_rounds])
+            fires = iteration >= settings.threshold_iterations or self.estimate_tokens(messages) >= settings.max_context_tokens
+            if fires and older and not call_in_flight(split_rounds(messages)) and all(m["role"] != "user" for m in older[-6:]):
+                return system + [summary_message(PLACEHOLDER)] + flatten(rounds[-settings.keep_recent_rounds :])
+            return super().compact(messages, iteration=iteration)
+
+    return Placeholder(seed_000(settings))
+
+
+class _WindowRequest:
+    """Summarizes the older part by sending the summarizer its last 8 messages themselves, cut by
+    count (a window that may start with a tool result whose call it leaves out), then keeps the
+    last K rounds after the summary; on any summarizer error the history comes back unchanged."""
+
+    profiles = frozenset({"core"})
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.inner = seed_000(settings)
+
+    def estimate_tokens(self, messages: list[dict]) -> int:
+        return self.inner.estimate_tokens(messages)
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        s = self.settings
+        rounds = split_rounds(messages)
+        if call_in_flight(rounds) or not (iteration >= s.threshold_iterations or self.estimate_tokens(messages) >= s.max_context_tokens):
+            return messages
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        others = [r for r in rounds if r.kind != "system"]
+        older = flatten(others[: -s.keep_recent_rounds])
+        if not older:
+            return messages
+        window = [m for m in older if m["role"] not in ("system", "developer")][-8:]
+        try:
+            answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *window])
+            text = answer.choices[0].message.content or ""
+        except (openai.OpenAIError, IndexError):
+            return messages
+        if not text.strip():
+            return messages
+        return system + [summary_message(text)] + flatten(others[-s.keep_recent_rounds :])
+
+
+def window_request(settings: Any) -> _WindowRequest:
+    """Sends the summarizer a window of the older messages cut by count, so its request can hold a
+    tool result without its call (letta-ai/letta#935): the provider answers HTTP 400."""
+    return _WindowRequest(settings)
+
+
+def drops_newest_round(settings: Any) -> Wrapper:
+    """Summarizes the newest round away with the older ones: the compacted output ends at the
+    summary and the round before the newest (the current task is gone)."""
+
+    class Drop(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            newest = [r for r in split_rounds(messages) if r.kind != "system"][-1]
+            return [m for m in out if not any(m is n or m == n for n in newest.messages)]
+
+    return Drop(seed_000(settings))
+
+
+class _Reinserts(_Fires):
+    """Clears the older tool results in place and appends their full text in a user message."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        rounds = split_rounds(messages)
+        if call_in_flight(rounds) or not self.fires(messages, iteration):
+            return messages
+        k = self.settings.keep_recent_rounds
+        others = [r for r in rounds if r.kind != "system"]
+        older = flatten(others[:-k])
+        cleared = [m["content"] for m in older if m["role"] == "tool" and isinstance(m.get("content"), str) and m["content"]]
+        if not cleared:
+            return messages
+        head = [dict(m, content="") if m["role"] == "tool" and isinstance(m.get("content"), str) else m for m in older]
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        return system + head + [{"role": "user", "content": "".join(cleared)}] + flatten(others[-k:])
+
+
+def reinserts_excluded(settings: Any) -> _Reinserts:
+    """Clears older tool results in place, then re-inserts their full text in a new message:
+    nothing is reclaimed, yet the context does not grow (CORE-7 holds, CORE-15 is a SHOULD clause)."""
+    return _Reinserts(settings)
+
+
 CONTROLS: dict[str, Control] = {
     "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
     "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
@@ -581,7 +703,7 @@ CONTROLS: dict[str, Control] = {
     ),
     "summarizes_nothing": Control("TRIG-5", ("trigger",), r"only \d rounds \(K=2\) exist, yet the output differs"),
     "summary_as_system": Control("SUM-2", ("summary",), r"is 'system', not a user message starting with \[Context Summary\]"),
-    "stacked_summaries": Control("SUM-4", ("summary",), r"\b2 summaries"),
+    "stacked_summaries": Control("SUM-4", ("summary",), r"\b[23] summaries"),
     "one_round_short": Control("SUM-1", ("summary",), r"tail messages, got \d+ messages"),
     "paraphrased_tail": Control("SUM-3", ("summary",), r"differs? from the input's"),
     "wrong_model": Control("SUM-5", ("summary",), r"requests named \['gpt-4.1'\], settings.model is"),
@@ -599,9 +721,13 @@ CONTROLS: dict[str, Control] = {
     "missing_section": Control("STRUCT-1", ("structured",), r"lacks \['Key Decisions'\]"),
     # a crash under a summarizer fault shows in CORE-11's fault sweep and is reported as CORE-10
     "crashes_without_claiming_failure": Control("CORE-10", ("core",), r"raised \w+", run=("CORE-10", "CORE-11")),
-    "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed"),
+    "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed", reason_id="empty-summary"),
+    "placeholder_without_summarizer": Control("CORE-12", ("core",), r"stands for removed items, but the summarizer was never asked", reason_id="summary-without-summarizer-answer"),
+    "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
+    "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
+    "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
 }

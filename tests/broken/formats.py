@@ -9,20 +9,30 @@ drawn histories get compacted.
 from __future__ import annotations
 
 import copy
+import json
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
+
+import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
 from anthropic_truncating import AnthropicTruncating
 from anthropic_truncating import factory as anthropic_factory
-from responses_compacting import ResponsesCompacting, _pending
+from responses_compacting import ResponsesCompacting, _keeps_pairs, _pending
 from responses_compacting import factory as compacting_factory
 from responses_truncating import ResponsesTruncating, _kind
 from responses_truncating import factory as truncating_factory
 
 from broken.compactors import Control
+
+
+def _turn_starts(items: list[dict[str, Any]]) -> list[int]:
+    """Where a user turn starts and a cut in front of it keeps every output with its call, as the
+    correct examples cut (an output may follow its call after a message sent while the tool ran):
+    each control has its own defect and no other."""
+    return [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user" and _keeps_pairs(items, i)]
 
 
 class _Responses(ResponsesTruncating):
@@ -122,7 +132,7 @@ class CompactsPendingCall(_Responses):
     """Compacts while a function's output is still pending (RESP-8; the Agents SDK bug)."""
 
     def compact(self, items, *, iteration):
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if (iteration < self.threshold_iterations and self.estimate_tokens(items) < self.max_context_tokens) or len(starts) < 2:
             return list(items)
         system = [item for item in items[: starts[-1]] if _kind(item) == "message" and item.get("role") in ("system", "developer")]
@@ -187,7 +197,7 @@ class _Unguarded(ResponsesCompacting):
     """The correct summarizing compactor without its guard: the endpoint's errors escape."""
 
     def compact(self, items, *, iteration):
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if iteration < self.threshold_iterations or len(starts) <= self.keep_turns:
             return list(items)
         cut = starts[-self.keep_turns]
@@ -201,7 +211,7 @@ class _PlaceholderOnFailure(ResponsesCompacting):
 
     def compact(self, items, *, iteration):
         out = super().compact(items, iteration=iteration)
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         if out != items or iteration < self.threshold_iterations or len(starts) <= self.keep_turns or _pending(items):
             return out
         cut = starts[-self.keep_turns]
@@ -219,6 +229,81 @@ def CrashesOnFault(settings):
     """Summarizes through /v1/responses/compact and lets its errors escape (CORE-10)."""
     correct = compacting_factory(settings)
     return _Unguarded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
+class ReasoningContentStripped(_Responses):
+    """Keeps reasoning items by id but sends them back with ``encrypted_content: null``, as a
+    client storing only ids does (RESP-9: with store=false the API answers "Item with id 'rs_...'
+    not found", vercel/ai#7543)."""
+
+    def defect(self, out):
+        return [{**item, "encrypted_content": None} if _kind(item) == "reasoning" and item.get("encrypted_content") else item for item in out]
+
+
+class SetOrdered(_Responses):
+    """Returns its kept items in the order of a Python ``set`` of their JSON: the same in one
+    process, another in the next (CORE-8 across processes; string hashing is salted per process)."""
+
+    def defect(self, out):
+        return [json.loads(text) for text in {json.dumps(item, sort_keys=True) for item in out}]
+
+
+class _KeptAndFolded(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        earlier = [item for item in items if _kind(item) == "compaction" and item not in out]
+        fresh = [item for item in out if _kind(item) == "compaction" and item not in items]
+        if not earlier or not fresh:
+            return out
+        at = out.index(fresh[0])
+        return out[:at] + earlier + out[at:]
+
+
+def KeptAndFolded(settings):
+    """Sends the earlier compaction item to the compact endpoint with the older items and keeps it
+    too, beside the new compaction item that folds it (RESP-5: the earlier summary stands twice)."""
+    correct = compacting_factory(settings)
+    return _KeptAndFolded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
+class _ClearedOnFailure(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        starts = _turn_starts(items)
+        if iteration < self.threshold_iterations or _pending(items) or len(starts) <= self.keep_turns:
+            return list(items)
+        kept = [item for item in items if _kind(item) == "message" and item.get("role") in ("system", "developer")]
+        try:
+            compacted = self.client.responses.compact(model=self.model, input=[i for i in items if i not in kept])
+        except openai.OpenAIError:
+            return kept  # the session was cleared before the replacement was written
+        return kept + [item.model_dump(exclude_none=True, warnings=False) for item in compacted.output]
+
+
+def ClearedOnFailure(settings):
+    """Clears its items before asking the compact endpoint and writes back only what came back: a
+    failed call leaves nothing but the system prompt (openai/openai-agents-python#3116)."""
+    correct = compacting_factory(settings)
+    return _ClearedOnFailure(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
+class _BedrockWindow(AnthropicTruncating):
+    capabilities: ClassVar[dict[str, Any]] = {"wire_format": "anthropic-messages", "providers": ["anthropic", "bedrock-converse"]}
+
+    def compact(self, request, *, iteration):
+        out = super().compact(request, iteration=iteration)
+        if out == request:
+            return out
+        messages = request["messages"]
+        assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        return {**out, "messages": messages[assistants[-2] :]} if len(assistants) >= 2 else out
+
+
+def BedrockWindow(settings):
+    """Declares Bedrock Converse and keeps a window that starts at an assistant turn (Strands'
+    sliding window, strands-agents/sdk-typescript#727): Bedrock answers "A conversation must start
+    with a user message" (CORE-17)."""
+    correct = anthropic_factory(settings)
+    return _BedrockWindow(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
 
 
 CONTROLS: dict[str, Control] = {
@@ -239,7 +324,12 @@ CONTROLS: dict[str, Control] = {
     "SystemRoleMessage": Control("ANTH-5", ("core",), r"role 'system' \(only user and assistant"),
     "CompactsPendingUse": Control("ANTH-6", ("core",), r"a history waiting for a tool result was changed"),
     "CrashesOnFault": Control("CORE-10", ("core",), r"compact raised \w+Error under summarizer fault"),
-    "PlaceholderOnFailure": Control("CORE-11", ("core",), r"item \d+ \(message user\) is new although the summarizer failed"),
+    "PlaceholderOnFailure": Control("CORE-11", ("core",), r"item \d+ \(message user\) is new although the summarizer failed", reason_id="failed-summary"),
+    "ReasoningContentStripped": Control("RESP-9", ("core",), r"reasoning item 'rs_\w+' was kept without its encrypted_content", reason_id="reasoning-content-lost"),
+    "KeptAndFolded": Control("RESP-5", ("core",), r"is kept beside item \d+ \(compaction cmp_testdouble_\w+\), the new compaction item that folds it", reason_id="compaction-item-kept-and-folded"),
+    "SetOrdered": Control("CORE-8", ("core",), r"another process gave a different output", reason_id="nondeterministic-across-processes"),
+    "ClearedOnFailure": Control("CORE-16", ("core",), r"nothing but the system prompt is left", run=("CORE-11",), reason_id="history-emptied"),
+    "BedrockWindow": Control("CORE-17", ("core",), r"bedrock-converse rejects it with HTTP 400 'A conversation must start with a user message", reason_id="bedrock-converse:first-turn-not-user"),
 }
 """Each broken factory, the clause that must reject it and the reason that clause must give."""
 
@@ -277,7 +367,7 @@ class _TruncatesOnFailure(ResponsesCompacting):
         out = super().compact(items, iteration=iteration)
         if out != items or iteration < self.threshold_iterations:
             return out
-        starts = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
+        starts = _turn_starts(items)
         return items[starts[-self.keep_turns] :] if len(starts) > self.keep_turns else out
 
 

@@ -1,0 +1,191 @@
+"""The format-independent clauses judged on every output and every call (SPEC CORE-12, CORE-13,
+CORE-14, CORE-16, CORE-17), written once for every wire format through `WireFormat`.
+
+Each check takes what one ``compact`` call showed: the history, the output, and the exchanges
+the summarizer test double had with the target during that call (`summarizer_server.Exchange`:
+each request, and the answer it got). It returns None when its clause holds, else a `Violation`.
+None raises on a malformed output: judging malformed output is the structural clauses' job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import providers
+from .oracle import same
+from .violation import Violation
+
+if TYPE_CHECKING:
+    from .formats import WireFormat
+    from .summarizer_server import Exchange
+
+NEEDLE = 40
+"""How many letters and digits of a message's first line of text the summarizer request must hold
+for the message to count as sent: enough to be that message, few enough that a transcript
+truncating long tool outputs still shows it (SPEC CORE-12 Decision)."""
+SHORTEST = 8
+"""A line saying fewer letters and digits than this is not looked for: nothing tells it apart."""
+
+
+def alnum(text: str) -> str:
+    """``text`` reduced to its letters and digits: how texts are compared across transcripts that
+    re-wrap, re-indent, quote or JSON-escape them."""
+    return re.sub(r"[^0-9A-Za-z]", "", text)
+
+
+def strings(value: Any) -> Iterable[str]:
+    """Every string inside a JSON value (keys aside)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+
+
+def _where(fmt: WireFormat, out: Any, index: int) -> str:
+    items = fmt.items(out)
+    item = items[index] if 0 <= index < len(items) else None
+    return f"output item {index} ({fmt.role(item)})"
+
+
+# --- CORE-12: a summary stands only for a summarizer answer to a request that held what it replaces
+
+
+def new_items(fmt: WireFormat, history: Any, out: Any) -> list[tuple[int, Any]]:
+    """The output's items that stand for nothing of the input: neither kept, masked in place, nor
+    re-encoded (`WireFormat.corresponds`)."""
+    before = fmt.items(history)
+    return [(j, item) for j, item in enumerate(fmt.items(out)) if not any(fmt.corresponds(b, item) for b in before)]
+
+
+def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
+    """The input's items the output holds nothing of (neither kept, masked nor re-encoded)."""
+    after = fmt.items(out)
+    return [item for item in fmt.items(history) if not any(fmt.corresponds(item, a) for a in after)]
+
+
+def _answered(item: Any, exchange: Exchange) -> bool:
+    """Whether ``item`` carries ``exchange``'s answer: the answer's text, or an item it returned (a compaction item)."""
+    if any(same(item, given) for given in exchange.output):
+        return True
+    answer = alnum(exchange.answer or "")[:NEEDLE]
+    return bool(answer) and answer in alnum("\n".join(strings(item)))
+
+
+def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
+    """CORE-12: when the output holds items standing for removed ones, one of them carries a
+    summarizer answer given during this call, and (``held``) the requests answered held every
+    removed item that says something (the first `NEEDLE` letters and digits of its first line)."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    new = new_items(fmt, history, out)
+    if not new:
+        return None
+    answering = [e for e in exchanges if any(_answered(item, e) for _, item in new)]
+    if not answering:
+        j, item = new[0]
+        asked = f"asked {len(exchanges)} time(s), no answer of it is in the output" if exchanges else "never asked"
+        return Violation("summary-without-summarizer-answer", f"{_where(fmt, out, j)} stands for removed items, but the summarizer was {asked} ({_preview(item)})")
+    if not held:
+        return None
+    sent = alnum("\n".join(s for e in answering for s in strings(e.request.body)))
+    for item in removed(fmt, history, out):
+        needle = _needle(fmt.said(item))
+        if needle and needle not in sent:
+            index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
+            return Violation(
+                "summary-of-unsent-messages",
+                f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
+            )
+    return None
+
+
+def _needle(said: str) -> str:
+    """What a request must hold of an item that says ``said``: the first `NEEDLE` letters and digits
+    of its first line saying at least `SHORTEST` ("" when none does). A line, because a message's
+    text parts and a tool output's lines reach the request as separate strings."""
+    return next((found[:NEEDLE] for line in said.splitlines() if len(found := alnum(line)) >= SHORTEST), "")
+
+
+def _preview(item: Any) -> str:
+    text = " ".join(" ".join(strings(item)).split())
+    return repr(text[:60] + ("…" if len(text) > 60 else ""))
+
+
+# --- CORE-13: every request sent to the summarizer is one its provider accepts
+
+
+def requests_accepted(exchanges: Sequence[Exchange]) -> Violation | None:
+    """CORE-13: no summarizer request of this call was rejected by the provider's rules (the test
+    double answered it HTTP 400 with the provider's own text, as the real API does)."""
+    for exchange in exchanges:
+        if exchange.rejected is not None:
+            return Violation(exchange.rejected.reason_id, f"the summarizer request to {exchange.request.path} is invalid: the provider answers HTTP 400 {str(exchange.rejected)!r}")
+    return None
+
+
+# --- CORE-14: the newest round is kept
+
+
+def _folded(item: Any, out: Any, fmt: WireFormat, exchanges: Sequence[Exchange]) -> bool:
+    """Whether ``item`` went into a provider compaction item of the output, returned by the compact
+    endpoint for a request that held it (SPEC CORE-14 Decision: the provider's own compaction)."""
+    for exchange in exchanges:
+        returned = [o for o in exchange.output if isinstance(o, dict) and o.get("type") == "compaction"]
+        kept = returned and any(same(r, o) for r in returned for o in fmt.items(out))
+        if kept and any(same(item, sent) for sent in _input(exchange)):
+            return True
+    return False
+
+
+def _input(exchange: Exchange) -> list[Any]:
+    body = exchange.request.body
+    items = body.get("input") if isinstance(body, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-14: a compacted output holds every item of the input's newest round (ROUND-1 in the
+    format, system prompt aside): verbatim, masked in place or re-encoded, or (Responses) folded
+    into a compaction item the compact endpoint returned for a request that held it. A history
+    waiting for a tool result is the in-flight clause's."""
+    if not fmt.well_formed(out) or same(history, out) or fmt.in_flight(history):
+        return None
+    rounds = fmt.rounds(history)
+    if not rounds:
+        return None
+    after = fmt.items(out)
+    for item in rounds[-1]:
+        if not any(fmt.corresponds(item, a) for a in after) and not _folded(item, out, fmt, exchanges):
+            index = next((i for i, b in enumerate(fmt.items(history)) if b is item), -1)
+            return Violation("newest-round-dropped", f"input item {index} ({fmt.role(item)}) of the newest round is missing from the compacted output ({_preview(item)})")
+    return None
+
+
+# --- CORE-16: something besides the system prompt is left
+
+
+def something_left(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
+    """CORE-16: a compacted output of a history with items besides its system prompt keeps some."""
+    if not fmt.well_formed(out) or not any(fmt.rounds(history)) or any(fmt.rounds(out)):
+        return None
+    count = sum(len(r) for r in fmt.rounds(history))
+    return Violation("history-emptied", f"nothing but the system prompt is left: the {count} other items of the input were all removed and nothing stands for them")
+
+
+# --- all of them, on one output
+
+
+def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
+    """CORE-14, CORE-16 and CORE-17 on one output (CORE-12 is judged apart: it needs to know
+    whether the summarizer failed and whether the target summarizes at all)."""
+    return {
+        "CORE-14": newest_round_kept(fmt, history, out, exchanges),
+        "CORE-16": something_left(fmt, history, out),
+        "CORE-17": providers.broken(declared, fmt, history, out),
+    }

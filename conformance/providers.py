@@ -1,0 +1,87 @@
+"""Provider rule sets a target declares (SPEC CORE-17; agreed interface 1).
+
+A compactor says which providers its histories go to with ``capabilities["providers"]``, a list of
+`NAMES` (default: ``["openai"]`` for chat-completions and responses, ``["anthropic"]`` for
+anthropic-messages). Each named set adds its provider's rules to the wire format's own clauses;
+an unknown name is a contract error. OpenAI's and Anthropic's first-party rules are the format's
+clauses (CORE-1..6, RESP-1..9, ANTH-1..5), so their sets add nothing here.
+
+A rule is judged on the compacted output only where the input keeps it: the input is the
+caller's, and a history the provider would reject before compaction is not the compactor's doing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .violation import Violation
+
+if TYPE_CHECKING:
+    from .formats import WireFormat
+
+NAMES = ("openai", "anthropic", "bedrock-converse", "gemini")
+DEFAULT = {"chat-completions": ("openai",), "responses": ("openai",), "anthropic-messages": ("anthropic",)}
+"""The providers a target of each wire format is checked for when it declares none."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One provider rule: its slug, the provider's own error text, where that is reported, and the check."""
+
+    name: str
+    says: str
+    source: str
+    broken: Callable[[WireFormat, Any], str | None]
+    """``broken(fmt, history)``: None when the history keeps the rule, else where it does not."""
+
+
+def _first_turn_not_user(fmt: WireFormat, history: Any) -> str | None:
+    """Where the first turn after the system prompt is not a user turn (None: it is, or there is none)."""
+    turns = [item for r in fmt.rounds(history) for item in r]
+    if not turns or fmt.role(turns[0]) == "user":
+        return None
+    return f"the first turn after the system prompt is {fmt.role(turns[0])!r}, not 'user'"
+
+
+FIRST_TURN_USER = Rule(
+    "first-turn-not-user",
+    "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+    "Bedrock Converse's ValidationException, quoted in langgenius/dify#12340 and elastic/kibana#246393; "
+    "a sliding window leaving a non-user first message: strands-agents/sdk-typescript#727",
+    _first_turn_not_user,
+)
+GEMINI_FIRST_TURN_USER = Rule(
+    "first-turn-not-user",
+    "Please ensure that multiturn requests alternate between user and model.",
+    "the Gemini API rejecting a history whose first content is a model turn: NousResearch/hermes-agent#55427",
+    _first_turn_not_user,
+)
+RULES: dict[str, tuple[Rule, ...]] = {
+    "openai": (),
+    "anthropic": (),
+    "bedrock-converse": (FIRST_TURN_USER,),
+    "gemini": (GEMINI_FIRST_TURN_USER,),
+}
+
+
+def unknown(names: Sequence[Any]) -> list[Any]:
+    """The declared names that are no provider rule set."""
+    return [name for name in names if name not in RULES]
+
+
+def rules(declared: Sequence[str]) -> list[tuple[str, Rule]]:
+    """(provider, rule) for every rule the declared providers add."""
+    return [(provider, rule) for provider in declared for rule in RULES.get(provider, ())]
+
+
+def broken(declared: Sequence[str], fmt: WireFormat, history: Any, out: Any) -> Violation | None:
+    """CORE-17: the first rule of a declared provider that the output breaks and the input kept."""
+    if not fmt.well_formed(out):
+        return None
+    for provider, rule in rules(declared):
+        where = rule.broken(fmt, out)
+        if where is not None and rule.broken(fmt, history) is None:
+            return Violation(f"{provider}:{rule.name}", f"{where}: {provider} rejects it with HTTP 400 {rule.says!r} ({rule.source})")
+    return None

@@ -1,0 +1,155 @@
+"""Hypothesis strategies for OpenAI Responses API input items (SPEC RESP-1..RESP-8).
+
+The chat-completions histories of `conformance.histories`, mapped faithfully by
+`conformance.formats.responses.from_chat`, with what a Responses history holds beside them:
+``reasoning`` items, earlier summaries as ``compaction`` items, and the shapes real traffic
+carries. The rules these histories are judged by are `conformance.formats.responses`'s, which
+imports no Hypothesis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from .formats.responses import ANSWERED_BY, ANSWERS, Item, from_chat, kind, tokens
+from .histories import sized_chat, text
+from .oracle import is_summary
+
+
+def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
+    """(tokens, items) of ``chat`` as items, at least: an earlier summary may become an opaque
+    compaction item, which counts no token (SPEC TOK-1)."""
+    return tokens(from_chat([m for m in chat if not is_summary(m)])), len(from_chat(chat))
+
+
+_OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.hex())
+"""Stand-in for provider-encrypted content: opaque, unique per draw."""
+
+
+@st.composite
+def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | None, compaction: bool | None) -> list[Item]:
+    """``chat`` as items, with reasoning items before assistant output (as a reasoning model
+    emits them), an earlier ``[Context Summary]`` maybe standing as a provider compaction item,
+    and the shapes real traffic carries (`_as_sent`)."""
+    items = from_chat(chat)
+    decorated: list[Item] = []
+    custom: set[str] = set()
+    reasons = compacted = 0
+    for n, item in enumerate(items):
+        previous = kind(decorated[-1]) if decorated else None
+        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
+        if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
+            reasons += 1
+            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT)})
+        is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
+        if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
+            compacted += 1
+            decorated += draw(_resent_user_messages())
+            decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT)})
+            continue
+        decorated.append(_as_sent(draw, item, n, custom))
+    return decorated
+
+
+def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
+    """One item as agents send it: calls with ids, maybe a custom tool call (Codex's
+    ``apply_patch``: free-form ``input``, answered by a ``custom_tool_call_output``) or a
+    ``status``; outputs maybe as a list of parts; user and system messages maybe without
+    ``type`` (the API's EasyInputMessage)."""
+    if kind(item) == "function_call":
+        if draw(st.booleans()):
+            custom.add(item["call_id"])
+            return {"type": "custom_tool_call", "id": f"ctc_{item['call_id']}", "call_id": item["call_id"], "name": item["name"], "input": item["arguments"]}
+        return {**item, "id": f"fc_{item['call_id']}", **({"status": "completed"} if draw(st.booleans()) else {})}
+    if kind(item) == "function_call_output":
+        output = [{"type": "input_text", "text": item["output"]}] if draw(st.booleans()) else item["output"]
+        return {**item, "type": "custom_tool_call_output" if item["call_id"] in custom else "function_call_output", "output": output}
+    if item.get("role") == "assistant":
+        return {**item, "id": f"msg_{n:04d}", "status": "completed"}
+    return {k: v for k, v in item.items() if k != "type"} if draw(st.booleans()) else item
+
+
+@st.composite
+def _resent_user_messages(draw: st.DrawFn) -> list[Item]:
+    """None, or (one in two) the one or two user messages ``/v1/responses/compact`` returns before
+    its compaction item ("a list of all user messages, followed by a single compaction item")."""
+    if not draw(st.booleans()):
+        return []
+    return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": draw(text(max_words=12))}]} for _ in range(draw(st.integers(1, 2)))]
+
+
+INTERLEAVED_ONE_IN = 3
+"""With ``interleaved=None``, one history in this many has an item between a call and its output."""
+STEERS = ("Also run the linter when that finishes.", "Stop after this step, please.", "Use the staging database for this.")
+
+
+@st.composite
+def _between(draw: st.DrawFn, n: int) -> list[Item]:
+    """What may stand between a call and its output (SPEC Part A, "Histories the suite draws"):
+    the model's commentary, a user message sent while the tool ran, or a resumed run's
+    reasoning with its commentary."""
+    said = {"type": "message", "role": "assistant", "id": f"msg_between_{n:04d}", "status": "completed", "content": [{"type": "output_text", "text": draw(text(max_words=12)), "annotations": []}]}
+    choice = draw(st.integers(0, 2))
+    if choice == 0:
+        return [said]
+    if choice == 1:
+        return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": STEERS[draw(st.integers(0, len(STEERS) - 1))]}]}]
+    reasoning = {"type": "reasoning", "id": f"rs_between_{n:04d}", "summary": [{"type": "summary_text", "text": "Resuming after the approval."}], "encrypted_content": draw(_OPAQUE_TEXT)}
+    return [reasoning, said]
+
+
+def _answered_rounds(items: list[Item]) -> list[tuple[int, int]]:
+    """(index of a round's last call, index of its last output) for each run of calls whose
+    outputs all follow it."""
+    found, at = [], 0
+    while at < len(items):
+        if kind(items[at]) not in ANSWERED_BY:
+            at += 1
+            continue
+        end = at
+        while end + 1 < len(items) and kind(items[end + 1]) in ANSWERED_BY:
+            end += 1
+        wanted = {i.get("call_id") for i in items[at : end + 1]}
+        last = end
+        while last + 1 < len(items) and kind(items[last + 1]) in ANSWERS and items[last + 1].get("call_id") in wanted:
+            last += 1
+        if last > end and wanted == {i.get("call_id") for i in items[end + 1 : last + 1]}:
+            found.append((end, last))
+        at = last + 1
+    return found
+
+
+@st.composite
+def _interleaved(draw: st.DrawFn, items: list[Item], wanted: bool | None) -> list[Item]:
+    """``items`` with, in one answered round (``wanted`` True: in every one; None: in one history in
+    `INTERLEAVED_ONE_IN`), an item between its calls and one of its outputs. The Responses API pairs
+    an output with its call by ``call_id`` (RESP-1/2), not by adjacency."""
+    rounds = _answered_rounds(items)
+    if not rounds or wanted is False or (wanted is None and draw(st.integers(1, INTERLEAVED_ONE_IN)) != 1):
+        return items
+    chosen = rounds if wanted else [rounds[draw(st.integers(0, len(rounds) - 1))]]
+    out = list(items)
+    for n, (last_call, last_output) in enumerate(reversed(chosen)):
+        at = draw(st.integers(last_call + 1, last_output))
+        out[at:at] = draw(_between(n))
+    return out
+
+
+def histories(
+    *, reasoning: bool | None = None, compaction: bool | None = None, interleaved: bool | None = None, **chat_options: Any
+) -> SearchStrategy[list[Item]]:
+    """Valid Responses item histories: `conformance.histories.histories` (same keyword options)
+    mapped by `from_chat`, with reasoning items (``reasoning``: True always, None maybe), an
+    earlier summary as a ``compaction`` item (``compaction``: True when the chat history has an
+    earlier summary, None maybe; maybe after the user messages the compact endpoint re-sends),
+    and an item between a call and its output (``interleaved``: True in every answered round,
+    None in one history in `INTERLEAVED_ONE_IN`, False never). ``min_tokens`` and
+    ``min_messages`` count in items (`tokens`, `length`). Every history passes `invalid`,
+    RESP-1 and RESP-2 (in-flight ones aside) and RESP-3 on itself."""
+    if compaction:
+        chat_options.setdefault("earlier_summary", True)
+    decorated = sized_chat(chat_options, _size).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
+    return decorated.flatmap(lambda items: _interleaved(items, interleaved))

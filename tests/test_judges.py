@@ -1,0 +1,267 @@
+"""The issue-20 clauses as checks, on fixed histories (SPEC CORE-12..CORE-17, RESP-5, RESP-9), the
+provider rule sets, the summarizer double's provider rules and faults, and reason ids: each check
+catches the defect its clause names, with the reason id that names it, and passes a correct output.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any, ClassVar
+
+import anthropic
+import openai
+import pytest
+
+from compaction_suite.conformance import formats, judges, providers
+from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.formats import responses
+from compaction_suite.conformance.summarizer_apis import SENT, compaction_item, folded, sends
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.conformance.violation import Violation
+
+CHAT = formats.get(formats.CHAT)
+RESP = formats.get(formats.RESPONSES)
+ANTH = formats.get(formats.ANTHROPIC)
+
+SYSTEM = {"role": "system", "content": "You are a coding agent."}
+CALL = {"id": "call_1", "type": "function", "function": {"name": "runCommand", "arguments": '{"command": "make"}'}}
+HISTORY = [
+    SYSTEM,
+    {"role": "user", "content": "Fix the build of the payments service, it fails since this morning."},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "make: *** [payments] error 2: undefined symbol ledger_flush"},
+    {"role": "assistant", "content": "The build fails linking ledger_flush; the ledger library moved."},
+    {"role": "user", "content": "Now run the tests of the ledger package."},
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with SummarizerServer() as found:
+        yield found
+
+
+def summarize(server: SummarizerServer, messages: list[dict]) -> tuple[str, list[Any]]:
+    """Ask the double for a summary of ``messages``: (the answer, the exchanges of the call)."""
+    server.reset()
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Summarize:\n" + "\n".join(str(m.get("content")) for m in messages)}])
+    return answer.choices[0].message.content or "", server.exchanges
+
+
+# --- CORE-12
+
+
+def test_a_placeholder_no_summarizer_wrote_fails_core12() -> None:
+    out = [SYSTEM, {"role": "user", "content": "[Context Summary]\nPrevious conversation was too long to summarize."}, HISTORY[-1]]
+    found = judges.summary_stands_for_answer(CHAT, HISTORY, out, [])
+    assert found is not None and found.reason_id == "summary-without-summarizer-answer" and "never asked" in found
+
+
+def test_a_summary_of_what_the_request_held_passes_and_one_of_less_fails(server: SummarizerServer) -> None:
+    answer, exchanges = summarize(server, HISTORY[1:5])
+    out = [SYSTEM, {"role": "user", "content": f"[Context Summary]\n{answer}"}, HISTORY[-1]]
+    assert judges.summary_stands_for_answer(CHAT, HISTORY, out, exchanges) is None
+    answer, exchanges = summarize(server, HISTORY[4:5])  # a trim window: the older messages never sent
+    out = [SYSTEM, {"role": "user", "content": f"[Context Summary]\n{answer}"}, HISTORY[-1]]
+    found = judges.summary_stands_for_answer(CHAT, HISTORY, out, exchanges)
+    assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
+
+
+def test_truncation_and_masking_stand_for_nothing_new() -> None:
+    masked = [*HISTORY[:3], {**HISTORY[3], "content": "[cleared]"}, *HISTORY[4:]]
+    assert judges.summary_stands_for_answer(CHAT, HISTORY, [SYSTEM, HISTORY[-1]], []) is None
+    assert judges.summary_stands_for_answer(CHAT, HISTORY, masked, []) is None
+
+
+def test_a_compaction_item_stands_only_for_the_endpoints_answer(server: SummarizerServer) -> None:
+    items = RESP.from_chat(HISTORY)
+    server.reset()
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    compacted = client.responses.compact(model="m", input=items[1:5])
+    given = [i.model_dump(exclude_none=True, warnings=False) for i in compacted.output]
+    out = [items[0], *given, items[-1]]
+    assert judges.summary_stands_for_answer(RESP, items, out, server.exchanges) is None
+    forged = [items[0], compaction_item("my own summary"), items[-1]]
+    found = judges.summary_stands_for_answer(RESP, items, forged, server.exchanges)
+    assert found is not None and found.reason_id == "summary-without-summarizer-answer"
+
+
+# --- CORE-14, CORE-16 and how they rank against an empty compaction item
+
+
+def test_the_newest_round_is_kept_masked_or_folded() -> None:
+    assert judges.newest_round_kept(CHAT, HISTORY, [SYSTEM, HISTORY[-1]]) is None
+    dropped = judges.newest_round_kept(CHAT, HISTORY, HISTORY[:-1])
+    assert dropped is not None and dropped.reason_id == "newest-round-dropped"
+    tool_last = HISTORY[:4]
+    assert judges.newest_round_kept(CHAT, tool_last, [SYSTEM, HISTORY[2], {**HISTORY[3], "content": "[cleared]"}]) is None, "masked in place"
+
+
+def test_everything_dropped_is_judged_harsher_than_an_empty_compaction_item() -> None:
+    """SPEC CORE-16 Decision: the emptied history fails more MUST clauses than the empty item."""
+    items = RESP.from_chat(HISTORY)
+    emptied = items[:1]
+    empty_item = [items[0], {"type": "message", "role": "user", "content": [{"type": "input_text", "text": HISTORY[1]["content"]}]}, {"type": "compaction", "id": "cmp_0", "encrypted_content": ""}, items[-1]]
+
+    def failing(out: list) -> set[str]:
+        found = {cid for cid, why in judges.every_output(RESP, items, out, [], ("openai",)).items() if why}
+        return found | ({"CORE-11"} if RESP.no_failed_summary(items, out) else set())
+
+    assert failing(emptied) == {"CORE-14", "CORE-16"}
+    assert failing(empty_item) == {"CORE-11"}
+    nothing = judges.something_left(RESP, items, emptied)
+    assert nothing is not None and nothing.reason_id == "history-emptied"
+    assert RESP.no_failed_summary(items, empty_item).reason_id == "empty-summary"
+
+
+# --- CORE-17 and the provider rule sets
+
+
+def test_bedrock_and_gemini_reject_a_first_assistant_turn_the_input_did_not_have() -> None:
+    request = ANTH.from_chat(HISTORY)
+    window = {**request, "messages": request["messages"][3:]}  # starts at the assistant's text turn
+    for provider in ("bedrock-converse", "gemini"):
+        found = providers.broken([provider], ANTH, request, window)
+        assert found is not None and found.reason_id == f"{provider}:first-turn-not-user"
+    assert providers.broken(["anthropic"], ANTH, request, window) is None, "the published Messages API rules do not require it (SPEC ANTH-5)"
+    assert providers.broken(["bedrock-converse"], ANTH, window, window) is None, "the input broke it first: the caller's"
+
+
+def test_providers_are_declared_and_an_unknown_one_is_a_contract_error() -> None:
+    class Strands:
+        capabilities: ClassVar[dict[str, Any]] = {"wire_format": "anthropic-messages", "providers": ["anthropic", "bedrock-converse"]}
+
+    class Unknown:
+        capabilities: ClassVar[dict[str, Any]] = {"providers": ["azure-foundry"]}
+
+    assert declared(Strands()).providers == ("anthropic", "bedrock-converse")
+    assert declared(object()).providers == ("openai",)
+    with pytest.raises(CapabilityError, match="azure-foundry"):
+        declared(Unknown())
+
+
+def test_the_strands_adapter_declares_bedrock_and_the_suite_judges_its_rules() -> None:
+    """Agreed interface 1: Strands' default provider is Bedrock; its adapter says so and CORE-17 is
+    then judged (not waived, as it is for the default providers)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install 'compaction-suite[strands]')")
+    from compaction_suite.adapters.strands import sliding_window, summarizing
+    from compaction_suite.conformance.clauses import waived_by
+    from compaction_suite.conformance.settings import Settings
+
+    rules = set(waived_by("providers", "openai")) & set(waived_by("providers", "anthropic"))
+    for factory in (sliding_window, summarizing):
+        said = declared(factory(Settings(base_url="http://127.0.0.1:9/v1")))
+        assert said.providers == ("anthropic", "bedrock-converse") and rules and not rules & set(said.waived())
+    assert rules <= set(declared(object()).waived())
+
+
+# --- RESP-5 kept and folded, RESP-9 opaque reasoning
+
+
+def test_resp5_an_earlier_compaction_item_kept_beside_the_one_folding_it() -> None:
+    earlier = {"type": "compaction", "id": "cmp_old", "encrypted_content": "gAAAAold"}
+    history = [{"type": "message", "role": "user", "content": "first"}, earlier, {"type": "message", "role": "user", "content": "next"}]
+    new = compaction_item("summary", [earlier])
+    assert folded(new) and responses.check_compaction_not_duplicated(history, [new, history[2]]) is None
+    found = responses.check_compaction_not_duplicated(history, [earlier, new, history[2]])
+    assert found is not None and found.reason_id == "compaction-item-kept-and-folded"
+
+
+def test_resp9_a_reasoning_item_kept_without_its_encrypted_content() -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    history = [reasoning, call, {"type": "function_call_output", "call_id": "c1", "output": "ok"}]
+    assert responses.check_reasoning_opaque(history, history) is None
+    stripped = [{**reasoning, "encrypted_content": None}, *history[1:]]
+    assert responses.check_reasoning_opaque(history, stripped).reason_id == "reasoning-content-lost"
+    edited = [{**reasoning, "summary": [{"type": "summary_text", "text": "x"}]}, *history[1:]]
+    assert responses.check_reasoning_opaque(history, edited).reason_id == "reasoning-item-altered"
+
+
+# --- the double: the provider's own rules, the faults each API sends
+
+
+def test_the_double_answers_an_invalid_summarizer_request_as_the_provider_does(server: SummarizerServer) -> None:
+    server.reset()
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    with pytest.raises(openai.BadRequestError, match="messages with role 'tool' must be a response to a preceeding message with 'tool_calls'"):
+        client.chat.completions.create(model="m", messages=HISTORY[3:])
+    found = judges.requests_accepted(server.exchanges)
+    assert found is not None and found.reason_id == "summarizer-request-orphan-tool-result"
+    with pytest.raises(openai.BadRequestError, match="did not have response messages: call_1"):
+        client.chat.completions.create(model="m", messages=HISTORY[:3])
+    with pytest.raises(openai.BadRequestError, match="No tool output found for function call call_1"):
+        client.responses.compact(model="m", input=RESP.from_chat(HISTORY[:3]))
+    messages = ANTH.from_chat(HISTORY)["messages"]
+    messages_client = anthropic.Anthropic(base_url=server.base_url.removesuffix("/v1"), api_key="test", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="unexpected `tool_use_id` found in `tool_result` blocks: call_1"):
+        messages_client.messages.create(model="m", max_tokens=10, messages=messages[2:])
+    server.reset()
+    client.chat.completions.create(model="m", messages=HISTORY)
+    assert judges.requests_accepted(server.exchanges) is None and server.exchanges[0].answer
+
+
+def test_each_api_sends_only_the_faults_its_provider_is_known_to_send(server: SummarizerServer) -> None:
+    assert all(source.strip() for api in SENT.values() for source in api.values()), "every fault cites its source"
+    assert not sends("compact", "empty_content") and not sends("compact", "no_choices"), "no report of an empty compaction item"
+    server.reset()
+    server.fault("empty_content")
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    compacted = client.responses.compact(model="m", input=RESP.from_chat(HISTORY))
+    assert compacted.output[-1].encrypted_content, "answered normally"
+    assert server.counts.get("unsent:empty_content") == 1
+    server.reset()
+    server.fault("503", times=1)
+    messages_client = anthropic.Anthropic(base_url=server.base_url.removesuffix("/v1"), api_key="test", max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        messages_client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+    assert raised.value.status_code == 529 and "overloaded_error" in str(raised.value.body)
+    server.reset()
+    server.fault("null_content", times=1)
+    answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content is None and answer.choices[0].finish_reason == "content_filter"
+    server.reset()
+    server.fault("no_choices", times=1)
+    incomplete = client.responses.create(model="m", input="hi")
+    assert incomplete.status == "incomplete" and incomplete.output_text == ""
+
+
+def test_a_transient_fault_is_absorbed_by_the_clients_default_retries(server: SummarizerServer) -> None:
+    server.reset()
+    server.fault("429", times=1, retry_after="0")
+    client = openai.OpenAI(base_url=server.base_url, api_key="test")  # default: two retries
+    answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content and [e.fault for e in server.exchanges] == ["429", None]
+
+
+# --- reason ids
+
+
+def test_a_violation_is_its_reason_and_carries_a_stable_id() -> None:
+    found = Violation("orphan-tool-result", "message 3 (tool): no call")
+    assert found == "message 3 (tool): no call" and found.reason_id == "orphan-tool-result"
+    assert pickle.loads(pickle.dumps(found)).reason_id == "orphan-tool-result"
+    assert copy.deepcopy(found).reason_id == "orphan-tool-result"
+    assert Violation("crash:IndexError", "x").reason_id == "crash:IndexError"
+    with pytest.raises(ValueError, match="slug"):
+        Violation("Orphan Tool Result", "x")
+
+
+def test_every_reason_id_a_check_gives_is_documented() -> None:
+    """conformance/schema/report.md lists the reason ids (agreed interface 2): every id a check of
+    the suite writes, literally or as a family (``crash:<type>``), is in it."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "conformance" / "schema" / "report.md").read_text(encoding="utf-8")
+    written: set[str] = set()
+    for path in [*(root / "conformance").rglob("*.py")]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if re.search(r"\b(Violation|V)\(|slug = |\bfailed_summary\(|reason_id\(|\"empty-summary\"", line):
+                written |= set(re.findall(r'f?"([a-z]+(?:-[a-z0-9]+)*:?(?:[a-z0-9-]+|\{[^}"]+\})?)"', line))
+    slugs = {w for w in written if "-" in w or ":" in w}
+    undocumented = sorted(s for s in slugs if (f"`{s}`" not in doc if "{" not in s else f"`{s.split('{')[0]}<" not in doc) and not s.startswith("{"))
+    assert len(slugs) > 60 and undocumented == []

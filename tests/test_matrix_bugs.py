@@ -1,0 +1,172 @@
+"""The reported-bugs runner (``compaction-suite matrix --bugs``), offline, with the FAKE framework
+``fakefw`` of tests/test_matrix_sweep.py (1.0 keeps the system prompt, 2.0 drops it, 3.0 fixes it).
+
+A FAKE bug list names the fake's bug at 2.0 fixed in 3.0 (caught, then lost), the same bug
+"reported" at 1.0 where it does not exist (missed), a release that does not exist (not installed,
+still counted as not caught) and an entry without a run (listed, not counted).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_matrix_sweep import fake_wheel
+
+from compaction_suite.matrix import bugs
+
+EXPECT = {"clause": "CORE-3", "reason": r"system messages changed"}
+
+
+def fake_list(path: Path) -> Path:
+    entries = [
+        {"id": "fakefw#1", "framework": "FAKE", "run": {"target": "fakefw:factory", "reported": ["fakefw==2.0"], "fixed": ["fakefw==3.0"], "expect": EXPECT}},
+        {"id": "fakefw#2", "framework": "FAKE", "run": {"target": "fakefw:factory", "reported": ["fakefw==1.0"], "fixed": ["fakefw==3.0"], "expect": EXPECT}},
+        {"id": "fakefw#3", "framework": "FAKE", "run": {"target": "fakefw:factory", "reported": ["fakefw==9.9"], "expect": EXPECT}},
+        {"id": "fakefw#4", "framework": "FAKE", "after": {"why": "path not adapted"}},
+    ]  # fmt: skip
+    path.write_text(json.dumps({"about": "FAKE bug list (test double)", "bugs": entries}))
+    return path
+
+
+def test_bugs_are_caught_where_reported_and_lost_where_fixed(tmp_path: Path) -> None:
+    from compaction_suite.cli.matrix import matrix
+
+    links = tmp_path / "links"
+    links.mkdir()
+    for version in ("1.0", "2.0", "3.0"):
+        fake_wheel(links, version)
+    out = tmp_path / "out"
+    args = [
+        "--bugs", str(fake_list(tmp_path / "bugs.json")), "--max-examples", "5", "--cache-dir", str(tmp_path / "envs"),
+        "--find-links", str(links), "--no-index", "--share-suite", "--out", str(out),
+    ]  # fmt: skip
+    result = CliRunner().invoke(matrix, args, catch_exceptions=False)
+    assert result.exit_code == 1, result.output  # two bugs not caught where reported (SPEC CLI-1)
+    assert "1 of 3 reported bugs caught at their reported release (33%); 1 of 1 lost at the fixing release (100%)" in result.output
+    data = json.loads((out / "bugs.json").read_text())
+    by_id = {e["id"]: e for e in data["bugs"]}
+    caught = by_id["fakefw#1"]
+    assert caught["reported"]["status"] == "caught" and caught["reported"]["installed"] == {"fakefw": "2.0"}
+    assert caught["fixed"]["status"] == "lost" and caught["fixed"]["installed"] == {"fakefw": "3.0"}
+    assert "compaction-suite check fakefw:factory" in caught["reported"]["command"]
+    assert by_id["fakefw#2"]["reported"]["status"] == "missed"
+    assert by_id["fakefw#2"]["fixed"]["status"] == "not found"  # "lost" only says what a fix did to a catch
+    assert by_id["fakefw#3"]["reported"]["status"] == "not-installed" and " exited 1: " in by_id["fakefw#3"]["reported"]["error"]
+    assert data["recall"] == {
+        "caught": 1,
+        "attempted": 3,
+        "ran": 2,
+        "recall": "33%",
+        "lost_at_fix": 1,
+        "judged_at_fix": 1,
+        "lost_share": "100%",
+    }
+    assert data["by_framework"]["FAKE"]["recall"] == "33%"
+    assert data["not_runnable"] == [{"id": "fakefw#4", "framework": "FAKE", "why": "path not adapted"}]
+    assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()  # each environment's own matrix
+    table = (out / "bugs.md").read_text()
+    assert "| fakefw#1 | CORE-3 system messages changed | fakefw==2.0 | caught | fakefw==3.0 | lost |" in table
+
+
+def test_a_reason_that_does_not_name_the_bug_is_not_a_catch() -> None:
+    bug = bugs.Bug("x", "FAKE", "fakefw:factory", {}, ("fakefw==2.0",), (), "CORE-1", "orphan-tool-result", None)
+    finding = {"clause": "CORE-1", "status": "fail", "reason": "message 3 (tool): no call", "reasons": ["unanswered-tool-call"]}
+    assert not bug.names(finding)
+    assert bug.names({**finding, "reasons": ["orphan-tool-result"]})
+    assert not bug.names({**finding, "clause": "CORE-2", "reasons": ["orphan-tool-result"]})  # another clause
+    assert not bug.names({**finding, "status": "pass", "reasons": ["orphan-tool-result"]})
+    by_text = bugs.Bug("y", "FAKE", "fakefw:factory", {}, ("fakefw==2.0",), (), "CORE-1", None, r"\(tool\): no call")
+    assert by_text.names(finding)
+
+
+def test_nothing_to_measure_is_na() -> None:
+    assert bugs.recall([])["recall"] == "n/a" and bugs.recall([])["lost_share"] == "n/a"
+
+
+def test_environment_requirements_pin_every_named_distribution() -> None:
+    bug = bugs.Bug(
+        "p",
+        "Pydantic AI",
+        "compaction_suite.adapters.pydantic_ai:summarizing",
+        {},
+        ("pydantic-ai-harness==0.18.0", "pydantic-ai-slim==2.27.0"),
+        (),
+        "CORE-10",
+        None,
+        "x",
+    )
+    assert bugs.environment_requirements(bug.job(), bug.reported) == ["pydantic-ai-harness==0.18.0", "pydantic-ai-slim==2.27.0"]
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [
+        ("not json", "not a bug list"),
+        ([{"framework": "x"}], "has no id"),
+        ([{"id": "a", "run": {"target": "nocolon", "reported": ["x==1"], "expect": EXPECT}}], "MODULE:FACTORY"),
+        ([{"id": "a", "run": {"target": "m:f", "reported": ["x>=1"], "expect": EXPECT}}], "DIST==VERSION"),
+        ([{"id": "a", "run": {"target": "m:f", "reported": [], "expect": EXPECT}}], "at least one"),
+        ([{"id": "a", "run": {"target": "m:f", "reported": ["x==1"], "expect": {"clause": "CORE-1"}}}], "reason_id or reason"),
+        (
+            [{"id": "a", "run": {"target": "m:f", "reported": ["x==1"], "expect": {"clause": "CORE-1", "reason": "("}}}],
+            "regular expression",
+        ),
+        ([{"id": "a", "after": {"why": "x"}}], "no entry with a run"),
+    ],
+)
+def test_a_bad_bug_list_is_a_usage_error(tmp_path: Path, entries: object, said: str) -> None:
+    from compaction_suite.cli.matrix import matrix
+
+    path = tmp_path / "bugs.json"
+    path.write_text(entries if isinstance(entries, str) else json.dumps({"bugs": entries}))
+    out = tmp_path / "never"
+    result = CliRunner().invoke(matrix, ["--bugs", str(path), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    assert not out.exists()  # nothing written (SPEC CLI-4)
+
+
+def test_bugs_do_not_mix_with_a_sweep(tmp_path: Path) -> None:
+    from compaction_suite.cli.matrix import matrix
+
+    result = CliRunner().invoke(
+        matrix, ["--bugs", str(fake_list(tmp_path / "b.json")), "--versions", "fakefw==1.0", "--out", str(tmp_path / "never")]
+    )
+    assert result.exit_code == 2 and "--bugs" in result.output
+    assert not (tmp_path / "never").exists()
+
+
+def test_the_projects_bug_list_is_runnable_where_it_says_so() -> None:
+    """The project's own list (adapters/reported_bugs.json) reads, and every run names an adapter
+    factory that exists."""
+    import importlib
+
+    listed = bugs.load(Path(__file__).parents[1] / "adapters" / "reported_bugs.json")
+    assert listed.bugs
+    for bug in listed.bugs:
+        module, _, factory = bug.target.partition(":")
+        assert callable(getattr(importlib.import_module(module), factory)), bug.id
+
+
+def test_another_environment_imports_its_own_suite_not_the_working_directorys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run in a release's environment must import that environment's compaction-suite: ``python -m``
+    would put a checkout in the working directory first (PYTHONSAFEPATH keeps it out)."""
+    from compaction_suite.conformance import runner
+    from compaction_suite.matrix import jobs
+
+    seen: list[dict[str, str]] = []
+
+    def fake_run_check(target: str, args: object, *, env: dict[str, str], **kwargs: object) -> runner.CheckRun:
+        seen.append(env)
+        return runner.CheckRun(2, None, "ERROR: FAKE run (test double)", 0.0)
+
+    monkeypatch.setattr(jobs, "run_check", fake_run_check)
+    job = jobs.Job("FAKE", {}, "factory", "fakefw:factory")
+    jobs.run_job(job, True, None, 10, python="/elsewhere/bin/python")
+    jobs.run_job(job, True, None, 10)
+    assert seen[0].get("PYTHONSAFEPATH") == "1"
+    assert seen[1].get("PYTHONSAFEPATH") == os.environ.get("PYTHONSAFEPATH")
