@@ -23,14 +23,16 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from compaction_suite.benchmarks.bill import add_costs, cost_section, probes_section
+from compaction_suite.benchmarks.jobs import Job, RealSummarizer, run_all
 from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
-from compaction_suite.benchmarks.prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL
-from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, ceilings, replay, worst
+from compaction_suite.benchmarks.prices import DEFAULT_PRICINGS, Pricing
+from compaction_suite.benchmarks.real_summaries import check_replayable
+from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, worst
 from compaction_suite.benchmarks.views import View
 from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
 from compaction_suite.conformance.formats import CHAT
-from compaction_suite.conformance.settings import Settings, connected
-from compaction_suite.conformance.summarizer_server import SummarizerServer
+from compaction_suite.conformance.settings import Settings
 
 TRACES = Path(__file__).resolve().parent.parent / "cassettes" / "traces"
 TARGET_REDUCTION = 0.60
@@ -71,34 +73,54 @@ def run(
     task_lists: TaskListTools = CODING_AGENT_TASK_LISTS,
     ceiling_rounds: Sequence[int] = (2,),
     trace_kind: str = "auto",
+    pricings: Sequence[Pricing] = DEFAULT_PRICINGS,
+    summarizer: RealSummarizer | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    max_calls: int | None = None,
 ) -> dict[str, Any]:
     """Replay every trace through every compactor and write the reports to ``out_dir``.
 
     ``settings_changes`` go into the `Settings` every factory gets (a target's thresholds);
     ``id_rule`` and ``task_lists`` say what the retention figures track; ``ceiling_rounds``
-    the kept-round counts K of the ceiling columns (`replay.ceilings`); ``trace_kind`` how the
-    trace files are read (`load_traces`). Each trace replays in its own wire format; a compactor
-    of another format gets it through the faithful conversion only (`replay.replay`).
+    the kept-round counts K of the ceiling columns (`replay.ceilings`, `ceiling.Ideal`);
+    ``trace_kind`` how the trace files are read (`load_traces`); ``pricings`` the bills every
+    run is priced in (`prices.pricings`); ``summarizer`` a real endpoint instead of the test
+    double (`jobs.RealSummarizer`); ``jobs`` and ``scheduler`` where the traces replay
+    (`jobs.run_all`: the results are the same); ``max_calls`` keeps each trace's first model
+    calls only. Each trace replays in its own wire format; a compactor of another format gets
+    it through the faithful conversion only (`replay.replay`).
     """
     compactors = {BASELINE: LINEUP[BASELINE], **(compactors or LINEUP)}
-    loaded = load_traces(traces or shipped_traces(), trace_kind)
-    limits = {header["id"]: ceilings(history, ceiling_rounds, wire_format(header)) for header, history in loaded}
-    calls = sum(r.kind in ASSISTANT_KINDS for h, m in loaded for r in View(wire_format(h)).rounds(m)) * len(compactors)
-    runs: list[Run] = []
-    with SummarizerServer() as server, _bar(calls, progress) as bar:
-        settings = connected(Settings(summarizer_timeout=30.0, **(settings_changes or {})), server.base_url)
-        for header, messages in loaded:
-            for name, factory in compactors.items():
-                runs.append(
-                    replay(
-                        messages, factory(settings), trace=header["id"], name=name,
-                        facts=header.get("planted_facts", []), on_call=lambda: bar.update(1),
-                        id_rule=id_rule, task_lists=task_lists, trace_format=wire_format(header),
-                    )
-                )
+    loaded = [first_calls(t, max_calls) for t in load_traces(traces or shipped_traces(), trace_kind)]
+    check_replayable(summarizer, [h["id"] for h, _ in loaded])
+    sizes = [sum(r.kind in ASSISTANT_KINDS for r in View(wire_format(h)).rounds(m)) * len(compactors) for h, m in loaded]
+    job = Job(compactors, dict(settings_changes or {}), id_rule, task_lists, tuple(ceiling_rounds), tuple(pricings), summarizer)
+    with _bar(sum(sizes), progress) as bar:
+        done = run_all(loaded, job, jobs=jobs, scheduler=scheduler, done=lambda i: bar.update(sizes[i]))
+    runs = [r for result in done for r in result.runs]
+    limits = {h["id"]: result.token_ceilings for (h, _), result in zip(loaded, done)}
+    cache_limits = {h["id"]: result.cache_ceilings for (h, _), result in zip(loaded, done)}
     results = _results(runs, loaded, limits)
+    add_costs(results, cache_limits, pricings, summarizer)
     write(out_dir, results, runs)
     return results
+
+
+def first_calls(loaded: tuple[dict[str, Any], Any], max_calls: int | None) -> tuple[dict[str, Any], Any]:
+    """The trace up to the answer of its ``max_calls``-th model call (whole rounds), or all of it."""
+    header, history = loaded
+    if max_calls is None:
+        return loaded
+    view = View(wire_format(header))
+    kept, calls = [], 0
+    for round_ in view.rounds(history):
+        if round_.kind in ASSISTANT_KINDS:
+            if calls == max_calls:
+                break
+            calls += 1
+        kept += round_.units
+    return {**header, "id": f"{header['id']} (first {max_calls} calls)"}, view.history(kept)
 
 
 def _bar(total: int, show: bool) -> Any:
@@ -133,9 +155,6 @@ def _results(
     return {
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "date": datetime.date.today().isoformat(),
-        "prices_usd_per_million": {k: vars(v) for k, v in PRICES.items()},
-        "agent_model": AGENT_MODEL,
-        "summarizer_model": SUMMARIZER_MODEL,
         "summarizer": "compaction-suite summarizer TEST DOUBLE (deterministic mode; real o200k usage)",
         "traces": traces,
         "ceilings": _ceilings(summaries, limits),
@@ -190,6 +209,7 @@ def _by_strategy(summaries: list[dict[str, Any]], traces: list[dict[str, Any]]) 
             "entity_ids_tracked": _total("entity_ids_tracked", mine),
             "task_list_always_kept": worst(s["task_list_always_kept"] for s in mine),
             "min_fact_retention": worst(s["min_fact_retention"] for s in mine),
+            "min_probe_retention": worst(s["min_probe_retention"] for s in mine),
             "violations": sum(len(s["violations"]) for s in everything),  # a broken clause counts, measured or not (SPEC XFMT-6)
             "errors": sum(len(s["errors"]) for s in everything),
             "worst_trace_share_of_ceiling": {
@@ -231,9 +251,14 @@ def write(out_dir: Path, results: dict[str, Any], runs: list[Run]) -> None:
 
 
 def _columns(run: Run) -> dict[str, list[Any]]:
-    """The run's calls as one list per field (a curve per field), ratios to 4 places."""
-    fields = list(vars(run.calls[0])) if run.calls else []
-    return {f: [round(v, 4) if isinstance(v, float) else v for v in (getattr(c, f) for c in run.calls)] for f in fields}
+    """The run's calls as one list per field (a curve per field), ratios to 4 places; each
+    pricing's cache use as two curves, ``cache_read[<pricing>]`` and ``cache_written[<pricing>]``."""
+    fields = [f for f in vars(run.calls[0]) if f != "cache"] if run.calls else []
+    columns = {f: [round(v, 4) if isinstance(v, float) else v for v in (getattr(c, f) for c in run.calls)] for f in fields}
+    for label in run.calls[0].cache if run.calls else ():
+        columns[f"cache_read[{label}]"] = [c.cache[label].read for c in run.calls]
+        columns[f"cache_written[{label}]"] = [c.cache[label].written for c in run.calls]
+    return columns
 
 
 def _pct(x: float | None) -> str:
@@ -268,8 +293,8 @@ def headline(results: dict[str, Any]) -> str:
     lines = [
         "| compactor | compactions | input tokens | cut | worst trace cut | "
         + "".join(f"of {n} (worst trace) | " for n in names)
-        + "peak context | cost, no cache | cost, cache | cost cut, cache | ids kept (min) | task list | facts kept (min) | violations | errors |",
-        "|---|---|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|---|---|---|",
+        + "peak context | ids kept (min) | task list | facts kept (min) | probes kept (min) | violations | errors |",
+        "|---|---|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|---|",
     ]
     for r in results["strategies"]:
         shares = "".join(f"{_pct(r['worst_trace_share_of_ceiling'][n])} | " for n in names)
@@ -277,11 +302,10 @@ def headline(results: dict[str, Any]) -> str:
         label = r["compactor"] + (f" ({left_out} of {r['runs']} traces not comparable, left out)" if left_out else "")
         lines.append(
             f"| {label} | {_n(r['compactions'])} | {_n(r['cumulative_input_tokens'])} | {_pct(r['input_reduction'])} "
-            f"| {_pct(r['worst_trace_input_reduction'])} | {shares}{_n(r['peak_context_tokens'])} | {_usd(r['cost_usd_no_cache'])} "
-            f"| {_usd(r['cost_usd_with_cache'])} | {_pct(r['cost_reduction_with_cache'])} | {_kept(r['min_entity_id_retention'])} "
-            f"| {_task(r['task_list_always_kept'])} | {_kept(r['min_fact_retention'])} | {r['violations']} | {r['errors']} |"
+            f"| {_pct(r['worst_trace_input_reduction'])} | {shares}{_n(r['peak_context_tokens'])} | {_kept(r['min_entity_id_retention'])} "
+            f"| {_task(r['task_list_always_kept'])} | {_kept(r['min_fact_retention'])} | {_kept(r['min_probe_retention'])} | {r['violations']} | {r['errors']} |"
         )
-    empty = " | ".join(["n/a"] * (len(names) + 9))
+    empty = " | ".join(["n/a"] * (len(names) + 8))
     for c in results["ceilings"]:
         worst = min(t["ceiling_cuts"][c["ceiling"]] for t in results["traces"])
         lines.append(
@@ -347,23 +371,38 @@ def ceiling_verdict(results: dict[str, Any]) -> str:
 def markdown(results: dict[str, Any]) -> str:
     """The whole report."""
     traces = ", ".join(f"`{t['id']}` ({t['messages']} messages, {t['wire_format']})" for t in results["traces"])
-    prices = "; ".join(f"{k} ${v['input']}/{v['cached_input']}/{v['output']}" for k, v in results["prices_usd_per_million"].items())
+    double = "TEST DOUBLE" in results["summarizer"]
     parts = [
         "# Cost reduction on recorded traces\n",
         f"Traces: {traces}. Run on {results['date']}, Python {results['machine']['python']}. Input tokens are exact "
         "(o200k_base, chat overhead included) for every model call of the replayed agent loop; the cut is against "
-        f"no compaction on the same trace. Agent model {results['agent_model']}, summarizer {results['summarizer_model']} "
-        f"(USD per million tokens, input/cached input/output: {prices}). Summaries come from the "
-        f"{results['summarizer']}: it writes a few words and never repeats an identifier, so ids and the task list "
-        "survive only when the compactor keeps them itself, and planted facts (`Remember: ...`) survive only in "
-        "messages kept verbatim.\n",
+        f"no compaction on the same trace. Priced for: {'; '.join(p['label'] + ' (summarizer ' + p['summarizer']['name'] + ')' for p in results['pricings'])} "
+        "(prices and cache rules under \"Cost per provider\"). Summaries come from the "
+        + (
+            f"{results['summarizer']}: it writes a few words and never repeats an identifier, so ids and the task list "
+            "survive only when the compactor keeps them itself, and planted facts (`Remember: ...`) survive only in "
+            "messages kept verbatim.\n"
+            if double
+            else f"{results['summarizer']}.\n"
+        ),
         "## Wire formats\n",
         formats_section(results),
         "## All traces\n",
         headline(results),
         verdict(results),
+        "## Cost per provider\n",
+        "Each call is billed by its provider's prompt-cache rules against what the previous call left in the cache "
+        "(benchmarks/cache.py, SPEC CACHE-1..4): OpenAI reads the longest shared prefix of 1,024 tokens or more, in "
+        "steps of 128, and charges nothing to write it; Anthropic reads from the breakpoints (the end of the system "
+        "messages, the end of the request, and any a compactor places) with its 20-block lookback, and bills writes "
+        "at 1.25x input. Summarizer calls are billed without a cache. The cache-aware ceiling is the cheapest bill of "
+        "the token ceiling's contexts when the ideal compactor may choose when to compact, its summarizer calls "
+        "included (benchmarks/ceiling.py, SPEC CEIL-1..4).\n",
+        cost_section(results),
         "## The prompt cache\n",
         _cache_note(results),
+        "## What the agent still knows\n",
+        probes_section(results),
         "## Per trace\n",
         _per_trace(results),
         "Plots: `replay-context.png` (context size per call on the longest trace) and `replay-retention.png` "
@@ -373,39 +412,55 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def _cache_note(results: dict[str, Any]) -> str:
-    rows = {r["compactor"]: r for r in results["strategies"]}
-    base = rows[BASELINE]
     measured = [r for r in results["strategies"] if r["compactor"] != BASELINE and r["input_reduction"] is not None and not r["runs_not_comparable"]]
     if not measured:
         return "n/a: no compactor was measured on every trace.\n"
     best = max(measured, key=lambda r: r["input_reduction"])
-    cut_no_cache = 1 - best["cost_usd_no_cache"] / base["cost_usd_no_cache"]
+    base = next(r for r in results["strategies"] if r["compactor"] == BASELINE)
+    lines = []
+    for p in results["pricings"]:
+        label = p["label"]
+        b, c = base["costs"][label], best["costs"][label]
+        raised = [r["compactor"] for r in measured if (r["costs"][label]["cut_with_cache"] or 0) < 0]
+        lines.append(
+            f"- {label}: without a cache the baseline costs {_usd(b['cost_usd_no_cache'])} and \"{best['compactor']}\" (the largest "
+            f"token cut) cuts that by {_pct(c['cut_no_cache'])}; with the cache the baseline costs {_usd(b['cost_usd_with_cache'])} "
+            f"and the same strategy's cut is {_pct(c['cut_with_cache'])}."
+            + (f" With the cache, {len(raised)} of {len(measured)} strategies raise the bill." if raised else "")
+        )
     return (
-        "An append-only history reads its whole previous prompt from the provider's cache, billed at a quarter of the "
-        f"input price for {results['agent_model']}; a compaction rewrites the start of the history, so the next call "
-        f"pays full price for it. Without a cache the baseline costs ${base['cost_usd_no_cache']:.2f} and "
-        f"\"{best['compactor']}\" cuts that by {cut_no_cache:.1%}; with the cache the baseline costs "
-        f"${base['cost_usd_with_cache']:.2f} and the same strategy's cut is {best['cost_reduction_with_cache']:.1%}. "
-        "Savings quoted in tokens overstate savings in money wherever the provider caches prompts.\n"
+        "An append-only history reads its whole previous prompt from the provider's cache; a compaction rewrites what "
+        "follows the system messages, so the next call pays full price (Anthropic: 1.25x) for it. Savings quoted in "
+        "tokens overstate savings in money wherever the provider caches prompts:\n\n" + "\n".join(lines) + "\n"
     )
 
 
 def _per_trace(results: dict[str, Any]) -> str:
+    labels = [p["label"] for p in results["pricings"]]
+    cost_heads = "".join(f"{label}: cost, no cache / cache | " for label in labels)
     lines = [
-        "| trace | compactor | calls | compactions | input tokens | cut | peak | cost, cache | ids kept (min) | task list | facts kept (final) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| trace | compactor | calls | compactions | input tokens | cut | peak | {cost_heads}ids kept (min) | task list | facts kept (final) | probes kept (final) |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(labels) + "---|---|---|---|",
     ]
+    blank = " |" * (len(labels) + 8)
     for t in results["traces"]:
         cuts = ", ".join(f"{name} {_pct(cut)}" for name, cut in t["ceiling_cuts"].items())
-        lines.append(f"| {t['id']} | *ceilings: {cuts}* | | | | | | | | | |")
+        best = ", ".join(
+            f"cache-aware {key} {_usd(c['cache_aware']['cost_usd_with_cache'])} ({_pct(c['cache_aware']['cut_with_cache'])})"
+            for key, c in t.get("cache_ceilings", {}).items()
+        )
+        lines.append(f"| {t['id']} | *ceilings: {cuts}; {best}* |{blank}")
     for s in results["runs"]:
         if s["not_comparable"]:
-            lines.append(f"| {s['trace']} | {s['compactor']} | {s['model_calls']} | *not comparable at {s['not_comparable']} points* | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
+            lines.append(f"| {s['trace']} | {s['compactor']} | {s['model_calls']} | *not comparable at {s['not_comparable']} points* |" + " n/a |" * (len(labels) + 7))
             continue
+        costs = "".join(f"{_usd(s['costs'][label]['cost_usd_no_cache'])} / {_usd(s['costs'][label]['cost_usd_with_cache'])} | " for label in labels)
+        final = s["probes"].get("final") or {}
+        probes = f"{min(final.values()):.0%}" if final else "n/a"
         lines.append(
             f"| {s['trace']} | {s['compactor']} | {s['model_calls']} | {s['compactions']} | {s['cumulative_input_tokens']:,} "
-            f"| {_pct(s['input_reduction'])} | {s['peak_context_tokens']:,} | ${s['cost_usd_with_cache']:.2f} "
-            f"| {_kept(s['min_entity_id_retention'])} | {_task(s['task_list_always_kept'])} | {_kept(s['final_fact_retention'])} |"
+            f"| {_pct(s['input_reduction'])} | {s['peak_context_tokens']:,} | {costs}"
+            f"{_kept(s['min_entity_id_retention'])} | {_task(s['task_list_always_kept'])} | {_kept(s['final_fact_retention'])} | {probes} |"
         )
     return "\n".join(lines) + "\n"
 

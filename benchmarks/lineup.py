@@ -11,13 +11,14 @@ with a user's thresholds and kept rounds (`Tuning`, the options of ``bench repla
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from compaction_suite.reference import (
     CODING_AGENT_TASK_LISTS,
+    CharsPerFour,
     Compactor,
     EntityRule,
     IterationsOrTokens,
@@ -31,6 +32,8 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.extraction import DEFAULT_RULE
 from compaction_suite.reference.summarizer import STRUCTURED_PROMPT
+
+from .prices import DEFAULT_PRICINGS, Pricing
 
 
 class NoCompaction:
@@ -109,8 +112,28 @@ def mask_and_summarize(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
     return Compactor(strategy, IterationsOrTokens(threshold_iterations=1, max_context_tokens=tuning.max_context_tokens or 80_000))
 
 
-def lineup(tuning: Tuning = Tuning()) -> dict[str, Callable[[Any], Any]]:
-    """The reference strategies, each named with the thresholds it runs with."""
+def cache_aware(settings: Any, tuning: Tuning = Tuning(), *, pricing: Pricing = DEFAULT_PRICINGS[0]) -> Compactor:
+    """STRAT-12's cache-aware compactor, its trigger set by the pricing's write-to-read price ratio (RT-8)."""
+    return presets.cache_aware(
+        settings.model,
+        write_to_read=pricing.write_to_read,
+        summarize_to_read=pricing.summarize_to_read,
+        overhead_tokens=pricing.summary_overhead(CharsPerFour().estimate([{"role": "system", "content": STRUCTURED_PROMPT}])),
+        keep_rounds=tuning.keep_rounds or 2, **_where(tuning), **_clients(settings)
+    )
+
+
+def cache_aware_name(pricing: Pricing, keep_rounds: int | None = None) -> str:
+    """The lineup's name for the cache-aware entry tuned to ``pricing``."""
+    return (
+        f"{CACHE_AWARE} for {pricing.label} (re-reads >= {pricing.write_to_read - 1:.3g}x rewritten + {pricing.summarize_to_read:.2g}x grown; "
+        f"last {keep_rounds or 2} rounds)"
+    )
+
+
+def lineup(tuning: Tuning = Tuning(), pricings: Sequence[Pricing] = DEFAULT_PRICINGS) -> dict[str, Callable[[Any], Any]]:
+    """The reference strategies, each named with the thresholds it runs with; the cache-aware
+    one once per pricing, tuned to its prices."""
     m, t, k = tuning.max_context_tokens, tuning.threshold_iterations, tuning.keep_rounds
     m000, t000, m001, window = m or 80_000, t or 8, m or 60_000, m or 128_000
     k000, k003, kmask, khybrid = k or 2, k or 3, k or 10, k or 2
@@ -132,12 +155,15 @@ def lineup(tuning: Tuning = Tuning()) -> dict[str, Callable[[Any], Any]]:
             TokenBudget(budget), TokenThreshold(m001)
         ),
         f"{HYBRID} (last {khybrid} rounds; summary over 300 older tokens)": partial(mask_and_summarize, tuning=tuning),
+        **{cache_aware_name(p, k): partial(cache_aware, tuning=tuning, pricing=p) for p in pricings},
     }
 
 
 BASELINE = "none (baseline)"
 HYBRID = "mask + structured summary"
 """The strategy of SPEC STRAT-11, held against the ceiling in the committed baseline."""
+CACHE_AWARE = "cache-aware"
+"""The strategy of SPEC STRAT-12, held against the cache-aware ceiling of its pricing."""
 
 LINEUP: dict[str, Callable[[Any], Any]] = lineup()
 """The lineup with every entry's defaults."""

@@ -32,7 +32,9 @@ from compaction_suite.conformance.target import call_compact, last_event_json
 from compaction_suite.reference.tokens import ExactTokens
 
 from .across_formats import Bridged, NotFaithful, for_replay
-from .prices import AGENT_MODEL, PRICES, SUMMARIZER_MODEL, cached_tokens
+from .cache import CacheUse, Meter
+from .prices import DEFAULT_PRICINGS, Pricing, cached_tokens
+from .probes import Probes
 from .views import Round as UnitRound
 from .views import Unit, View, unit_tokens
 
@@ -50,6 +52,7 @@ class Call:
     messages: int
     input_tokens: int
     cached_tokens: int
+    """Tokens OpenAI's automatic cache would serve (its rule, `cache.openai_read`)."""
     output_tokens: int
     compacted: bool
     """A compaction changed the context just before this call."""
@@ -59,6 +62,11 @@ class Call:
     """Every title of the latest task list so far is in the context (None: no task list yet)."""
     facts: float | None
     """Share of the facts planted so far that the context still holds (None: none planted yet)."""
+    probes: float | None = None
+    """Share of the probes met so far (`probes.Probes`: ids, paths, the last error, task status,
+    constraints) the context still holds (None: none met yet)."""
+    cache: dict[str, CacheUse] = field(default_factory=dict)
+    """What each priced provider's cache reads and writes on this call (`cache.Meter`), by pricing label."""
 
 
 @dataclass
@@ -81,6 +89,10 @@ class Run:
 
     entity_ids_tracked: int = 0
     """How many entity ids the trace introduced (0: the id figures are n/a)."""
+    pricings: tuple[Pricing, ...] = DEFAULT_PRICINGS
+    """The bills the run is priced in (the first one gives ``cost_usd_*``)."""
+    probes: dict[str, Any] = field(default_factory=dict)
+    """Per probe kind: how many the trace introduced, the smallest share kept, the share kept at the end."""
 
     @property
     def comparable(self) -> bool:
@@ -99,12 +111,30 @@ class Run:
     def peak_context_tokens(self) -> int:
         return max((call.input_tokens for call in self.calls), default=0)
 
-    def cost(self, *, cache: bool, agent_model: str = AGENT_MODEL, summarizer_model: str = SUMMARIZER_MODEL) -> float:
-        """USD for the agent's calls plus the summarizer's, with or without the prompt cache."""
-        price = PRICES[agent_model]
-        agent = sum(price.cost(c.input_tokens, c.cached_tokens if cache else 0, c.output_tokens) for c in self.calls)
-        summarizer = PRICES[summarizer_model].cost(self.summarizer_prompt_tokens, 0, self.summarizer_completion_tokens)
+    def cost(self, *, cache: bool, pricing: Pricing | None = None) -> float:
+        """USD for the agent's calls plus the summarizer's (never cached), with or without the
+        prompt cache, in ``pricing`` (default: the run's first)."""
+        pricing = pricing or self.pricings[0]
+        price = pricing.agent.price
+        agent = 0.0
+        for c in self.calls:
+            use = c.cache.get(pricing.label, CacheUse(0, 0)) if cache else CacheUse(0, 0)
+            agent += price.cost(c.input_tokens, use.read, c.output_tokens, use.written)
+        summarizer = pricing.summarizer.price.cost(self.summarizer_prompt_tokens, 0, self.summarizer_completion_tokens)
         return agent + summarizer
+
+    def costs(self) -> dict[str, dict[str, Any]]:
+        """Each pricing's bill, without and with the cache, and the tokens its cache read and wrote."""
+        return {
+            p.label: {
+                "provider": p.provider, "agent_model": p.agent.name, "summarizer_model": p.summarizer.name,
+                "cost_usd_no_cache": usd(self.cost(cache=False, pricing=p)),
+                "cost_usd_with_cache": usd(self.cost(cache=True, pricing=p)),
+                "cache_read_tokens": sum(c.cache[p.label].read for c in self.calls if p.label in c.cache),
+                "cache_written_tokens": sum(c.cache[p.label].written for c in self.calls if p.label in c.cache),
+            }
+            for p in self.pricings
+        }  # fmt: skip
 
     def summary(self) -> dict[str, Any]:
         """The run's headline figures, JSON-ready."""
@@ -123,13 +153,16 @@ class Run:
             "output_tokens": sum(c.output_tokens for c in self.calls),
             "summarizer_prompt_tokens": self.summarizer_prompt_tokens,
             "summarizer_completion_tokens": self.summarizer_completion_tokens,
-            "cost_usd_no_cache": round(self.cost(cache=False), 6),
-            "cost_usd_with_cache": round(self.cost(cache=True), 6),
+            "cost_usd_no_cache": usd(self.cost(cache=False)),
+            "cost_usd_with_cache": usd(self.cost(cache=True)),
+            "costs": self.costs(),
             "min_entity_id_retention": worst(c.entity_ids for c in self.calls),
             "entity_ids_tracked": self.entity_ids_tracked,
             "task_list_always_kept": worst(c.task_list for c in self.calls),
             "min_fact_retention": worst(c.facts for c in self.calls),
             "final_fact_retention": self.calls[-1].facts if self.calls else None,
+            "min_probe_retention": worst(c.probes for c in self.calls),
+            "probes": self.probes,
             "violations": self.violations,
             "errors": self.errors,
         }
@@ -169,9 +202,11 @@ class _Memory:
         self.has_tasks = False
         self.facts: list[str] = []
         self._unplanted = list(facts)
+        self.probes = Probes(id_rule, task_lists)
 
     def learn(self, round_: UnitRound) -> None:
         messages = self.view.chat_messages(round_.units)
+        self.probes.learn(messages)
         self.ids += [i for i in entity_ids(messages, self.id_rule) if i not in self.ids]
         tasks = latest_task_titles(messages, self.task_lists)
         if tasks is not None:
@@ -193,6 +228,13 @@ class _Memory:
 
 def _share(items: Sequence[str], found: Callable[[str], bool]) -> float | None:
     return sum(map(found, items)) / len(items) if items else None
+
+
+def usd(cost: float) -> float:
+    """A bill as the reports give it: to a millionth of a dollar. One rounding for every bill (a
+    run's and a ceiling's), so that a ceiling that never compacts costs exactly what the baseline
+    does, and its cut is 0, not a rounding's remainder."""
+    return round(cost, 6)
 
 
 def worst(values: Iterable[Any]) -> Any:
@@ -222,6 +264,7 @@ def replay(
     id_rule: IdRule | None = None,
     task_lists: TaskListTools = CODING_AGENT_TASK_LISTS,
     trace_format: str = formats.CHAT,
+    pricings: Sequence[Pricing] = DEFAULT_PRICINGS,
 ) -> Run:
     """Replay ``messages`` (a complete history in ``trace_format``) through ``compactor``; see
     the module docstring.
@@ -231,7 +274,8 @@ def replay(
     and the context goes on uncompacted (a compactor that returns what it gets, whatever its
     shape, sets ``format_free``: the baseline). ``id_rule`` and ``task_lists`` say which entity
     ids and task list the retention figures track (SPEC ENT-1, ENT-2; by default every
-    identifier-like key and the task-list presets).
+    identifier-like key and the task-list presets). ``pricings`` are the bills each call's cache
+    use is measured for (`cache.Meter`).
     """
     view = View(trace_format)
     format_free = getattr(compactor, "format_free", False)
@@ -239,6 +283,7 @@ def replay(
     if not format_free and own_format != trace_format:
         compactor = for_replay(compactor, trace_format)  # converted only where faithful
     run, tokens, memory = Run(trace, name, trace_format, own_format), _Tokens(view), _Memory(facts, id_rule, task_lists, view)
+    run.pricings, meter = tuple(pricings), Meter(tuple(pricings))
     context: list[Unit] = []
     previous: list[Unit] = []
     text = ""
@@ -247,7 +292,7 @@ def replay(
             before = context
             if run.calls:  # a compaction point follows a completed iteration
                 context, text = _compaction_point(run, compactor, view, context, text)
-            run.calls.append(_call(len(run.calls) + 1, context, previous, round_, context is not before, tokens, memory, text))
+            run.calls.append(_call(len(run.calls) + 1, context, previous, round_, context is not before, tokens, memory, text, meter))
             _observe(compactor, run.calls[-1].input_tokens)
             previous = context
             if on_call is not None:
@@ -256,6 +301,7 @@ def replay(
         run.entity_ids_tracked = len(memory.ids)
         context = context + list(round_.units)
         text += "\n" + view.text(round_.units)
+    run.probes = {"tracked": memory.probes.counts(), "min": memory.probes.worst, "final": memory.probes.kept_now()}
     return run
 
 
@@ -342,6 +388,7 @@ def _call(
     tokens: _Tokens,
     memory: _Memory,
     text: str,
+    meter: Meter,
 ) -> Call:
     shared = common_prefix(context, previous)
     prefix_tokens = sum(map(tokens.message, context[:shared])) if shared else 0
@@ -356,6 +403,8 @@ def _call(
         entity_ids=ids,
         task_list=tasks,
         facts=facts,
+        probes=memory.probes.check(text, compacted),
+        cache=meter.use(context, shared, tokens.message),
     )
 
 

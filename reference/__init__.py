@@ -29,6 +29,7 @@ from .summarizer import Summarizer, SummarizerError
 from .tokens import CharsPerFour, ExactTokens, TokenLedger
 from .triggers import (
     AnyOf,
+    CacheBreakEven,
     ContextFraction,
     IterationsOrTokens,
     MessageCount,
@@ -47,6 +48,7 @@ __all__ = [
     "MaskAndSummarize",
     "TaskListTool",
     "AnyOf",
+    "CacheBreakEven",
     "Chain",
     "CharsPerFour",
     "CompactionEvent",

@@ -8,12 +8,13 @@ a summarizer failure escape (SUMZ-2), and leaves an event behind (EVENT-1).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 
 from .errors import HistoryError
 from .events import CompactionEvent
-from .rounds import Message, Round, RoundLog, call_in_flight
+from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
 from .strategies import Outcome, Strategy
 from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
@@ -46,6 +47,11 @@ class Compactor:
         self._compacted_at = 0
         """The iteration of the last compaction: RT-1 counts iterations from it."""
         self._observed_prompt_tokens: int | None = None
+        self._cycle: tuple[int, int] | None = None
+        """RT-8's base: (the estimate the last compaction left, its part after the leading system
+        messages); None until the run's first call."""
+        self._resent = 0
+        """What the histories since then held beyond that estimate, summed (RT-8)."""
 
     def estimate_tokens(self, messages: Sequence[Message]) -> int:
         return self.estimator.estimate(messages)
@@ -94,6 +100,7 @@ class Compactor:
         rounds = self._rounds.update(messages)  # raises HistoryError (HIST-*)
         if iteration < self._compacted_at:
             self._compacted_at = 0  # a lower iteration means a new run (RT-1)
+            self._cycle = None
         seen = self._observe(messages, iteration)
         self.last_event = CompactionEvent(iteration, len(messages), seen.estimated_tokens)
         if call_in_flight(rounds):
@@ -110,12 +117,28 @@ class Compactor:
             raise
 
     def _observe(self, messages: Sequence[Message], iteration: int) -> Observation:
+        estimate = self._ledger.update(messages)
+        if self._cycle is None:  # a run starts as if compacted down to its system messages
+            self._cycle, self._resent = (self._system_estimate(messages), 0), 0
+        self._resent += estimate - self._cycle[0]
         return Observation(
             iterations=iteration - self._compacted_at,
-            estimated_tokens=self._ledger.update(messages),
+            estimated_tokens=estimate,
             messages=len(messages) - self._rounds.system_messages,
             observed_prompt_tokens=self._observed_prompt_tokens,
+            rewritten_tokens=self._cycle[1],
+            grown_tokens=estimate - self._cycle[0],
+            resent_tokens=self._resent,
         )
+
+    def _start_cycle(self, messages: Sequence[Message], estimate: int) -> None:
+        """What a compaction left: RT-8 counts re-reads from it. The part a compaction rewrites
+        is what follows the leading system messages (a compaction puts every system message first)."""
+        self._cycle = (estimate, estimate - self._system_estimate(messages))
+        self._resent = 0
+
+    def _system_estimate(self, messages: Sequence[Message]) -> int:
+        return self.estimator.estimate(list(itertools.takewhile(lambda m: m.get("role") in SYSTEM_ROLES, messages)))
 
     def _failed(self, messages: list[Message], error: SummarizerError) -> list[Message]:
         """Non-fatal summarizer failure: the input goes on unchanged (SUMZ-2)."""
@@ -143,7 +166,9 @@ class Compactor:
         after = self.estimator.estimate(outcome.messages)
         if after >= event.estimated_tokens_before:
             event.skipped_reason = f"the result ({after} tokens) would not be smaller (STRAT-10)"
+            self._start_cycle(messages, event.estimated_tokens_before)
             return list(messages)
+        self._start_cycle(outcome.messages, after)
         self._ledger.reset()  # the history was replaced, not appended to (TOK-4)
         self._ledger.update(outcome.messages)
         self._rounds.update(outcome.messages)  # a shorter list: split from scratch

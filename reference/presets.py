@@ -14,10 +14,12 @@ from .compactor import Compactor
 from .extraction import DEFAULT_RULE, REPORT_PROGRESS, EntityRule, TaskListTool
 from .strategies import KeepLastMessages, StructuredSummarize, Summarize
 from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT, Summarizer
-from .triggers import ContextFraction, IterationsOrTokens, MessageCount, TokenThreshold
+from .triggers import CacheBreakEven, ContextFraction, IterationsOrTokens, MessageCount, TokenThreshold
 
 SUMMARY_PROFILES = frozenset({"core", "trigger", "summary", "failure", "events"})
 STRUCTURED_PROFILES = frozenset({"core", "trigger", "structured", "failure", "events"})
+CACHE_AWARE_PROFILES = STRUCTURED_PROFILES - {"trigger"}
+"""Its trigger is not seed 000's, which the ``trigger`` profile checks."""
 
 
 def openai_azure(
@@ -100,4 +102,31 @@ def summarizing(
     return Compactor(
         Summarize(summarizer, keep_messages=keep_messages),
         MessageCount(keep_messages, resummarize_after),
+    )
+
+
+def cache_aware(
+    model: str,
+    *,
+    client: openai.OpenAI | None = None,
+    async_client: openai.AsyncOpenAI | None = None,
+    write_to_read: float = 4.0,
+    summarize_to_read: float = 0.3,
+    overhead_tokens: float = 0.0,
+    keep_rounds: int = 2,
+    prompt: str = STRUCTURED_PROMPT,
+    entity_rule: EntityRule = DEFAULT_RULE,
+    task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
+) -> Compactor:
+    """The cache-aware compactor (STRAT-12): compacts rarely and in large steps, when the cache
+    re-reads since the last compaction have cost what a compaction costs (RT-8, with the
+    provider's price ratios; the defaults are GPT-4.1's with GPT-4o mini summarizing); each
+    compaction folds everything before the last ``keep_rounds`` rounds into seed 001's structured
+    summary (STRAT-2: entity ids and the task list kept), so between compactions the history
+    only grows and the cache serves all of it but the newest round."""
+    summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt)
+    return Compactor(
+        StructuredSummarize(summarizer, keep_rounds=keep_rounds, entity_rule=entity_rule, task_lists=task_lists),
+        CacheBreakEven(write_to_read, summarize_to_read, overhead_tokens, keep_rounds),
+        profiles=CACHE_AWARE_PROFILES,
     )

@@ -154,8 +154,23 @@ def call_in_flight(rounds: Sequence[Round]) -> bool:
 
 
 def flatten(rounds: Sequence[Round]) -> list[Message]:
-    """The messages of ``rounds``, in order."""
-    return [message for round_ in rounds for message in round_.messages]
+    """The messages of ``rounds``, in order.
+
+    Rounds that follow each other in their history are copied as one slice: a long history
+    then costs a few list copies, not a new list per round (`benchmarks/results/speed.md`)."""
+    out: list[Message] = []
+    history: list[Message] | None = None
+    start = end = 0
+    for round_ in rounds:
+        if round_.history is history and round_.start == end:
+            end = round_.end  # contiguous with the span so far
+            continue
+        if history is not None:
+            out += history[start:end]
+        history, start, end = round_.history, round_.start, round_.end
+    if history is not None:
+        out += history[start:end]
+    return out
 
 
 def _role(message: Any, index: int) -> str:

@@ -187,17 +187,18 @@ class MaskObservations(Strategy):
         self.keep_rounds = keep_rounds
         self.placeholder = placeholder
         self.entity_rule = entity_rule
+        self.marker = placeholder.split("{")[0]
+        """How this placeholder starts: a result that starts so was masked by an earlier compaction."""
 
     def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
         system, rounds = split_system(messages, rounds)
         start = tail_start(rounds, keep_rounds=self.keep_rounds)
         older = [self._mask(m) if m["role"] == "tool" else m for m in flatten(rounds[:start])]
-        return Outcome(system + older + flatten(rounds[start:]))
+        return Outcome([*system, *older, *flatten(rounds[start:])])
 
     def _mask(self, message: Message) -> Message:
         content = message["content"]
-        marker = self.placeholder.split("{")[0]
-        if isinstance(content, str) and ((marker and content.startswith(marker)) or content.startswith(KEPT_IDS)):
+        if isinstance(content, str) and ((self.marker and content.startswith(self.marker)) or content.startswith(KEPT_IDS)):
             return message  # masked by an earlier compaction
         chars = len(content) if isinstance(content, str) else sum(len(str(p)) for p in content)
         masked = self.placeholder.format(chars=chars)

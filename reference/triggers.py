@@ -23,6 +23,15 @@ class Observation:
     """Non-system messages in the history."""
     observed_prompt_tokens: int | None = None
     """``usage.prompt_tokens`` of the last model response, if one was reported."""
+    rewritten_tokens: int = 0
+    """What the last compaction left after the leading system messages (0 before the first: a run
+    starts as if compacted down to its system messages): what a compaction writes anew, its system
+    messages staying cached (RT-8)."""
+    grown_tokens: int = 0
+    """What the history grew by since then: about what a compaction now would give the summarizer (RT-8)."""
+    resent_tokens: int = 0
+    """Summed over the compaction points since then, what each history held beyond what that
+    compaction left: what the provider re-read from its prompt cache that a compaction would have spared (RT-8)."""
 
 
 class Trigger(Protocol):
@@ -112,6 +121,43 @@ class ContextFraction:
         tokens = seen.estimated_tokens if self.source == "estimate" else seen.observed_prompt_tokens
         if tokens is not None and tokens > self.limit:
             return f"{self.source} tokens {tokens} > {self.fraction:.0%} of {self.window}"
+        return None
+
+
+@dataclass(frozen=True)
+class CacheBreakEven:
+    """Compact when keeping the grown prefix has cost, in cache reads, what a compaction costs (RT-8).
+
+    Between compactions a history only grows, so the provider's prompt cache serves all of it but
+    the newest round, at its read price per token. A compaction instead writes what it keeps after
+    the system messages anew (at the write price, less the read it replaces: at least the last
+    ``keep_rounds`` rounds, estimated from the growth per iteration, and at least what the last
+    compaction wrote), and pays the summarizer to read what it folds and to answer. Each call since
+    the last compaction re-read what the history grew by; once those re-reads, summed, have cost as
+    much as a compaction now would, the compaction pays for itself: rent-or-buy, which for a
+    steadily growing history is also the cheapest cycle (the economic order quantity). In tokens,
+    it fires when
+
+        resent >= (write_to_read - 1) * rewritten + summarize_to_read * grown + overhead_tokens
+
+    with the provider's price ratios: ``write_to_read`` a cache write over a cache read (4 for
+    GPT-4.1: writes are billed as input, $2.00, reads $0.50; 12.5 for Claude: 1.25x and 0.1x input),
+    ``summarize_to_read`` the summarizer's input price over the agent's cache read (0.3 for GPT-4o
+    mini summarizing for GPT-4.1), ``overhead_tokens`` the summarizer call's own cost (its
+    instructions and its answer) in cache-read tokens.
+    """
+
+    write_to_read: float
+    summarize_to_read: float = 0.0
+    overhead_tokens: float = 0.0
+    keep_rounds: int = 2
+
+    def check(self, seen: Observation) -> str | None:
+        per_round = seen.grown_tokens / seen.iterations if seen.iterations > 0 else 0
+        rewritten = max(seen.rewritten_tokens, self.keep_rounds * per_round)
+        due = (self.write_to_read - 1) * rewritten + self.summarize_to_read * seen.grown_tokens + self.overhead_tokens
+        if seen.resent_tokens > 0 and seen.resent_tokens >= due:
+            return f"tokens re-read since the last compaction {seen.resent_tokens} >= what compacting now costs in reads ({due:.0f})"
         return None
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_bench_lists_every_benchmark():
     result = CliRunner().invoke(main, ["bench", "--help"])
     assert result.exit_code == 0
-    for command in ("all", "battery", "estimators", "replay", "speed"):
+    for command in ("all", "battery", "estimators", "replay", "speed", "throughput"):
         assert f"  {command} " in result.output
 
 
@@ -34,14 +34,30 @@ def test_battery_table_from_pytest_benchmark_json():
         "datetime": "2026-11-23T17:12:40",
         "machine_info": {"cpu": {"brand_raw": "Some CPU", "count": 2}, "python_implementation": "CPython", "python_version": "3.11.7"},
         "benchmarks": [
-            {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}},
-            {"params": {"target": "slow-one", "mode": "full"}, "stats": {"median": 75.0}},
+            {"params": {"target": "reference", "mode": "full"}, "stats": {"median": 26.92}, "extra_info": {"cpu_seconds": 19.4}},
+            {"params": {"target": "quick-one", "mode": "fast"}, "stats": {"median": 9.5}},
         ],
+        "load_average": [2.1, 2.4],
+        "slowest": [{"seconds": 3.25, "phase": "call", "test": "tests/test_core.py::test_core_6"}],
+        "profile": battery.grouped({
+            ("/venv/site-packages/hypothesis/core.py", 10, "run"): (1, 1, 6.0, 9.0, {}),
+            ("/repo/reference/rounds.py", 20, "split_rounds"): (1, 3, 1.0, 1.0, {}),
+            ("~", 0, "<method 'recv' of '_socket.socket' objects>"): (1, 7, 3.0, 3.0, {}),
+        }),
     }
     text = battery.markdown(results)
-    assert "Some CPU, 2 cores, CPython 3.11.7" in text
-    assert "| reference | full | 26.9 | yes |" in text
-    assert "| slow-one | full | 75.0 | no |" in text
+    assert "Some CPU, 2 cores, CPython 3.11.7" in text and "load average 2.1 before, 2.4 after" in text
+    assert "| reference | full | 26.9 | 19.4 | no: 11.9 s over (CPU 19.4 s: 4.4 s over) |" in text
+    assert "| quick-one | fast | 9.5 | n/a | yes |" in text
+    assert "| 3.25 | call | `tests/test_core.py::test_core_6` |" in text
+    assert "| Hypothesis (drawing and shrinking examples) | 60.0% |" in text and "| the reference compactor (reference/) | 10.0% |" in text
+    assert "| built-in `<method 'recv' of '_socket.socket' objects>` | 30.0% |" in text and "| `core.py:10 run` | 1 | 60.0% |" in text
+
+
+def test_throughput_sizes_must_be_numbers(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "throughput", "--sizes", "1,two", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--sizes" in result.output
 
 
 def test_compactions_are_counted_in_the_compactors_own_format(tmp_path, monkeypatch):

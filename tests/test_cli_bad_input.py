@@ -30,10 +30,12 @@ KINDS = (
 )  # fmt: skip
 COMMANDS = (
     "check", "reproduce", "record", "record-errors", "compact-store", "matrix", "bench replay", "bench estimators",
-    "bench speed", "bench battery", "bench all", "traces record", "traces import",
+    "bench speed", "bench battery", "bench throughput", "bench all", "traces record", "traces import",
 )  # fmt: skip
 TARGETS = {"target with a syntax error": "cs_syntax", "target raising at import": "cs_import_raises", "factory raising": "cs_factory_raises"}
 SAYS = {"target with a syntax error": "SyntaxError", "target raising at import": "no config at import", "factory raising": "the factory failed"}
+BENCH_WRITERS = ("estimators", "speed", "battery", "throughput", "all")
+"""The bench commands that read nothing and only write --out."""
 RECORD = "record --model m --base-url http://127.0.0.1:9/v1 --out {tmp}/out"
 
 
@@ -116,9 +118,9 @@ CELLS: list[Cell] = [
     Cell("bench replay", "directory", "bench replay --out {tmp}/empty.json", ("empty.json: is a file, not a folder",)),
     Cell("bench replay", "unknown option", "bench replay --out {tmp}/out --no-such-option", ("No such option '--no-such-option'",)),
     *targets("bench replay", "bench replay {target} --path {tmp} --out {tmp}/out"),
-    *[Cell(f"bench {name}", "unknown option", f"bench {name} --out {{tmp}}/out --no-such-option", ("--no-such-option",)) for name in ("estimators", "speed", "battery", "all")],
-    *[Cell(f"bench {name}", "directory", f"bench {name} --out {{tmp}}/empty.json", ("empty.json: is a file, not a folder",)) for name in ("estimators", "speed", "battery", "all")],
-    *[Cell(f"bench {name}", "missing file", f"bench {name}", ("Missing option '--out'",)) for name in ("estimators", "speed", "battery", "all")],
+    *[Cell(f"bench {name}", "unknown option", f"bench {name} --out {{tmp}}/out --no-such-option", ("--no-such-option",)) for name in BENCH_WRITERS],
+    *[Cell(f"bench {name}", "directory", f"bench {name} --out {{tmp}}/empty.json", ("empty.json: is a file, not a folder",)) for name in BENCH_WRITERS],
+    *[Cell(f"bench {name}", "missing file", f"bench {name}", ("Missing option '--out'",)) for name in BENCH_WRITERS],
     # traces: files to import, the trace to write
     *files("traces import", "traces import claude-code {file} --out-dir {tmp}/out", {
         **TRACE_FILES, "empty file": ("empty.jsonl", "no messages to import"), "truncated JSON": ("cut.jsonl", "not JSON: Unterminated string"),
@@ -135,7 +137,7 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "compact-store": dict.fromkeys(TARGETS, "compact-store has no target: the compactor is the reference's"),
     "matrix": {k: "matrix reads no input file; it writes --out (the directory cell)" for k in KINDS[:7] if k != "directory"},
     **{f"bench {name}": {k: f"bench {name} reads no input and has no target; it writes --out" for k in KINDS if k not in ("unknown option", "directory", "missing file")}
-       for name in ("estimators", "speed", "battery", "all")},
+       for name in BENCH_WRITERS},
     "traces record": {k: "traces record reads no file and has no target; it writes --out" for k in KINDS if k not in ("unknown option", "directory")},
     "traces import": dict.fromkeys(TARGETS, "traces import has no target"),
 }

@@ -291,7 +291,7 @@ def test_bench_replay_takes_thresholds_and_prints_n_a_and_the_ceiling_columns(tm
     assert "of ceiling K=1 (worst trace)" in result.output and "of ceiling K=2 (worst trace)" in result.output
     assert "*physical limit (system messages alone)*" in result.output
     row = next(line for line in result.output.splitlines() if line.startswith("| seed-000 summary"))
-    assert row.count("n/a") == 3, row  # ids, task list and facts: nothing to measure
+    assert row.count("n/a") == 4, row  # ids, task list, facts and probes: nothing to measure
     assert "100%" not in row
 
 

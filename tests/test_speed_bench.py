@@ -139,8 +139,18 @@ def test_summary_slopes_and_verdict(compact_s: float, met: bool) -> None:
     assert results["ops"]["split_rounds"]["results"][1]["us_per_message"] == pytest.approx(1.0)
     assert results["target"]["met"] is met and results["target"]["median_s"] == compact_s
     text = speed.markdown(results)
-    assert ("**Met**" if met else "**Not met**") in text
+    assert ("**Met** for a fresh compactor" if met else "**Not met** (by 400 ms) for a fresh compactor") in text
     assert speed.fmt_time(compact_s) in text
+    assert "**Met**: every strategy linear" in text  # the made-up strategies are exactly linear
+
+
+def test_a_strategy_growing_faster_than_linearly_misses_the_linearity_target() -> None:
+    raw = _fake_raw({"compact": 0.05})
+    for bench in raw["benchmarks"]:
+        if bench["extra_info"]["op"] == "mask_observations" and bench["params"]["size"] == 100_000:
+            bench["stats"]["median"] *= 3  # slope about 1.16 over 100 .. 100,000
+    text = speed.markdown(speed.summarize(raw, (100, 100_000), seconds=1.0))
+    assert "**Not met**: every strategy linear" in text and "Over: label of mask_observations." in text
 
 
 def test_fmt_time() -> None:

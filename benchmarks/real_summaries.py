@@ -1,0 +1,103 @@
+"""Real summaries in the benchmark: an OpenAI-compatible endpoint summarizes, recorded with vcrpy (issue 23).
+
+``bench replay --summarizer-base-url URL --summarizer-model NAME`` points every summarizing
+compactor at the user's provider or at a local server (`cassettes/setup-local-model.sh` starts
+one) instead of the test double. With ``--cassettes DIR`` each trace's exchanges go to
+``DIR/<trace>.yaml`` (the `record` extra, vcrpy; scrubbed of keys as `compaction-suite record`
+scrubs them) beside a ``.meta.json`` naming the model (and its file's sha256), the server, the
+date and the command; when that cassette exists the trace replays from it instead, offline:
+every connection refused, a request the cassette does not hold an error (SPEC PROBE-3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compaction_suite.conformance.settings import Settings
+
+if TYPE_CHECKING:
+    from .jobs import RealSummarizer
+
+
+def cassette_path(folder: Path, trace_id: str) -> Path:
+    """``folder/<trace id as a file name>.yaml``."""
+    from compaction_suite.recording.record import slug
+
+    return folder / f"{slug(trace_id)}.yaml"
+
+
+@contextlib.contextmanager
+def summarizing(real: RealSummarizer, trace_id: str, changes: dict[str, Any]) -> Iterator[Settings]:
+    """`Settings` whose clients reach ``real``: live, recorded to the trace's cassette, or
+    replayed offline from it when it exists (module docstring)."""
+    from compaction_suite.recording.endpoint import Endpoint
+
+    changes = {k: v for k, v in changes.items() if k != "summarizer_timeout"}
+    path = cassette_path(real.cassettes, trace_id) if real.cassettes is not None else None
+    if path is not None and path.is_file():
+        from compaction_suite.recording.meta import load_meta
+        from compaction_suite.recording.offline import offline_endpoint, replaying
+
+        with replaying(path):
+            yield offline_endpoint(load_meta(path)).settings(**changes)
+        return
+    if real.base_url is None:
+        raise MissingCassette(f"no cassette {path} to replay trace {trace_id!r}, and no --summarizer-base-url to record it")
+    endpoint = Endpoint(real.model, base_url=real.base_url, api_key=real.api_key, timeout=real.timeout)
+    settings = endpoint.settings(**changes)
+    if path is None:
+        yield settings
+        return
+    yield from _recording(real, endpoint, settings, path, trace_id)
+
+
+class MissingCassette(ValueError):
+    """A trace to replay from cassettes has none, and no endpoint was given to record it."""
+
+
+def check_replayable(real: RealSummarizer | None, trace_ids: list[str]) -> None:
+    """`MissingCassette` naming the first trace without a cassette when ``real`` can only replay
+    (no endpoint to record with): said before any trace is replayed (SPEC CLI-2)."""
+    if real is None or real.base_url is not None or real.cassettes is None:
+        return
+    missing = [t for t in trace_ids if not cassette_path(real.cassettes, t).is_file()]
+    if missing:
+        more = f" (and {len(missing) - 1} more traces)" if len(missing) > 1 else ""
+        raise MissingCassette(
+            f"--cassettes {real.cassettes}: no cassette {cassette_path(real.cassettes, missing[0])} to replay trace "
+            f"{missing[0]!r}{more}, and no --summarizer-base-url to record it"
+        )
+
+
+def _recording(real: RealSummarizer, endpoint: Any, settings: Settings, path: Path, trace_id: str) -> Iterator[Settings]:
+    from compaction_suite.recording.meta import Meta, interactions, settings_record, sha256_file
+    from compaction_suite.recording.scrub import recorder
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    secrets = [real.api_key] if real.api_key else []
+    with recorder(secrets).use_cassette(os.fspath(path)) as cassette:
+        yield settings
+        exchanges = interactions(cassette, len(cassette.data), "summarizer call made by a compactor of the replay")
+    model_file = None
+    if real.model_file is not None:
+        model_file = {"name": real.model_file.name, "bytes": real.model_file.stat().st_size, "sha256": sha256_file(real.model_file)}
+    Meta(
+        produced_by=f"real answers of {endpoint.model!r} at {endpoint.describe()['host']}",
+        cassette=path.name,
+        command=real.command,
+        server={**endpoint.describe(), "info": real.server_info},
+        model=endpoint.model,
+        target=None,
+        history={"trace": trace_id},
+        iteration=0,
+        settings=settings_record(settings),
+        interactions=exchanges,
+        problem=None,
+        event=None,
+        details={"model_file": model_file, "replay": "every summarizer call of one trace's bench replay, in order"},
+    ).write(path, secrets)
+
