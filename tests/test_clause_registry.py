@@ -254,3 +254,23 @@ def test_a_test_names_its_clause_once() -> None:
     """``@clause("CORE-1")`` marks the test; ``require`` reads the marker, never the id again."""
     again = [f"{path.name}:{n}" for path in sorted(CONFORMANCE_TESTS.glob("*.py")) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if re.search(r"require\(\s*[\"'][A-Z]+-\d+", line)]
     assert again == []
+
+
+def _slug(title: str, seen: dict[str, int]) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens, ``-N`` for a repeat."""
+    slug = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+    seen[slug] = seen.get(slug, 0) + 1
+    return slug if seen[slug] == 1 else f"{slug}-{seen[slug] - 1}"
+
+
+def test_spec_contents_list_every_part_and_section() -> None:
+    """SPEC's table of contents is its headings (parts and sections), in order, each linked to its anchor."""
+    seen: dict[str, int] = {}
+    body = SPEC[SPEC.index("\n# Part A") :]
+    expected = [
+        ("- " if hashes == "#" else "  - ") + f"[{title.replace('`', '')}](#{_slug(title, seen)})"
+        for hashes, title in re.findall(r"^(#{1,2}) (.+)$", body, re.M)
+    ]
+    contents = SPEC[SPEC.index("## Contents\n") : SPEC.index("\n# Part A")]
+    listed = [line for line in contents.splitlines() if line.lstrip().startswith("- [")]
+    assert listed == expected, "SPEC.md's Contents, as they should read:\n" + "\n".join(expected)
