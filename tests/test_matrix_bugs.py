@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_matrix_sweep import fake_wheel
+from test_matrix_sweep import fake_index
 
 from compaction_suite.matrix import bugs
 
@@ -35,10 +35,7 @@ def fake_list(path: Path) -> Path:
 def test_bugs_are_caught_where_reported_and_lost_where_fixed(tmp_path: Path) -> None:
     from compaction_suite.cli.matrix import matrix
 
-    links = tmp_path / "links"
-    links.mkdir()
-    for version in ("1.0", "2.0", "3.0"):
-        fake_wheel(links, version)
+    links = fake_index(tmp_path / "links")
     out = tmp_path / "out"
     args = [
         "--bugs", str(fake_list(tmp_path / "bugs.json")), "--max-examples", "5", "--cache-dir", str(tmp_path / "envs"),

@@ -64,13 +64,18 @@ def fake_wheel(folder: Path, version: str) -> Path:
     return path
 
 
+def fake_index(folder: Path) -> Path:
+    """A folder of FAKE releases 1.0, 2.0 and 3.0 for ``--find-links`` (9.9 is never published)."""
+    folder.mkdir()
+    for version in ("1.0", "2.0", "3.0"):
+        fake_wheel(folder, version)
+    return folder
+
+
 def test_the_version_table_shows_a_finding_appear_and_go(tmp_path: Path) -> None:
     from compaction_suite.cli.matrix import matrix
 
-    links = tmp_path / "links"
-    links.mkdir()
-    for version in ("1.0", "2.0", "3.0"):
-        fake_wheel(links, version)
+    links = fake_index(tmp_path / "links")
     out = tmp_path / "out"
     args = [
         "--no-adapters", "--target", "fakefw:factory", "--versions", "fakefw==3.0,1.0,2.0,9.9", "--clause", "CORE-3", "--max-examples", "5",
