@@ -1,9 +1,9 @@
 """The clause report: JSON for machines, Markdown and the terminal table for a person.
 
-Its JSON shape is documented in ``schema/report.md``. Every clause of SPEC Part A gets one
-status: ``pass``, ``fail``, ``error`` (the test itself broke), ``skip`` (profile not claimed or
-not requested), ``not-applicable`` (a declared capability makes it unreachable),
-``not-exercised`` (no example reached it: nothing was compacted where it speaks), or ``xfail``.
+Its JSON shape is ``schema/report.schema.json`` (the fields explained in ``schema/report.md``).
+Every clause of SPEC Part A gets one status: ``pass``, ``fail``, ``error`` (the test itself
+broke), ``skip`` (profile not claimed or not requested), ``not-applicable`` (a declared capability
+makes it unreachable), ``not-exercised`` (no example reached it: nothing was compacted where it speaks), or ``xfail``.
 """
 
 from __future__ import annotations

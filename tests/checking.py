@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import Phase
 from hypothesis import settings as hypothesis_settings
@@ -37,6 +38,18 @@ from broken.compactors import Control
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
+REPORT_SCHEMA = ROOT / "conformance" / "schema" / "report.schema.json"
+REPORTS = jsonschema.Draft202012Validator(json.loads(REPORT_SCHEMA.read_text(encoding="utf-8")))
+"""Every report a ``check`` run of the project's tests writes is validated against the report's
+JSON Schema (issue 24 point 5)."""
+
+
+def valid_report(report: dict[str, Any]) -> dict[str, Any]:
+    """``report``, after checking it against ``conformance/schema/report.schema.json``; an
+    `AssertionError` lists every place it breaks the schema."""
+    errors = [f"  {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}" for e in REPORTS.iter_errors(report)]
+    assert not errors, "the report breaks its schema:\n" + "\n".join(sorted(errors)[:20])
+    return report
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,7 @@ def in_process(tmp_path: Path, target: str, *, profiles: Sequence[str] = (), cla
     with _isolated(tmp_path), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
         code = pytest.main(args, plugins=[_Inner(), _NoShrink()])
     assert report.exists(), f"check wrote no report (pytest exit {code}):\n{output.getvalue()[-3000:]}"
-    return Checked(EXIT.get(code, 3), json.loads(report.read_text(encoding="utf-8")), output.getvalue())
+    return Checked(EXIT.get(code, 3), valid_report(json.loads(report.read_text(encoding="utf-8"))), output.getvalue())
 
 
 def assert_caught(checked: Checked, control: Control) -> dict[str, Any]:
@@ -90,7 +103,7 @@ def as_user(target: str, *options: str) -> Checked:
     ``tests/`` on PYTHONPATH (for the broken compactors)."""
     done = run_check(target, ["--fast", *options], env=dict(os.environ, PYTHONPATH=str(TESTS)), cwd=ROOT)
     assert done.exit_code is not None and done.report is not None, f"check wrote no report (exit {done.exit_code}):\n{done.tail(40)}"
-    return Checked(done.exit_code, done.report, done.output)
+    return Checked(done.exit_code, valid_report(done.report), done.output)
 
 
 class _Inner:

@@ -22,7 +22,7 @@ from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.reproduce import case_of, replay
 
 from broken.formats import CONTROLS
-from checking import assert_caught, check, in_process
+from checking import assert_caught, check, in_process, valid_report
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -272,7 +272,7 @@ def _check_example(target: str, tmp_path: Path) -> dict:
     args = [sys.executable, "-m", "compaction_suite", "check", target, "--path", str(ROOT / "examples/python"), "--fast", "--report", str(out)]
     done = subprocess.run(args, cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    return json.loads(out.read_text())
+    return valid_report(json.loads(out.read_text()))
 
 
 @pytest.mark.parametrize("name", sorted(CONTROLS))

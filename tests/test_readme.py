@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from checking import valid_report
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -42,6 +45,7 @@ def test_example_compactor_conforms_as_the_readme_runs_it(command: str, tmp_path
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "conforms" in done.stdout
+    valid_report(json.loads((tmp_path / "r.json").read_text(encoding="utf-8")))
 
 
 def test_ci_runs_the_readme_test_command_exactly() -> None:
