@@ -26,6 +26,8 @@ def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 _OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.hex())
+"""An opaque blob as the API returns one; each drawn item appends its own number, since no two
+blobs the API returns are equal (RESP-5 reads two equal compaction items as one kept twice)."""
 """Stand-in for provider-encrypted content: opaque, unique per draw."""
 
 
@@ -43,12 +45,12 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
         starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
         if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
             reasons += 1
-            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT)})
+            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT) + f"{reasons:04d}"})
         is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
         if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
             compacted += 1
             decorated += draw(_resent_user_messages())
-            decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT)})
+            decorated.append({"type": "compaction", "id": f"cmp_{compacted:04d}", "encrypted_content": draw(_OPAQUE_TEXT) + f"{compacted:04d}"})
             continue
         decorated.append(_as_sent(draw, item, n, custom))
     return decorated
