@@ -38,7 +38,6 @@ from compaction_suite.message import Message
 OPTIONS_ENV = "COMPACTION_ADAPTER_OPTIONS"
 """JSON object of options for an adapter factory (the matrix sets it per configuration)."""
 
-SYSTEM_ROLES = ("system", "developer")
 
 BETWEEN_ROUNDS = "between_rounds"
 """The ``called`` capability of every adapter here: each framework's loop calls its compactor

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from compaction_suite.message import SYSTEM_ROLES
 from compaction_suite.reference.tokens import REPLY_PRIMING
 
 from .prices import ANTHROPIC, OPENAI, Pricing
@@ -44,7 +45,6 @@ OPENAI_STEP = 128
 LOOKBACK_BLOCKS = 20
 """Anthropic checks a breakpoint's block and the 19 before it."""
 MAX_BREAKPOINTS = 4
-SYSTEM_ROLES = ("system", "developer")
 
 
 class CacheUse(NamedTuple):

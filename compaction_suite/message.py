@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
+SYSTEM_ROLES: frozenset[str] = frozenset({"system", "developer"})
+"""The roles of the instructions a compaction keeps first (SPEC CORE-3): ``developer`` is the
+system role of OpenAI's newer models, in chat-completions and Responses alike."""
+
 Message: TypeAlias = dict[str, Any]
 """An OpenAI chat-completions message, as the plain dict the API takes.
 

@@ -13,12 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from compaction_suite.message import Message
+from compaction_suite.message import SYSTEM_ROLES, Message
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from .violation import Violation
 
-SYSTEM_ROLES = {"system", "developer"}
 ROLES = SYSTEM_ROLES | {"user", "assistant", "tool"}
 
 

@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from compaction_suite.message import SYSTEM_ROLES
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from ..clauses import every_output
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 ROLES = ("user", "assistant", "system", "developer")
-SYSTEM_ROLES = ("system", "developer")
 ANSWERED_BY = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
 """A call item's type -> the output item type that answers it by ``call_id`` (RESP-1, RESP-2,
 RESP-8). The API rejects either call unanswered ("No tool output found for function call ...",
