@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
@@ -242,12 +243,10 @@ def test_agent_framework_strategy_runs_between_rounds():
 def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message_outside():
     pytest.importorskip("autogen_agentchat", reason="AutoGen AgentChat is not installed (pip install -e '.[autogen]')")
     from autogen_agentchat.agents import AssistantAgent
-    from autogen_core import FunctionCall
     from autogen_core.model_context import BufferedChatCompletionContext
-    from autogen_core.models import CreateResult, FunctionExecutionResultMessage, RequestUsage, SystemMessage
-    from autogen_ext.models.replay import ReplayChatCompletionClient
+    from autogen_core.models import FunctionExecutionResultMessage, SystemMessage
 
-    from compaction_suite.adapters.autogen import MODEL_INFO, from_autogen
+    from compaction_suite.adapters.autogen import from_autogen
 
     seen: list[list[dict]] = []
     packed: list[int] = []
@@ -259,28 +258,11 @@ def test_autogen_assistant_agent_reads_its_context_between_rounds_system_message
             packed.extend(len(m.content) for m in self._messages if isinstance(m, FunctionExecutionResultMessage))
             return await super().get_messages()
 
-    class Replay(ReplayChatCompletionClient):  # AutoGen's own scripted client, recording what it is sent
-        async def create(self, messages, **kwargs):
-            sent.append(list(messages))
-            return await super().create(messages, **kwargs)
-
-    ids = iter(range(1, 100))
-
-    def calls() -> CreateResult:
-        made = [FunctionCall(id=f"call_a{next(ids)}", name="read_file", arguments=json.dumps({"path": "a.py"})) for _ in range(ROUND_CALLS)]
-        return CreateResult(finish_reason="function_calls", content=made, usage=RequestUsage(prompt_tokens=1, completion_tokens=1), cached=False)
-
-    script = [item for _ in range(TURNS) for item in ([calls() for _ in range(ROUNDS_PER_TURN)] + ["done"])]
     agent = AssistantAgent(
-        "coder", model_client=Replay(script, model_info=MODEL_INFO), tools=[read_file], system_message=SYSTEM_PROMPT,
+        "coder", model_client=autogen_scripted_client(sent), tools=[read_file], system_message=SYSTEM_PROMPT,
         model_context=Recording(buffer_size=4), max_tool_iterations=ROUNDS_PER_TURN + 1,
     )  # fmt: skip
-
-    async def run() -> None:
-        for turn in range(TURNS):
-            await agent.run(task=f"turn {turn}: read the files")
-
-    asyncio.run(run())
+    run_autogen_turns(agent)
     assert len(seen) == len(sent) == TURNS * (ROUNDS_PER_TURN + 1)
     assert_between_rounds(seen)
     assert_no_system(seen)  # the system message is not in the model context...
@@ -342,3 +324,37 @@ def test_pydantic_ai_capability_runs_between_rounds_system_prompts_leading():
         assert "system" not in roles[roles.index("user"):]  # system_prompt: leading (never after the first other message)
     assert sum(isinstance(p, SystemPromptPart) for m in history for p in getattr(m, "parts", [])) == 2  # stored once each, first
     assert returns_per_request and set(returns_per_request) == {ROUND_CALLS}  # a round's results in one ModelRequest
+
+
+def autogen_scripted_client(sent: list[list[Any]]) -> Any:
+    """AutoGen's own scripted client (``ReplayChatCompletionClient``), recording in ``sent`` what it
+    is sent: TURNS turns of ROUNDS_PER_TURN rounds of ROUND_CALLS parallel calls, then "done"."""
+    from autogen_core import FunctionCall
+    from autogen_core.models import CreateResult, RequestUsage
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    from compaction_suite.adapters.autogen import MODEL_INFO
+
+    class Replay(ReplayChatCompletionClient):
+        async def create(self, messages, **kwargs):
+            sent.append(list(messages))
+            return await super().create(messages, **kwargs)
+
+    ids = iter(range(1, 1000))
+
+    def calls() -> CreateResult:
+        made = [FunctionCall(id=f"call_a{next(ids)}", name="read_file", arguments=json.dumps({"path": "a.py"})) for _ in range(ROUND_CALLS)]
+        return CreateResult(finish_reason="function_calls", content=made, usage=RequestUsage(prompt_tokens=1, completion_tokens=1), cached=False)
+
+    script = [item for _ in range(TURNS) for item in ([calls() for _ in range(ROUNDS_PER_TURN)] + ["done"])]
+    return Replay(script, model_info=MODEL_INFO)
+
+
+def run_autogen_turns(agent: Any) -> None:
+    """TURNS turns of an AutoGen ``AssistantAgent``, each a task to read the files."""
+
+    async def run() -> None:
+        for turn in range(TURNS):
+            await agent.run(task=f"turn {turn}: read the files")
+
+    asyncio.run(run())

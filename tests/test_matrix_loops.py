@@ -11,13 +11,20 @@ configuration of that path (``CONFIGURATIONS``) must be re-read.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
 from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
 from scripted_http import ScriptedServer, rejection
-from test_adapter_loops import SYSTEM_PROMPT, TURNS, assert_between_rounds, assert_no_system, read_file
+from test_adapter_loops import (
+    SYSTEM_PROMPT,
+    TURNS,
+    assert_between_rounds,
+    assert_no_system,
+    autogen_scripted_client,
+    read_file,
+    run_autogen_turns,
+)
 
 from compaction_suite.conformance import oracle
 from compaction_suite.conformance.settings import Settings
@@ -290,11 +297,8 @@ def test_agent_framework_token_budget_drops_a_leading_system_message_in_its_loop
 
 def _autogen_run(context: Any) -> tuple[list[list[dict]], list[list[Any]]]:
     from autogen_agentchat.agents import AssistantAgent
-    from autogen_core import FunctionCall
-    from autogen_core.models import CreateResult, RequestUsage
-    from autogen_ext.models.replay import ReplayChatCompletionClient
 
-    from compaction_suite.adapters.autogen import MODEL_INFO, from_autogen
+    from compaction_suite.adapters.autogen import from_autogen
 
     seen: list[list[dict]] = []
     sent: list[list[Any]] = []
@@ -306,29 +310,12 @@ def _autogen_run(context: Any) -> tuple[list[list[dict]], list[list[Any]]]:
 
     context.get_messages = recording_get
 
-    class Replay(ReplayChatCompletionClient):
-        async def create(self, messages, **kwargs):
-            sent.append(list(messages))
-            return await super().create(messages, **kwargs)
-
-    ids = iter(range(1, 1000))
-
-    def calls() -> CreateResult:
-        made = [FunctionCall(id=f"call_a{next(ids)}", name="read_file", arguments=json.dumps({"path": "a.py"})) for _ in range(ROUND_CALLS)]
-        return CreateResult(finish_reason="function_calls", content=made, usage=RequestUsage(prompt_tokens=1, completion_tokens=1), cached=False)
-
-    script = [item for _ in range(TURNS) for item in ([calls() for _ in range(ROUNDS_PER_TURN)] + ["done"])]
-    client = Replay(script, model_info=MODEL_INFO)
+    client = autogen_scripted_client(sent)
     context._model_client = getattr(context, "_model_client", None) and client
     agent = AssistantAgent(
         "coder", model_client=client, tools=[read_file], system_message=SYSTEM_PROMPT, model_context=context, max_tool_iterations=ROUNDS_PER_TURN + 1,
     )  # fmt: skip
-
-    async def run() -> None:
-        for turn in range(TURNS):
-            await agent.run(task=f"turn {turn}: read the files")
-
-    asyncio.run(run())
+    run_autogen_turns(agent)
     return seen, sent
 
 
