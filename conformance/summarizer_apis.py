@@ -389,17 +389,24 @@ OPENAI_COMMON: dict[str, str] = {
     "drop": "Significant-Gravitas/AutoGPT#2241: RemoteDisconnected, the OpenAI API closing the connection without a response",
     "truncated_stream": "openai/openai-python#2356: an o3-mini stream ending in 'peer closed connection without sending complete message body'",
 }
+TOOL_CALL = (
+    "{guide}: a request offering tools may be answered with a call of one instead of text; "
+    "strands-agents/harness-sdk#1947: claude-3-haiku calling the no-op tool its summarization request offered"
+)
+OPENAI_TOOL_CALL = TOOL_CALL.format(guide="OpenAI's function-calling guide (platform.openai.com/docs/guides/function-calling)")
 SENT: dict[str, dict[str, str]] = {
     "chat": {
         **OPENAI_COMMON,
         "no_choices": "InternLM/MindSearch#310: Azure OpenAI answering {\"choices\": [], \"prompt_filter_results\": [...]}",
         "empty_content": "codelibs/fess#3061: a reasoning model answering finish_reason 'length' with empty content",
         "null_content": "promptfoo/promptfoo#2822, microsoft/semantic-kernel#5240: Azure OpenAI's finish_reason 'content_filter' with no content",
+        "tool_call": OPENAI_TOOL_CALL,
     },
     "responses": {
         **OPENAI_COMMON,
         "no_choices": "OpenAI's reasoning guide (platform.openai.com/docs/guides/reasoning): a response 'incomplete' at "
         "max_output_tokens before any visible output, its output reasoning items only (quoted in NVIDIA-NeMo/Switchyard#796)",
+        "tool_call": OPENAI_TOOL_CALL,
     },
     "compact": OPENAI_COMMON,
     "anthropic": {
@@ -412,6 +419,7 @@ SENT: dict[str, dict[str, str]] = {
         "hang": "anthropics/claude-code#3855 and gptme/gptme#701: Messages API requests timing out or never answered",
         "drop": "kortix-ai/suna#66: the Anthropic API closing a connection without a complete body",
         "truncated_stream": "kortix-ai/suna#66: an Anthropic stream ending in 'peer closed connection without sending complete message body'",
+        "tool_call": TOOL_CALL.format(guide="Anthropic's tool-use guide (docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)"),
     },
 }
 """For each API the test double answers, the faults that API is known to send, each with the

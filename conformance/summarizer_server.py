@@ -66,6 +66,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
+from . import tool_call_answers
 from .summarizer_apis import Api, api_for, chat_rejects, sends
 from .violation import Violation
 
@@ -97,8 +98,11 @@ FAULTS: dict[str, frozenset[str]] = {
     "hang": frozenset({"hang_seconds"}),
     "drop": frozenset(),
     "truncated_stream": frozenset({"chunks"}),
+    "tool_call": frozenset(),
 }
-"""Fault names and the parameters each accepts (besides ``times``)."""
+"""Fault names and the parameters each accepts (besides ``times``). ``tool_call`` answers with a
+call of a tool the request offers (`conformance.tool_call_answers`); a request offering none is
+answered normally, the fault left in place (counted ``unsent:tool_call``)."""
 
 _ERRORS: dict[str, tuple[int, str, str]] = {
     "429": (429, "requests", "rate_limit_exceeded"),
@@ -572,7 +576,11 @@ class SummarizerServer:
             self._count("bad_request")
             exchange.rejected = rejected
             return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
-        fault, fixed = self._next_mode(exchange.api)
+        forced = tool_call_answers.forced(exchange.api, body) if exchange.api != "compact" else None
+        if forced is not None:
+            self._count("tool_call_forced")
+            return _tool_call(body, forced, api)
+        fault, fixed = self._next_mode(exchange.api, body)
         if fault is not None:
             self._count(fault.name)
             exchange.fault = fault.name
@@ -583,12 +591,13 @@ class SummarizerServer:
         exchange.answer, exchange.output = content, tuple(output)
         return response
 
-    def _next_mode(self, api: str) -> tuple[_Fault | None, str | None]:
+    def _next_mode(self, api: str, body: Mapping[str, Any]) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply. A fault
-        the API ``api`` is not known to send is not sent there (it stays set, counted ``unsent:``)."""
+        the API ``api`` is not known to send is not sent there (it stays set, counted ``unsent:``);
+        nor is a tool call to a request that offers no tool."""
         with self._cond:
             fault = self._fault
-            if fault is not None and not sends(api, fault.name):
+            if fault is not None and (not sends(api, fault.name) or (fault.name == "tool_call" and tool_call_answers.offered(api, body) is None)):
                 self._counts[f"unsent:{fault.name}"] += 1
                 return None, self._fixed
             if fault is not None and fault.remaining is not None:
@@ -614,6 +623,8 @@ class SummarizerServer:
             return _answer(body, "", api=api)[0]
         if name == "null_content":
             return _answer(body, None, api=api, finish_reason="content_filter")[0]
+        if name == "tool_call":
+            return _tool_call(body, str(tool_call_answers.offered(api.name if api is not None else "chat", body)), api)
         if name == "hang":
             return self._hang(request, body, float(fault.params.get("hang_seconds", DEFAULT_HANG_SECONDS)), api)
         if name == "drop":
@@ -673,6 +684,44 @@ def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = T
         return _json_response(completion_body(body, content, with_choices=with_choices, finish_reason=finish_reason)), []
     events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
     return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream"), []
+
+
+def _tool_call(body: dict[str, Any], name: str, api: Api | None) -> Response:
+    """An answer calling the tool ``name`` instead of text, in ``api``'s shapes (None: chat-completions),
+    streamed when asked (`conformance.tool_call_answers`)."""
+    if api is None:
+        return _chat_tool_call(body, name)
+    if api.name == "anthropic":
+        block = tool_call_answers.anthropic_block(body, name)
+        if body.get("stream"):
+            events = _api_events_raw(body, api)
+            message_delta = next(data for event, data in events if event == "message_delta")
+            message_delta["delta"]["stop_reason"] = "tool_use"
+            pairs = [events[0], *tool_call_answers.anthropic_events(block), *events[1:]]
+            return Response(iter([f"event: {event}\n".encode() + sse(data) for event, data in pairs]), mimetype="text/event-stream")
+        answered = _api_body(body, None, api, with_choices=False)
+        return _json_response({**answered, "content": [block], "stop_reason": "tool_use"})
+    answered = _api_body(body, None, api, with_choices=False)
+    return _json_response({**answered, "status": "completed", "incomplete_details": None, "output": [tool_call_answers.responses_item(body, name)]})
+
+
+def _chat_tool_call(body: dict[str, Any], name: str) -> Response:
+    if not body.get("stream"):
+        answered = completion_body(body, None, finish_reason="tool_calls")
+        answered["choices"][0]["message"] = tool_call_answers.chat_message(body, name)
+        return _json_response(answered)
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    deltas = [*(_delta(d) for d in tool_call_answers.chat_deltas(body, name)), _delta({}, "tool_calls")]
+    chunks = [_chunk(body, choices, include_usage) for choices in deltas]
+    if include_usage:
+        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], None)})
+    return Response(iter([*(sse(c) for c in chunks), sse("[DONE]")]), mimetype="text/event-stream")
+
+
+def _api_events_raw(body: dict[str, Any], api: Api) -> list[tuple[str, dict[str, Any]]]:
+    """``api``'s streamed events of an answer without output (start, delta, stop), to put content blocks in."""
+    assert api.events is not None
+    return api.events(body, None, prompt_tokens(api.as_messages(body)), 0, with_output=False)
 
 
 def _malformed(body: dict[str, Any], content_type: str) -> Response:

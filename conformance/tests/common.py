@@ -71,10 +71,11 @@ def in_format(**options: Any) -> st.SearchStrategy[Any]:
 FAULTS = ("429", "500", "503", "malformed", "no_choices", "empty_content", "null_content", "hang", "drop")
 """Every way the suite's summarizer fails (SPEC FAIL-1..4, CORE-11, EVT-3); each API sends those
 its provider is known to send (`summarizer_apis.SENT`), a test of another is skipped."""
-TRANSIENT = ("429", "500", "503", "hang", "drop")
+TRANSIENT = ("429", "500", "503", "hang", "drop", "tool_call")
 """The faults a client's own retries retry (the official ``openai`` client retries 408, 409, 429,
-5xx, timeouts and dropped connections twice by default): sent once, then the answer (SPEC CORE-11
-Decision: transient faults)."""
+5xx, timeouts and dropped connections twice by default), and a tool call where the request offers
+tools: sent once, then the answer (SPEC CORE-11 Decisions: transient faults; a tool call is not a
+summary)."""
 HANG_TIMEOUT = 0.3
 """The client timeout where the summarizer may hang: small, so a run stays short."""
 FAULT_SWEEP = hypothesis_settings(max_examples=2, phases=(Phase.explicit, Phase.reuse, Phase.generate))

@@ -36,6 +36,7 @@ from .common import (
 pytestmark = TARGET_FORMAT
 
 T = Settings().threshold_iterations
+NOT_OFFERED = "no summarizer request offered a tool, so none can be answered with a tool call (SPEC CORE-11 Decision: a tool call is not a summary)"
 
 
 @clause("CORE-11")
@@ -73,4 +74,6 @@ def test_transient_fault_then_the_answer(suite, fault, history):
         return
     finally:
         suite.reach(suite.server.exchanges, history)
+    if fault == "tool_call" and not any(e.fault for e in suite.server.exchanges):
+        pytest.skip(NOT_OFFERED)
     require(judges.summary_stands_for_answer(suite.format, history, out, suite.server.exchanges, held=False), history, out)

@@ -686,6 +686,39 @@ def reinserts_excluded(settings: Any) -> _Reinserts:
     return _Reinserts(settings)
 
 
+NOOP_TOOL = {"type": "function", "function": {"name": "noop", "description": "Does nothing.", "parameters": {"type": "object", "properties": {}}}}
+
+
+class _ToolCallAsSummary(_WindowRequest):
+    """Summarizes the older part in a request offering a no-op tool, and keeps whatever text the
+    answer holds, none when the model called the tool instead (strands-agents/harness-sdk#1947)."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        s = self.settings
+        rounds = split_rounds(messages)
+        if call_in_flight(rounds) or not (iteration >= s.threshold_iterations or self.estimate_tokens(messages) >= s.max_context_tokens):
+            return messages
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        others = [r for r in rounds if r.kind != "system"]
+        older = flatten(others[: -s.keep_recent_rounds])
+        if not older:
+            return messages
+        request = [{"role": "system", "content": "Summarize this conversation."}, {"role": "user", "content": transcript(older)}]
+        try:
+            message = s.client.chat.completions.create(model=s.model, messages=request, tools=[NOOP_TOOL]).choices[0].message
+        except (openai.OpenAIError, ValueError, IndexError):
+            return messages
+        if not (message.content or "").strip() and not message.tool_calls:
+            return messages  # an empty answer is no summary; the defect: a tool call is taken for one
+        return system + [summary_message(message.content or "")] + flatten(others[-s.keep_recent_rounds :])
+
+
+def tool_call_as_summary(settings: Any) -> _ToolCallAsSummary:
+    """Keeps an empty summary when the summarizer answers its request (which offers a no-op tool)
+    with a call of that tool: the history is replaced by nothing (strands-agents/harness-sdk#1947)."""
+    return _ToolCallAsSummary(settings)
+
+
 CONTROLS: dict[str, Control] = {
     "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
     "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
@@ -723,6 +756,7 @@ CONTROLS: dict[str, Control] = {
     "crashes_without_claiming_failure": Control("CORE-10", ("core",), r"raised \w+", run=("CORE-10", "CORE-11")),
     "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed", reason_id="empty-summary"),
     "placeholder_without_summarizer": Control("CORE-12", ("core",), r"stands for removed items, but the summarizer was never asked", reason_id="summary-without-summarizer-answer"),
+    "tool_call_as_summary": Control("CORE-12", ("core",), r"no answer of it is in the output", run=("CORE-11", "CORE-12")),
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
 }
