@@ -93,7 +93,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
         return Violation("summary-without-summarizer-answer", f"{_where(fmt, out, j)} stands for removed items, but the summarizer was {asked} ({_preview(item)})")
     if not held:
         return None
-    sent = alnum("\n".join(s for e in answering for s in strings(e.request.body)))
+    sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.request.body)))
     for item in removed(fmt, history, out):
         needle = _needle(fmt.said(item))
         if needle and needle not in sent:
@@ -103,6 +103,18 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
                 f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
             )
     return None
+
+
+def _and_summarized(answering: Sequence[Exchange], exchanges: Sequence[Exchange]) -> list[Exchange]:
+    """``answering`` and, transitively, every exchange of the call whose whole answer a request of
+    theirs held: a summary of an earlier summary of the same call stands for what that one held
+    (SPEC CORE-12 Decision: summaries of summaries; Strands' reactive path summarizes again after
+    each overflow, the earlier summary first in the next request)."""
+    found = list(answering)
+    for exchange in found:  # grows while it is walked: a breadth-first closure
+        sent = alnum("\n".join(strings(exchange.request.body)))
+        found += [e for e in exchanges if e not in found and e.answer and alnum(e.answer) and alnum(e.answer) in sent]
+    return found
 
 
 def _needle(said: str) -> str:

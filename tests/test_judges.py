@@ -69,6 +69,29 @@ def test_a_summary_of_what_the_request_held_passes_and_one_of_less_fails(server:
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
 
 
+def test_a_summary_of_an_earlier_summary_of_the_same_call_stands_for_what_that_one_held(server: SummarizerServer) -> None:
+    """Strands' reactive path: each overflow summarizes the oldest messages again, the previous
+    summary among them; the last answer stands, through the first, for what the first request held.
+    (The request ends in a fixed instruction, as Strands' does, so no answer repeats its words.)"""
+
+    def ask(*texts: str) -> str:
+        messages = [{"role": "user", "content": t} for t in texts] + [{"role": "user", "content": "Please summarize this conversation."}]
+        return client.chat.completions.create(model="m", messages=messages).choices[0].message.content or ""
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    said = [str(m.get("content")) for m in HISTORY[1:5]]
+    server.reset()
+    first = ask(*said[:2])
+    second = ask(first, *said[2:], "and the rest")  # one message more: the answers differ in their first words
+    out = [SYSTEM, {"role": "user", "content": second}, HISTORY[-1]]
+    assert judges.summary_stands_for_answer(CHAT, HISTORY, out, server.exchanges) is None
+    server.reset()
+    ask(*said[:2])
+    alone = ask(*said[2:], "and the rest", "left out: the first summary")
+    found = judges.summary_stands_for_answer(CHAT, HISTORY, [SYSTEM, {"role": "user", "content": alone}, HISTORY[-1]], server.exchanges)
+    assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
+
+
 def test_truncation_and_masking_stand_for_nothing_new() -> None:
     masked = [*HISTORY[:3], {**HISTORY[3], "content": "[cleared]"}, *HISTORY[4:]]
     assert judges.summary_stands_for_answer(CHAT, HISTORY, [SYSTEM, HISTORY[-1]], []) is None
