@@ -44,7 +44,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000},
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
-        "path": "proactive",
+        "path": "proactive", "summarization_agent": False, "structured_output": False,
     },
 }  # fmt: skip
 WHY = {
@@ -68,6 +68,8 @@ SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
     ("summarizing", {"preserve_recent_messages": 10, "context_window_limit": 4000}),
     ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True, "structured_output": True}),
 ]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is both, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
@@ -84,10 +86,7 @@ sliding window's reactive raise ("if the context cannot be reduced further"): at
 tool-heavy histories it could have trimmed (strands-agents/harness-sdk#2173), and a label by clause and
 options cannot tell the two apart, so its crash stays a finding."""
 
-NOT_ADAPTED_ALWAYS = (
-    "SummarizingConversationManager(summarization_agent=...) (a dedicated summarizing agent); session managers "
-    "(FileSessionManager, S3SessionManager) restoring a managed conversation"
-)
+NOT_ADAPTED_ALWAYS = "session managers (FileSessionManager, S3SessionManager) restoring a managed conversation"
 
 OVERFLOW = "prompt is too long: 210000 tokens > 200000 maximum"
 """The reactive path's trigger, as Anthropic's API words a context overflow (HTTP 400
@@ -177,6 +176,19 @@ def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: 
     return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None)
 
 
+def _summarization_agent(settings: Any, structured: bool) -> Any:
+    """A dedicated summarizing ``Agent`` (``SummarizingConversationManager(summarization_agent=...)``) on
+    the suite's summarizer, as a user builds one: its own ``AnthropicModel``, no tools (Strands adds its
+    no-op tool while it summarizes), with ``structured_output`` a default structured-output model whose
+    one field has a default (so the test double's empty tool input validates)."""
+    agent = _agent(settings, None, [], None)
+    if structured:
+        pydantic = requires("pydantic", EXTRA)
+        model = pydantic.create_model("Summary", summary=(str, ""))
+        agent = requires("strands", EXTRA).Agent(model=agent.model, callback_handler=None, structured_output_model=model)
+    return agent
+
+
 def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[str, Any]:
     """The request with the agent's messages after the manager ran, as Strands would send them."""
     out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
@@ -252,9 +264,13 @@ def summarizing(settings: Any, **given: Any) -> Any:
     summarizing through the agent's model (Strands' ``AnthropicModel`` on the suite's ``/v1/messages``):
     ``proactive`` (Strands >= 1.40) runs Strands' own estimate of the next call's input tokens, then the
     manager's before-model-call hook, which summarizes when the estimate reaches ``compression_threshold``
-    of ``context_window_limit``; ``reactive`` is `_reactively` over a window of ``context_window_limit`` tokens."""
+    of ``context_window_limit``; ``reactive`` is `_reactively` over a window of ``context_window_limit`` tokens.
+    ``summarization_agent`` summarizes through a dedicated agent instead (`_summarization_agent`; with
+    ``structured_output``, one that has a default structured-output model)."""
     o = options(DEFAULTS["summarizing"], given)
     path = _path(o["path"], ("proactive", "reactive"))
+    if o["structured_output"] and not o["summarization_agent"]:
+        raise ValueError("structured_output applies to a summarization_agent: set summarization_agent too")
     managers = requires("strands.agent.conversation_manager", EXTRA)
     requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
     proactive = path == "proactive"
@@ -270,6 +286,8 @@ def summarizing(settings: Any, **given: Any) -> Any:
         kwargs: dict[str, Any] = {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
         if proactive:
             kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
+        if o["summarization_agent"]:
+            kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]))
         manager = managers.SummarizingConversationManager(**kwargs)
         config = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
         agent = _agent(settings, request.get("system"), conversion.strands, manager, **config)
