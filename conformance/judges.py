@@ -181,10 +181,16 @@ def something_left(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
 # --- CORE-18: what a summarizing compaction removes is replaced by the summary it obtained
 
 
+ANSWER_MARK = 80
+"""How many letters and digits of an answer show it (CORE-18): enough to tell two answers of one
+call apart (the test double's open alike, then name the digest of their request, within 80), few
+enough that a framework truncating a summary still shows it (SPEC CORE-18 Decision)."""
+
+
 def _marks(exchange: Exchange) -> list[str]:
-    """What shows ``exchange``'s answer in a text of letters and digits: the first `NEEDLE` of its
-    text, and the longest string of each item it returned (a compaction item's opaque blob)."""
-    marks = [alnum(exchange.answer or "")[:NEEDLE]]
+    """What shows ``exchange``'s answer in a text of letters and digits: the first `ANSWER_MARK` of
+    its text, and the longest string of each item it returned (a compaction item's opaque blob)."""
+    marks = [alnum(exchange.answer or "")[:ANSWER_MARK]]
     marks += [max((alnum(s) for s in strings(given)), key=len, default="") for given in exchange.output]
     return [m for m in marks if len(m) >= SHORTEST]
 
