@@ -66,7 +66,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000, "target_count": 4, "threshold": 2},
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
-        "middleware": False, "view": "next_call", "rounds": 3,
+        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False,
     },
 }
 """AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
@@ -112,7 +112,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("compaction_provider", {"phase": "before", "strategy": "summarization"}),
     ("agent_loop", {"strategy": "summarization"}),
     ("agent_loop", {"strategy": "summarization", "middleware": True}),
-    ("agent_loop", {"strategy": "summarization", "view": "persisted"}),
+    ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12}),
+    ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
@@ -533,17 +534,22 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     (the scripted model answers with the history's calls, AF runs tools that return the history's
     results), so the strategy runs before every model call on the list the loop carries. The output
     is what the framework sends the model at the call that holds the whole history
-    (``view="next_call"``), or what the session's history provider stored for the next turn, excluded
-    messages skipped, less the reply that closed the scripted turn (``view="persisted"``).
-    ``middleware=True`` attaches a pass-through ``ChatMiddleware``."""
+    (``view="next_call"``), or what the next turn loads from the session's
+    ``InMemoryHistoryProvider(skip_excluded=True)`` (compaction beside a history provider, as AF
+    documents it), less the reply that closed the scripted turn (``view="persisted"``).
+    ``middleware=True`` attaches a pass-through ``ChatMiddleware``; ``per_call_persistence=True`` sets
+    ``require_per_service_call_history_persistence`` (the history provider stores after every model call)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
     af = requires("agent_framework", EXTRA)
-    compaction = requires("agent_framework._compaction", EXTRA)
+    sessions = requires("agent_framework._sessions", EXTRA)
     for needed in ("FunctionInvocationLayer", "ChatMiddlewareLayer", "BaseChatClient", "FunctionTool"):
         _strategy_class(af, needed)
     middleware = [_PassThrough.make(af)] if o["middleware"] else []
+    persistence = {"require_per_service_call_history_persistence": True} if o["per_call_persistence"] else {}
+    if persistence and not accepts(af.Agent, "require_per_service_call_history_persistence"):
+        raise cannot_drive(__name__, "agent-framework-core", "Agent has no 'require_per_service_call_history_persistence'")
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_agent_framework(messages)
@@ -551,7 +557,11 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         replayed = converted[start:]
         sent: list[list[Any]] = []
         client = _scripted_client(af, replayed[::2], sent)
-        agent = af.Agent(client, tools=_replayed_tools(af, replayed), compaction_strategy=_strategy_for(af, settings, o), **({"middleware": middleware} if middleware else {}))
+        history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
+        agent = af.Agent(
+            client, tools=_replayed_tools(af, replayed), compaction_strategy=_strategy_for(af, settings, o), context_providers=[history],
+            **({"middleware": middleware} if middleware else {}), **persistence,
+        )  # fmt: skip
         session = agent.create_session()
         named = [(m, m.author_name) for m in replayed[::2]]
         await agent.run(converted[:start], session=session)
@@ -561,17 +571,10 @@ def agent_loop(settings: Any, **given: Any) -> Any:
             raise RuntimeError(f"the scripted loop made {len(sent)} model calls for {len(replayed) // 2} replayed rounds")
         if o["view"] == "next_call":
             return from_agent_framework(sent[-1], notes)
-        stored = _stored(session)
-        kept = [m for m in compaction.project_included_messages(stored) if m.message_id != "compaction-suite-closing"]
-        return from_agent_framework(kept, notes)
+        loaded = await history.get_messages(None, state=session.state.get(history.source_id, {}))  # what the next turn loads
+        return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
 
-    name = f"agent_framework.Agent.{o['strategy']}{'+ChatMiddleware' if o['middleware'] else ''}.{o['view']}"
+    extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
+    name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
     return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
 
-
-def _stored(session: Any) -> list[Any]:
-    """The messages the agent's in-memory history provider stored in ``session``."""
-    for value in session.state.values():
-        if isinstance(value, dict) and isinstance(value.get("messages"), list):
-            return list(value["messages"])
-    raise RuntimeError(f"no stored history in the session (state keys {sorted(session.state)})")

@@ -214,10 +214,10 @@ def carried_answers(out_text: str, answered: Sequence[Exchange]) -> list[Exchang
 
 
 def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange]) -> Violation | None:
-    """CORE-18: every input item the compaction removed that a summarizer request of this call held
-    and got an answer for is carried in the output by such an answer (in the output itself, or
-    folded into one that is): a summary obtained and then lost, while what it replaced stays
-    removed, is silent loss."""
+    """CORE-18: a compaction that removed input items after the summarizer answered it carries an
+    answer in the output, and every removed item a request of this call held and got an answer for
+    is carried by such an answer (in the output itself, or folded into one that is): a summary
+    obtained and then lost, while what it replaced stays removed, is silent loss."""
     answered = [e for e in exchanges if _marks(e)]
     if not answered or not fmt.well_formed(out) or same(history, out):
         return None
@@ -238,6 +238,12 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
             "summary-lost",
             f"input item {index} ({fmt.role(item)}) was sent to the summarizer and removed, but no answer standing for it is in the output "
             f"(the summarizer answered {len(answered)} time(s), {len(carried)} answer(s) carried; lost: {_preview(lost.answer or list(lost.output))}; item: {_preview(item)})",
+        )
+    if not carried:
+        return Violation(
+            "summary-lost",
+            f"the summarizer answered {len(answered)} time(s) during this compaction and {len(gone)} input item(s) were removed, "
+            f"but no answer is in the output (first removed: {_preview(gone[0])}; an answer: {_preview(answered[0].answer or list(answered[0].output))})",
         )
     return None
 

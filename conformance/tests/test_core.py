@@ -15,7 +15,7 @@ from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import judges, oracle, providers
+from compaction_suite.conformance import judges, oracle, providers, shapes
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
@@ -359,18 +359,28 @@ def _mid_turn_in_format() -> st.SearchStrategy[Any]:
     return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
 
 
+def _long_tool_loop_in_format() -> st.SearchStrategy[Any]:
+    fmt = target_format()
+    drawn = shapes.drawn("long-tool-loop", fmt.name)
+    return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
+
+
 mid_turn_in_format = _mid_turn_in_format()
 """Substantial histories ending with a round's tool results, in the target's wire format."""
+long_tool_loop_in_format = _long_tool_loop_in_format()
+"""One user turn, then only tool rounds (the labelled ``long-tool-loop`` shape): an agent deep in its
+tool loop, where a framework's loop compacts its own earlier iterations."""
 
 
 @TARGET_FORMAT
 @clause("CORE-18")
 @FEW
-@given(history=mid_turn_in_format | substantial_in_format)
+@given(history=st.one_of(mid_turn_in_format, long_tool_loop_in_format, substantial_in_format))
 def test_summary_obtained_is_kept(suite, history):
     """What the compaction sent the summarizer and removed is carried by an answer in the output
     (microsoft/agent-framework#4991: the summary of one tool-loop iteration lost at the next, its
-    exclusions kept); half the histories end mid-turn, where in-loop compaction runs."""
+    exclusions kept); two thirds of the histories end mid-turn, where in-loop compaction runs, one
+    of them deep in a long tool loop."""
     history = summarizing(suite, history)
     out = _forced(suite, history)
     require(judges.summary_kept(suite.format, history, out, suite.server.exchanges), history, out)
