@@ -228,7 +228,7 @@ def test_what_the_next_turn_loads_holds_the_summary_of_what_the_turn_excluded(pe
     turn = full_history(LONG_LOOP)
     assert [e for e in exchanges if e.answer], "the turn never summarized"
     found = judges.summary_kept(_chat(), turn, loaded, exchanges)
-    if per_call_persistence and AF <= (1, 23, 0) or not per_call_persistence and AF <= (1, 17, 0):
+    if (per_call_persistence and AF <= (1, 23, 0)) or (not per_call_persistence and AF <= (1, 17, 0)):
         assert found is not None and found.reason_id == "summary-lost", f"AF {AF}: the next turn loads the summary; the reports say it is lost"
     elif not per_call_persistence:
         assert found is None, f"AF {AF}: {found} (microsoft/agent-framework#8099)"
