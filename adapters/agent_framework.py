@@ -11,11 +11,15 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
     compaction-suite check compaction_suite.adapters.agent_framework:token_budget         # TokenBudgetComposedStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:context_window       # ContextWindowCompactionStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:compaction_provider  # CompactionProvider(before/after_strategy=...)
+    compaction-suite check compaction_suite.adapters.agent_framework:agent_loop           # Agent(compaction_strategy=...)'s own tool loop
 
 Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
 every model call inside its function-invocation loop); ``compaction_provider`` runs
 ``CompactionProvider.before_run`` on the loaded history (``phase="before"``) or ``after_run`` on the
-stored history (``phase="after"``), once per ``agent.run``. Declarations (``called: between_rounds``,
+stored history (``phase="after"``), once per ``agent.run``; ``agent_loop`` runs ``Agent.run`` itself, its
+function-invocation loop replaying the history's trailing tool rounds, and returns what the model
+gets at the next call or what the next turn loads (SPEC CORE-18: a summary lost across iterations,
+with a ``ChatMiddleware``, or in the stored history). Declarations (``called: between_rounds``,
 ``system_prompt: in_list``) are proven by ``tests/test_adapter_loops.py`` and
 ``tests/test_matrix_loops.py``; conversion, shapes and claims are in ``adapters/README.md``.
 """
@@ -131,9 +135,37 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
         "shown": "in Agent(compaction_strategy=...)'s loop, a single leading system message passed as a message is dropped",
         "test": "tests/test_matrix_loops.py::test_agent_framework_token_budget_drops_a_leading_system_message_in_its_loop",
     },
+    {
+        "factory": "agent_loop",
+        "clause": "CORE-18",
+        "options": {"view": "persisted"},
+        "shown": (
+            "what the next turn loads from InMemoryHistoryProvider(skip_excluded=True) lacks the summary of what the turn's compaction "
+            "excluded (to 1.17.0; with per-service-call persistence at 1.23.0 too)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_what_the_next_turn_loads_holds_the_summary_of_what_the_turn_excluded",
+    },
+    {
+        "factory": "agent_loop",
+        "clause": "CORE-18",
+        "options": {"strategy": "summarization"},
+        "shown": (
+            "in Agent(compaction_strategy=SummarizationStrategy(...))'s tool loop, the summary one call obtained is not sent at the next "
+            "while the rounds it replaced stay excluded (before 1.8.0; with a ChatMiddleware attached, before 1.17.0)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_the_summary_of_the_first_call_reaches_the_next_in_the_tool_loop",
+    },
+    {
+        "factory": "compaction_provider",
+        "clause": "CORE-18",
+        "options": {"strategy": "summarization"},
+        "shown": "in the agent's run, CompactionProvider.before_run sends the model the older rounds excluded and not the summary it obtained (1.10.0..1.13.0)",
+        "test": "tests/test_agent_framework_paths.py::test_compaction_provider_before_run_sends_the_summary_it_obtained",
+    },
 ]
 """What the framework's own loop shows for a finding, said in place of what the smallest reproducer
-holds (the matrix prints it beside the finding); each entry's test runs that loop."""
+holds (the matrix prints it beside the finding; the first entry whose options the configuration
+gives applies); each entry's test runs that loop."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
