@@ -11,11 +11,15 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
     compaction-suite check compaction_suite.adapters.agent_framework:token_budget         # TokenBudgetComposedStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:context_window       # ContextWindowCompactionStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:compaction_provider  # CompactionProvider(before/after_strategy=...)
+    compaction-suite check compaction_suite.adapters.agent_framework:agent_loop           # Agent(compaction_strategy=...)'s own tool loop
 
 Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
 every model call inside its function-invocation loop); ``compaction_provider`` runs
 ``CompactionProvider.before_run`` on the loaded history (``phase="before"``) or ``after_run`` on the
-stored history (``phase="after"``), once per ``agent.run``. Declarations (``called: between_rounds``,
+stored history (``phase="after"``), once per ``agent.run``; ``agent_loop`` runs ``Agent.run`` itself, its
+function-invocation loop replaying the history's trailing tool rounds, and returns what the model
+gets at the next call or what the next turn loads (SPEC CORE-18: a summary lost across iterations,
+with a ``ChatMiddleware``, or in the stored history). Declarations (``called: between_rounds``,
 ``system_prompt: in_list``) are proven by ``tests/test_adapter_loops.py`` and
 ``tests/test_matrix_loops.py``; conversion, shapes and claims are in ``adapters/README.md``.
 """
@@ -63,7 +67,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarization": {"target_count": 4, "threshold": 2, "max_summary_input_tokens": 8000},
     "token_budget": {"token_budget": 2000, "strategies": ["tool_result", "sliding_window"], "keep_last_groups": 6},
     "context_window": {"max_context_window_tokens": 4000, "max_output_tokens": 1000, "keep_last_tool_call_groups": 4},
-    "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000},
+    "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000, "target_count": 4, "threshold": 2},
+    "agent_loop": {
+        "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
+        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False,
+    },
 }
 """AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
 ContextWindow keep 4 tool groups); sizes where it requires them."""
@@ -80,6 +88,10 @@ WHY = {
     "token_budget": "core only: token-budget trigger, composed strategies then oldest-group fallback",
     "context_window": "core only: token thresholds of a context window; tool-result eviction then truncation",
     "compaction_provider": "core only: CompactionProvider runs its strategy on the loaded (before) or stored (after) history once per run",
+    "agent_loop": (
+        "core only: Agent(compaction_strategy=...) in its own function-invocation loop, the history's trailing tool rounds "
+        "replayed as iterations; output: what the model gets at the next call, or what the session stores"
+    ),
 }
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -101,6 +113,12 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("compaction_provider", {"phase": "before", "strategy": "tool_result"}),
     ("compaction_provider", {"phase": "after", "strategy": "tool_result"}),
     ("compaction_provider", {"phase": "before", "strategy": "token_budget", "token_budget": 500}),
+    ("compaction_provider", {"phase": "before", "strategy": "summarization"}),
+    ("agent_loop", {"strategy": "summarization"}),
+    ("agent_loop", {"strategy": "summarization", "middleware": True}),
+    ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12}),
+    ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
+    ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
 
@@ -117,9 +135,37 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
         "shown": "in Agent(compaction_strategy=...)'s loop, a single leading system message passed as a message is dropped",
         "test": "tests/test_matrix_loops.py::test_agent_framework_token_budget_drops_a_leading_system_message_in_its_loop",
     },
+    {
+        "factory": "agent_loop",
+        "clause": "CORE-18",
+        "options": {"view": "persisted"},
+        "shown": (
+            "what the next turn loads from InMemoryHistoryProvider(skip_excluded=True) lacks the summary of what the turn's compaction "
+            "excluded (to 1.17.0; with per-service-call persistence at 1.23.0 too)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_what_the_next_turn_loads_holds_the_summary_of_what_the_turn_excluded",
+    },
+    {
+        "factory": "agent_loop",
+        "clause": "CORE-18",
+        "options": {"strategy": "summarization"},
+        "shown": (
+            "in Agent(compaction_strategy=SummarizationStrategy(...))'s tool loop, the summary one call obtained is not sent at the next "
+            "while the rounds it replaced stay excluded (before 1.8.0; with a ChatMiddleware attached, before 1.17.0)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_the_summary_of_the_first_call_reaches_the_next_in_the_tool_loop",
+    },
+    {
+        "factory": "compaction_provider",
+        "clause": "CORE-18",
+        "options": {"strategy": "summarization"},
+        "shown": "in the agent's run, CompactionProvider.before_run sends the model the older rounds excluded and not the summary it obtained (1.10.0..1.13.0)",
+        "test": "tests/test_agent_framework_paths.py::test_compaction_provider_before_run_sends_the_summary_it_obtained",
+    },
 ]
 """What the framework's own loop shows for a finding, said in place of what the smallest reproducer
-holds (the matrix prints it beside the finding); each entry's test runs that loop."""
+holds (the matrix prints it beside the finding; the first entry whose options the configuration
+gives applies); each entry's test runs that loop."""
 
 
 # --- conversion ---------------------------------------------------------------------------------
@@ -397,7 +443,7 @@ def compaction_provider(settings: Any, **given: Any) -> Any:
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_agent_framework(messages, tool_results=o["tool_results"])
-        provider = provider_class(**{f"{o['phase']}_strategy": _named(af, o["strategy"], o)}, tokenizer=tokenizer)
+        provider = provider_class(**{f"{o['phase']}_strategy": _strategy_for(af, settings, o)}, tokenizer=tokenizer)
         if o["phase"] == "before":
             context = sessions.SessionContext(input_messages=[], context_messages={"in_memory": converted})
             await provider.before_run(agent=None, session=None, context=context, state={})
@@ -409,3 +455,158 @@ def compaction_provider(settings: Any, **given: Any) -> Any:
         return from_agent_framework(compaction.project_included_messages(stored), notes)
 
     return make(f"agent_framework.CompactionProvider.{o['phase']}_run", {"core"}, run, declared=capabilities("in_list"), is_async=True)
+
+
+# --- the agent's own loop (SPEC CORE-18: a summary lost across tool-loop iterations) ----------------
+
+CLOSING = "(the scripted agent model ends its turn)"
+"""The text of the reply that ends the scripted turn: the adapter's own, never part of its output."""
+PERMISSIVE = {"type": "object", "properties": {}, "additionalProperties": True}
+"""The JSON schema of every replayed tool: any arguments (the history's own) reach it unchanged."""
+
+
+def _replayable(af: Any, converted: list[Any], most: int) -> int:
+    """Where the replayed suffix starts: the input's trailing tool rounds (an assistant message of
+    calls, then AF's one tool message answering each in order, every call's arguments a JSON
+    object), at most ``most`` of them, leaving at least one message as the run's input."""
+    import json
+
+    start = len(converted)
+    for _ in range(most):
+        if start < 3:
+            break
+        calls, results = converted[start - 2], converted[start - 1]
+        asked = [c for c in calls.contents if c.type == "function_call"]
+        answered = [c.call_id for c in results.contents if c.type == "function_result"]
+        if str(calls.role) != "assistant" or not asked or str(results.role) != "tool" or answered != [c.call_id for c in asked]:
+            break
+        if len(results.contents) != len(answered) or not all(c.name for c in asked):
+            break
+        try:
+            parsed = [json.loads(c.arguments) if isinstance(c.arguments, str) else c.arguments for c in asked]
+        except ValueError:
+            break
+        if not all(isinstance(a, dict) for a in parsed):
+            break
+        start -= 2
+    return start
+
+
+def _scripted_client(af: Any, replies: list[Any], sent: list[list[Any]]) -> Any:
+    """A chat client with AF's own function-invocation and chat-middleware layers over a TEST DOUBLE
+    of the agent's model: it answers each call with the next of ``replies`` (then `CLOSING`) and
+    records the messages every call sent it, as the provider would receive them."""
+
+    class ScriptedAgentModel(af.FunctionInvocationLayer, af.ChatMiddlewareLayer, af.BaseChatClient):
+        def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+            sent.append(list(messages))
+            reply = replies.pop(0) if replies else af.Message(role="assistant", contents=[af.Content.from_text(CLOSING)], message_id="compaction-suite-closing")
+
+            async def answer() -> Any:
+                return af.ChatResponse(messages=[reply])
+
+            return answer()
+
+    return ScriptedAgentModel()
+
+
+def _replayed_tools(af: Any, rounds: list[Any]) -> list[Any]:
+    """One ``FunctionTool`` per name the replayed calls use, each returning the history's own result
+    for its call (by name and arguments, in order)."""
+    import json
+
+    results: dict[str, list[Any]] = {}
+    names: list[str] = []
+    for calls, answers in zip(rounds[::2], rounds[1::2], strict=True):
+        by_id = {c.call_id: c.result for c in answers.contents}
+        for call in (c for c in calls.contents if c.type == "function_call"):
+            arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
+            results.setdefault(f"{call.name}\n{json.dumps(arguments, sort_keys=True)}", []).append(by_id[call.call_id])
+            names += [call.name] if call.name not in names else []
+
+    def answering(name: str) -> Any:
+        def run(**arguments: Any) -> Any:
+            return results[f"{name}\n{json.dumps(arguments, sort_keys=True)}"].pop(0)
+
+        return run
+
+    return [af.FunctionTool(name=n, description=f"{n} (replayed from the history)", func=answering(n), input_model=PERMISSIVE) for n in names]
+
+
+class _PassThrough:
+    """A ChatMiddleware that only passes each call on (what any attached middleware does at least)."""
+
+    @staticmethod
+    def make(af: Any) -> Any:
+        middleware = getattr(af, "ChatMiddleware", None)
+        if middleware is None:
+            raise cannot_drive(__name__, "agent-framework-core", "agent_framework has no ChatMiddleware")
+
+        class PassThrough(middleware):  # type: ignore[misc, valid-type]
+            async def process(self, context: Any, call_next: Any) -> None:
+                await call_next()
+
+        return PassThrough()
+
+
+def _strategy_for(af: Any, settings: Any, o: dict[str, Any]) -> Any:
+    """The strategy named by ``o["strategy"]``: `_named`'s, or ``SummarizationStrategy`` asking the
+    suite's summarizer (``target_count``, ``threshold``)."""
+    if o["strategy"] != "summarization":
+        return _named(af, o["strategy"], o)
+    client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
+    client = client_class(model=settings.model, async_client=settings.async_client)
+    return af.SummarizationStrategy(client=client, target_count=o["target_count"], threshold=o["threshold"], prompt=settings.summary_prompt)
+
+
+@factory
+def agent_loop(settings: Any, **given: Any) -> Any:
+    """``Agent(compaction_strategy=...)`` driven through its own function-invocation loop: the
+    history's trailing tool rounds (at most ``rounds``) are replayed as the loop's own iterations
+    (the scripted model answers with the history's calls, AF runs tools that return the history's
+    results), so the strategy runs before every model call on the list the loop carries. The output
+    is what the framework sends the model at the call that holds the whole history
+    (``view="next_call"``), or what the next turn loads from the session's
+    ``InMemoryHistoryProvider(skip_excluded=True)`` (compaction beside a history provider, as AF
+    documents it), less the reply that closed the scripted turn (``view="persisted"``).
+    ``middleware=True`` attaches a pass-through ``ChatMiddleware``; ``per_call_persistence=True`` sets
+    ``require_per_service_call_history_persistence`` (the history provider stores after every model call)."""
+    o = options(DEFAULTS["agent_loop"], given)
+    if o["view"] not in ("next_call", "persisted"):
+        raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
+    af = requires("agent_framework", EXTRA)
+    sessions = requires("agent_framework._sessions", EXTRA)
+    for needed in ("FunctionInvocationLayer", "ChatMiddlewareLayer", "BaseChatClient", "FunctionTool"):
+        _strategy_class(af, needed)
+    middleware = [_PassThrough.make(af)] if o["middleware"] else []
+    persistence = {"require_per_service_call_history_persistence": True} if o["per_call_persistence"] else {}
+    if persistence and not accepts(af.Agent, "require_per_service_call_history_persistence"):
+        raise cannot_drive(__name__, "agent-framework-core", "Agent has no 'require_per_service_call_history_persistence'")
+
+    async def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_agent_framework(messages)
+        start = _replayable(af, converted, o["rounds"])
+        replayed = converted[start:]
+        sent: list[list[Any]] = []
+        client = _scripted_client(af, replayed[::2], sent)
+        history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
+        agent = af.Agent(
+            client, tools=_replayed_tools(af, replayed), compaction_strategy=_strategy_for(af, settings, o), context_providers=[history],
+            **({"middleware": middleware} if middleware else {}), **persistence,
+        )  # fmt: skip
+        session = agent.create_session()
+        named = [(m, m.author_name) for m in replayed[::2]]
+        await agent.run(converted[:start], session=session)
+        for reply, name in named:  # the agent stamps its name on its model's replies: not the history's
+            reply.author_name = name
+        if len(sent) != len(replayed) // 2 + 1:
+            raise RuntimeError(f"the scripted loop made {len(sent)} model calls for {len(replayed) // 2} replayed rounds")
+        if o["view"] == "next_call":
+            return from_agent_framework(sent[-1], notes)
+        loaded = await history.get_messages(None, state=session.state.get(history.source_id, {}))  # what the next turn loads
+        return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
+
+    extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
+    name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
+    return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
+

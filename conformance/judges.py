@@ -1,5 +1,5 @@
 """The format-independent clauses judged on every output and every call (SPEC CORE-12, CORE-13,
-CORE-14, CORE-16, CORE-17), written once for every wire format through `WireFormat`.
+CORE-14, CORE-16, CORE-17, CORE-18), written once for every wire format through `WireFormat`.
 
 Each check takes what one ``compact`` call showed: the history, the output, and the exchanges
 the summarizer test double had with the target during that call (`summarizer_server.Exchange`:
@@ -190,14 +190,85 @@ def something_left(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
     return Violation("history-emptied", f"nothing but the system prompt is left: the {count} other items of the input were all removed and nothing stands for them")
 
 
+# --- CORE-18: what a summarizing compaction removes is replaced by the summary it obtained
+
+
+ANSWER_MARK = 80
+"""How many letters and digits of an answer show it (CORE-18): enough to tell two answers of one
+call apart (the test double's open alike, then name the digest of their request, within 80), few
+enough that a framework truncating a summary still shows it (SPEC CORE-18 Decision)."""
+
+
+def _marks(exchange: Exchange) -> list[str]:
+    """What shows ``exchange``'s answer in a text of letters and digits: the first `ANSWER_MARK` of
+    its text, and the longest string of each item it returned (a compaction item's opaque blob)."""
+    marks = [alnum(exchange.answer or "")[:ANSWER_MARK]]
+    marks += [max((alnum(s) for s in strings(given)), key=len, default="") for given in exchange.output]
+    return [m for m in marks if len(m) >= SHORTEST]
+
+
+def _carried(exchange: Exchange, text: str) -> bool:
+    """Whether ``text`` (the letters and digits of an output or of a later request) holds ``exchange``'s answer."""
+    return any(mark in text for mark in _marks(exchange))
+
+
+def carried_answers(out_text: str, answered: Sequence[Exchange]) -> list[Exchange]:
+    """The answered exchanges whose answer the output carries: in it, or folded into a carried
+    answer (its request held the answer: a summary of summaries, a chunked summary merged)."""
+    carried = [e for e in answered if _carried(e, out_text)]
+    grew = True
+    while grew:
+        sent = [alnum("\n".join(strings(e.request.body))) for e in carried]
+        more = [e for e in answered if e not in carried and any(_carried(e, s) for s in sent)]
+        carried += more
+        grew = bool(more)
+    return carried
+
+
+def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange]) -> Violation | None:
+    """CORE-18: a compaction that removed input items after the summarizer answered it carries an
+    answer in the output, and every removed item a request of this call held and got an answer for
+    is carried by such an answer (in the output itself, or folded into one that is): a summary
+    obtained and then lost, while what it replaced stays removed, is silent loss."""
+    answered = [e for e in exchanges if _marks(e)]
+    if not answered or not fmt.well_formed(out) or same(history, out):
+        return None
+    gone = removed(fmt, history, out)
+    if not gone:
+        return None
+    out_text = alnum("\n".join(strings(fmt.items(out))))
+    carried = carried_answers(out_text, answered)
+    read_by = [(e, alnum("\n".join(strings(e.request.body)))) for e in answered]
+    kept_by = alnum("\n".join(s for e in carried for s in strings(e.request.body)))
+    for item in gone:
+        needle = _needle(fmt.said(item))
+        if not needle or needle in kept_by or not any(needle in sent for _, sent in read_by):
+            continue
+        index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
+        lost = next(e for e, sent in read_by if needle in sent)
+        return Violation(
+            "summary-lost",
+            f"input item {index} ({fmt.role(item)}) was sent to the summarizer and removed, but no answer standing for it is in the output "
+            f"(the summarizer answered {len(answered)} time(s), {len(carried)} answer(s) carried; lost: {_preview(lost.answer or list(lost.output))}; item: {_preview(item)})",
+        )
+    if not carried:
+        return Violation(
+            "summary-lost",
+            f"the summarizer answered {len(answered)} time(s) during this compaction and {len(gone)} input item(s) were removed, "
+            f"but no answer is in the output (first removed: {_preview(gone[0])}; an answer: {_preview(answered[0].answer or list(answered[0].output))})",
+        )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16 and CORE-17 on one output (CORE-12 is judged apart: it needs to know
-    whether the summarizer failed and whether the target summarizes at all)."""
+    """CORE-14, CORE-16, CORE-17 and CORE-18 on one output (CORE-12 is judged apart: it needs to
+    know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
         "CORE-16": something_left(fmt, history, out),
         "CORE-17": providers.broken(declared, fmt, history, out),
+        "CORE-18": summary_kept(fmt, history, out, exchanges),
     }

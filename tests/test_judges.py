@@ -1,4 +1,4 @@
-"""The issue-20 clauses as checks, on fixed histories (SPEC CORE-12..CORE-17, RESP-5, RESP-9), the
+"""The issue-20 clauses as checks, on fixed histories (SPEC CORE-12..CORE-18, RESP-5, RESP-9), the
 provider rule sets, the summarizer double's provider rules and faults, and reason ids: each check
 catches the defect its clause names, with the reason id that names it, and passes a correct output.
 """
@@ -109,6 +109,43 @@ def test_a_compaction_item_stands_only_for_the_endpoints_answer(server: Summariz
     forged = [items[0], compaction_item("my own summary"), items[-1]]
     found = judges.summary_stands_for_answer(RESP, items, forged, server.exchanges)
     assert found is not None and found.reason_id == "summary-without-summarizer-answer"
+
+
+# --- CORE-18
+
+
+def test_a_summary_obtained_then_dropped_fails_core18(server) -> None:
+    """The summarizer read the older messages and answered; the output removed them and holds no answer."""
+    answer, exchanges = summarize(server, HISTORY[1:5])
+    assert answer
+    out = [SYSTEM, HISTORY[-1]]
+    found = judges.summary_kept(CHAT, HISTORY, out, exchanges)
+    assert found is not None and found.reason_id == "summary-lost" and "input item 1 (user)" in found
+    assert judges.summary_kept(CHAT, HISTORY, [SYSTEM, {"role": "user", "content": "[Context Summary]\n" + answer}, HISTORY[-1]], exchanges) is None
+
+
+def test_a_summary_folded_into_a_later_summary_holds_core18(server) -> None:
+    """Chunked summaries merged: the first answer is in the second request, the second in the output."""
+    first, exchanges = summarize(server, HISTORY[1:3])
+    second, more = summarize(server, [{"content": first}, *HISTORY[3:5]])
+    both = [*exchanges, *more]
+    out = [SYSTEM, {"role": "user", "content": "[Context Summary]\n" + second}, HISTORY[-1]]
+    assert judges.summary_kept(CHAT, HISTORY, out, both) is None
+    found = judges.summary_kept(CHAT, HISTORY, [SYSTEM, HISTORY[-1]], both)
+    assert found is not None and found.reason_id == "summary-lost"
+
+
+def test_truncation_without_a_summarizer_or_a_failed_one_holds_core18(server) -> None:
+    """What no answered request held may go (plain truncation; a summarizer fault is CORE-11's)."""
+    out = [SYSTEM, HISTORY[-1]]
+    assert judges.summary_kept(CHAT, HISTORY, out, []) is None
+    server.reset()
+    server.fault("500")
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Summarize:\n" + str(HISTORY[1]["content"])}])
+    assert judges.summary_kept(CHAT, HISTORY, out, server.exchanges) is None
+    server.reset()
 
 
 # --- CORE-14, CORE-16 and how they rank against an empty compaction item

@@ -1,23 +1,25 @@
-"""Profile core: structural rules every compactor keeps (SPEC CORE-1..CORE-17).
+"""Profile core: structural rules every compactor keeps (SPEC CORE-1..CORE-18).
 
 CORE-1..4, CORE-6 and CORE-9 read a chat-completions list; CORE-5, CORE-7, CORE-8, CORE-10 and
-CORE-12..CORE-17 mean the same in every wire format and their tests here draw the target's own
+CORE-12..CORE-18 mean the same in every wire format and their tests here draw the target's own
 (`TARGET_FORMAT`; CORE-5, CORE-8 and CORE-10 also have chat-only tests and format tests in
 test_formats.py)."""
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import judges, oracle, providers
+from compaction_suite.conformance import judges, oracle, providers, shapes
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.suite import declared_capabilities
 from compaction_suite.conformance.violation import Violation
 
 from .common import (
@@ -33,6 +35,7 @@ from .common import (
     substantial,
     substantial_in_format,
     summarizing,
+    target_format,
     well_formed,
 )
 
@@ -43,7 +46,7 @@ chars/4 tokens: a summary may honestly outgrow a few words."""
 RECLAIMED = 0.5
 """CORE-15: the share of what a compaction removed that it must reclaim (SPEC CORE-15 Decision)."""
 FEW = hypothesis_settings(max_examples=min(10, hypothesis_settings().max_examples))
-"""For the clauses judged on every output anyway (CORE-12..14, CORE-16, CORE-17): their own tests
+"""For the clauses judged on every output anyway (CORE-12..14, CORE-16..18): their own tests
 need a few forced compactions, not the profile's full count."""
 iterations = st.integers(1, 2 * T)
 drawn = histories() | real_traffic()
@@ -340,3 +343,44 @@ def test_declared_providers_rules_hold(suite, history):
         pytest.skip(f"the declared providers {list(declared)} add no rules beyond the wire format's own clauses")
     out = _forced(suite, history)
     require(providers.broken(declared, suite.format, history, out), history, out)
+
+
+def ending_mid_turn(history: list[dict]) -> list[dict]:
+    """``history`` cut right after its last tool result: the agent between two iterations of its
+    tool loop, where in-loop compaction runs (what a summary lost across iterations needs)."""
+    last = max(i for i, m in enumerate(history) if m.get("role") == "tool")
+    return history[: last + 1]
+
+
+def _mid_turn_in_format() -> st.SearchStrategy[Any]:
+    fmt = target_format()
+    cut = raw_histories(min_rounds=8, max_rounds=14).filter(lambda h: any(m.get("role") == "tool" for m in h)).map(ending_mid_turn)
+    drawn = cut.map(fmt.from_chat)
+    return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
+
+
+def _long_tool_loop_in_format() -> st.SearchStrategy[Any]:
+    fmt = target_format()
+    drawn = shapes.drawn("long-tool-loop", fmt.name)
+    return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
+
+
+mid_turn_in_format = _mid_turn_in_format()
+"""Substantial histories ending with a round's tool results, in the target's wire format."""
+long_tool_loop_in_format = _long_tool_loop_in_format()
+"""One user turn, then only tool rounds (the labelled ``long-tool-loop`` shape): an agent deep in its
+tool loop, where a framework's loop compacts its own earlier iterations."""
+
+
+@TARGET_FORMAT
+@clause("CORE-18")
+@FEW
+@given(history=st.one_of(mid_turn_in_format, long_tool_loop_in_format, substantial_in_format))
+def test_summary_obtained_is_kept(suite, history):
+    """What the compaction sent the summarizer and removed is carried by an answer in the output
+    (microsoft/agent-framework#4991: the summary of one tool-loop iteration lost at the next, its
+    exclusions kept); two thirds of the histories end mid-turn, where in-loop compaction runs, one
+    of them deep in a long tool loop."""
+    history = summarizing(suite, history)
+    out = _forced(suite, history)
+    require(judges.summary_kept(suite.format, history, out, suite.server.exchanges), history, out)

@@ -607,6 +607,18 @@ def placeholder_without_summarizer(settings: Any) -> Wrapper:
     return Placeholder(seed_000(settings))
 
 
+def drops_its_summary(settings: Any) -> Wrapper:
+    """Summarizes as seed 000, then leaves the new summary out of its output while the messages it
+    replaced stay removed (Microsoft Agent Framework's tool loop losing a per-iteration copy's
+    summary, microsoft/agent-framework#4991)."""
+
+    class Drops(Wrapper):
+        def fix(self, messages, out):
+            return [m for m in out if not is_summary(m) or m in messages]
+
+    return Drops(seed_000(settings))
+
+
 class _WindowRequest:
     """Summarizes the older part by sending the summarizer its last 8 messages themselves, cut by
     count (a window that may start with a tool result whose call it leaves out), then keeps the
@@ -758,6 +770,7 @@ CONTROLS: dict[str, Control] = {
     "placeholder_without_summarizer": Control("CORE-12", ("core",), r"stands for removed items, but the summarizer was never asked", reason_id="summary-without-summarizer-answer"),
     "tool_call_as_summary": Control("CORE-12", ("core",), r"no answer of it is in the output", run=("CORE-11", "CORE-12")),
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
+    "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
