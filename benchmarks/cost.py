@@ -93,7 +93,7 @@ def run(
     """
     compactors = {BASELINE: LINEUP[BASELINE], **(compactors or LINEUP)}
     loaded = [first_calls(t, max_calls) for t in load_traces(traces or shipped_traces(), trace_kind)]
-    check_replayable(summarizer, [h["id"] for h, _ in loaded])
+    check_replayable(summarizer, [h["id"] for h, _ in loaded], settings_changes)
     sizes = [sum(r.kind in ASSISTANT_KINDS for r in View(wire_format(h)).rounds(m)) * len(compactors) for h, m in loaded]
     job = Job(compactors, dict(settings_changes or {}), id_rule, task_lists, tuple(ceiling_rounds), tuple(pricings), summarizer)
     with _bar(sum(sizes), progress) as bar:
