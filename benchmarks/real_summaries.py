@@ -95,6 +95,23 @@ def check_replayable(real: RealSummarizer | None, trace_ids: list[str], changes:
         )
 
 
+def summary_bounds(real: RealSummarizer, trace_ids: list[str], changes: Mapping[str, Any]) -> dict[str, int | None]:
+    """Each trace's bound on a summary's length (SPEC PROBE-4): its cassette's when it has one,
+    else the run's."""
+    from compaction_suite.recording.meta import load_meta
+
+    paths = {t: cassette_path(real.cassettes, t) if real.cassettes is not None else None for t in trace_ids}
+    return {t: recorded_bound(load_meta(p)) if p is not None and p.is_file() else changes.get(BOUND) for t, p in paths.items()}
+
+
+def describe_bounds(bounds: Mapping[str, int | None]) -> str:
+    """``bounds`` for the report, after the summarizer's name: one clause, every trace named where they differ."""
+    said = {t: f"at most {b:,} tokens each (max_tokens)" if b is not None else "unbounded (no max_tokens)" for t, b in bounds.items()}
+    if len(set(said.values())) <= 1:
+        return f"; summaries {next(iter(said.values()), 'unbounded (no max_tokens)')}"
+    return "; summaries " + ", ".join(f"{how} on `{t}`" for t, how in said.items())
+
+
 def _check_bounds(folder: Path, trace_ids: list[str], asked: int | None) -> None:
     """`OtherBound` for the first existing cassette recorded with another bound than ``asked`` (None: any)."""
     from compaction_suite.recording.meta import load_meta

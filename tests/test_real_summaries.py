@@ -22,7 +22,7 @@ import pytest
 from compaction_suite.benchmarks import cost
 from compaction_suite.benchmarks.jobs import RealSummarizer
 from compaction_suite.benchmarks.lineup import LINEUP, cache_aware, mask_and_summarize, seed_000, seed_000_structured
-from compaction_suite.benchmarks.real_summaries import MissingCassette, OtherBound, cassette_path
+from compaction_suite.benchmarks.real_summaries import MissingCassette, OtherBound, cassette_path, describe_bounds
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.recording.meta import load_meta
 from compaction_suite.reference import Summarize
@@ -100,6 +100,7 @@ def test_a_bound_is_recorded_in_every_request_and_the_meta_record_then_replayed_
     server.reset()
     replayed = cost.run(tmp_path / "rep", TRACES, TARGETS, progress=False, max_calls=MAX_CALLS, summarizer=RealSummarizer(None, model, cassettes))
     assert replayed["runs"] == recorded["runs"] and server.bodies == []
+    assert replayed["real_summarizer"]["max_tokens"] == recorded["real_summarizer"]["max_tokens"] == {recorded["traces"][0]["id"]: 64}
     with pytest.raises(OtherBound, match="recorded with --summarizer-max-tokens 64"):
         cost.run(tmp_path / "other", TRACES, TARGETS, progress=False, max_calls=MAX_CALLS, settings_changes={"summarizer_max_tokens": 65},
                  summarizer=RealSummarizer(None, model, cassettes))  # fmt: skip
@@ -116,3 +117,9 @@ def test_every_summarizer_of_the_lineup_takes_the_bound(name, bound):
     own = 300 if name.startswith("seed-003") else None
     expected = min(b for b in (bound, own) if b is not None) if (bound or own) else None
     assert summarizer.request("transcript").get("max_tokens") == expected
+
+
+def test_the_report_says_each_traces_bound():
+    assert describe_bounds({"a": 512, "b": 512}) == "; summaries at most 512 tokens each (max_tokens)"
+    assert describe_bounds({"a": None}) == "; summaries unbounded (no max_tokens)"
+    assert describe_bounds({"a": None, "b": 512}) == "; summaries unbounded (no max_tokens) on `a`, at most 512 tokens each (max_tokens) on `b`"
