@@ -27,7 +27,7 @@ from compaction_suite.benchmarks.bill import add_costs, cost_section, probes_sec
 from compaction_suite.benchmarks.jobs import Job, RealSummarizer, run_all
 from compaction_suite.benchmarks.lineup import BASELINE, HYBRID, LINEUP
 from compaction_suite.benchmarks.prices import DEFAULT_PRICINGS, Pricing
-from compaction_suite.benchmarks.real_summaries import check_replayable
+from compaction_suite.benchmarks.real_summaries import check_replayable, describe_bounds, summary_bounds
 from compaction_suite.benchmarks.replay import ASSISTANT_KINDS, Run, worst
 from compaction_suite.benchmarks.views import View
 from compaction_suite.conformance.entities import CODING_AGENT_TASK_LISTS, IdRule, TaskListTools
@@ -93,7 +93,7 @@ def run(
     """
     compactors = {BASELINE: LINEUP[BASELINE], **(compactors or LINEUP)}
     loaded = [first_calls(t, max_calls) for t in load_traces(traces or shipped_traces(), trace_kind)]
-    check_replayable(summarizer, [h["id"] for h, _ in loaded])
+    check_replayable(summarizer, [h["id"] for h, _ in loaded], settings_changes)
     sizes = [sum(r.kind in ASSISTANT_KINDS for r in View(wire_format(h)).rounds(m)) * len(compactors) for h, m in loaded]
     job = Job(compactors, dict(settings_changes or {}), id_rule, task_lists, tuple(ceiling_rounds), tuple(pricings), summarizer)
     with _bar(sum(sizes), progress) as bar:
@@ -103,6 +103,10 @@ def run(
     cache_limits = {h["id"]: result.cache_ceilings for (h, _), result in zip(loaded, done)}
     results = _results(runs, loaded, limits)
     add_costs(results, cache_limits, pricings, summarizer)
+    if summarizer is not None:
+        bounds = summary_bounds(summarizer, [h["id"] for h, _ in loaded], settings_changes or {})
+        results["real_summarizer"]["max_tokens"] = bounds
+        results["summarizer"] += describe_bounds(bounds)
     write(out_dir, results, runs)
     return results
 

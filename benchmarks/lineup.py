@@ -6,7 +6,9 @@ DOUBLE during a benchmark) and returns a compactor, exactly like a third party's
 presets keep their documented defaults; where a default is meant for another setting it is
 named in the entry (seed 003's 4,096-token budget would compact on every call of these traces,
 so its window is the 128k context of a gpt-4o-class model). `lineup` builds the same entries
-with a user's thresholds and kept rounds (`Tuning`, the options of ``bench replay``).
+with a user's thresholds and kept rounds (`Tuning`, the options of ``bench replay``). Every
+summarizer an entry builds takes the operator's bound on a summary's length,
+``Settings.summarizer_max_tokens`` (``bench replay --summarizer-max-tokens``, SPEC PROBE-4).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from compaction_suite.reference import (
     IterationsOrTokens,
     MaskAndSummarize,
     MaskObservations,
+    Summarize,
     Summarizer,
     TaskListTool,
     TokenBudget,
@@ -75,7 +78,23 @@ def _clients(settings: Any) -> dict[str, Any]:
 
 
 def _summarizer(settings: Any) -> Summarizer:
-    return Summarizer(settings.model, prompt=STRUCTURED_PROMPT, **_clients(settings))
+    return _bound(Summarizer(settings.model, prompt=STRUCTURED_PROMPT, **_clients(settings)), settings)
+
+
+def _bound(summarizer: Summarizer, settings: Any) -> Summarizer:
+    """``summarizer`` with the operator's bound on a summary's length (``settings.summarizer_max_tokens``,
+    SPEC PROBE-4); a bound of the preset's own (seed 003's 300 tokens) stays when it is the smaller."""
+    bound = settings.summarizer_max_tokens
+    if bound is not None:
+        summarizer.max_tokens = bound if summarizer.max_tokens is None else min(bound, summarizer.max_tokens)
+    return summarizer
+
+
+def _bounded(compactor: Compactor, settings: Any) -> Compactor:
+    """``compactor`` with its summarizer bounded as `_bound` says (a preset builds its own summarizer)."""
+    if isinstance(compactor.strategy, Summarize):
+        _bound(compactor.strategy.summarizer, settings)
+    return compactor
 
 
 def _where(tuning: Tuning) -> dict[str, Any]:
@@ -84,26 +103,28 @@ def _where(tuning: Tuning) -> dict[str, Any]:
 
 def seed_000(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
     """Seed 000's summary (PRESET-000) with the tuning's thresholds and kept rounds."""
-    return presets.openai_azure(
+    compactor = presets.openai_azure(
         settings.model,
         threshold_iterations=tuning.threshold_iterations or 8,
         max_context_tokens=tuning.max_context_tokens or 80_000,
         keep_recent_rounds=tuning.keep_rounds or 2,
         **_clients(settings),
     )
+    return _bounded(compactor, settings)
 
 
 def seed_001(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
     """Seed 001's structured summary (PRESET-001) over the tuning's token threshold."""
     threshold = tuning.max_context_tokens or 60_000
-    return presets.structured_admin_chat(settings.model, threshold_tokens=threshold, **_where(tuning), **_clients(settings))
+    compactor = presets.structured_admin_chat(settings.model, threshold_tokens=threshold, **_where(tuning), **_clients(settings))
+    return _bounded(compactor, settings)
 
 
 def seed_000_structured(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
     """Seed 001's structured summary (ids and tasks taken from the history) behind seed 000's trigger."""
     compactor = presets.structured_admin_chat(settings.model, **_where(tuning), **_clients(settings))
     compactor.trigger = IterationsOrTokens(tuning.threshold_iterations or 8, tuning.max_context_tokens or 80_000)
-    return compactor
+    return _bounded(compactor, settings)
 
 
 def mask_and_summarize(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
@@ -114,13 +135,14 @@ def mask_and_summarize(settings: Any, tuning: Tuning = Tuning()) -> Compactor:
 
 def cache_aware(settings: Any, tuning: Tuning = Tuning(), *, pricing: Pricing = DEFAULT_PRICINGS[0]) -> Compactor:
     """STRAT-12's cache-aware compactor, its trigger set by the pricing's write-to-read price ratio (RT-8)."""
-    return presets.cache_aware(
+    compactor = presets.cache_aware(
         settings.model,
         write_to_read=pricing.write_to_read,
         summarize_to_read=pricing.summarize_to_read,
         overhead_tokens=pricing.summary_overhead(CharsPerFour().estimate([{"role": "system", "content": STRUCTURED_PROMPT}])),
         keep_rounds=tuning.keep_rounds or 2, **_where(tuning), **_clients(settings)
     )
+    return _bounded(compactor, settings)
 
 
 def cache_aware_name(pricing: Pricing, keep_rounds: int | None = None) -> str:
@@ -143,11 +165,11 @@ def lineup(tuning: Tuning = Tuning(), pricings: Sequence[Pricing] = DEFAULT_PRIC
         f"seed-000 summary (iterations>={t000} or {_k(m000)}; last {k000} rounds)": partial(seed_000, tuning=tuning),
         f"seed-001 structured (>{_k(m001)}; last 10 messages)": partial(seed_001, tuning=tuning),
         f"seed-001 structured behind seed-000 trigger ({t000} or {_k(m000)})": partial(seed_000_structured, tuning=tuning),
-        f"seed-003 researcher (60% of {_k(window)}; last {k003} rounds)": lambda s: presets.researcher(
-            s.model, max_tokens=window, keep_rounds=k003, **_clients(s)
+        f"seed-003 researcher (60% of {_k(window)}; last {k003} rounds)": lambda s: _bounded(
+            presets.researcher(s.model, max_tokens=window, keep_rounds=k003, **_clients(s)), s
         ),
         "seed-004 keep last 50 messages (>20+5)": lambda s: presets.message_counting(),
-        "seed-004 summarize (keep 20, re-summarize after 5)": lambda s: presets.summarizing(s.model, **_clients(s)),
+        "seed-004 summarize (keep 20, re-summarize after 5)": lambda s: _bounded(presets.summarizing(s.model, **_clients(s)), s),
         f"observation masking (last {kmask} rounds verbatim)": lambda s: Compactor(
             MaskObservations(keep_rounds=kmask), IterationsOrTokens(threshold_iterations=1)
         ),

@@ -23,6 +23,9 @@ class Settings:
     model: str = "compaction-suite-summarizer"
     summary_prompt: str | None = None
     """An operator's override of the summarization prompt; None means the compactor's default."""
+    summarizer_max_tokens: int | None = None
+    """An operator's bound on a summary's length, the summarization request's ``max_tokens``; None
+    means the compactor's default (SPEC PROBE-4)."""
     base_url: str | None = None
     api_key: str = "compaction-suite-test-double"
     summarizer_timeout: float = 2.0
@@ -44,6 +47,7 @@ class Settings:
             "base_url": self.base_url,
             "api_key": self.api_key,
             "summarizer_timeout": self.summarizer_timeout,
+            "summarizer_max_tokens": self.summarizer_max_tokens,
         }
 
 

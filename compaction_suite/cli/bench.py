@@ -92,7 +92,7 @@ def replay(
         PRESETS + tuple(TaskListTool(*tool) for tool in task_tools),
     )
     changes = {"max_context_tokens": max_context_tokens, "threshold_iterations": threshold_iterations,
-               "keep_recent_rounds": keep_rounds}
+               "keep_recent_rounds": keep_rounds, "summarizer_max_tokens": issue_23["summarizer_max_tokens"]}
     extra = run_arguments(issue_23)
     compactors = lineup(tuning, extra["pricings"]) if with_reference or not targets else {}
     compactors |= {spec: target.factory for spec, target in probe(targets, **{k: v for k, v in changes.items() if v is not None}).items()}

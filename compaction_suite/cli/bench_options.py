@@ -35,6 +35,9 @@ OPTIONS = (
     click.option("--summarizer-server-info", help="What serves the model (program, version, options), for each cassette's meta record."),
     click.option("--summarizer-timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
                  help="Seconds one summarizer call may take at --summarizer-base-url."),
+    click.option("--summarizer-max-tokens", type=click.IntRange(min=1),
+                 help="Bound every summary at N tokens (the summarization request's max_tokens; targets: Settings.summarizer_max_tokens). "
+                      "A cassette replays with the bound it was recorded with."),
     click.option("--max-calls", type=click.IntRange(min=1), help="Replay only each trace's first N model calls."),
     click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                  help="Replay the traces in N processes of this machine (same results as one)."),
@@ -119,12 +122,12 @@ def run_arguments(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def bad_input() -> tuple[type[Exception], ...]:
-    """The benchmark's bad-input errors (a cassette to replay that is not there, a scheduler not
-    reached), imported when an ``except`` looks."""
+    """The benchmark's bad-input errors (a cassette to replay that is not there or was recorded with
+    another bound, a scheduler not reached), imported when an ``except`` looks."""
     from compaction_suite.benchmarks.jobs import SchedulerUnreachable
-    from compaction_suite.benchmarks.real_summaries import MissingCassette
+    from compaction_suite.benchmarks.real_summaries import MissingCassette, OtherBound
 
-    return (MissingCassette, SchedulerUnreachable)
+    return (MissingCassette, OtherBound, SchedulerUnreachable)
 
 
 def _require(option: str, extra: str, module: str) -> None:
