@@ -30,6 +30,12 @@ KINDS = ("messages", "tokens")
 TOKENIZERS = ("chars/4", *ENCODINGS)
 """How a token trigger counts (default first)."""
 KEY = "trigger"
+PAST = 2
+"""FIRE-1: a history well past the trigger holds at least this many times it (SPEC FIRE-1 Decision)."""
+FRAMING = 100
+"""FIRE-2: a history well below a token trigger of N holds at most max(4, N / FRAMING) items, so what a
+framework adds to each item's text in its count (role framing, a JSON serialization's keys: Agent
+Framework's is 20-40 tokens) stays within the half the history leaves free (SPEC FIRE-2 Decision)."""
 
 
 class TriggerError(ValueError):
@@ -59,6 +65,18 @@ class Trigger:
     def count(self, text: str) -> int:
         """The tokens of one text by this trigger's tokenizer."""
         return len(text) // 4 if self.tokenizer == "chars/4" else count_tokens(text, self.tokenizer)
+
+    def most_items_below(self) -> int:
+        """The most items a history well below this trigger holds (SPEC FIRE-2 Decision)."""
+        return self.limit // 2 if self.kind == "messages" else max(4, self.limit // FRAMING)
+
+    def well_past(self, fmt: formats.WireFormat, history: Any) -> bool:
+        """At least `PAST` times the trigger, the system prompt aside (SPEC FIRE-1)."""
+        return self.size(fmt, history, system=False) >= PAST * self.limit
+
+    def well_below(self, fmt: formats.WireFormat, history: Any) -> bool:
+        """At most half the trigger, the system prompt included, in at most `most_items_below` items (SPEC FIRE-2)."""
+        return self.size(fmt, history, system=True) <= self.limit // 2 and fmt.length(history) <= self.most_items_below()
 
     def as_dict(self) -> dict[str, Any]:
         said: dict[str, Any] = {self.kind: self.limit}

@@ -22,7 +22,7 @@ from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
-from compaction_suite.conformance.trigger import Trigger
+from compaction_suite.conformance.trigger import PAST, Trigger
 from compaction_suite.conformance.violation import Violation
 
 from .common import TARGET_FORMAT, changed, clause, in_format, target_format
@@ -32,12 +32,6 @@ pytestmark = TARGET_FORMAT
 BUDGET = 4000
 """``max_context_tokens`` in these tests: small, so a trigger that follows it is passed with a few
 thousand tokens rather than 160,000."""
-PAST = 2
-"""FIRE-1: how far past the trigger, by the suite's count (SPEC FIRE-1 Decision)."""
-FRAMING = 100
-"""FIRE-2: a token trigger's history holds at most one item per this many tokens of the trigger
-(4 at least), so what a framework adds per item (role framing, a JSON serialization's keys:
-Agent Framework's is 20-40 tokens) stays within the half the history leaves free (SPEC FIRE-2 Decision)."""
 SCRIPTS: dict[str, tuple[str, ...]] = {
     "ascii": ("the", "build", "log", "shows", "no", "error", "in", "module", "parser", "tests", "passed", "deploy"),
     "accented-latin": ("café", "naïve", "résumé", "Straße", "façade", "jalapeño", "Ærøskøbing", "São", "Zürich", "élève", "déjà", "Ångström"),
@@ -80,7 +74,7 @@ def test_compacts_well_past_its_declared_trigger(suite, data):
     history = data.draw(_past(trigger), label="history")
     fmt = target_format()
     held = trigger.size(fmt, history, system=False)
-    assume(held >= PAST * trigger.limit)
+    assume(trigger.well_past(fmt, history))
     out = subject.compact(copy.deepcopy(history), 1)
     if not fmt.well_formed(out):
         return  # a malformed output is the structural clauses' finding
@@ -108,7 +102,7 @@ def _below(trigger: Trigger, script: str) -> st.SearchStrategy[Any]:
 
 def _conversation(trigger: Trigger, words: list[str], share: float, system: bool) -> Any:
     half = trigger.limit // 2
-    items = max(1, half) if trigger.kind == "messages" else max(4, trigger.limit // FRAMING)
+    items = max(1, trigger.most_items_below())
     shape = ["system"] * system + ["user", "call", "tool", "reply"] * (items // 4 + 1)
     shape = shape[:items]
     if shape[-1] == "call":
@@ -152,7 +146,7 @@ def test_does_not_compact_well_below_its_declared_trigger(suite, script, data):
     history = data.draw(_below(trigger, script), label="history")
     fmt = target_format()
     held = trigger.size(fmt, history, system=True)
-    assume(held <= trigger.limit // 2 and fmt.rounds(history))
+    assume(trigger.well_below(fmt, history) and fmt.rounds(history))
     out = subject.compact(copy.deepcopy(history), 1)
     problem = None if oracle.same(history, out) else Violation(
         "compacts-below-trigger",

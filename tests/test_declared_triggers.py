@@ -1,0 +1,167 @@
+"""Each adapter's declared trigger (``capabilities["trigger"]``, SPEC Part A "Declarations", FIRE-1,
+FIRE-2), shown in its framework's own agent loop with a scripted model (``tests/scripted_endpoint.py``,
+a test double; no network).
+
+A declaration is a claim about the framework: in its loop, every compaction call made on a history
+at least twice the declared trigger (the suite's count, system prompt aside) compacts, and every
+call on one at most half of it (system prompt included) leaves it alone; both zones are met. The
+histories grow turn by turn, their user turns in CJK text with emoji (what a byte or escaped-JSON
+count inflates: microsoft/agent-framework#7124) or in plain ASCII.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from scripted_endpoint import ScriptedEndpoint
+
+from compaction_suite.conformance import formats
+from compaction_suite.conformance.capabilities import declared
+from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.trigger import Trigger
+
+from test_adapter_loops import SYSTEM_PROMPT, read_file
+
+CHAT = formats.get(formats.CHAT)
+CJK = "構成ファイルを読み込みました。测试全部通过🚀✅ "
+ASCII = "The build log shows no error in the parser module; every test passed. "
+
+
+def trigger_of(compactor: Any) -> Trigger:
+    found = declared(compactor).trigger
+    assert found is not None, f"{compactor!r} declares no trigger"
+    return found
+
+
+def assert_fires_as_declared(trigger: Trigger, calls: list[tuple[list[dict], bool]]) -> None:
+    """Every call at twice the trigger or more compacted, every call at half or less did not, and
+    the loop made calls of both kinds (as FIRE-1 and FIRE-2 define them: `Trigger.well_past`,
+    `Trigger.well_below`; ``calls``: the history each call received, in chat form, and
+    whether it compacted)."""
+    past = [(trigger.size(CHAT, h, system=False), changed) for h, changed in calls if trigger.well_past(CHAT, h)]
+    below = [(trigger.size(CHAT, h, system=True), changed) for h, changed in calls if trigger.well_below(CHAT, h)]
+    assert past and below, f"the loop never met both zones of {trigger}: {[(trigger.size(CHAT, h, system=True), c) for h, c in calls]}"
+    assert all(changed for _, changed in past), f"not compacted at twice {trigger} or more: {past}"
+    assert not any(changed for _, changed in below), f"compacted at half {trigger} or less: {below}"
+
+
+# --- Semantic Kernel ------------------------------------------------------------------------------------
+
+
+def test_semantic_kernel_reducer_reduces_past_target_plus_threshold_in_the_agent_loop():
+    """``ChatCompletionAgent`` turns with ``thread.reduce()`` between them (SK's samples): the truncation
+    reducer reduces exactly when the thread holds more than ``target_count + threshold_count``."""
+    pytest.importorskip("semantic_kernel", reason="Semantic Kernel is not installed (pip install -e '.[semantic-kernel]')")
+    from semantic_kernel import Kernel
+    from semantic_kernel.agents import ChatCompletionAgent, ChatHistoryAgentThread
+    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+    from semantic_kernel.contents.history_reducer.chat_history_truncation_reducer import ChatHistoryTruncationReducer
+    from semantic_kernel.functions import kernel_function
+
+    from compaction_suite.adapters.semantic_kernel import from_semantic_kernel, truncation_reducer
+
+    trigger = trigger_of(truncation_reducer(Settings(), target_count=4, threshold_count=2))
+    assert trigger == Trigger("messages", 6)
+    calls: list[tuple[list[dict], bool]] = []
+
+    class Recording(ChatHistoryTruncationReducer):
+        async def reduce(self):
+            before = from_semantic_kernel(list(self.messages))
+            reduced = await super().reduce()
+            calls.append((before, reduced is not None))
+            return reduced
+
+    class Files:
+        @kernel_function(name="read_file", description="Read a file")
+        def read_file(self, path: str) -> str:
+            return read_file(path)
+
+    endpoint = ScriptedEndpoint(tool="files-read_file")
+    kernel = Kernel()
+    kernel.add_plugin(Files(), plugin_name="files")
+    agent = ChatCompletionAgent(
+        service=OpenAIChatCompletion(ai_model_id="scripted", async_client=endpoint.async_client()), kernel=kernel, name="coder",
+        instructions=SYSTEM_PROMPT, function_choice_behavior=FunctionChoiceBehavior.Auto(),
+    )  # fmt: skip
+
+    async def run() -> None:
+        thread = ChatHistoryAgentThread(chat_history=Recording(target_count=4, threshold_count=2))
+        await thread.reduce()  # an empty thread: the first call, well below the trigger
+        for turn in range(3):
+            thread = (await agent.get_response(messages=f"turn {turn}: {CJK}", thread=thread)).thread
+            await thread.reduce()
+
+    asyncio.run(run())
+    assert_fires_as_declared(trigger, calls)
+
+
+# --- Microsoft Agent Framework --------------------------------------------------------------------------
+
+
+def _agent_framework_calls(strategy: Any, texts: list[str]) -> list[tuple[list[dict], bool]]:
+    """``Agent(compaction_strategy=...)`` run one turn per text, the strategy recorded before every model
+    call: (the included messages it received, in chat form; whether it compacted)."""
+    import agent_framework as af
+    from agent_framework_openai import OpenAIChatCompletionClient
+
+    from compaction_suite.adapters.agent_framework import from_agent_framework
+
+    compaction = pytest.importorskip("agent_framework._compaction")
+    calls: list[tuple[list[dict], bool]] = []
+
+    class Recording:
+        async def __call__(self, messages: list[Any]) -> bool:
+            compaction.annotate_message_groups(messages)
+            before = from_agent_framework(list(compaction.project_included_messages(messages)))
+            changed = await strategy(messages)
+            calls.append((before, bool(changed)))
+            return changed
+
+    endpoint = ScriptedEndpoint()
+    client = OpenAIChatCompletionClient(model="scripted", async_client=endpoint.async_client())
+    agent = af.Agent(client, instructions=SYSTEM_PROMPT, tools=[read_file], compaction_strategy=Recording())
+
+    async def run() -> None:
+        session = agent.create_session()
+        for text in texts:
+            await agent.run(text, session=session)
+
+    asyncio.run(run())
+    return calls
+
+
+def test_agent_framework_truncation_fires_past_max_n_messages_in_its_loop():
+    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
+    import agent_framework as af
+
+    from compaction_suite.adapters.agent_framework import truncation
+
+    trigger = trigger_of(truncation(Settings(), max_n=8, compact_to=4))
+    assert trigger == Trigger("messages", 8)
+    calls = _agent_framework_calls(af.TruncationStrategy(max_n=8, compact_to=4), [f"turn {n}: {CJK}" for n in range(3)])
+    assert_fires_as_declared(trigger, calls)
+
+
+@pytest.mark.parametrize("text", [CJK, ASCII], ids=["cjk-and-emoji", "ascii"])
+def test_agent_framework_token_budget_fires_past_its_budget_in_its_loop(text):
+    """``TokenBudgetComposedStrategy(token_budget=500)``: a first user turn of about 120 tokens (chars/4)
+    is left alone, a history of 1,000 or more is compacted. At 1.11 a CJK turn counted as JSON
+    ``\\uXXXX`` escapes passes the budget at once (microsoft/agent-framework#7124, fixed in 1.12.0)."""
+    pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
+    import agent_framework as af
+
+    from compaction_suite.adapters.agent_framework import token_budget
+
+    trigger = trigger_of(token_budget(Settings(), token_budget=500))
+    assert trigger == Trigger("tokens", 500)
+    tokenizer = af.CharacterEstimatorTokenizer()
+    strategy = af.TokenBudgetComposedStrategy(
+        token_budget=500, tokenizer=tokenizer,
+        strategies=[af.ToolResultCompactionStrategy(keep_last_tool_call_groups=1), af.SlidingWindowStrategy(keep_last_groups=6)],
+    )  # fmt: skip
+    first = text * (480 // len(text))  # about 120 tokens by chars/4
+    calls = _agent_framework_calls(strategy, [f"turn 0: {first}", *(f"turn {n}: {ASCII * 30}" for n in (1, 2))])
+    assert_fires_as_declared(trigger, calls)
