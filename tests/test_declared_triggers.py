@@ -168,3 +168,104 @@ def test_agent_framework_token_budget_fires_past_its_budget_in_its_loop(text):
     first = text * (480 // len(text))  # about 120 tokens by chars/4
     calls = _agent_framework_calls(strategy, [f"turn 0: {first}", *(f"turn {n}: {ASCII * 60}" for n in (1, 2))])
     assert_fires_as_declared(trigger, calls)
+
+
+# --- LangChain --------------------------------------------------------------------------------------------
+
+
+def _langchain_calls(middleware: Any, texts: list[str]) -> None:
+    """``create_agent`` with ``middleware``, one turn per text (``tests/test_adapter_loops.py``'s agent)."""
+    from langchain_core.messages import HumanMessage
+
+    from test_adapter_loops import _langchain_agent
+
+    agent = _langchain_agent(middleware, ScriptedEndpoint())
+    messages: list = []
+    for text in texts:
+        messages = agent.invoke({"messages": [*messages, HumanMessage(text)]})["messages"]
+
+
+def _growing(text: str) -> list[str]:
+    """A first turn of about 120 tokens (chars/4), then two of about 1,060: both zones of a 500 trigger."""
+    return [f"turn 0: {text * (480 // len(text))}", *(f"turn {n}: {ASCII * 60}" for n in (1, 2))]
+
+
+@pytest.mark.parametrize("text", [CJK, ASCII], ids=["cjk-and-emoji", "ascii"])
+def test_langchain_summarization_middleware_summarizes_past_its_token_trigger_in_create_agent(text):
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    from langchain.agents.middleware import SummarizationMiddleware
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from compaction_suite.adapters.langchain import from_langchain, summarization_middleware
+
+    trigger = trigger_of(summarization_middleware(Settings(), trigger_tokens=500, keep_messages=4))
+    assert trigger == Trigger("tokens", 500)
+    calls: list[tuple[list[dict], bool]] = []
+
+    class Recording(SummarizationMiddleware):
+        def before_model(self, state, runtime):
+            update = super().before_model(state, runtime)
+            calls.append((from_langchain(list(state["messages"])), update is not None))
+            return update
+
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage("summary so far")] * 20))  # LangChain's own fake model
+    _langchain_calls(Recording(summarizer, trigger=("tokens", 500), keep=("messages", 4)), _growing(text))
+    assert_fires_as_declared(trigger, calls)
+
+
+def test_langchain_trim_messages_trims_past_max_tokens_in_create_agent():
+    """``trim_messages`` without ``start_on``/``end_on`` in a ``@before_model`` hook: the only
+    configuration whose changes a size decides (with them it also cuts below the budget)."""
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    from langchain.agents.middleware import before_model
+    from langchain_core.messages import RemoveMessage, trim_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    from compaction_suite.adapters.langchain import from_langchain
+    from compaction_suite.adapters.langchain import trim_messages as adapter
+
+    assert declared(adapter(Settings(), max_tokens=500)).trigger is None  # LangChain's recipe (start_on="human") cuts below it too
+    trigger = trigger_of(adapter(Settings(), max_tokens=500, start_on=None, end_on=None, include_system=False))
+    assert trigger == Trigger("tokens", 500)
+    calls: list[tuple[list[dict], bool]] = []
+
+    @before_model
+    def trim(state, runtime):
+        kept = trim_messages(state["messages"], max_tokens=500, token_counter=count_tokens_approximately, strategy="last", include_system=False)
+        calls.append((from_langchain(list(state["messages"])), len(kept) != len(state["messages"])))
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
+
+    _langchain_calls(trim, _growing(CJK))
+    assert_fires_as_declared(trigger, calls)
+
+
+# --- AutoGen ----------------------------------------------------------------------------------------------
+
+
+def test_autogen_buffered_context_drops_past_its_buffer_in_assistant_agent():
+    pytest.importorskip("autogen_agentchat", reason="AutoGen AgentChat is not installed (pip install -e '.[autogen]')")
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core.model_context import BufferedChatCompletionContext
+
+    from compaction_suite.adapters.autogen import buffered, from_autogen
+
+    from test_adapter_loops import ROUNDS_PER_TURN, autogen_scripted_client, run_autogen_turns
+
+    trigger = trigger_of(buffered(Settings(), buffer_size=4))
+    assert trigger == Trigger("messages", 4)
+    calls: list[tuple[list[dict], bool]] = []
+
+    class Recording(BufferedChatCompletionContext):
+        async def get_messages(self):
+            returned = await super().get_messages()
+            calls.append((from_autogen(list(self._messages)), len(returned) < len(self._messages)))
+            return returned
+
+    agent = AssistantAgent(
+        "coder", model_client=autogen_scripted_client([]), tools=[read_file], system_message=SYSTEM_PROMPT,
+        model_context=Recording(buffer_size=4), max_tool_iterations=ROUNDS_PER_TURN + 1,
+    )  # fmt: skip
+    run_autogen_turns(agent)
+    assert_fires_as_declared(trigger, calls)
