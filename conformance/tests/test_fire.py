@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
+from compaction_suite.conformance.shapes import results
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from compaction_suite.conformance.trigger import PAST, Trigger
 from compaction_suite.conformance.violation import Violation
@@ -32,6 +33,8 @@ pytestmark = TARGET_FORMAT
 BUDGET = 4000
 """``max_context_tokens`` in these tests: small, so a trigger that follows it is passed with a few
 thousand tokens rather than 160,000."""
+TOOL_RESULTS = 4
+"""FIRE-1: at least this many tool results, so one kept pair or a few kept rounds leave something older."""
 SCRIPTS: dict[str, tuple[str, ...]] = {
     "ascii": ("the", "build", "log", "shows", "no", "error", "in", "module", "parser", "tests", "passed", "deploy"),
     "accented-latin": ("café", "naïve", "résumé", "Straße", "façade", "jalapeño", "Ærøskøbing", "São", "Zürich", "élève", "déjà", "Ångström"),
@@ -58,11 +61,12 @@ def _subject(suite: Suite) -> tuple[Subject, Trigger]:
 
 
 def _past(trigger: Trigger) -> st.SearchStrategy[Any]:
-    """Histories of at least 6 rounds sized to `PAST` times the trigger (with room for a system
-    prompt and a count below chars/4), few parallel calls so a framework grouping a round's results
-    in one message counts nearly as many."""
+    """Histories of at least 6 rounds and 28 items sized to `PAST` times the trigger (with room for a
+    system prompt and a count below chars/4), few parallel calls so a framework grouping a round's
+    results in one message counts nearly as many; the padding's tool rounds give a compactor that
+    only clears older tool results something to clear (`TOOL_RESULTS`)."""
     need = PAST * trigger.limit
-    size = {"min_messages": need + 4} if trigger.kind == "messages" else {"min_tokens": need + need // 4 + 64}
+    size = {"min_messages": max(need + 4, 28)} if trigger.kind == "messages" else {"min_tokens": need + need // 4 + 64, "min_messages": 28}
     return in_format(min_rounds=6, max_rounds=10, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, **size)
 
 
@@ -74,7 +78,7 @@ def test_compacts_well_past_its_declared_trigger(suite, data):
     history = data.draw(_past(trigger), label="history")
     fmt = target_format()
     held = trigger.size(fmt, history, system=False)
-    assume(trigger.well_past(fmt, history))
+    assume(trigger.well_past(fmt, history) and len(results(history, fmt)) >= TOOL_RESULTS)
     out = subject.compact(copy.deepcopy(history), 1)
     if not fmt.well_formed(out):
         return  # a malformed output is the structural clauses' finding
