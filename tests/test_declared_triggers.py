@@ -35,14 +35,14 @@ def trigger_of(compactor: Any) -> Trigger:
     return found
 
 
-def assert_fires_as_declared(trigger: Trigger, calls: list[tuple[list[dict], bool]]) -> None:
+def assert_fires_as_declared(trigger: Trigger, calls: list[tuple[Any, bool]], fmt: formats.WireFormat = CHAT) -> None:
     """Every call at twice the trigger or more compacted, every call at half or less did not, and
     the loop made calls of both kinds (as FIRE-1 and FIRE-2 define them: `Trigger.well_past`,
     `Trigger.well_below`; ``calls``: the history each call received, in chat form, and
     whether it compacted)."""
-    past = [(trigger.size(CHAT, h, system=False), changed) for h, changed in calls if trigger.well_past(CHAT, h)]
-    below = [(trigger.size(CHAT, h, system=True), changed) for h, changed in calls if trigger.well_below(CHAT, h)]
-    assert past and below, f"the loop never met both zones of {trigger}: {[(trigger.size(CHAT, h, system=True), c) for h, c in calls]}"
+    past = [(trigger.size(fmt, h, system=False), changed) for h, changed in calls if trigger.well_past(fmt, h)]
+    below = [(trigger.size(fmt, h, system=True), changed) for h, changed in calls if trigger.well_below(fmt, h)]
+    assert past and below, f"the loop never met both zones of {trigger}: {[(trigger.size(fmt, h, system=True), c) for h, c in calls]}"
     assert all(changed for _, changed in past), f"not compacted at twice {trigger} or more: {past}"
     assert not any(changed for _, changed in below), f"compacted at half {trigger} or less: {below}"
 
@@ -268,4 +268,89 @@ def test_autogen_buffered_context_drops_past_its_buffer_in_assistant_agent():
         model_context=Recording(buffer_size=4), max_tool_iterations=ROUNDS_PER_TURN + 1,
     )  # fmt: skip
     run_autogen_turns(agent)
+    assert_fires_as_declared(trigger, calls)
+
+
+# --- Strands Agents ---------------------------------------------------------------------------------------
+
+
+def test_strands_sliding_window_trims_past_its_window_in_the_agent_loop():
+    """``apply_management`` at the end of each invocation: a fresh agent's first turn (6 messages) is
+    left alone, a session resumed with 24 messages is trimmed after its next turn."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    import copy
+
+    from strands import Agent, tool
+    from strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
+
+    from compaction_suite.adapters.strands import sliding_window
+
+    from test_adapter_format_loops import INSTRUCTIONS, _scripted_strands_model, _to_anthropic
+
+    trigger = trigger_of(sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=12))
+    assert trigger == Trigger("messages", 12)
+    calls: list[tuple[Any, bool]] = []
+
+    class Recording(SlidingWindowConversationManager):
+        def apply_management(self, agent, **kwargs):
+            before = copy.deepcopy(agent.messages)
+            super().apply_management(agent, **kwargs)
+            calls.append(({"messages": _to_anthropic(before)}, agent.messages != before))
+
+    def agent(manager: Any, messages: list | None = None) -> Any:
+        return Agent(model=_scripted_strands_model(), system_prompt=INSTRUCTIONS, tools=[tool(read_file)], conversation_manager=manager, messages=messages, callback_handler=None)
+
+    agent(Recording(window_size=12))(f"turn 0: {CJK}")
+    earlier = agent(NullConversationManager())
+    for turn in range(4):
+        earlier(f"turn {turn}: {ASCII}")
+    agent(Recording(window_size=12), copy.deepcopy(earlier.messages))(f"turn 4: {CJK}")
+    assert_fires_as_declared(trigger, calls, formats.get(formats.ANTHROPIC))
+
+
+# --- Pydantic AI (pydantic-ai-harness) --------------------------------------------------------------------
+
+
+def test_pydantic_ai_sliding_window_compacts_past_max_messages_in_the_agent_run():
+    """``Agent(capabilities=[SlidingWindowCompaction(max_messages=8)])``: a fresh run's first request is
+    left alone, a run resumed with three earlier turns (18 messages) is compacted before its first."""
+    pytest.importorskip("pydantic_ai_harness", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai_harness.compaction import SlidingWindowCompaction
+
+    from compaction_suite.adapters.pydantic_ai import from_pydantic_ai, sliding_window
+
+    trigger = trigger_of(sliding_window(Settings(), max_messages=8, keep_messages=4))
+    assert trigger == Trigger("messages", 8)
+    calls: list[tuple[Any, bool]] = []
+
+    class Recording(SlidingWindowCompaction):
+        async def before_model_request(self, ctx, request_context):
+            before = list(ctx.messages)
+            sent = await super().before_model_request(ctx, request_context)
+            calls.append((from_pydantic_ai(before), len(sent.messages) != len(before)))
+            return sent
+
+    ids = iter(range(1, 1000))
+
+    def model(messages, info) -> ModelResponse:  # pydantic-ai's FunctionModel: the scripted agent model
+        rounds = 0
+        for m in reversed(messages):
+            if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts):
+                break
+            rounds += isinstance(m, ModelResponse) and any(isinstance(p, ToolCallPart) for p in m.parts)
+        if rounds < 2:
+            return ModelResponse(parts=[ToolCallPart("read_file", {"path": "a.py"}, tool_call_id=f"call_p{next(ids)}") for _ in range(2)])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def agent(*capabilities: Any) -> Any:
+        return Agent(FunctionModel(model), system_prompt=SYSTEM_PROMPT, tools=[read_file], capabilities=list(capabilities))
+
+    agent(Recording(max_messages=8, keep_messages=4)).run_sync(f"turn 0: {CJK}")
+    history = None
+    for turn in range(3):
+        history = agent().run_sync(f"turn {turn}: {ASCII}", message_history=history).all_messages()
+    agent(Recording(max_messages=8, keep_messages=4)).run_sync(f"turn 3: {CJK}", message_history=history)
     assert_fires_as_declared(trigger, calls)
