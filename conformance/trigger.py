@@ -94,7 +94,7 @@ def _chat_like(fmt: formats.WireFormat, history: Any) -> list[dict[str, Any]]:
         return responses_messages({"input": history if isinstance(history, list) else []})
     if fmt.name == formats.ANTHROPIC:
         return anthropic_messages(history if isinstance(history, Mapping) else {})
-    return [m for m in history if isinstance(m, Mapping)] if isinstance(history, list) else []
+    return [m for m in history if isinstance(m, dict)] if isinstance(history, list) else []
 
 
 def parse(raw: Any) -> Trigger | None:

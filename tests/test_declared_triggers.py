@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 from scripted_endpoint import ScriptedEndpoint
+from test_adapter_loops import SYSTEM_PROMPT, read_file
 
 from compaction_suite.conformance import formats
 from compaction_suite.conformance.capabilities import declared
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.trigger import Trigger
-
-from test_adapter_loops import SYSTEM_PROMPT, read_file
 
 CHAT = formats.get(formats.CHAT)
 CJK = "構成ファイルを読み込みました。测试全部通过🚀✅ "
@@ -176,7 +175,6 @@ def test_agent_framework_token_budget_fires_past_its_budget_in_its_loop(text):
 def _langchain_calls(middleware: Any, texts: list[str]) -> None:
     """``create_agent`` with ``middleware``, one turn per text (``tests/test_adapter_loops.py``'s agent)."""
     from langchain_core.messages import HumanMessage
-
     from test_adapter_loops import _langchain_agent
 
     agent = _langchain_agent(middleware, ScriptedEndpoint())
@@ -248,10 +246,9 @@ def test_autogen_buffered_context_drops_past_its_buffer_in_assistant_agent():
     pytest.importorskip("autogen_agentchat", reason="AutoGen AgentChat is not installed (pip install -e '.[autogen]')")
     from autogen_agentchat.agents import AssistantAgent
     from autogen_core.model_context import BufferedChatCompletionContext
+    from test_adapter_loops import ROUNDS_PER_TURN, autogen_scripted_client, run_autogen_turns
 
     from compaction_suite.adapters.autogen import buffered, from_autogen
-
-    from test_adapter_loops import ROUNDS_PER_TURN, autogen_scripted_client, run_autogen_turns
 
     trigger = trigger_of(buffered(Settings(), buffer_size=4))
     assert trigger == Trigger("messages", 4)
@@ -282,10 +279,9 @@ def test_strands_sliding_window_trims_past_its_window_in_the_agent_loop():
 
     from strands import Agent, tool
     from strands.agent.conversation_manager import NullConversationManager, SlidingWindowConversationManager
+    from test_adapter_format_loops import INSTRUCTIONS, _scripted_strands_model, _to_anthropic
 
     from compaction_suite.adapters.strands import sliding_window
-
-    from test_adapter_format_loops import INSTRUCTIONS, _scripted_strands_model, _to_anthropic
 
     trigger = trigger_of(sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=12))
     assert trigger == Trigger("messages", 12)
