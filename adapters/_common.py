@@ -160,14 +160,17 @@ def documented(module: ModuleType, factory_name: str, options_given: Mapping[str
     ]  # fmt: skip
 
 
-def capabilities(system_prompt: str) -> dict[str, str]:
+def capabilities(system_prompt: str, trigger: dict[str, Any] | None = None) -> dict[str, Any]:
     """The declared capabilities of an adapter: called between rounds; the system prompt
     ``"outside"`` the compacted list (the framework keeps it apart and sends it first),
     ``"leading"`` (in the list, only before its first other message: where the framework stores
-    it) or ``"in_list"`` (the framework's users may put system messages anywhere in the list)."""
+    it) or ``"in_list"`` (the framework's users may put system messages anywhere in the list);
+    ``trigger``, when the framework documents one for the configuration, its size
+    (``{"messages": N}`` or ``{"tokens": N}``, SPEC Part A "Declarations", FIRE-1, FIRE-2)."""
     if system_prompt not in ("outside", "leading", "in_list"):
         raise ValueError(f"system_prompt must be 'outside', 'leading' or 'in_list', got {system_prompt!r}")
-    return {"called": BETWEEN_ROUNDS, "system_prompt": system_prompt}
+    declared: dict[str, Any] = {"called": BETWEEN_ROUNDS, "system_prompt": system_prompt}
+    return declared if trigger is None else {**declared, "trigger": trigger}
 
 
 # --- options --------------------------------------------------------------------------
@@ -366,7 +369,7 @@ def make(
     profiles: Iterable[str],
     run: Callable[[Any], Any],
     *,
-    declared: dict[str, str],
+    declared: dict[str, Any],
     estimate: Callable[[Any], int] | None = None,
     is_async: bool = False,
 ) -> Any:

@@ -269,7 +269,8 @@ def _arguments(value: Any) -> str:
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None) -> Any:
+def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None, trigger: dict[str, int] | None = None) -> Any:
+    """``trigger``: the size past which the strategy documents it compacts (SPEC FIRE-1, FIRE-2)."""
     af = requires("agent_framework", EXTRA)
 
     async def run(messages: list[Message]) -> list[Message]:
@@ -286,7 +287,7 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
             compaction.annotate_token_counts(converted, tokenizer=tokenizer)
             return int(compaction.included_token_count(converted))
 
-    return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list"), estimate=estimate, is_async=True)
+    return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list", trigger), estimate=estimate, is_async=True)
 
 
 def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -323,7 +324,8 @@ def truncation(settings: Any, **given: Any) -> Any:
     def strategy() -> Any:
         return af.TruncationStrategy(max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer, preserve_system=o["preserve_system"], **preserve)
 
-    return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+    # "Compaction triggers when the metric exceeds ``max_n``": tokens with a tokenizer, else included messages
+    return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens" if o["tokens"] else "messages": o["max_n"]})
 
 
 @factory
@@ -377,7 +379,8 @@ def summarization(settings: Any, **given: Any) -> Any:
             client=client, target_count=o["target_count"], threshold=o["threshold"], prompt=settings.summary_prompt, **bounded,
         )  # fmt: skip
 
-    return _compactor("SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"})
+    # "that count grows beyond ``target_count + threshold``" (included non-system messages)
+    return _compactor("SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"}, trigger={"messages": o["target_count"] + o["threshold"]})
 
 
 def _named(af: Any, name: str, o: dict[str, Any]) -> Any:
@@ -406,7 +409,8 @@ def token_budget(settings: Any, **given: Any) -> Any:
             token_budget=o["token_budget"], tokenizer=tokenizer, strategies=[_named(af, n, o) for n in o["strategies"]]
         )
 
-    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+    # "if included_token_count(messages) <= self.token_budget": nothing to do
+    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": o["token_budget"]})
 
 
 @factory
@@ -422,7 +426,9 @@ def context_window(settings: Any, **given: Any) -> Any:
             tokenizer=tokenizer, keep_last_tool_call_groups=o["keep_last_tool_call_groups"],
         )  # fmt: skip
 
-    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer)
+    # "Tool result eviction ... when included tokens exceed ``tool_eviction_threshold`` of the input budget"
+    evicts = getattr(window, "DEFAULT_TOOL_EVICTION_THRESHOLD", 0.5) * (o["max_context_window_tokens"] - o["max_output_tokens"])
+    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": int(evicts)})
 
 
 @factory
@@ -454,7 +460,8 @@ def compaction_provider(settings: Any, **given: Any) -> Any:
         stored = session.state["in_memory"]["messages"]
         return from_agent_framework(compaction.project_included_messages(stored), notes)
 
-    return make(f"agent_framework.CompactionProvider.{o['phase']}_run", {"core"}, run, declared=capabilities("in_list"), is_async=True)
+    trigger = {"tokens": o["token_budget"]} if o["strategy"] == "token_budget" else None  # the other strategies count groups
+    return make(f"agent_framework.CompactionProvider.{o['phase']}_run", {"core"}, run, declared=capabilities("in_list", trigger), is_async=True)
 
 
 # --- the agent's own loop (SPEC CORE-18: a summary lost across tool-loop iterations) ----------------

@@ -194,10 +194,11 @@ def from_autogen(messages: list[Any], notes: Notes | None = None) -> list[Messag
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = None) -> Any:
+def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = None, trigger: dict[str, Any] | None = None) -> Any:
+    """``trigger``: the size past which the context's view drops messages (SPEC FIRE-1, FIRE-2)."""
     if o["system"] not in ("agent", "context"):
         raise ValueError(f"system must be 'agent' or 'context', got {o['system']!r}")
-    declared = capabilities("outside" if o["system"] == "agent" else "in_list")
+    declared = capabilities("outside" if o["system"] == "agent" else "in_list", trigger)
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_autogen(messages, tool_results=o["tool_results"])
@@ -215,6 +216,7 @@ def buffered(settings: Any, **given: Any) -> Any:
         "BufferedChatCompletionContext",
         lambda messages: contexts.BufferedChatCompletionContext(buffer_size=o["buffer_size"], initial_messages=messages),
         o,
+        trigger={"messages": o["buffer_size"]},  # "only the last buffer_size messages" are returned
     )
 
 
@@ -226,6 +228,7 @@ def head_and_tail(settings: Any, **given: Any) -> Any:
         "HeadAndTailChatCompletionContext",
         lambda messages: contexts.HeadAndTailChatCompletionContext(head_size=o["head_size"], tail_size=o["tail_size"], initial_messages=messages),
         o,
+        trigger={"messages": o["head_size"] + o["tail_size"]},  # all messages while they fit head and tail
     )
 
 
@@ -255,4 +258,20 @@ def token_limited(settings: Any, **given: Any) -> Any:
         lambda messages: contexts.TokenLimitedChatCompletionContext(client, token_limit=o["token_limit"], initial_messages=messages),
         o,
         estimate,
+        _token_trigger(settings.model, o["token_limit"]),
     )
+
+
+def _token_trigger(model: str, limit: int) -> dict[str, Any] | None:
+    """The context pops messages while ``client.count_tokens`` exceeds ``token_limit``; the client counts
+    with tiktoken's encoding for ``model`` (``cl100k_base`` for one tiktoken does not know). None where
+    that encoding is not one the suite counts exactly (`compaction_suite.text.ENCODINGS`)."""
+    import tiktoken
+
+    from compaction_suite.text import ENCODINGS
+
+    try:
+        name = tiktoken.encoding_for_model(model).name
+    except KeyError:
+        name = "cl100k_base"
+    return {"tokens": limit, "tokenizer": name} if name in ENCODINGS else None

@@ -274,7 +274,10 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     if o["end_on"] is not None:
         kwargs["end_on"] = _types(o["end_on"])
 
-    declared = _declared(o["system"])
+    # Without start_on/end_on, trim_messages returns a history its counter says fits max_tokens as it is;
+    # with them it also cuts to a human turn below the budget, so no size says when it changes the history.
+    trimmed_by_size = o["start_on"] is None and o["end_on"] is None
+    declared = _declared(o["system"], {"messages" if o["token_counter"] == "len" else "tokens": o["max_tokens"]} if trimmed_by_size else None)
 
     def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
@@ -286,11 +289,12 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
 
 
-def _declared(system: str) -> dict[str, str]:
-    """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state)."""
+def _declared(system: str, trigger: dict[str, int] | None = None) -> dict[str, Any]:
+    """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state);
+    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2)."""
     if system not in ("agent", "state"):
         raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
-    return capabilities("outside" if system == "agent" else "in_list")
+    return capabilities("outside" if system == "agent" else "in_list", trigger)
 
 
 def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int]) -> Any:
@@ -327,7 +331,9 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
         trigger.append(("messages", int(o["trigger_messages"])))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
     middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
-    declared = _declared(o["system"])
+    # One trigger: it summarizes once count_tokens_approximately, or len(messages), reaches it
+    # (_should_summarize); two are either one, which no single size says.
+    declared = _declared(o["system"], dict(trigger) if len(trigger) == 1 else None)
 
     def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])

@@ -101,5 +101,5 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
             store.close()
             await client.close()
 
-    capabilities = declared("responses", system_prompt="outside")
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trigger": {"messages": threshold}}  # candidate items <= items
     return make("openai_agents.OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)

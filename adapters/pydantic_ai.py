@@ -275,7 +275,16 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         # context's messages, later ones ``ctx.messages`` too (the same list).
         return await _back(list(sent.messages), notes, model)
 
-    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading"), is_async=True)
+    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading", _trigger(o)), is_async=True)
+
+
+def _trigger(o: dict[str, Any]) -> dict[str, int] | None:
+    """The harness compacts when ``len(messages) > max_messages`` or its chars/4 estimate ``> max_tokens``
+    (``compaction._shared.exceeds``): one of them set is the declared trigger (SPEC FIRE-1, FIRE-2);
+    both are either one, which no single size says."""
+    sizes = {kind: o.get(f"max_{kind}") for kind in ("messages", "tokens")}
+    set_ = {kind: int(value) for kind, value in sizes.items() if value is not None}
+    return set_ if len(set_) == 1 else None
 
 
 async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:

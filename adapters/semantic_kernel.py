@@ -102,6 +102,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("truncation_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
     ("summarization_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
     ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
+    ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: each path and native shape SK reduces (the loop
 tests show where each arises)."""
@@ -278,6 +279,14 @@ def _reducer_class(module: str, name: str, keywords: tuple[str, ...]) -> Any:
     return cls
 
 
+def _declared(o: dict[str, Any]) -> dict[str, Any]:
+    """Both reducers reduce once the history holds more than ``target_count + threshold_count``
+    messages ("if len(history) <= self.target_count + (self.threshold_count or 0): return None",
+    ``ChatHistoryTruncationReducer.reduce``; the summarization reducer tests the same), on every path
+    (SPEC FIRE-1: ``agent_thread`` is where it does not, microsoft/semantic-kernel#12303)."""
+    return capabilities("in_list", trigger={"messages": o["target_count"] + o["threshold_count"]})
+
+
 @factory
 def truncation_reducer(settings: Any, **given: Any) -> Any:
     """``ChatHistoryTruncationReducer(target_count, threshold_count)`` on the path ``invoked_by`` names."""
@@ -290,7 +299,7 @@ def truncation_reducer(settings: Any, **given: Any) -> Any:
     def reducer(auto_reduce: bool) -> Any:
         return cls(target_count=o["target_count"], threshold_count=o["threshold_count"], auto_reduce=auto_reduce)
 
-    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o), declared=capabilities("in_list"), is_async=True)
+    return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o), declared=_declared(o), is_async=True)
 
 
 @factory
@@ -318,4 +327,4 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
         )
 
     profiles = {"core"} | (set() if o["fail_on_error"] else {"failure"})
-    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=capabilities("in_list"), is_async=True)
+    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=_declared(o), is_async=True)

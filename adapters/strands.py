@@ -255,7 +255,10 @@ def sliding_window(settings: Any, **given: Any) -> Any:
             _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=_declared(path, routine=path == "routine"), estimate=_tokens)
+    declared = _declared(path, routine=path == "routine")
+    if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
+        declared["trigger"] = {"messages": int(o["window_size"])}
+    return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=declared, estimate=_tokens)
 
 
 @factory

@@ -37,6 +37,9 @@ class Capabilities(TypedDict, total=False):
     providers: list[Provider]
     """The providers whose rule sets the histories must meet (default: ``["openai"]`` for
     chat-completions and responses, ``["anthropic"]`` for anthropic-messages)."""
+    trigger: dict[str, int | str]
+    """When the framework compacts: ``{"messages": N}`` or ``{"tokens": N}`` (``"tokenizer"``
+    ``"chars/4"`` by default, ``"o200k_base"``, ``"cl100k_base"``); SPEC FIRE-1, FIRE-2."""
 
 
 @runtime_checkable

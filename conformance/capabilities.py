@@ -18,6 +18,9 @@ reading, so a compactor that declares nothing is checked as before:
   ``"anthropic"``, ``"bedrock-converse"``, ``"gemini"``) whose rules the outputs must keep besides
   the format's own (SPEC CORE-17); default ``["openai"]`` for chat-completions and responses,
   ``["anthropic"]`` for anthropic-messages. An unknown name is a contract error.
+- ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
+  ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
+  declared, and those clauses are not applicable. Anything else is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -31,6 +34,7 @@ from typing import Any
 
 from . import formats, providers
 from .clauses import waived_by
+from .trigger import Trigger, TriggerError, parse
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
@@ -56,6 +60,8 @@ class Capabilities:
     wire_format: str = formats.CHAT
     providers: tuple[str, ...] = ()
     """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
+    trigger: Trigger | None = None
+    """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -77,6 +83,9 @@ class Capabilities:
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
         for clause_id in set.intersection(*(set(waived_by("providers", name)) for name in self.providers)):
             found[clause_id] = f"declared capabilities {{'providers': {list(self.providers)}}}: they add no rules beyond the wire format's own clauses"
+        if self.trigger is None:
+            for clause_id in waived_by("trigger", "none"):
+                found[clause_id] = "no trigger declared (capabilities['trigger']): when the framework should compact is not known"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -98,7 +107,7 @@ class Capabilities:
         return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.choices(), "providers": list(self.providers)}
+        return {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}
 
 
 def declared(compactor: Any) -> Capabilities:
@@ -112,7 +121,11 @@ def declared(compactor: Any) -> Capabilities:
     for key, value in known.items():
         if value not in CHOICES[key]:
             raise CapabilityError(f"capabilities[{key!r}] is {value!r}; expected one of {', '.join(CHOICES[key])}")
-    return Capabilities(**known, providers=_providers(raw.get("providers")))
+    try:
+        trigger = parse(raw.get("trigger"))
+    except TriggerError as error:
+        raise CapabilityError(str(error)) from error
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger)
 
 
 def _providers(raw: Any) -> tuple[str, ...]:

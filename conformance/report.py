@@ -238,9 +238,16 @@ def _status_word(data: dict[str, Any], group: dict[str, Any]) -> str:
 
 
 def _declared(capabilities: dict[str, Any] | None) -> str:
-    """The declarations as Markdown (`called`: `anytime`, ...), a list's values joined."""
-    shown = [f"`{key}`: `{', '.join(map(str, value)) if isinstance(value, list) else value}`" for key, value in (capabilities or {}).items()]
+    """The declarations as Markdown (`called`: `anytime`, ...), a list's values joined, a trigger as JSON,
+    one not declared (None) left out."""
+    shown = [f"`{key}`: `{_value(value)}`" for key, value in (capabilities or {}).items() if value is not None]
     return ", ".join(shown) or "none"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return json.dumps(value) if isinstance(value, dict) else str(value)
 
 
 def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from .errors import HistoryError
 from .events import CompactionEvent
@@ -40,6 +41,9 @@ class Compactor:
         self.trigger = trigger or IterationsOrTokens()
         self.estimator = estimator or CharsPerFour()
         self.profiles = profiles
+        self.capabilities: dict[str, Any] = {}
+        """What the conformance suite reads about how it is called (SPEC Part A, "Declarations"):
+        the suite's factories declare the token trigger here (`conformance_factory`)."""
         self.last_event: CompactionEvent | None = None
         self._ledger = TokenLedger(self.estimator)
         self._rounds = RoundLog()

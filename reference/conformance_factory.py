@@ -17,9 +17,17 @@ from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
 from .triggers import IterationsOrTokens
 
 
+def declaring_trigger(compactor: Compactor, settings: Any) -> Compactor:
+    """``compactor`` declaring the token half of its trigger: it compacts once the history holds
+    ``max_context_tokens`` by chars/4 (RT-1, TOK-1), which the suite checks (SPEC FIRE-1, FIRE-2).
+    The iteration half is no size of the history, so it is not declared."""
+    compactor.capabilities = {"trigger": {"tokens": settings.max_context_tokens}}
+    return compactor
+
+
 def seed_000(settings: Any) -> Compactor:
     """Seed 000's compactor with the suite's thresholds, model, clients and prompt."""
-    return openai_azure(
+    compactor = openai_azure(
         settings.model,
         client=settings.client,
         async_client=settings.async_client,
@@ -28,6 +36,7 @@ def seed_000(settings: Any) -> Compactor:
         keep_recent_rounds=settings.keep_recent_rounds,
         prompt=settings.summary_prompt or DEFAULT_PROMPT,
     )
+    return declaring_trigger(compactor, settings)
 
 
 def seed_001(settings: Any) -> Compactor:
@@ -39,7 +48,7 @@ def seed_001(settings: Any) -> Compactor:
         prompt=settings.summary_prompt or STRUCTURED_PROMPT,
     )
     compactor.trigger = IterationsOrTokens(settings.threshold_iterations, settings.max_context_tokens)
-    return compactor
+    return declaring_trigger(compactor, settings)
 
 
 class StoreTarget:

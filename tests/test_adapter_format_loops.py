@@ -125,7 +125,7 @@ def test_openai_agents_adapter_compacts_as_the_runner_does():
             out = asyncio.run(compactor.compact(before, iteration=1))
             assert endpoint.bodies[-1]["input"] == runner_requests[i]["input"]
             assert out == after
-    assert compactor.capabilities == {"wire_format": "responses", "called": "between_rounds", "system_prompt": "outside"}
+    assert compactor.capabilities == {"wire_format": "responses", "called": "between_rounds", "system_prompt": "outside", "trigger": {"messages": 4}}
 
 
 @pytest.mark.parametrize("status", ["500", "429"])
@@ -331,7 +331,7 @@ def test_strands_adapter_matches_the_agent_loop():
         assert out["messages"] == _to_anthropic(window)
         compacted += len(out["messages"]) < len(history)
     assert compacted, "no history of the loop was long enough to be cut"
-    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "anytime", "system_prompt": "outside", "providers": ["anthropic", "bedrock-converse"]}
+    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "anytime", "system_prompt": "outside", "providers": ["anthropic", "bedrock-converse"], "trigger": {"messages": 6}}
 
 
 def test_strands_summarizing_runs_before_model_calls_between_rounds_system_prompt_outside():

@@ -21,6 +21,7 @@ from compaction_suite.conformance.reproduce import case_of, replay
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.target import Target
+from compaction_suite.conformance.trigger import Trigger
 
 from checking import check, in_process
 from message_builders import calls, reply, result
@@ -36,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_independent_correct_compactors_conform(target: str, tmp_path: Path) -> None:
     report = check(target, (), tmp_path, exit_code=0)
     assert report["verdict"] == "conforms"
-    no_rules = set(waived_by("providers", "openai"))  # the default providers add no rules (CORE-17)
+    no_rules = set(waived_by("providers", "openai")) | set(waived_by("trigger", "none"))  # the default providers add no rules (CORE-17); no trigger declared (FIRE-1, FIRE-2)
     chat = {cid: c for cid, c in report["clauses"].items() if not cid.startswith(("RESP-", "ANTH-")) and cid not in no_rules}
     assert {report["clauses"][cid]["status"] for cid in no_rules} == {"not-applicable"}
     assert {c["status"] for c in chat.values()} <= {"pass", "skip"}
@@ -99,6 +100,7 @@ def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
 def test_capabilities_default_to_the_strict_reading() -> None:
     other_formats = {cid for cid in clauses() if cid.startswith(("RESP-", "ANTH-"))}  # SPEC "Wire formats"
     other_formats |= set(waived_by("providers", "openai"))  # CORE-17: the default providers add no rules
+    other_formats |= set(waived_by("trigger", "none"))  # FIRE-1, FIRE-2: no trigger declared
     assert set(declared(object()).waived()) == other_formats
     assert set(declared(type("C", (), {"capabilities": {"called": "between_rounds"}})()).waived()) - other_formats == {"CORE-9"}
     with pytest.raises(CapabilityError):
@@ -172,12 +174,13 @@ def test_core4_reads_a_kept_round_equal_to_an_older_one_as_the_newer() -> None:
 def test_a_cmd_target_declares_in_its_start_answer() -> None:
     target = CommandTarget(f"{sys.executable} {ROOT / 'tests' / 'fakes' / 'declares.py'}")
     try:
-        waived = declared(target(Settings())).waived()
+        capabilities = declared(target(Settings()))
     finally:
         target.close()
     other_formats = {cid for cid in clauses() if cid.startswith(("RESP-", "ANTH-"))}  # SPEC "Wire formats"
     other_formats |= set(waived_by("providers", "openai"))  # CORE-17: the default providers add no rules
-    assert set(waived) - other_formats == {"CORE-9", "CORE-3"}
+    assert set(capabilities.waived()) - other_formats == {"CORE-9", "CORE-3"}
+    assert capabilities.trigger == Trigger("messages", 20)  # declared: FIRE-1 and FIRE-2 apply
 
 
 class _Returns:

@@ -731,6 +731,48 @@ def tool_call_as_summary(settings: Any) -> _ToolCallAsSummary:
     return _ToolCallAsSummary(settings)
 
 
+# --- a declared trigger (SPEC FIRE-1, FIRE-2)
+
+
+class _DeclaresTrigger(_Fires):
+    """Seed 000 declaring its token trigger (``{"tokens": max_context_tokens}``, chars/4)."""
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.capabilities = {"trigger": {"tokens": settings.max_context_tokens}}
+
+
+class _IgnoresTrigger(_DeclaresTrigger):
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        if iteration < self.settings.threshold_iterations:
+            return messages
+        return self.inner.compact(messages, iteration=iteration)
+
+
+def ignores_declared_trigger(settings: Any) -> _IgnoresTrigger:
+    """Declares its token trigger but compacts only once its iteration count is reached: a history
+    far past the declared size passes through whole at iteration 1 (the reduction wired to a path
+    the agent never takes, microsoft/semantic-kernel#12303)."""
+    return _IgnoresTrigger(settings)
+
+
+class _EscapedCount(_DeclaresTrigger):
+    def estimate_tokens(self, messages: list[dict]) -> int:
+        return len(json.dumps(messages, ensure_ascii=True)) // 4
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        if self.estimate_tokens(messages) < self.settings.max_context_tokens:
+            return messages
+        return self.inner.compact(messages, iteration=self.settings.threshold_iterations)
+
+
+def counts_escaped_json(settings: Any) -> _EscapedCount:
+    """Declares a chars/4 token trigger but counts a quarter of the messages' JSON with
+    ``ensure_ascii=True``: a CJK character counts as a 6-character escape, so it compacts non-ASCII
+    histories far below the trigger (microsoft/agent-framework#7124)."""
+    return _EscapedCount(settings)
+
+
 CONTROLS: dict[str, Control] = {
     "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
     "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
@@ -772,9 +814,11 @@ CONTROLS: dict[str, Control] = {
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
+    "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
+    "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
 }

@@ -1,6 +1,6 @@
 """A fake that declares, in its ``start`` answer, the capabilities of protocol 1.1: it is called
 only between complete rounds and its framework keeps the system prompt outside the list
-(SPEC Part A, Declarations). It returns every history unchanged."""
+(SPEC Part A, Declarations), and a trigger of 20 messages. It returns every history unchanged."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from _fake import Request, hello, serve
 
 def start(request: Request) -> dict[str, Any]:
     answer = hello("declares")
-    answer["capabilities"] |= {"called": "between_rounds", "system_prompt": "outside"}
+    answer["capabilities"] |= {"called": "between_rounds", "system_prompt": "outside", "trigger": {"messages": 20}}
     return answer
 
 

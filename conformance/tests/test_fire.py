@@ -1,0 +1,159 @@
+"""Core, declared trigger: a target whose framework says when it compacts (``capabilities["trigger"]``,
+`conformance.trigger`) compacts well past that point and not well below it (SPEC FIRE-1, FIRE-2).
+
+Every test draws in the target's own wire format (`TARGET_FORMAT`) and calls ``compact`` at iteration
+1 with ``max_context_tokens`` set to `BUDGET`, each compactor's trigger read from that very compactor
+(a target whose declaration follows its settings, as the reference's does, declares that budget)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import Phase, assume, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from compaction_suite.conformance import formats, oracle
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.capabilities import declared
+from compaction_suite.conformance.shapes import results
+from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
+from compaction_suite.conformance.trigger import PAST, Trigger
+from compaction_suite.conformance.violation import Violation
+
+from .common import TARGET_FORMAT, changed, clause, in_format, target_format
+
+pytestmark = TARGET_FORMAT
+
+BUDGET = 4000
+"""``max_context_tokens`` in these tests: small, so a trigger that follows it is passed with a few
+thousand tokens rather than 160,000."""
+TOOL_RESULTS = 4
+"""FIRE-1: at least this many tool results, so one kept pair or a few kept rounds leave something older."""
+SCRIPTS: dict[str, tuple[str, ...]] = {
+    "ascii": ("the", "build", "log", "shows", "no", "error", "in", "module", "parser", "tests", "passed", "deploy"),
+    "accented-latin": ("café", "naïve", "résumé", "Straße", "façade", "jalapeño", "Ærøskøbing", "São", "Zürich", "élève", "déjà", "Ångström"),
+    "cjk-and-emoji": ("構成ファイルを読み込みました", "测试全部通过", "数据库迁移完成", "빌드 성공", "오류 없음", "✅", "🚀", "🔥", "👍🏽", "🧪", "📦", "部署"),
+}
+"""The text of FIRE-2's histories: plain ASCII, accented Latin, and CJK with emoji (real traffic
+has them; a counter of bytes or of JSON ``\\uXXXX`` escapes inflates them 2 to 12 times)."""
+SCRIPT_SWEEP = hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""Three examples per script, not shrunk: the size is forced, not hoped for."""
+
+
+def _subject(suite: Suite) -> tuple[Subject, Trigger]:
+    """A fresh compactor under `BUDGET` and the trigger it declares (the clause is not applicable
+    to a target declaring none, so the first compactor declared one)."""
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=BUDGET)
+    trigger = declared(subject.compactor).trigger
+    if trigger is None:  # the first compactor declared one, this one does not: the factory is inconsistent
+        pytest.fail("the compactor declares no trigger, though the target's first compactor did")
+    return subject, trigger
+
+
+# --- FIRE-1: well past the trigger, something older to remove
+
+
+def _past(trigger: Trigger) -> st.SearchStrategy[Any]:
+    """Histories of at least 6 rounds and 28 items sized to `PAST` times the trigger (with room for a
+    system prompt and a count below chars/4), few parallel calls so a framework grouping a round's
+    results in one message counts nearly as many; the padding's tool rounds give a compactor that
+    only clears older tool results something to clear (`TOOL_RESULTS`)."""
+    need = PAST * trigger.limit
+    size = {"min_messages": max(need + 4, 28)} if trigger.kind == "messages" else {"min_tokens": need + need // 4 + 64, "min_messages": 28}
+    return in_format(min_rounds=6, max_rounds=10, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, **size)
+
+
+@clause("FIRE-1")
+@hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data())
+def test_compacts_well_past_its_declared_trigger(suite, data):
+    subject, trigger = _subject(suite)
+    history = data.draw(_past(trigger), label="history")
+    fmt = target_format()
+    held = trigger.size(fmt, history, system=False)
+    assume(trigger.well_past(fmt, history) and len(results(history, fmt)) >= TOOL_RESULTS)
+    out = subject.compact(copy.deepcopy(history), 1)
+    if not fmt.well_formed(out):
+        return  # a malformed output is the structural clauses' finding
+    problem = None if changed(history, out) else Violation(
+        "never-compacts", f"the history holds {held} {trigger.kind} ({held / trigger.limit:.1f}x the declared trigger of {trigger}), yet it was not compacted"
+    )
+    require(problem, history, out)
+
+
+# --- FIRE-2: well below the trigger, in every script
+
+
+def _words(script: str) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(SCRIPTS[script]), min_size=20, max_size=40)
+
+
+def _below(trigger: Trigger, script: str) -> st.SearchStrategy[Any]:
+    """A complete history at most half the trigger by its count, system prompt included: user turns,
+    a tool round and replies (in that order, as many items as fit), its text in ``script``."""
+    return st.builds(
+        lambda words, share, system: _conversation(trigger, words, share, system),
+        _words(script), st.floats(0.5, 0.9), st.booleans(),
+    )  # fmt: skip
+
+
+def _conversation(trigger: Trigger, words: list[str], share: float, system: bool) -> Any:
+    half = trigger.limit // 2
+    items = max(1, trigger.most_items_below())
+    shape = ["system"] * system + ["user", "call", "tool", "reply"] * (items // 4 + 1)
+    shape = shape[:items]
+    if shape[-1] == "call":
+        shape = shape[:-1]
+    texts = sum(kind != "call" for kind in shape) or 1
+    budget = 8 if trigger.kind == "messages" else max(1, int(half * share / texts))
+    pool = itertools.cycle(words)
+    chat: list[dict[str, Any]] = []
+    for n, kind in enumerate(shape):
+        text = "" if kind == "call" else _text(trigger, pool, budget)
+        if kind == "call":
+            chat.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"call_fire_{n}", "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": "src/app.py"})}}]})
+        elif kind == "tool":
+            chat.append({"role": "tool", "tool_call_id": f"call_fire_{n - 1}", "content": text})
+        else:
+            chat.append({"role": {"reply": "assistant"}.get(kind, kind), "content": text})
+    fmt = target_format()
+    history = chat if fmt.name == formats.CHAT else fmt.from_chat(chat)
+    return fmt.without_system(history) if declared_capabilities().system_outside else history
+
+
+def _text(trigger: Trigger, pool: Iterator[str], budget: int) -> str:
+    """Words from ``pool`` while the text stays within ``budget`` (words for a message trigger, tokens
+    by the trigger's count for a token trigger)."""
+    if trigger.kind == "messages":
+        return " ".join(next(pool) for _ in range(budget))
+    words = [next(pool)]
+    while trigger.count(" ".join([*words, word := next(pool)])) <= budget:
+        words.append(word)
+    return " ".join(words)
+
+
+@clause("FIRE-2")
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+@SCRIPT_SWEEP
+@given(data=st.data())
+def test_does_not_compact_well_below_its_declared_trigger(suite, script, data):
+    subject, trigger = _subject(suite)
+    if trigger.limit < (4 if trigger.kind == "messages" else 64):
+        pytest.skip(f"a trigger of {trigger} leaves no history of two items or a few words at half of it")
+    history = data.draw(_below(trigger, script), label="history")
+    fmt = target_format()
+    held = trigger.size(fmt, history, system=True)
+    assume(trigger.well_below(fmt, history) and fmt.rounds(history))
+    out = subject.compact(copy.deepcopy(history), 1)
+    problem = None if oracle.same(history, out) else Violation(
+        "compacts-below-trigger",
+        f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}; text: {script}), yet it was compacted",
+    )
+    require(problem, history, out)
