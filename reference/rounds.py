@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal
 
 from compaction_suite.message import Message
@@ -98,6 +99,8 @@ class RoundLog:
         self.messages: list[Message] = []
         """The messages split so far, in order: the history every round is a range of."""
         self.system_messages = 0
+        self.checked = 0
+        """How many of ``messages`` an earlier `update` split: the ones `verified` checks."""
 
     def update(self, messages: Sequence[Message]) -> list[Round]:
         """The rounds of ``messages``; raises `HistoryError` (and forgets all) on a HIST rule."""
@@ -106,6 +109,7 @@ class RoundLog:
         seen = self.messages
         if not extends(messages, len(seen), seen[-1] if seen else None):
             self.reset()
+        self.checked = len(self.messages)
         try:
             for index in range(len(self.messages), len(messages)):
                 self._add(messages[index], index)
@@ -116,9 +120,10 @@ class RoundLog:
 
     def verified(self, messages: list[Message]) -> list[Round]:
         """The rounds of ``messages`` (last given to `update`), split again from scratch if a
-        message seen before was replaced since: an identity check of every message, cheap
-        next to a split, so that a compaction never builds on a stale round."""
-        if not all(map(operator.is_, self.messages, messages)):
+        message an earlier `update` split was replaced since: an identity check of each, cheap
+        next to a split, so that a compaction never builds on a stale round. The messages the
+        last `update` split were read then, so they are not checked again."""
+        if not all(map(operator.is_, islice(self.messages, self.checked), messages)):
             self.reset()
             return self.update(messages)
         return self.rounds
@@ -218,4 +223,4 @@ def _answer(current: Round | None, message: Any, index: int) -> None:
         rule, what = ("HIST-4", "answered twice") if answered else ("HIST-3", "answers no call of its round")
         raise HistoryError(rule, index, f"tool result {call_id!r} {what}")
     current.end += 1
-    current.pending = current.pending - {call_id} or NO_CALLS
+    current.pending = current.pending - {call_id} if len(current.pending) > 1 else NO_CALLS

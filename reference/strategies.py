@@ -276,15 +276,18 @@ class TokenBudget(Strategy):
         self.estimator = estimator or CharsPerFour()
 
     def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+        """Dropping the oldest rounds until the rest fits is keeping the newest rounds while they
+        fit (dropping a round never makes an estimate larger), so only the kept rounds, and the
+        one that did not fit, are counted."""
         system, rounds = split_system(messages, rounds)
-        units = [sum(map(self.estimator.units, r.messages)) for r in rounds]
-        total_units = sum(map(self.estimator.units, system)) + sum(units)
-        count = len(messages)
-        start = 0
-        while start < len(rounds) - 1 and self.estimator.total(total_units, count) > self.budget:
-            total_units -= units[start]
-            count -= len(rounds[start].messages)
-            start += 1
+        units, count = sum(map(self.estimator.units, system)), len(system)
+        start = len(rounds)
+        while start > 0:
+            older = rounds[start - 1].messages
+            more = sum(map(self.estimator.units, older))
+            if start < len(rounds) and self.estimator.total(units + more, count + len(older)) > self.budget:
+                break  # the last round stays even when it alone is over the budget
+            units, count, start = units + more, count + len(older), start - 1
         return Outcome(system + flatten(rounds[start:]))
 
 
