@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 import anthropic
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, judges, providers
 from compaction_suite.conformance.capabilities import CapabilityError, declared
@@ -67,6 +69,17 @@ def test_a_summary_of_what_the_request_held_passes_and_one_of_less_fails(server:
     out = [SYSTEM, {"role": "user", "content": f"[Context Summary]\n{answer}"}, HISTORY[-1]]
     found = judges.summary_stands_for_answer(CHAT, HISTORY, out, exchanges)
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
+
+
+@pytest.mark.parametrize("name", formats.NAMES)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_every_format_finds_an_item_kept_verbatim_corresponding(name: str, data: st.DataObject) -> None:
+    """`judges` finds an item kept verbatim by its `oracle.canonical` form, without comparing it to
+    each item in turn: that relies on every format's `corresponds` holding for the `same` item."""
+    fmt = formats.get(name)
+    for item in fmt.items(data.draw(fmt.histories())):
+        assert fmt.corresponds(item, copy.deepcopy(item)) and fmt.corresponds(copy.deepcopy(item), item)
 
 
 def test_truncation_and_masking_stand_for_nothing_new() -> None:
