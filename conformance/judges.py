@@ -29,10 +29,14 @@ SHORTEST = 8
 """A line saying fewer letters and digits than this is not looked for: nothing tells it apart."""
 
 
+NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
+"""A run of anything but ASCII letters and digits (removed as one)."""
+
+
 def alnum(text: str) -> str:
     """``text`` reduced to its letters and digits: how texts are compared across transcripts that
     re-wrap, re-indent, quote or JSON-escape them."""
-    return re.sub(r"[^0-9A-Za-z]", "", text)
+    return NOT_ALNUM.sub("", text)
 
 
 def strings(value: Any) -> Iterable[str]:
