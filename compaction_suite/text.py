@@ -41,12 +41,10 @@ def message_text(message: Mapping[str, Any]) -> list[str]:
     """
     content = message.get("content")
     texts = [content] if isinstance(content, str) else _part_texts(content)
-    refusal = message.get("refusal")
-    if isinstance(refusal, str):
-        texts.append(refusal)
-    name = message.get("name")
-    if isinstance(name, str):
-        texts.append(name)
+    if "refusal" in message and isinstance(message["refusal"], str):  # `in` first: most messages have neither key
+        texts.append(message["refusal"])
+    if "name" in message and isinstance(message["name"], str):
+        texts.append(message["name"])
     calls = message.get("tool_calls")
     if isinstance(calls, list):
         texts += _call_texts(calls)

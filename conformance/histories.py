@@ -387,7 +387,8 @@ _SEARCH_HIT = st.builds("{}:1: {}".format, st.sampled_from(PATHS), _CODE_LINE)
 
 def _repeat_lines(lines: Sequence[str], size: int) -> str:
     """Number and repeat ``lines`` until the text is ``size`` characters long, cut exactly there."""
-    count = size // (8 + min(map(len, lines))) + 1  # enough numbered lines: each is at least that long
+    cycle = sum(9 + len(line) for line in lines)  # a numbered line is at least 9 characters longer than its text
+    count = len(lines) * (size // cycle + 1)  # enough numbered lines, and not many more
     numbered: Iterator[str] = (f"{n:>6}  {line}\n" for n, line in zip(range(1, count + 1), itertools.cycle(lines)))
     return "".join(numbered)[:size]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import providers
-from .oracle import same
+from .oracle import canonical, same
 from .violation import Violation
 
 if TYPE_CHECKING:
@@ -29,10 +29,14 @@ SHORTEST = 8
 """A line saying fewer letters and digits than this is not looked for: nothing tells it apart."""
 
 
+NOT_ALNUM = re.compile(r"[^0-9A-Za-z]+")
+"""A run of anything but ASCII letters and digits (removed as one)."""
+
+
 def alnum(text: str) -> str:
     """``text`` reduced to its letters and digits: how texts are compared across transcripts that
     re-wrap, re-indent, quote or JSON-escape them."""
-    return re.sub(r"[^0-9A-Za-z]", "", text)
+    return NOT_ALNUM.sub("", text)
 
 
 def strings(value: Any) -> Iterable[str]:
@@ -60,13 +64,25 @@ def new_items(fmt: WireFormat, history: Any, out: Any) -> list[tuple[int, Any]]:
     """The output's items that stand for nothing of the input: neither kept, masked in place, nor
     re-encoded (`WireFormat.corresponds`)."""
     before = fmt.items(history)
-    return [(j, item) for j, item in enumerate(fmt.items(out)) if not any(fmt.corresponds(b, item) for b in before)]
+    verbatim = set(map(canonical, before))
+    return [(j, item) for j, item in enumerate(fmt.items(out)) if not _kept(fmt, before, verbatim, item, forward=False)]
 
 
 def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
     """The input's items the output holds nothing of (neither kept, masked nor re-encoded)."""
     after = fmt.items(out)
-    return [item for item in fmt.items(history) if not any(fmt.corresponds(item, a) for a in after)]
+    verbatim = set(map(canonical, after))
+    return [item for item in fmt.items(history) if not _kept(fmt, after, verbatim, item)]
+
+
+def _kept(fmt: WireFormat, others: Sequence[Any], verbatim: set[str], item: Any, *, forward: bool = True) -> bool:
+    """Whether ``item`` corresponds to one of ``others`` (``forward``: ``item`` is the input's,
+    else the output's). ``verbatim`` holds the `canonical` forms of ``others``: every format's
+    `corresponds` holds for the `same` item, so an item kept verbatim, most of an output, is
+    found in the set instead of by comparing it with each of the others as JSON."""
+    if canonical(item) in verbatim:
+        return True
+    return any(fmt.corresponds(item, o) if forward else fmt.corresponds(o, item) for o in others)
 
 
 def _answered(item: Any, exchange: Exchange) -> bool:
@@ -172,8 +188,9 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
     if not rounds:
         return None
     after = fmt.items(out)
+    verbatim = set(map(canonical, after))
     for item in rounds[-1]:
-        if not any(fmt.corresponds(item, a) for a in after) and not _folded(item, out, fmt, exchanges):
+        if not _kept(fmt, after, verbatim, item) and not _folded(item, out, fmt, exchanges):
             index = next((i for i, b in enumerate(fmt.items(history)) if b is item), -1)
             return Violation("newest-round-dropped", f"input item {index} ({fmt.role(item)}) of the newest round is missing from the compacted output ({_preview(item)})")
     return None

@@ -111,7 +111,13 @@ def same(a: Any, b: Any) -> bool:
     """Byte-identical as JSON (key order aside): what "kept verbatim" means, in every wire format.
     Never raises: a value JSON cannot hold is compared by its text (a malformed output is judged,
     not crashed on)."""
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+    return canonical(a) == canonical(b)
+
+
+def canonical(value: Any) -> str:
+    """``value`` as `same` compares it: JSON with sorted keys, what JSON cannot hold as its text.
+    A set of these finds the items kept verbatim among many without comparing each pair."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 # --- core

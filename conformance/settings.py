@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import httpx
 import openai
 
 
@@ -57,6 +60,18 @@ def connected(settings: Settings, base_url: str) -> Settings:
     return replace(
         settings,
         base_url=base_url,
-        client=openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0),
-        async_client=openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0),
+        client=openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0, http_client=openai.DefaultHttpxClient(verify=_tls())
+        ),
+        async_client=openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0, http_client=openai.DefaultAsyncHttpxClient(verify=_tls())
+        ),
     )
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context every client `connected` makes verifies with (httpx's default: certifi's CA
+    bundle, hostnames checked). One per process: a client of its own loads the bundle each time,
+    about 20 ms of CPU, and the battery makes clients dozens of times (`benchmarks/results/battery.md`)."""
+    return httpx.create_ssl_context()

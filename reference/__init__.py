@@ -12,7 +12,7 @@ from .errors import HistoryError
 from .events import CompactionEvent
 from .extraction import CODING_AGENT_TASK_LISTS, REPORT_PROGRESS, TODO_WRITE, UPDATE_PLAN, EntityRule, TaskListTool
 from .points import DurableHistory, agent_loop
-from .rounds import Message, Round, call_in_flight, split_rounds
+from .rounds import Message, Round, Rounds, call_in_flight, split_rounds
 from .store import HistoryCompacted, MemoryStore, NotAStore, SQLiteStore, StoreConflict, StoredMessage, StoreError
 from .strategies import (
     Chain,
@@ -68,6 +68,7 @@ __all__ = [
     "NotAStore",
     "ObservedTokenBudget",
     "Round",
+    "Rounds",
     "SQLiteStore",
     "StoreConflict",
     "StoreError",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import HistoryError
 from .events import CompactionEvent
-from .rounds import SYSTEM_ROLES, Message, Round, RoundLog, call_in_flight
+from .rounds import SYSTEM_ROLES, Message, RoundLog, Rounds, call_in_flight
 from .strategies import Outcome, Strategy
 from .summarizer import SummarizerError
 from .tokens import CharsPerFour, Estimator, TokenLedger
@@ -94,7 +94,7 @@ class Compactor:
             event.verified_prompt_tokens = prompt_tokens
             log.info(event.log_line())
 
-    def _rounds_to_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> list[Round] | None:
+    def _rounds_to_compact(self, messages: list[Message], iteration: int, skip: bool, force: bool) -> Rounds | None:
         """Validate, then ask the trigger: the history's rounds when it fires, else None.
 
         Records the event of a call that does not compact. Both the validation and the

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .extraction import DEFAULT_RULE, REPORT_PROGRESS, EntityRule, TaskListTool, entity_ids_in, json_value
-from .rounds import Message, Round, flatten, split_rounds
+from .rounds import Message, Round, Rounds, flatten, split_rounds
 from .summarizer import Summarizer, SummarizerError, Summary
 from .summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript, truncated
 from .tokens import CharsPerFour, Estimator
@@ -35,10 +35,10 @@ class Strategy:
     compactor does), so a long history is not split twice.
     """
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         raise NotImplementedError
 
-    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    async def aapply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         return self.apply(messages, rounds)
 
     def compact(self, messages: Sequence[Message]) -> list[Message]:
@@ -49,11 +49,11 @@ class Strategy:
         return (await self.aapply(list(messages))).messages
 
 
-def split_system(messages: list[Message], rounds: list[Round] | None = None) -> tuple[list[Message], list[Round]]:
+def split_system(messages: list[Message], rounds: Rounds | None = None) -> tuple[list[Message], Rounds]:
     """System messages (set aside, in order) and the other rounds (seed 004)."""
     rounds = split_rounds(messages) if rounds is None else rounds
-    system = [r.messages[0] for r in rounds if r.kind == "system"]
-    return system, [r for r in rounds if r.kind != "system"]
+    system = flatten(rounds.select(kind == "system" for kind in rounds.kinds))
+    return system, rounds.select(kind != "system" for kind in rounds.kinds)
 
 
 def tail_start(rounds: Sequence[Round], *, keep_rounds: int | None = None, keep_messages: int | None = None) -> int:
@@ -85,7 +85,7 @@ class Summarize(Strategy):
         self.fallback_truncation = fallback_truncation
 
     def plan(
-        self, messages: list[Message], rounds: list[Round] | None = None
+        self, messages: list[Message], rounds: Rounds | None = None
     ) -> tuple[list[Message], list[Message], list[Message]] | None:
         """(system, prefix to summarize, tail), or None when there is nothing to fold (STRAT-9)."""
         system, rounds = split_system(messages, rounds)
@@ -99,7 +99,7 @@ class Summarize(Strategy):
         """The summary's text after the prefix; the structured strategy adds its sections."""
         return model_text
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         plan = self.plan(messages, rounds)
         if plan is None:
             return Outcome(list(messages))
@@ -109,7 +109,7 @@ class Summarize(Strategy):
             return self._fallback(plan, error)
         return self._assemble(plan, summary)
 
-    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    async def aapply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         plan = self.plan(messages, rounds)
         if plan is None:
             return Outcome(list(messages))
@@ -166,7 +166,7 @@ class KeepLastMessages(Strategy):
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         system, rounds = split_system(messages, rounds)
         return Outcome(system + flatten(rounds[tail_start(rounds, keep_messages=self.n) :]))
 
@@ -190,7 +190,7 @@ class MaskObservations(Strategy):
         self.marker = placeholder.split("{")[0]
         """How this placeholder starts: a result that starts so was masked by an earlier compaction."""
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         system, rounds = split_system(messages, rounds)
         start = tail_start(rounds, keep_rounds=self.keep_rounds)
         older = [self._mask(m) if m["role"] == "tool" else m for m in flatten(rounds[:start])]
@@ -251,13 +251,13 @@ class MaskAndSummarize(Strategy):
         self.summarize_over = summarize_over
         self.estimator = CharsPerFour()
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         masked = self.mask.apply(messages, rounds)
         if not self._older_than_tail_is_large(masked.messages):
             return masked
         return self.summarize.apply(masked.messages)
 
-    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    async def aapply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         masked = self.mask.apply(messages, rounds)
         if not self._older_than_tail_is_large(masked.messages):
             return masked
@@ -275,16 +275,19 @@ class TokenBudget(Strategy):
         self.budget = budget
         self.estimator = estimator or CharsPerFour()
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
+        """Dropping the oldest rounds until the rest fits is keeping the newest rounds while they
+        fit (dropping a round never makes an estimate larger), so only the kept rounds, and the
+        one that did not fit, are counted."""
         system, rounds = split_system(messages, rounds)
-        units = [sum(map(self.estimator.units, r.messages)) for r in rounds]
-        total_units = sum(map(self.estimator.units, system)) + sum(units)
-        count = len(messages)
-        start = 0
-        while start < len(rounds) - 1 and self.estimator.total(total_units, count) > self.budget:
-            total_units -= units[start]
-            count -= len(rounds[start].messages)
-            start += 1
+        units, count = sum(map(self.estimator.units, system)), len(system)
+        start = len(rounds)
+        while start > 0:
+            older = rounds[start - 1].messages
+            more = sum(map(self.estimator.units, older))
+            if start < len(rounds) and self.estimator.total(units + more, count + len(older)) > self.budget:
+                break  # the last round stays even when it alone is over the budget
+            units, count, start = units + more, count + len(older), start - 1
         return Outcome(system + flatten(rounds[start:]))
 
 
@@ -294,9 +297,9 @@ class DropSources(Strategy):
     def __init__(self, sources: Collection[str]) -> None:
         self.sources = frozenset(sources)
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         system, rounds = split_system(messages, rounds)
-        kept = [r for r in rounds if not any(m.get("source_id") in self.sources for m in r.messages)]
+        kept = rounds.select(not any(m.get("source_id") in self.sources for m in r.messages) for r in rounds)
         return Outcome(system + flatten(kept))
 
 
@@ -306,20 +309,20 @@ class Chain(Strategy):
     def __init__(self, *strategies: Strategy) -> None:
         self.strategies = strategies
 
-    def apply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    def apply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         outcome = Outcome(messages)
         for strategy in self.strategies:
             outcome = _merge(outcome, strategy.apply(outcome.messages, _same(outcome, messages, rounds)))
         return outcome
 
-    async def aapply(self, messages: list[Message], rounds: list[Round] | None = None) -> Outcome:
+    async def aapply(self, messages: list[Message], rounds: Rounds | None = None) -> Outcome:
         outcome = Outcome(messages)
         for strategy in self.strategies:
             outcome = _merge(outcome, await strategy.aapply(outcome.messages, _same(outcome, messages, rounds)))
         return outcome
 
 
-def _same(outcome: Outcome, messages: list[Message], rounds: list[Round] | None) -> list[Round] | None:
+def _same(outcome: Outcome, messages: list[Message], rounds: Rounds | None) -> Rounds | None:
     """``rounds`` while the chain still holds the list they split, else None (split again)."""
     return rounds if outcome.messages is messages else None
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -61,7 +61,7 @@ def search(strategy: st.SearchStrategy[Any], condition: Callable[[Any], bool]) -
         return find(strategy, condition, settings=SEARCH)
 
 
-def conversation(rounds: list[Round]) -> list[Round]:
+def conversation(rounds: Sequence[Round]) -> list[Round]:
     """The rounds after the system prompts and the earlier summaries."""
     rest = [r for r in rounds if r.kind != "system"]
     while rest and rest[0].kind == "user" and str(rest[0].messages[0]["content"]).startswith(SUMMARY_PREFIX):

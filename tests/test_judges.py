@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 import anthropic
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, judges, providers
 from compaction_suite.conformance.capabilities import CapabilityError, declared
@@ -90,6 +92,15 @@ def test_a_summary_of_an_earlier_summary_of_the_same_call_stands_for_what_that_o
     alone = ask(*said[2:], "and the rest", "left out: the first summary")
     found = judges.summary_stands_for_answer(CHAT, HISTORY, [SYSTEM, {"role": "user", "content": alone}, HISTORY[-1]], server.exchanges)
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
+@pytest.mark.parametrize("name", formats.NAMES)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_every_format_finds_an_item_kept_verbatim_corresponding(name: str, data: st.DataObject) -> None:
+    """`judges` finds an item kept verbatim by its `oracle.canonical` form, without comparing it to
+    each item in turn: that relies on every format's `corresponds` holding for the `same` item."""
+    fmt = formats.get(name)
+    for item in fmt.items(data.draw(fmt.histories())):
+        assert fmt.corresponds(item, copy.deepcopy(item)) and fmt.corresponds(copy.deepcopy(item), item)
 
 
 def test_truncation_and_masking_stand_for_nothing_new() -> None:

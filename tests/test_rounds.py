@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import itertools
 from typing import Any
 
@@ -84,6 +85,29 @@ def test_a_last_round_with_an_unanswered_call_is_in_flight() -> None:
     assert call_in_flight(rounds)
     assert rounds[-1].pending == {"a", "c"}
     assert not rounds[-1].complete
+
+
+def test_the_pending_calls_stay_with_the_last_round_in_a_slice_or_selection() -> None:
+    rounds = split_rounds([user(), calls("a"), result("a"), calls("b")])
+    assert rounds[1:][-1].pending == {"b"} and rounds[-1:][0].pending == {"b"}
+    assert not call_in_flight(rounds[:-1]) and rounds[:-1][-1] == rounds[1]
+    assert call_in_flight(rounds.select([False, True, True])) and not call_in_flight(rounds.select([True, True, False]))
+    with pytest.raises(IndexError):
+        rounds[3]
+
+
+# --- how rounds are recorded --------------------------------------------------------------
+
+
+def test_a_split_keeps_no_object_per_round_for_the_garbage_collector() -> None:
+    """Rounds are recorded as lists of plain values (`Rounds`): one object per round, alive as
+    long as the rounds are, made compacting a long history superlinear (speed.md)."""
+    history = [system()] + [m for i in range(500) for m in (calls(f"c{i}"), result(f"c{i}"))]
+    gc.collect()
+    tracked = len(gc.get_objects())
+    rounds = split_rounds(history)
+    assert len(rounds) == 501 and rounds[-1].kind == "tool_calls" and flatten(rounds) == history
+    assert len(gc.get_objects()) - tracked < 50
 
 
 @pytest.mark.parametrize(

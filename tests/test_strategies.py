@@ -24,6 +24,7 @@ from compaction_suite.reference import (
     CharsPerFour,
     DropSources,
     EntityRule,
+    ExactTokens,
     HistoryError,
     KeepLastMessages,
     MaskAndSummarize,
@@ -419,6 +420,22 @@ def test_token_budget_output_fits_or_is_down_to_its_last_round(messages: list[di
     out = TokenBudget(budget).compact(messages)
     rest = [r for r in split_rounds(out) if r.kind != "system"]
     assert CharsPerFour().estimate(out) <= budget or len(rest) <= 1
+
+
+@PROPERTY
+@given(histories(), st.sampled_from([CharsPerFour(), ExactTokens()]), st.data())
+def test_token_budget_drops_no_more_than_it_must(messages: list[dict[str, Any]], estimator: Any, data: st.DataObject) -> None:
+    """STRAT-5 as written, oldest first: drop the oldest round while the rest is over the budget,
+    down to the last round (`TokenBudget` keeps the newest rounds while they fit instead). The
+    budget is drawn at, just under or just over what some tail of the history needs."""
+    system_in = [m for m in messages if m["role"] in SYSTEM_ROLES]
+    rounds = [r.messages for r in split_rounds(messages) if r.kind != "system"]
+    tail = data.draw(st.integers(0, len(rounds)))
+    budget = max(0, estimator.estimate(system_in + [m for r in rounds[tail:] for m in r]) + data.draw(st.integers(-1, 1)))
+    rest = list(rounds)
+    while len(rest) > 1 and estimator.estimate(system_in + [m for r in rest for m in r]) > budget:
+        rest.pop(0)
+    assert TokenBudget(budget, estimator).compact(messages) == system_in + [m for r in rest for m in r]
 
 
 # --- STRAT-11: masking that keeps ids, with a structured summary behind it ------------------

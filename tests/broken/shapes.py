@@ -171,8 +171,8 @@ class FitsTheBudget(_Trigger):
         rounds = split_rounds(messages)
         if not self.fires(messages, iteration) or call_in_flight(rounds):
             return list(messages)
-        system, kept = split_system(messages, rounds)
-        dropped = []
+        system, rest = split_system(messages, rounds)
+        kept, dropped = list(rest), []
         while kept and self.estimate_tokens(system + flatten(kept)) > self.m:
             dropped.append(kept.pop(0))
         if kept[0].kind != "user":
