@@ -92,6 +92,8 @@ def test_a_summary_of_an_earlier_summary_of_the_same_call_stands_for_what_that_o
     alone = ask(*said[2:], "and the rest", "left out: the first summary")
     found = judges.summary_stands_for_answer(CHAT, HISTORY, [SYSTEM, {"role": "user", "content": alone}, HISTORY[-1]], server.exchanges)
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
+
+
 @pytest.mark.parametrize("name", formats.NAMES)
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())
