@@ -15,7 +15,9 @@ model server (`cassettes/setup-local-model.sh`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,7 @@ from compaction_suite.benchmarks import cost
 from compaction_suite.benchmarks.jobs import RealSummarizer
 from compaction_suite.benchmarks.lineup import cache_aware, mask_and_summarize, seed_000, seed_000_structured
 from compaction_suite.benchmarks.real_summaries import MissingCassette, cassette_path
+from compaction_suite.conformance.settings import Settings
 from compaction_suite.recording.meta import load_meta
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +35,7 @@ TRACES = [ROOT / "cassettes" / "traces" / "stdlib-explorer-seed2.jsonl"]
 MAX_CALLS = 14
 """The recorded run: ``compaction-suite bench replay`` with these four targets, ``--max-calls 14``
 (its command is in every cassette's meta record)."""
-TARGETS = {
+TARGETS: dict[str, Callable[[Settings], Any]] = {
     f"compaction_suite.benchmarks.lineup:{f.__name__}": f for f in (seed_000, seed_000_structured, mask_and_summarize, cache_aware)
 }
 
