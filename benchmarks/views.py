@@ -19,13 +19,13 @@ So a trace with a faithful chat form measures the same in its own format as in c
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from compaction_suite.conformance import formats, oracle
-from compaction_suite.conformance.formats import anthropic, responses
-from compaction_suite.reference.rounds import split_rounds
+from compaction_suite.conformance import formats
+from compaction_suite.conformance.formats import anthropic, chat, responses
+from compaction_suite.message import SYSTEM_ROLES
 
 from .across_formats import NotFaithful, to_chat
 
@@ -73,12 +73,27 @@ class View:
         return request
 
     def rounds(self, history: Any) -> list[Round]:
-        """The history's rounds (SPEC ROUND-1 for chat-completions; the same idea per format)."""
-        if self.wire_format == formats.CHAT:
-            return [Round(r.kind, cast("list[Unit]", list(r.messages))) for r in split_rounds(history)]
-        if self.wire_format == formats.RESPONSES:
-            return _responses_rounds(self.units(history))
-        return _anthropic_rounds(self.units(history))
+        """The history's rounds as its format's module splits them (`formats.WireFormat.rounds`:
+        SPEC ROUND-1, read in each format), each system unit a round of its own where it stands."""
+        units = self.units(history)
+        found: list[Round] = []
+        at = 0
+        for group in formats.get(self.wire_format).rounds(history):
+            while units[at] is not group[0]:  # a unit the format's rounds leave aside: the system prompt
+                found.append(_aside(units[at]))
+                at += 1
+            found.append(self._round(group))
+            at += len(group)
+        return found + [_aside(unit) for unit in units[at:]]
+
+    def _round(self, units: Sequence[Unit]) -> Round:
+        """A round's kind and how many of its leading units the model wrote (its answer)."""
+        answer = next((i for i, unit in enumerate(units) if not _by_model(unit)), len(units))
+        if answer:
+            kind = "tool_calls" if any(CALLS[self.wire_format](unit) for unit in units) else "assistant"
+        else:
+            kind = "user" if units[0].get("role") == "user" else "other"
+        return Round(kind, list(units), max(answer, 1))
 
     def chat(self, unit: Unit) -> list[Unit] | None:
         """The unit's faithful chat-completions form, or None when it has none."""
@@ -94,8 +109,8 @@ class View:
         """What the retention figures search (module docstring)."""
         parts = []
         for unit in units:
-            chat = self.chat(unit)
-            parts.append(oracle.readable_text(chat) if chat is not None else "\n".join(_strings(unit)))
+            faithful = self.chat(unit)
+            parts.append(chat.readable_text(faithful) if faithful is not None else "\n".join(_strings(unit)))
         return "\n".join(parts)
 
     def chat_messages(self, units: Sequence[Unit]) -> list[Unit]:
@@ -111,9 +126,9 @@ class View:
 
 def unit_tokens(view: View, unit: Unit, exact: Any) -> int:
     """A unit's tokens: its chat form's exact count, else its JSON text's (SPEC XFMT-5)."""
-    chat = view.chat(unit)
-    if chat is not None:
-        return sum(exact.units(m) for m in chat)
+    faithful = view.chat(unit)
+    if faithful is not None:
+        return sum(exact.units(m) for m in faithful)
     return exact.tokens(json.dumps(unit, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -127,41 +142,19 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _responses_rounds(items: list[Unit]) -> list[Round]:
-    rounds: list[Round] = []
-    for item in items:
-        kind = responses.kind(item)
-        role = item.get("role")
-        made_by_model = kind in MODEL_ITEMS or (kind == "message" and role == "assistant")
-        last = rounds[-1] if rounds else None
-        if made_by_model and last is not None and last.kind in ("assistant", "tool_calls") and last.answer == len(last.units):
-            last.units.append(item)  # the same model call: reasoning, text, calls
-            last.answer += 1
-        elif made_by_model:
-            rounds.append(Round("assistant", [item]))
-        elif kind is not None and kind.endswith("_output") and last is not None and last.kind in ("assistant", "tool_calls"):
-            last.units.append(item)
-            last.kind = "tool_calls"
-        elif kind == "message":
-            rounds.append(Round("system" if role in responses.SYSTEM_ROLES else "user", [item]))
-        else:
-            rounds.append(Round("other", [item]))
-    for r in rounds:
-        if r.kind == "assistant" and any(responses.kind(i) in MODEL_ITEMS[1:] for i in r.units):
-            r.kind = "tool_calls"  # calls still in flight at the end
-    return rounds
+def _by_model(unit: Unit) -> bool:
+    """Whether the model wrote ``unit``: an assistant message (every format) or a Responses item a model call produces."""
+    return unit.get("role") == "assistant" or responses.kind(unit) in MODEL_ITEMS
 
 
-def _anthropic_rounds(messages: list[Unit]) -> list[Round]:
-    rounds: list[Round] = []
-    for message in messages:
-        last = rounds[-1] if rounds else None
-        if message.get("role") == "system":
-            rounds.append(Round("system", [message]))
-        elif message.get("role") == "assistant":
-            rounds.append(Round("tool_calls" if anthropic.tool_uses(message) else "assistant", [message]))
-        elif last is not None and last.kind == "tool_calls" and len(last.units) == 1 and anthropic.tool_results(message):
-            last.units.append(message)  # the results, at the start of the next user message
-        else:
-            rounds.append(Round("user", [message]))
-    return rounds
+def _aside(unit: Unit) -> Round:
+    """A unit outside every round of its format: a system (or developer) prompt."""
+    return Round("system" if unit.get("role") in SYSTEM_ROLES else "other", [unit])
+
+
+CALLS: dict[str, Callable[[Unit], Any]] = {
+    formats.CHAT: chat.call_ids,
+    formats.RESPONSES: lambda unit: responses.kind(unit) in MODEL_ITEMS[1:],
+    formats.ANTHROPIC: anthropic.tool_uses,
+}
+"""Whether a unit calls a tool, per format."""

@@ -39,6 +39,13 @@ CURRENT: list[str] = []
 """The clause of the conformance test running now (its ``clause`` marker; set by the plugin)."""
 
 
+def current() -> str:
+    """The clause of the conformance test running now (its ``clause`` marker)."""
+    if not CURRENT:
+        raise RuntimeError("no conformance test is running: its clause comes from its marker")
+    return CURRENT[0]
+
+
 def require(problem: str | None, history: Any = None, output: Any = None, *, clause: str | None = None) -> None:
     """Raise `ClauseViolation` when a check found a problem (``problem`` is its reason, a
     `Violation` carrying the defect's id). The clause is the running test's (its ``clause``

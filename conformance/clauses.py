@@ -112,6 +112,17 @@ def fault_clauses() -> tuple[str, ...]:
     return tuple(c.id for c in clauses().values() if c.exercised == "fault")
 
 
+def crash_clause() -> str:
+    """The clause an exception escaping ``compact`` breaks: the one of harm ``crash`` (SPEC CORE-10)."""
+    return next(c.id for c in clauses().values() if c.harm == "crash")
+
+
+def failed_summary_clause() -> str:
+    """The clause a summary written for a failed summarizer call breaks: the fault clause that is
+    not the crash clause (SPEC CORE-11)."""
+    return next(c for c in fault_clauses() if c != crash_clause())
+
+
 def waived_by(key: str, value: str) -> tuple[str, ...]:
     """The clauses the declaration ``capabilities[key] = value`` makes unreachable."""
     said = f"{key}={value}"

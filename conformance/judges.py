@@ -93,6 +93,12 @@ def _answered(item: Any, exchange: Exchange) -> bool:
     return bool(answer) and answer in alnum("\n".join(strings(item)))
 
 
+ANSWERED = "CORE-12"
+"""The clause `summary_stands_for_answer` judges, from the summarizer's answers."""
+ACCEPTED = "CORE-13"
+"""The clause `requests_accepted` judges, from the summarizer's requests."""
+
+
 def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
     """CORE-12: when the output holds items standing for removed ones, one of them carries a
     summarizer answer given during this call, and (``held``) the requests answered held every

@@ -26,13 +26,12 @@ from compaction_suite.inputs import InputError, read_json
 
 from . import formats
 from .capabilities import declared
+from .clauses import crash_clause, failed_summary_clause, fault_clauses
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
 from .target import build, call_compact, resolve
 
 REPORT_FORMAT = "compaction-suite-report"
-CRASH_CLAUSE = "CORE-10"
-FAILED_SUMMARY_CLAUSE = "CORE-11"
 
 
 @dataclass
@@ -160,12 +159,12 @@ def judge(failure: Failure, done: Replayed) -> Verdict:
     """Whether ``done`` shows the failure again (SPEC Part C, ``reproduce``). It does when ``compact``
     raises, when the clause (or any clause judged on one output) breaks on the output, or, for a
     clause judged over more than one call, when the output is the very one that failed."""
-    clause, wire_format = failure.clause, formats.get(done.wire_format)
+    clause, wire_format, crashed = failure.clause, formats.get(done.wire_format), crash_clause()
     if done.raised is not None:
-        also = "" if clause == CRASH_CLAUSE else f" ({CRASH_CLAUSE}: no crash)"
+        also = "" if clause == crashed else f" ({crashed}: no crash)"
         return Verdict(True, f"compact raised {done.raised}{also}")
     problems = dict(done.problems)
-    if clause == FAILED_SUMMARY_CLAUSE and (failure.case.get("summarizer") or {}).get("fault"):
+    if clause == failed_summary_clause() and (failure.case.get("summarizer") or {}).get("fault"):
         problem = wire_format.no_failed_summary(failure.case["messages"], done.output)
         if problem:
             problems[clause] = problem
@@ -173,16 +172,12 @@ def judge(failure: Failure, done: Replayed) -> Verdict:
         return Verdict(True, f"{clause}: {problems[clause]}")
     if problems:
         return Verdict(True, f"{clause} holds on this call, but it breaks " + "; ".join(f"{c}: {r}" for c, r in problems.items()))
-    if clause in (*wire_format.judged, wire_format.in_flight_clause, CRASH_CLAUSE, FAILED_SUMMARY_CLAUSE):
+    if clause in (*wire_format.judged, wire_format.in_flight_clause, *fault_clauses()):
         return Verdict(False, f"{clause} holds on the replayed call")
-    if failure.output is not None and _same(done.output, failure.output):
+    if failure.output is not None and formats.same(done.output, failure.output):
         return Verdict(True, f"the output is the one that failed {clause}" + (f" ({failure.reason})" if failure.reason else ""))
     return Verdict(False, f"the output differs from the one that failed {clause}, which is not judged on one call: "
                           f"confirm with compaction-suite check TARGET --clause {clause}")  # fmt: skip
-
-
-def _same(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 def main(argv: list[str]) -> int:

@@ -26,19 +26,13 @@ import pytest
 from . import formats, judges, oracle
 from .assertions import CHECKED
 from .capabilities import Capabilities, CapabilityError, declared
-from .clauses import PROFILES, clauses, fault_clauses
+from .clauses import PROFILES, clauses, crash_clause, fault_clauses
 from .settings import Settings, connected
 from .summarizer_server import Exchange, SummarizerServer
 from .target import StartupFailed, Target, build, call_compact, last_event
 from .target import first_line as _first_line
 from .violation import crash, reason_id
 
-CRASH = "CORE-10"
-"""The clause an exception escaping ``compact`` breaks (its check is the call itself)."""
-ANSWERED = "CORE-12"
-"""The clause judged from the summarizer's answers (`judges.summary_stands_for_answer`)."""
-ACCEPTED = "CORE-13"
-"""The clause judged from the summarizer's requests (`judges.requests_accepted`)."""
 PROBE_ROUNDS = (12, 24, 48, 96, 192, 384)
 """The sizes of the fixed history the summarizer probe tries, growing until the target asks its
 summarizer (a target with a trigger of its own, such as 2,000 tokens, needs more than 12 rounds)
@@ -156,7 +150,7 @@ class Subject:
             fault = (case.get("summarizer") or {}).get("fault")
             under = f" under summarizer fault {fault}" if fault else ""
             reason = f"compact {how or 'raised '}{type(error).__name__}{under}: {_first_line(error)}"
-            self.suite.find(CRASH, reason, json.loads(snapshot), None, case, crash(error))
+            self.suite.find(crash_clause(), reason, json.loads(snapshot), None, case, crash(error))
 
     def estimate(self, messages: list[dict]) -> int | None:
         """The compactor's own estimate, or None when it offers none."""
@@ -271,10 +265,10 @@ class Suite:
         if not exchanges:
             return
         self.summarizer_seen = True
-        self.observed.exercise(ACCEPTED, hashlib.sha1(json.dumps(case["messages"], sort_keys=True, default=str).encode()).hexdigest())
+        self.observed.exercise(judges.ACCEPTED, hashlib.sha1(json.dumps(case["messages"], sort_keys=True, default=str).encode()).hexdigest())
         problem = judges.requests_accepted(exchanges)
         if problem is not None:
-            self.find(ACCEPTED, problem, case["messages"], None, case)
+            self.find(judges.ACCEPTED, problem, case["messages"], None, case)
 
     def _judge_answers(self, history: Any, out: Any, case: dict[str, Any], exchanges: list[Exchange]) -> None:
         """CORE-12 on one output, unless a persistent summarizer fault made the call fail (CORE-11's
@@ -288,7 +282,7 @@ class Suite:
             return
         finding = Finding(problem, history, out, case, self.current_test, reason_id(problem, "unclassified"))
         if exchanges or self.summarizer_seen:
-            self.observed.find(ANSWERED, finding)
+            self.observed.find(judges.ANSWERED, finding)
         else:
             self.pending.append(finding)
 
@@ -296,7 +290,7 @@ class Suite:
         """Before the report: the CORE-12 findings kept pending count if the target summarizes."""
         if self.summarizer_seen or self._calls_summarizer:
             for finding in self.pending:
-                self.observed.find(ANSWERED, finding)
+                self.observed.find(judges.ANSWERED, finding)
         self.pending.clear()
 
     @property

@@ -7,7 +7,13 @@ defaults passes them (``user("Please fix the parser.")``, ``calls("c1", name="se
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputParam
 
 
 def system(text: str = "You are an agent.", role: str = "system") -> dict[str, Any]:
@@ -42,3 +48,21 @@ def result(call_id: str, content: Any = "ok") -> dict[str, Any]:
     """The tool message answering ``call_id``; ``content`` that is not a string is sent as JSON."""
     text = content if isinstance(content, str) else json.dumps(content)
     return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+# --- as the official clients take them: the dicts go out as they are (the double, like the API, judges them)
+
+
+def sent(messages: Sequence[dict[str, Any]]) -> list[ChatCompletionMessageParam]:
+    """chat-completions messages as ``chat.completions.create(messages=...)`` takes them."""
+    return cast("list[ChatCompletionMessageParam]", list(messages))
+
+
+def sent_items(items: Sequence[dict[str, Any]]) -> ResponseInputParam:
+    """Responses input items as ``responses.create(input=...)`` takes them."""
+    return cast("ResponseInputParam", list(items))
+
+
+def sent_messages(messages: Sequence[dict[str, Any]]) -> list[MessageParam]:
+    """Anthropic messages as ``messages.create(messages=...)`` takes them."""
+    return cast("list[MessageParam]", list(messages))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 
 def _write(path: Path, lines: list[dict]) -> Path:
@@ -31,7 +32,7 @@ def claude_code_log(path: Path, turns: int, rounds: int, *, thinking: bool = Fal
         add("user", {"role": "user", "content": f"Turn {turn}: read the files and fix the bug."})
         for r in range(rounds):
             n = f"{turn}_{r}"
-            blocks = [{"type": "thinking", "thinking": f"Read f{n}.py next.", "signature": f"EuSig{n}"}] if thinking else []
+            blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": f"Read f{n}.py next.", "signature": f"EuSig{n}"}] if thinking else []
             blocks.append({"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"file_path": f"f{n}.py"}})
             add("assistant", {"id": f"msg_{n}", "role": "assistant", "content": blocks})
             add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"contents of f{n}.py: ord_{n}"}]})

@@ -85,4 +85,7 @@ class ScriptedEndpoint:
         import httpx
         import openai
 
-        return openai.AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=httpx.AsyncClient(transport=self.transport()), max_retries=0)
+        # openai 3.x is typed against httpx2's client; the frameworks' connectors and this transport are
+        # httpx's, which it drives all the same (the loop tests run through it)
+        client = httpx.AsyncClient(transport=self.transport())
+        return openai.AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=client, max_retries=0)  # type: ignore[arg-type]

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from scripted_endpoint import FINGERPRINT, ScriptedEndpoint
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
 ORPHAN = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 UNANSWERED = (
@@ -73,8 +77,10 @@ class ScriptedServer:
         self._server.shutdown()
         self._thread.join(timeout=5)
 
-    @Request.application
-    def _app(self, request: Request) -> Response:
+    def _app(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        return self._answer(Request(environ))(environ, start_response)
+
+    def _answer(self, request: Request) -> Response:
         body = json.loads(request.get_data())
         self.requests.append(body)
         refused = rejection(body["messages"])

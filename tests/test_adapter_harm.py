@@ -84,7 +84,7 @@ def settings(server):
 
 def compact(compactor, history: list[dict]) -> list[dict]:
     out = compactor.compact(history, iteration=20)
-    return asyncio.run(out) if inspect.isawaitable(out) else out
+    return asyncio.run(out) if inspect.iscoroutine(out) else out
 
 
 def added(history: list[dict], out: list[dict]) -> list[dict]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from scripted_endpoint import ROUND_CALLS, ROUNDS_PER_TURN, ScriptedEndpoint
@@ -330,7 +330,7 @@ def autogen_scripted_client(sent: list[list[Any]]) -> Any:
     """AutoGen's own scripted client (``ReplayChatCompletionClient``), recording in ``sent`` what it
     is sent: TURNS turns of ROUNDS_PER_TURN rounds of ROUND_CALLS parallel calls, then "done"."""
     from autogen_core import FunctionCall
-    from autogen_core.models import CreateResult, RequestUsage
+    from autogen_core.models import CreateResult, ModelInfo, RequestUsage
     from autogen_ext.models.replay import ReplayChatCompletionClient
 
     from compaction_suite.adapters.autogen import MODEL_INFO
@@ -347,7 +347,7 @@ def autogen_scripted_client(sent: list[list[Any]]) -> Any:
         return CreateResult(finish_reason="function_calls", content=made, usage=RequestUsage(prompt_tokens=1, completion_tokens=1), cached=False)
 
     script = [item for _ in range(TURNS) for item in ([calls() for _ in range(ROUNDS_PER_TURN)] + ["done"])]
-    return Replay(script, model_info=MODEL_INFO)
+    return Replay(script, model_info=cast(ModelInfo, MODEL_INFO))
 
 
 def run_autogen_turns(agent: Any) -> None:

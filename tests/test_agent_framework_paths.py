@@ -110,8 +110,9 @@ def run_loop(middleware: bool) -> tuple[list[list[dict]], list[str]]:
             async def process(self, context, call_next):
                 await call_next()
 
-        agent = af.Agent(scripted_model(af, sent), tools=[read_file], compaction_strategy=strategy, **({"middleware": [PassThrough()]} if middleware else {}))
-        asyncio.run(agent.run(to_agent_framework(history_before_the_loop())[0]))
+        extra: dict[str, Any] = {"middleware": [PassThrough()]} if middleware else {}
+        agent = af.Agent(scripted_model(af, sent), tools=[read_file], compaction_strategy=strategy, **extra)
+        asyncio.run(agent.run(to_agent_framework(history_before_the_loop())[0]))  # type: ignore[arg-type]  # AF types run() as an Awaitable; it is a coroutine
         answers = [e.answer for e in server.exchanges if e.answer]
     return sent, answers
 

@@ -36,7 +36,8 @@ class Recording:
     """A trigger double: remembers what it was shown and fires on the iterations it is told to."""
 
     def __init__(self, fire_at: tuple[int, ...] = ()) -> None:
-        self.fire_at, self.seen = fire_at, []
+        self.fire_at = fire_at
+        self.seen: list[Observation] = []
 
     def check(self, observation: Observation) -> str | None:
         self.seen.append(observation)

@@ -77,7 +77,8 @@ def brute_force(messages: list[dict], k: int, pricing: Pricing) -> float:
 def bill(rounds, call_rounds, schedule: set[int], k: int, pricing: Pricing) -> float:
     meter = Meter((pricing,))
     summary_tokens: dict[int, int] = {}
-    tail, summary, previous, total = 0, None, [], 0.0
+    tail, summary, total = 0, None, 0.0
+    previous: list[dict] = []
     for number, at in enumerate(call_rounds, start=1):
         system_units = [r.messages[0] for r in rounds[:at] if r.kind == "system"]
         others = [r for r in rounds[:at] if r.kind != "system"]

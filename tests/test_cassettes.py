@@ -112,6 +112,7 @@ def replay(path: Path) -> Replay:
     history = _load_history(meta)
     untouched = copy.deepcopy(history)
     settings = offline_settings(meta)
+    assert settings.base_url is not None and settings.client is not None, "offline settings carry the recorded endpoint"
     refused = _refused(settings.base_url)
     sent: list[VcrRequest] = []
 
@@ -124,12 +125,14 @@ def replay(path: Path) -> Replay:
         out = call_compact(compactor, history, meta["iteration"])
         calls = len(sent)
         reply = settings.client.chat.completions.create(model=settings.model, messages=out, max_tokens=1, temperature=0)
-        compactor.observe_usage(reply.usage.prompt_tokens)
+        usage = reply.usage
+        assert usage is not None, "the recorded answer reports its usage"
+        compactor.observe_usage(usage.prompt_tokens)
         recorded = list(cassette.data)
         played, all_played = cassette.play_count, cassette.all_played
     # vcrpy calls the hook once per lookup; keep one request per interaction played
     sent = sent[:1] + sent[calls : calls + 1] if calls else sent
-    return Replay(meta, history, untouched, compactor, out, last_event_json(compactor), sent, recorded, reply.usage.model_dump(), played, all_played, refused)
+    return Replay(meta, history, untouched, compactor, out, last_event_json(compactor) or {}, sent, recorded, usage.model_dump(), played, all_played, refused)
 
 
 def test_provider_cassettes_exist():
@@ -290,6 +293,7 @@ def _official_client_replay(path: Path, **extra: Any) -> Any:
     """Send the recorded request itself through a fresh official client; returns its result."""
     meta = load_meta(path)
     client = offline_settings(meta).client
+    assert client is not None, "offline settings carry the recorded endpoint"
     with replaying(path) as cassette:
         request = _body(cassette.requests[0])
         result = client.chat.completions.create(**request, **extra)

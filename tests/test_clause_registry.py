@@ -16,7 +16,17 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from compaction_suite.conformance.clauses import PROFILES, by_harm, clauses, every_output, harm_of, in_flight, waived_by
+from compaction_suite.conformance.clauses import (
+    PROFILES,
+    by_harm,
+    clauses,
+    crash_clause,
+    every_output,
+    failed_summary_clause,
+    harm_of,
+    in_flight,
+    waived_by,
+)
 
 import broken_stores
 from broken import compactors
@@ -274,3 +284,84 @@ def test_spec_contents_list_every_part_and_section() -> None:
     contents = SPEC[SPEC.index("## Contents\n") : SPEC.index("\n# Part A")]
     listed = [line for line in contents.splitlines() if line.lstrip().startswith("- [")]
     assert listed == expected, "SPEC.md's Contents, as they should read:\n" + "\n".join(expected)
+
+
+# --- one clause id, one place (issue 24 point 1): single ids too, not only lists of them
+
+CODE_DIRS = ("compaction_suite", "conformance", "benchmarks", "adapters", "reference")
+NAMES_ITS_CLAUSE = {
+    ("conformance/formats/chat.py", "structural"): "each every-output check keyed by the clause it implements",
+    ("conformance/formats/responses.py", "structural"): "each every-output check keyed by the clause it implements",
+    ("conformance/formats/anthropic.py", "structural"): "each every-output check keyed by the clause it implements",
+    ("conformance/judges.py", "every_output"): "each every-output check keyed by the clause it implements",
+    ("conformance/judges.py", "ANSWERED"): "the clause summary_stands_for_answer, beside it, judges",
+    ("conformance/judges.py", "ACCEPTED"): "the clause requests_accepted, beside it, judges",
+    ("compaction_suite/recording/errors.py", "ERROR_CASES"): "the clause each recorded failure exchange shows, written into its cassette",
+    ("adapters/*.py", "DOCUMENTED"): "the clause a framework's documented behaviour touches (agreed interface 4)",
+    ("adapters/*.py", "SHOWN_IN_LOOP"): "the clause of a finding the framework's own loop shows",
+}
+"""Where code may spell a clause id: a check naming the clause it implements, or data about one clause.
+Everything else asks `conformance.clauses` (a test: its marker)."""
+
+
+def clause_literals(path: Path, known: set[str]) -> list[tuple[str, int, bool]]:
+    """Each string literal of ``path`` that is exactly a clause id: (the module-level name or the
+    function it is in, its line, whether it is in a decorator). A docstring citing a clause is text, not an id."""
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, scope: str, decorator: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                visit(d, scope, True)
+            for child in [*node.body, node.args, *([node.returns] if node.returns else [])]:
+                visit(child, node.name, decorator)
+            return
+        if isinstance(node, ast.Constant) and node.value in known:
+            found.append((scope, node.lineno, decorator))
+        for child in ast.iter_child_nodes(node):
+            visit(child, _assigned(child) if scope == "<module>" else scope, decorator)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "<module>", False)
+    return found
+
+
+def _assigned(node: ast.AST) -> str:
+    """The name a module-level statement assigns (``<module>`` for any other statement)."""
+    target = node.targets[0] if isinstance(node, ast.Assign) else node.target if isinstance(node, ast.AnnAssign) else None
+    return target.id if isinstance(target, ast.Name) else "<module>"
+
+
+def _is_test(relative: str) -> bool:
+    return relative.startswith("conformance/tests/") or Path(relative).name.startswith("test_")
+
+
+def test_no_module_spells_a_clause_id_where_the_index_should_answer() -> None:
+    """No module keeps a constant such as ``CRASH_CLAUSE = "CORE-10"``: a clause's facts come from
+    clauses.json, except where code names the clause it implements (`NAMES_ITS_CLAUSE`); a test's
+    clause comes from its marker (``@clause``, ``@pytest.mark.judges``), never a literal in its body."""
+    known, stray, used = set(clauses()), [], set()
+    for folder in CODE_DIRS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = str(path.relative_to(ROOT))
+            for scope, line, decorator in clause_literals(path, known):
+                allowed = next((key for key in NAMES_ITS_CLAUSE if Path(relative).match(key[0]) and key[1] == scope), None)
+                if allowed:
+                    used.add(allowed)
+                elif not (decorator and _is_test(relative)):
+                    stray.append(f"{relative}:{line} ({scope})")
+    assert stray == []
+    assert used == set(NAMES_ITS_CLAUSE), "an allowance nothing uses any more"
+
+
+def test_the_clause_literal_scan_sees_constants_and_spares_citations(tmp_path: Path) -> None:
+    """The scan's own check: a single-id constant and an id in a function are found; a docstring
+    or a comment citing the clause is not."""
+    module = tmp_path / "m.py"
+    module.write_text('"""Implements CORE-10."""\nCRASH = "CORE-10"\n\n\ndef f():\n    """CORE-11."""\n    return "CORE-11"  # CORE-12\n')
+    assert clause_literals(module, set(clauses())) == [("CRASH", 2, False), ("f", 7, False)]
+
+
+def test_the_index_names_the_clauses_of_a_crash_and_of_a_failed_summary() -> None:
+    """`crash_clause` and `failed_summary_clause` (what the suite and ``reproduce`` ask instead of
+    keeping the ids): the clause of harm ``crash``, and the other clause every summarizer fault exercises."""
+    assert crash_clause() == "CORE-10" and failed_summary_clause() == "CORE-11"

@@ -15,6 +15,7 @@ import json
 import shlex
 import sqlite3
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +160,7 @@ def test_the_table_runs_every_command_the_cli_has() -> None:
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every bad input of the table, the broken targets, and an empty working directory; the
     broken targets importable (as an installed package would be) and no bytecode written."""
     (tmp_path / "folder").mkdir()

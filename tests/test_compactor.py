@@ -30,6 +30,7 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.summary import SUMMARY_PREFIX, is_summary
 
+from events import last
 from message_builders import calls, reply, result, system, user
 
 MODEL = "summary-model"
@@ -71,7 +72,7 @@ def test_iterations_count_from_the_last_compaction(server: SummarizerServer, mak
     compacted_at = []
     for iteration in range(1, 21):
         messages = compactor.compact(messages + turn(100 + iteration), iteration=iteration)
-        if compactor.last_event.compacted:
+        if last(compactor).compacted:
             compacted_at.append(iteration)
     assert compacted_at == [8, 16]
     assert len(server.requests) == 2
@@ -80,23 +81,23 @@ def test_iterations_count_from_the_last_compaction(server: SummarizerServer, mak
 def test_the_iterations_seen_by_the_trigger_restart_after_a_compaction(server: SummarizerServer, make: Make) -> None:
     compactor = make()
     messages = compactor.compact(chat(6), iteration=8)
-    assert compactor.last_event.trigger == "iterations 8 >= 8"
+    assert last(compactor).trigger == "iterations 8 >= 8"
     for iteration in range(9, 16):
         assert compactor.compact(messages, iteration=iteration) == messages
-        assert compactor.last_event.skipped_reason == "trigger did not fire"
+        assert last(compactor).skipped_reason == "trigger did not fire"
     compactor.compact(messages + turn(9), iteration=16)
-    assert compactor.last_event.trigger == "iterations 8 >= 8"
+    assert last(compactor).trigger == "iterations 8 >= 8"
 
 
 def test_a_lower_iteration_starts_a_new_run(server: SummarizerServer, make: Make) -> None:
     compactor = make()
     compactor.compact(chat(6), iteration=8)
-    assert compactor.last_event.compacted
+    assert last(compactor).compacted
     compactor.compact(chat(6), iteration=3)
-    assert not compactor.last_event.compacted
+    assert not last(compactor).compacted
     out = compactor.compact(chat(6), iteration=8)
-    assert compactor.last_event.compacted, "8 iterations into the new run"
-    assert compactor.last_event.trigger == "iterations 8 >= 8"
+    assert last(compactor).compacted, "8 iterations into the new run"
+    assert last(compactor).trigger == "iterations 8 >= 8"
     assert is_summary(out[1])
 
 
@@ -109,7 +110,7 @@ def test_the_token_trigger_fires_at_its_inclusive_limit(server: SummarizerServer
     assert make(max_context_tokens=limit + 1).compact(messages, iteration=1) == messages
     compactor = make(max_context_tokens=limit)
     assert compactor.compact(messages, iteration=1) != messages
-    assert compactor.last_event.trigger == f"estimated tokens {limit} >= {limit}"
+    assert last(compactor).trigger == f"estimated tokens {limit} >= {limit}"
 
 
 def test_a_growing_history_is_estimated_like_a_fresh_count(server: SummarizerServer, make: Make) -> None:
@@ -118,7 +119,7 @@ def test_a_growing_history_is_estimated_like_a_fresh_count(server: SummarizerSer
     seen = []
     for iteration in range(1, 15):
         messages = compactor.compact(messages + turn(iteration), iteration=iteration)
-        event = compactor.last_event
+        event = last(compactor)
         seen.append(event.compacted)
         if not event.compacted:
             assert event.estimated_tokens_before == CharsPerFour().estimate(messages)
@@ -134,7 +135,11 @@ def test_a_growing_history_is_validated_once_per_message(server: SummarizerServe
 
     checked: list[int] = []
     real = rounds_module._role
-    monkeypatch.setattr(rounds_module, "_role", lambda message, index: checked.append(index) or real(message, index))
+    def spy(message: Any, index: int) -> Any:
+        checked.append(index)
+        return real(message, index)
+
+    monkeypatch.setattr(rounds_module, "_role", spy)
     compactor = make(threshold_iterations=3)
     messages = chat(1)
     for iteration in range(1, 3):
@@ -142,7 +147,7 @@ def test_a_growing_history_is_validated_once_per_message(server: SummarizerServe
     assert sorted(checked) == list(range(len(messages)))  # 1 + 2 * 3 messages, each checked once
     checked.clear()
     compacted = compactor.compact(messages + turn(3), iteration=3)
-    assert compactor.last_event.compacted
+    assert last(compactor).compacted
     assert checked == [7, 8] + list(range(len(compacted)))  # the new turn, then the compacted output
     checked.clear()
     compactor.compact(compacted + turn(4), iteration=4)
@@ -158,7 +163,7 @@ def test_a_message_replaced_in_place_is_not_lost_when_compacting() -> None:
     stale = messages[-2]
     messages[-2] = user("A corrected question.")  # not the last message: the RoundLog still extends
     out = compactor.compact(messages + turn(5), iteration=2, force=True)
-    assert compactor.last_event.compacted
+    assert last(compactor).compacted
     assert out[-4:] == [user("A corrected question."), messages[-1], *turn(5)]
     assert not any(m is stale for m in out)
 
@@ -182,7 +187,7 @@ def test_force_compacts_below_every_threshold(server: SummarizerServer, make: Ma
     compactor = make()
     out = compactor.compact(chat(6), iteration=1, force=True)
     assert is_summary(out[1])
-    assert compactor.last_event.trigger == "forced for this run"
+    assert last(compactor).trigger == "forced for this run"
 
 
 @pytest.mark.parametrize("force", [False, True])
@@ -191,8 +196,8 @@ def test_skip_leaves_the_history_alone_even_when_forced(server: SummarizerServer
     messages = chat(6)
     out = compactor.compact(messages, iteration=8, skip=True, force=force)
     assert out == messages and out is not messages
-    assert compactor.last_event.skipped_reason == "skipped for this run"
-    assert compactor.last_event.trigger is None
+    assert last(compactor).skipped_reason == "skipped for this run"
+    assert last(compactor).trigger is None
     assert server.requests == []
 
 
@@ -204,7 +209,7 @@ def test_a_call_in_flight_is_returned_unchanged_even_when_forced(server: Summari
     messages = [*chat(6), calls("a", "b"), result("b")]
     out = compactor.compact(messages, iteration=8, force=True)
     assert out == messages and out is not messages
-    event = compactor.last_event
+    event = last(compactor)
     assert not event.compacted
     assert event.skipped_reason == "a tool call is in flight (ROUND-3)"
     assert server.requests == []
@@ -267,7 +272,7 @@ def test_a_summarizer_failure_returns_the_input_and_logs_a_warning(
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         out = compactor.compact(messages, iteration=8)
     assert out == messages == before and out is not messages
-    event = compactor.last_event
+    event = last(compactor)
     assert not event.compacted
     assert event.failure_reason is not None and event.failure_reason.startswith(f"{error_type}: ")
     assert event.prompt_hash == summarizer.prompt_hash
@@ -282,9 +287,9 @@ def test_a_failure_does_not_restart_the_count_so_the_next_round_tries_again(serv
     compactor = make()
     server.fault("500", times=1)
     messages = compactor.compact(chat(6), iteration=8)
-    assert compactor.last_event.failure_reason
+    assert last(compactor).failure_reason
     compactor.compact(messages + turn(9), iteration=9)
-    assert compactor.last_event.compacted
+    assert last(compactor).compacted
     assert len(server.requests) == 2
 
 
@@ -296,7 +301,7 @@ def test_acompact_failure_is_not_fatal_either(
     compactor = make()
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         assert asyncio.run(compactor.acompact(messages, iteration=8)) == messages
-    assert compactor.last_event.failure_reason.startswith("InternalServerError: HTTP 503")
+    assert str(last(compactor).failure_reason).startswith("InternalServerError: HTTP 503")
     assert "compaction failed: InternalServerError: HTTP 503" in caplog.text
 
 
@@ -309,8 +314,8 @@ def test_a_failure_whose_fallback_truncation_is_discarded_is_still_reported(
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         out = compactor.compact(messages, iteration=8)
     assert out == messages, "truncating short messages does not make them smaller (STRAT-10)"
-    assert "(STRAT-10)" in compactor.last_event.skipped_reason
-    assert compactor.last_event.failure_reason is not None
+    assert "(STRAT-10)" in str(last(compactor).skipped_reason)
+    assert last(compactor).failure_reason is not None
     assert "InternalServerError" in caplog.text
 
 
@@ -321,8 +326,8 @@ def test_nothing_older_than_the_tail_means_no_request_and_an_unchanged_history(s
     compactor = make()
     messages = [system(), user("hi"), reply("hello")]
     assert compactor.compact(messages, iteration=8) == messages
-    assert compactor.last_event.skipped_reason == "nothing older than the kept tail (STRAT-9)"
-    assert not compactor.last_event.compacted
+    assert last(compactor).skipped_reason == "nothing older than the kept tail (STRAT-9)"
+    assert not last(compactor).compacted
     assert server.requests == []
 
 
@@ -333,7 +338,7 @@ def test_a_summary_that_is_not_smaller_is_discarded(server: SummarizerServer, ma
     messages = chat(6)
     out = compactor.compact(messages, iteration=8)
     assert out == messages and out is not messages
-    event = compactor.last_event
+    event = last(compactor)
     assert not event.compacted
     assert event.skipped_reason is not None and "(STRAT-10)" in event.skipped_reason
     assert "would not be smaller" in event.skipped_reason
@@ -354,7 +359,7 @@ def test_the_event_of_a_compaction_carries_every_field(server: SummarizerServer,
     compactor = make()
     messages = chat(6)
     out = compactor.compact(messages, iteration=8)
-    event = compactor.last_event
+    event = last(compactor)
     assert out == [messages[0], {"role": "user", "content": f"{SUMMARY_PREFIX}\n- The user asked about the parser; it is fine."}, *messages[-2:]]
     assert event.compacted and event.trigger == "iterations 8 >= 8" and event.iteration == 8
     assert (event.messages_before, event.messages_after) == (13, 4)
@@ -376,7 +381,7 @@ def test_the_event_of_a_call_that_does_not_fire(server: SummarizerServer, make: 
     compactor = make()
     messages = chat(6)
     compactor.compact(messages, iteration=3)
-    event = compactor.last_event
+    event = last(compactor)
     assert (event.iteration, event.messages_before, event.compacted) == (3, 13, False)
     assert event.estimated_tokens_before == CharsPerFour().estimate(messages)
     assert event.trigger is None and event.skipped_reason == "trigger did not fire"
@@ -387,9 +392,9 @@ def test_still_too_large_when_the_kept_tail_alone_is_over_the_limit(server: Summ
     compactor = make(max_context_tokens=100)
     messages = [*chat(6), user("x" * 2_000), reply("y" * 2_000)]
     out = compactor.compact(messages, iteration=1)
-    assert compactor.last_event.compacted
+    assert last(compactor).compacted
     assert out[-2:] == messages[-2:]
-    assert compactor.last_event.still_too_large is True
+    assert last(compactor).still_too_large is True
 
 
 # --- EVENT-2: the verified figure ------------------------------------------------------------------------------------
@@ -409,7 +414,7 @@ def test_observe_usage_logs_seed_000s_line(
     assert len(out) == 3
     with caplog.at_level(logging.INFO, logger=LOGGER):
         compactor.observe_usage(18_000)
-    event = compactor.last_event
+    event = last(compactor)
     assert event.verified_prompt_tokens == 18_000
     usage = summarizer_server.usage(server.bodies[0]["messages"], out[0]["content"].removeprefix(f"{SUMMARY_PREFIX}\n"))
     expected = (
@@ -431,11 +436,11 @@ def test_observe_usage_records_the_first_figure_after_a_compaction_only(
     with caplog.at_level(logging.INFO, logger=LOGGER):
         compactor.compact(chat(6), iteration=3)
         compactor.observe_usage(5_000)
-        assert compactor.last_event.verified_prompt_tokens is None, "no compaction to verify"
+        assert last(compactor).verified_prompt_tokens is None, "no compaction to verify"
         compactor.compact(chat(6), iteration=8)
         compactor.observe_usage(900)
         compactor.observe_usage(1_200)
-    assert compactor.last_event.verified_prompt_tokens == 900
+    assert last(compactor).verified_prompt_tokens == 900
     (logged,) = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert "; verified 900 input tokens (" in logged
 
@@ -444,14 +449,14 @@ def test_observe_usage_feeds_the_observed_token_trigger(server: SummarizerServer
     compactor = make(trigger=ObservedTokenBudget(1_000))
     messages = chat(6)
     compactor.compact(messages, iteration=1)
-    assert compactor.last_event.skipped_reason == "trigger did not fire", "nothing observed yet"
+    assert last(compactor).skipped_reason == "trigger did not fire", "nothing observed yet"
     compactor.observe_usage(1_000)
     compactor.compact(messages, iteration=2)
-    assert not compactor.last_event.compacted
+    assert not last(compactor).compacted
     compactor.observe_usage(1_001)
     compactor.compact(messages, iteration=3)
-    assert compactor.last_event.compacted
-    assert compactor.last_event.trigger == "observed prompt tokens 1001 > 1000 + 0"
+    assert last(compactor).compacted
+    assert last(compactor).trigger == "observed prompt tokens 1001 > 1000 + 0"
 
 
 # --- acompact ----------------------------------------------------------------------------------------------------------
@@ -463,7 +468,7 @@ def test_acompact_compacts_with_the_async_client(server: SummarizerServer, async
     messages = chat(6)
     out = asyncio.run(compactor.acompact(messages, iteration=8))
     assert out[0] == messages[0] and is_summary(out[1]) and out[2:] == messages[-2:]
-    event = compactor.last_event
+    event = last(compactor)
     assert event.compacted and event.messages_after == 4
     usage = summarizer_server.usage(server.bodies[0]["messages"], out[1]["content"].removeprefix(f"{SUMMARY_PREFIX}\n"))
     assert (event.summarizer_prompt_tokens, event.summarizer_completion_tokens) == (usage["prompt_tokens"], usage["completion_tokens"])

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
@@ -89,7 +89,7 @@ def test_drawn_anthropic_requests_carry_the_shapes_real_traffic_does(shape) -> N
 
 # --- the worked examples of SPEC Part A, "Wire formats"
 
-RESPONSES_HISTORY = [
+RESPONSES_HISTORY: list[dict[str, Any]] = [
     {"type": "message", "role": "developer", "content": "You are a coding agent."},
     {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAold"},
     {"type": "message", "role": "user", "content": "Fix the build."},
@@ -123,8 +123,8 @@ def test_each_responses_clause_catches_its_worked_violation(clause: str, out: li
     assert {k: v for k, v in responses.structural(RESPONSES_HISTORY, RESPONSES_CORRECT).items() if v} == {}
 
 
-THINK = {"type": "thinking", "thinking": "Run make first.", "signature": "EuYBsig"}
-ANTHROPIC_HISTORY = {
+THINK: dict[str, Any] = {"type": "thinking", "thinking": "Run make first.", "signature": "EuYBsig"}
+ANTHROPIC_HISTORY: dict[str, Any] = {
     "system": "You are a coding agent.",
     "messages": [
         {"role": "user", "content": "Fix the build."},
@@ -135,7 +135,7 @@ ANTHROPIC_HISTORY = {
         {"role": "assistant", "content": [{"type": "text", "text": "3 passed."}]},
     ],
 }
-M = ANTHROPIC_HISTORY["messages"]
+M: list[dict[str, Any]] = ANTHROPIC_HISTORY["messages"]
 ANTHROPIC_CORRECT = {"system": ANTHROPIC_HISTORY["system"], "messages": M[4:]}
 
 
@@ -204,6 +204,7 @@ def test_event_usage_is_read_from_the_request_in_its_api(path: str, body: dict) 
         asked = request_messages(server.requests[-1])
     assert asked and "Fix the build." in json.dumps(asked)
     expected = usage(asked, deterministic_summary(asked))
+    assert isinstance(answer, dict)
     found = answer.get("usage", {})
     assert expected["prompt_tokens"] in (found.get("prompt_tokens"), found.get("input_tokens")), (expected, found)
     assert request_messages(RecordedRequest("POST", path, {}, {"not": "a request"})) is None
@@ -289,7 +290,7 @@ def test_format_negative_control_fails_with_its_clause(name: str, tmp_path: Path
 # --- a shape returned verbatim is the caller's (SPEC CORE-6, RESP-6, ANTH-5 Decision)
 
 NEWER_ITEM = {"type": "shell_call_from_a_later_api", "id": "sc_1", "call_id": "call_9", "action": {"commands": ["ls"]}}
-NEWER_BLOCK = {"type": "block_from_a_later_api", "id": "b_1", "payload": {"x": 1}}
+NEWER_BLOCK: dict[str, Any] = {"type": "block_from_a_later_api", "id": "b_1", "payload": {"x": 1}}
 NEWER_MESSAGE = {"role": "function", "name": "lookup", "content": "42"}  # accepted by the API, not by this suite's rules
 
 

@@ -174,7 +174,7 @@ def test_histories_cover_the_vocabulary() -> None:
     search(strategy, lambda h: any(len(m["content"]) >= 10_000 for m in tool_messages(h)))
     search(strategy, lambda h: any(len(m.get("tool_calls") or []) >= 3 for m in h))
     search(strategy, lambda h: sum(m["role"] in {"system", "developer"} for m in h) == 2)
-    search(strategy, lambda h: entity_ids(h) and latest_task_list(h))
+    search(strategy, lambda h: bool(entity_ids(h) and latest_task_list(h)))
 
 
 @pytest.mark.parametrize(
@@ -411,7 +411,7 @@ def test_latest_task_list_takes_the_last_readable_report_progress_call() -> None
         "content": None,
         "tool_calls": [build.call("p2", PROGRESS_TOOL, {"tasks": second}), build.call("p3", "search", {"query": "x"})],
     }
-    broken = {"role": "assistant", "content": None, "tool_calls": [build.call("p4", PROGRESS_TOOL, None)]}
+    broken: Message = {"role": "assistant", "content": None, "tool_calls": [build.call("p4", PROGRESS_TOOL, None)]}
     broken["tool_calls"][0]["function"]["arguments"] = "{not json"
     history: list[Message] = [
         {"role": "user", "content": "go"},

@@ -16,6 +16,8 @@ import pytest
 from compaction_suite.conformance.protocol import CommandCompactor, CommandTarget, Rejected
 from compaction_suite.conformance.settings import Settings
 
+from events import last_json
+
 summarizer_server = pytest.importorskip("compaction_suite.conformance.summarizer_server")
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
@@ -83,8 +85,8 @@ def test_below_the_threshold_nothing_changes(target: CommandTarget, settings: Se
     messages = history()
     assert compactor.compact(messages, iteration=T - 1) == messages
     assert server.requests == []
-    assert compactor.last_event["compacted"] is False
-    assert compactor.last_event["skipped_reason"] == "trigger did not fire"
+    assert last_json(compactor)["compacted"] is False
+    assert last_json(compactor)["skipped_reason"] == "trigger did not fire"
 
 
 def test_at_iteration_t_it_compacts_to_system_summary_and_the_last_two_rounds(
@@ -103,7 +105,7 @@ def test_at_iteration_t_it_compacts_to_system_summary_and_the_last_two_rounds(
     assert "called readFile" in body["messages"][1]["content"]
     assert server.requests[0].headers["authorization"] == f"Bearer {settings.api_key}"
 
-    event = compactor.last_event
+    event = last_json(compactor)
     usage = summarizer_server.usage(body["messages"], output[1]["content"].removeprefix("[Context Summary]\n"))
     assert event["compacted"] is True and event["failure_reason"] is None
     assert (event["messages_before"], event["messages_after"]) == (len(messages), 6)
@@ -131,7 +133,7 @@ def test_the_token_threshold_alone_compacts(target: CommandTarget, settings: Set
     messages = history()
     compactor = target(settings.with_(max_context_tokens=len(json.dumps(messages)) // 100))
     assert len(compactor.compact(messages, iteration=1)) == 6
-    assert compactor.last_event["trigger"].startswith("estimated tokens")
+    assert last_json(compactor)["trigger"].startswith("estimated tokens")
 
 
 def test_a_summary_prompt_override_changes_the_hash(target: CommandTarget, settings: Settings, server: Any) -> None:
@@ -139,7 +141,7 @@ def test_a_summary_prompt_override_changes_the_hash(target: CommandTarget, setti
     compactor = target(settings.with_(summary_prompt=prompt))
     compactor.compact(history(), iteration=T)
     assert server.bodies[-1]["messages"][0]["content"] == prompt
-    assert compactor.last_event["prompt_hash"] == hashlib.sha256(prompt.encode()).hexdigest()[:8]
+    assert last_json(compactor)["prompt_hash"] == hashlib.sha256(prompt.encode()).hexdigest()[:8]
 
 
 @pytest.mark.parametrize(
@@ -162,7 +164,7 @@ def test_a_summarizer_failure_leaves_the_history_unchanged(
     messages = history()
     with caplog.at_level("WARNING", logger="compaction_suite.conformance.protocol.implementation"):
         assert compactor.compact(messages, iteration=T) == messages
-    event = compactor.last_event
+    event = last_json(compactor)
     assert event["compacted"] is False and event["failure_reason"].startswith(reason)
     assert [r.levelname for r in caplog.records] == ["WARNING"]
     assert caplog.records[0].getMessage().startswith(f"compaction failed: {reason}")
@@ -174,7 +176,7 @@ def test_an_unanswered_tool_call_is_never_compacted(target: CommandTarget, setti
     messages = history() + tool_round(99)[:1]
     assert compactor.compact(messages, iteration=T) == messages
     assert server.requests == []
-    assert "in flight" in compactor.last_event["skipped_reason"]
+    assert "in flight" in last_json(compactor)["skipped_reason"]
 
 
 def test_nothing_older_than_the_tail_means_no_change(target: CommandTarget, settings: Settings, server: Any) -> None:
@@ -193,7 +195,7 @@ def test_an_orphan_tool_message_is_rejected(target: CommandTarget, settings: Set
 
 def test_estimate_tokens_is_chars_over_4_in_code_points(target: CommandTarget, settings: Settings) -> None:
     compactor = target(settings)
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": [{"type": "text", "text": "😀" * 7}, {"type": "image_url", "image_url": {"url": "x" * 400}}]},
         {"role": "assistant", "content": "abc", "name": "bot", "refusal": "no",
          "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},

@@ -23,6 +23,7 @@ from compaction_suite.reference import (
 from compaction_suite.reference.summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
 from compaction_suite.reference.summary import SUMMARY_PREFIX, TRUNCATE_CHARS, is_summary, transcript
 
+from events import last
 from message_builders import calls, reply, result, system, user
 
 MODEL = "summary-model"
@@ -78,7 +79,7 @@ def test_preset_000_compacts_at_iteration_8_keeping_two_rounds(server: Summarize
 def test_preset_000_token_limit_is_80000_inclusive(server: SummarizerServer, client: openai.OpenAI, tokens: int, fires: bool) -> None:
     compactor = presets.openai_azure(MODEL, client=client)
     compactor.compact(padded([system(), *turns(6)], tokens), iteration=1)
-    assert compactor.last_event.compacted is fires
+    assert last(compactor).compacted is fires
     assert len(server.requests) == int(fires)
 
 
@@ -87,7 +88,7 @@ def test_preset_000_returns_the_input_when_the_summarizer_fails(server: Summariz
     messages = [system(), *turns(8)]
     compactor = presets.openai_azure(MODEL, client=client)
     assert compactor.compact(messages, iteration=8) == messages
-    assert compactor.last_event.failure_reason.startswith("InternalServerError")
+    assert str(last(compactor).failure_reason).startswith("InternalServerError")
 
 
 # --- PRESET-001: structured admin chat ------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def structured_history() -> list[dict[str, Any]]:
 def test_preset_001_fires_strictly_above_60k(server: SummarizerServer, client: openai.OpenAI, tokens: int, fires: bool) -> None:
     compactor = presets.structured_admin_chat(MODEL, client=client)
     compactor.compact(padded(structured_history(), tokens), iteration=1)
-    assert compactor.last_event.compacted is fires
+    assert last(compactor).compacted is fires
     assert len(server.requests) == int(fires)
 
 
@@ -143,7 +144,7 @@ def test_preset_003_fires_above_60_percent_of_max_tokens(
 ) -> None:
     compactor = presets.researcher(MODEL, client=client)
     compactor.compact(padded([system(), *turns(8)], tokens), iteration=1)
-    assert compactor.last_event.compacted is fires
+    assert last(compactor).compacted is fires
 
 
 def test_preset_003_asks_for_a_300_token_summary_and_keeps_3_rounds(server: SummarizerServer, client: openai.OpenAI) -> None:
@@ -163,8 +164,8 @@ def test_preset_003_falls_back_to_truncation_when_the_summarizer_fails(
         out = compactor.compact(messages, iteration=1)
     expected = "\n".join(transcript([m])[:TRUNCATE_CHARS] for m in messages[1:6])
     assert out == [messages[0], {"role": "user", "content": f"{SUMMARY_PREFIX}\n{expected}"}, *messages[-3:]]
-    event = compactor.last_event
-    assert event.compacted and event.failure_reason.startswith("InternalServerError: HTTP 503")
+    event = last(compactor)
+    assert event.compacted and str(event.failure_reason).startswith("InternalServerError: HTTP 503")
     assert event.still_too_large is False
     assert "compaction fell back to truncation: InternalServerError" in caplog.text
 
@@ -177,8 +178,8 @@ def test_preset_003_reports_still_too_large_when_the_kept_rounds_exceed_60_perce
     compactor = presets.researcher(MODEL, client=client)
     out = compactor.compact(messages, iteration=1)
     assert out[-3:] == messages[-3:]
-    event = compactor.last_event
-    assert event.compacted and event.estimated_tokens_after > 2_457
+    event = last(compactor)
+    assert event.compacted and (event.estimated_tokens_after or 0) > 2_457
     assert event.still_too_large is True
 
 
@@ -196,7 +197,7 @@ def test_preset_004_count_fires_above_25_messages_not_counting_system(count: int
     compactor = presets.message_counting()
     messages = [system(), system(), *turns(count, chars=10)]
     assert compactor.compact(messages, iteration=1) == messages
-    assert (compactor.last_event.trigger is not None) is fires
+    assert (last(compactor).trigger is not None) is fires
 
 
 @pytest.mark.parametrize("count", [26, 40, 50])
@@ -204,8 +205,8 @@ def test_preset_004_count_changes_nothing_up_to_50_messages(count: int) -> None:
     compactor = presets.message_counting()
     messages = [system(), *turns(count, chars=10)]
     assert compactor.compact(messages, iteration=1) == messages
-    assert compactor.last_event.trigger == f"messages {count} > 20 + 5"
-    assert compactor.last_event.skipped_reason == "nothing older than the kept tail (STRAT-9)"
+    assert last(compactor).trigger == f"messages {count} > 20 + 5"
+    assert last(compactor).skipped_reason == "nothing older than the kept tail (STRAT-9)"
 
 
 @pytest.mark.parametrize("count", [51, 80])
@@ -214,7 +215,7 @@ def test_preset_004_count_cuts_to_the_last_50_above_50(count: int) -> None:
     messages = [system(), *turns(count, chars=10)]
     out = compactor.compact(messages, iteration=1)
     assert out == [messages[0], *messages[-50:]]
-    assert compactor.last_event.compacted and compactor.last_event.messages_after == 51
+    assert last(compactor).compacted and last(compactor).messages_after == 51
 
 
 # --- PRESET-004-SUMMARIZE ---------------------------------------------------------------------------------------------
@@ -234,7 +235,7 @@ def test_preset_004_summarize_resummarizes_after_5_new_messages(server: Summariz
     compacted_at = []
     for iteration, message in enumerate(turns(60, chars=300), 1):
         messages = compactor.compact([*messages, message], iteration=iteration)
-        if compactor.last_event.compacted:
+        if last(compactor).compacted:
             compacted_at.append(iteration)
             held = [m for m in messages if m["role"] != "system"]
             assert len(held) == 21 and is_summary(held[0]), "one summary and the last 20 messages"

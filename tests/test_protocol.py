@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -34,7 +35,7 @@ from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.target import TargetError, resolve
 
 FAKES = Path(__file__).parent / "fakes"
-HISTORY = [
+HISTORY: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a helpful agent."},
     {"role": "user", "content": "Find the failing test. ünïcödé"},
     {

@@ -70,9 +70,9 @@ def _fallback_capability(settings, seen):
 
 
 def _run(agent) -> list:
-    history = None
+    history: list = []
     for turn in range(TURNS):
-        history = agent.run_sync(f"turn {turn}: read the files", message_history=history).all_messages()
+        history = agent.run_sync(f"turn {turn}: read the files", message_history=history or None).all_messages()
     return history
 
 

@@ -16,7 +16,9 @@ bound: the replay rebuilds its requests without ``max_tokens`` (SPEC PROBE-4).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +37,7 @@ TRACES = [ROOT / "cassettes" / "traces" / "stdlib-explorer-seed2.jsonl"]
 MAX_CALLS = 14
 """The recorded run: ``compaction-suite bench replay`` with these four targets, ``--max-calls 14``
 (its command is in every cassette's meta record)."""
-TARGETS = {
+TARGETS: dict[str, Callable[[Settings], Any]] = {
     f"compaction_suite.benchmarks.lineup:{f.__name__}": f for f in (seed_000, seed_000_structured, mask_and_summarize, cache_aware)
 }
 

@@ -232,7 +232,7 @@ def test_the_compactor_sees_each_completed_iteration_once(sliced):
 
 def text_only_history() -> list[dict]:
     """Three calls whose results are plain text: no entity id, no task list, no fact."""
-    out = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Look around."}]
+    out: list[dict] = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "Look around."}]
     for _ in range(3):
         call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "ls"}'}}
         out += [{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "call_1", "content": "a.py\n" * 40}]

@@ -28,7 +28,7 @@ ROUNDS = 600
 
 
 def tool_history(rounds: int, tag: str = "t") -> list[dict]:
-    history = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "go"}]
+    history: list[dict] = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "go"}]
     for n in range(rounds):
         call = {"id": f"{tag}{n}", "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": f"f{n}.py"})}}
         history += [

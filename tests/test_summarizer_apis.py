@@ -18,13 +18,15 @@ import pytest
 from compaction_suite.conformance.summarizer_apis import compacted_text, sends
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 
-ITEMS = [
+from message_builders import sent_items, sent_messages
+
+ITEMS: list[dict[str, Any]] = [
     {"type": "message", "role": "user", "content": "Please fix the failing build"},
     {"type": "function_call", "call_id": "call_1", "name": "runCommand", "arguments": '{"command": "make"}'},
     {"type": "function_call_output", "call_id": "call_1", "output": "make: *** error 2"},
     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Step two fails."}]},
 ]
-MESSAGES = [{"role": "user", "content": "Please fix the failing build"}, {"role": "assistant", "content": "Step two fails."}, {"role": "user", "content": "Summarize"}]
+MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Please fix the failing build"}, {"role": "assistant", "content": "Step two fails."}, {"role": "user", "content": "Summarize"}]
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +52,10 @@ def ask(server: SummarizerServer, api: str, timeout: float = 5.0) -> Any:
     """One request to ``api`` with its official client; returns the text it carries."""
     oai, claude = clients(server, timeout)
     if api == "responses":
-        return oai.responses.create(model="m", instructions="Summarize.", input=ITEMS).output
+        return oai.responses.create(model="m", instructions="Summarize.", input=sent_items(ITEMS)).output
     if api == "compact":
-        return oai.responses.compact(model="m", input=ITEMS).output
-    return claude.messages.create(model="claude-x", max_tokens=256, system="Summarize.", messages=MESSAGES).content
+        return oai.responses.compact(model="m", input=sent_items(ITEMS)).output
+    return claude.messages.create(model="claude-x", max_tokens=256, system="Summarize.", messages=sent_messages(MESSAGES)).content
 
 
 def text_of(api: str, output: Any) -> str | None:
@@ -71,8 +73,8 @@ APIS = ("responses", "compact", "anthropic")
 def test_deterministic_answers_name_the_request(server: SummarizerServer, api: str) -> None:
     first, second = ask(server, api), ask(server, api)
     assert text_of(api, first) == text_of(api, second)
-    assert text_of(api, first).startswith("Deterministic test-double summary")
-    assert "fix the failing build" in text_of(api, first) or "Summarize" in text_of(api, first)
+    assert str(text_of(api, first)).startswith("Deterministic test-double summary")
+    assert "fix the failing build" in str(text_of(api, first)) or "Summarize" in str(text_of(api, first))
     assert all(r.headers.get("authorization") or r.headers.get("x-api-key") for r in server.requests)
 
 
@@ -104,7 +106,7 @@ def test_http_and_connection_faults_raise_the_clients_errors(server: SummarizerS
     server.fault(fault, times=1)
     with pytest.raises(error):
         ask(server, api)
-    assert text_of(api, ask(server, api)).startswith("Deterministic"), "times=1: the next request is answered"
+    assert str(text_of(api, ask(server, api))).startswith("Deterministic"), "times=1: the next request is answered"
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -112,7 +114,8 @@ def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: st
     server.fault("429", times=1)
     with pytest.raises((openai.RateLimitError, anthropic.RateLimitError)) as raised:
         ask(server, api)
-    body = raised.value.body
+    assert isinstance(raised.value, (openai.RateLimitError, anthropic.RateLimitError))
+    body: Any = raised.value.body
     assert (body["type"] == "error" and body["error"]["type"] == "rate_limit_error") if api == "anthropic" else body["type"] == "requests"
 
 
@@ -120,7 +123,7 @@ def test_anthropic_errors_have_anthropic_shape(server: SummarizerServer, api: st
 def test_malformed_body(server: SummarizerServer, api: str) -> None:
     server.fault("malformed", times=1)
     if not sends(api, "malformed"):  # no report of the Messages API answering a body that is not JSON
-        assert text_of(api, ask(server, api)).startswith("Deterministic") and server.counts["unsent:malformed"] == 1
+        assert str(text_of(api, ask(server, api))).startswith("Deterministic") and server.counts["unsent:malformed"] == 1
         return
     with pytest.raises(Exception):  # noqa: B017 - each client raises its own decoding error
         text_of(api, ask(server, api))
@@ -139,7 +142,7 @@ def test_no_output_empty_and_null_content_where_the_api_sends_them(server: Summa
         server.fault(fault, times=1)
         output = ask(server, api)
         if want is None:
-            assert not sends(api, fault) and text_of(api, output).startswith("Deterministic"), (api, fault)
+            assert not sends(api, fault) and str(text_of(api, output)).startswith("Deterministic"), (api, fault)
         elif fault == "no_choices":
             assert [getattr(o, "type", None) for o in output] == want
         else:
@@ -171,7 +174,7 @@ def test_invalid_requests_are_http_400(server: SummarizerServer, path: str, body
 def stream_text(server: SummarizerServer, timeout: float = 5.0) -> str:
     """The text of a streamed Messages API answer, read as the anthropic client's stream helper does."""
     _, claude = clients(server, timeout)
-    with claude.messages.stream(model="claude-x", max_tokens=256, system="Summarize.", messages=MESSAGES) as stream:
+    with claude.messages.stream(model="claude-x", max_tokens=256, system="Summarize.", messages=sent_messages(MESSAGES)) as stream:
         return "".join(block.text for block in stream.get_final_message().content if block.type == "text")
 
 
@@ -180,7 +183,7 @@ def test_anthropic_streaming_answers_the_same_text(server: SummarizerServer) -> 
     assert server.requests[0].body["stream"] is True
     server.fault("no_choices", times=1)
     _, claude = clients(server)
-    with claude.messages.stream(model="claude-x", max_tokens=256, messages=MESSAGES) as stream:
+    with claude.messages.stream(model="claude-x", max_tokens=256, messages=sent_messages(MESSAGES)) as stream:
         assert stream.get_final_message().content == []
 
 

@@ -20,6 +20,8 @@ import compaction_suite.conformance.summarizer_server as module
 from compaction_suite.bpe import encoding
 from compaction_suite.conformance.summarizer_server import MAX_SUMMARY_CHARS, SummarizerServer
 
+from message_builders import sent
+
 MODEL = "summary-model"
 CLIENT_TIMEOUT = 10.0
 HANG_CLIENT_TIMEOUT = 0.5
@@ -59,7 +61,7 @@ def history(task: str = "Please summarize the refactoring of the billing module"
 
 
 def ask(server: SummarizerServer, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> Any:
-    return client(server).chat.completions.create(model=MODEL, messages=messages or history(), **kwargs)
+    return client(server).chat.completions.create(model=MODEL, messages=sent(messages or history()), **kwargs)
 
 
 def tokens(text: str) -> int:
@@ -83,7 +85,7 @@ def expected_prompt_tokens(messages: list[dict[str, Any]]) -> int:
 
 
 def test_it_says_it_is_a_test_double(server: SummarizerServer) -> None:
-    raw = client(server).chat.completions.with_raw_response.create(model=MODEL, messages=history())
+    raw = client(server).chat.completions.with_raw_response.create(model=MODEL, messages=sent(history()))
     completion = raw.parse()
 
     assert "TEST DOUBLE" in (module.__doc__ or "")
@@ -99,9 +101,9 @@ def test_it_says_it_is_a_test_double(server: SummarizerServer) -> None:
 def test_identical_requests_get_identical_bodies(server: SummarizerServer) -> None:
     create = client(server).chat.completions.with_raw_response.create
 
-    first = create(model=MODEL, messages=history()).text
-    second = create(model=MODEL, messages=history()).text
-    other = create(model=MODEL, messages=history("Please summarize the search index migration")).parse()
+    first = create(model=MODEL, messages=sent(history())).text
+    second = create(model=MODEL, messages=sent(history())).text
+    other = create(model=MODEL, messages=sent(history("Please summarize the search index migration"))).parse()
 
     assert first == second
     assert json.loads(first)["created"] == json.loads(second)["created"]
@@ -196,10 +198,10 @@ def test_the_async_client_works_too(server: SummarizerServer) -> None:
         async with openai.AsyncOpenAI(
             base_url=server.base_url, api_key="test", max_retries=0, timeout=CLIENT_TIMEOUT
         ) as aclient:
-            completion = await aclient.chat.completions.create(model=MODEL, messages=history())
+            completion = await aclient.chat.completions.create(model=MODEL, messages=sent(history()))
             server.fault("503", times=1)
             try:
-                await aclient.chat.completions.create(model=MODEL, messages=history())
+                await aclient.chat.completions.create(model=MODEL, messages=sent(history()))
             except openai.APIStatusError as error:
                 return completion.choices[0].message.content or "", type(error)
         raise AssertionError("the 503 fault did not raise")
@@ -218,9 +220,9 @@ def test_azure_deployment_paths_are_served(server: SummarizerServer) -> None:
         max_retries=0,
         timeout=CLIENT_TIMEOUT,
     )
-    completion = azure.chat.completions.create(model="summarizer-small", messages=history())
+    completion = azure.chat.completions.create(model="summarizer-small", messages=sent(history()))
 
-    assert completion.choices[0].message.content.startswith("Deterministic test-double summary")
+    assert str(completion.choices[0].message.content).startswith("Deterministic test-double summary")
     assert server.requests[-1].path == "/openai/deployments/summarizer-small/chat/completions"
 
 
@@ -235,7 +237,7 @@ def test_429_is_a_rate_limit_error_with_retry_after(server: SummarizerServer) ->
     assert caught.value.status_code == 429
     assert caught.value.response.headers["retry-after"] == "7"
     assert caught.value.response.headers["x-test-double"] == "compaction-suite summarizer"
-    assert set(caught.value.body) >= {"message", "type", "code"}
+    assert isinstance(caught.value.body, dict) and set(caught.value.body) >= {"message", "type", "code"}
     assert caught.value.code == "rate_limit_exceeded"
 
 
@@ -272,7 +274,7 @@ def test_malformed_non_json_body_is_text_or_rejected_when_strict(server: Summari
     assert isinstance(answer, str) and not hasattr(answer, "choices")
     with pytest.raises(openai.APIResponseValidationError):
         strict = client(server, _strict_response_validation=True)
-        strict.chat.completions.create(model=MODEL, messages=history())
+        strict.chat.completions.create(model=MODEL, messages=sent(history()))
 
 
 def test_malformed_stream_event_fails_to_decode(server: SummarizerServer) -> None:
@@ -304,7 +306,7 @@ def test_reply_with_empty_text_is_empty_content(server: SummarizerServer) -> Non
 def test_hang_trips_the_client_timeout(server: SummarizerServer) -> None:
     server.fault("hang")
     with pytest.raises(openai.APITimeoutError):
-        client(server, timeout=HANG_CLIENT_TIMEOUT).chat.completions.create(model=MODEL, messages=history())
+        client(server, timeout=HANG_CLIENT_TIMEOUT).chat.completions.create(model=MODEL, messages=sent(history()))
     assert server.counts == {"hang": 1}
 
 
@@ -401,7 +403,7 @@ def test_concurrent_requests_are_all_recorded_and_counted(server: SummarizerServ
     lock = threading.Lock()
 
     def worker(n: int) -> None:
-        completion = shared.chat.completions.create(model=MODEL, messages=history(f"task number {n}"))
+        completion = shared.chat.completions.create(model=MODEL, messages=sent(history(f"task number {n}")))
         with lock:
             answers.append(completion.choices[0].message.content or "")
 
@@ -423,7 +425,7 @@ def test_stop_releases_a_hanging_request() -> None:
 
     def call() -> None:
         try:
-            client(server, timeout=3600).chat.completions.create(model=MODEL, messages=history())
+            client(server, timeout=3600).chat.completions.create(model=MODEL, messages=sent(history()))
         except BaseException as error:  # noqa: BLE001 - recorded for the assertion below
             outcome.append(error)
 

@@ -91,7 +91,7 @@ def tiktoken_encodings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         return {name: bpe.encoding(name) for name in text.ENCODINGS}
 
 
-ASSIGNED = st.characters(codec="utf-8", exclude_categories=("Cn",))
+ASSIGNED = st.characters(codec="utf-8", exclude_categories=["Cn"])
 """Characters assigned in this Python's Unicode tables (``unicodedata.unidata_version``)."""
 
 

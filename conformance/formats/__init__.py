@@ -25,11 +25,14 @@ no Hypothesis. `WireFormat` is that module seen through one interface.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compaction_suite.message import Message
+
+from ..violation import Violation
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -130,9 +133,6 @@ class WireFormat:
         """The in-flight clause (`in_flight_clause`) on one output: a history waiting for a tool
         result comes back unchanged (SPEC CORE-9, RESP-8, ANTH-6); None when it did or was not
         waiting."""
-        from ..oracle import same
-        from ..violation import Violation
-
         return Violation("compacted-in-flight", "a history waiting for a tool result was changed") if self.in_flight(history) and not same(history, out) else None
 
     def findings(self, history: Any, out: Any, providers: tuple[str, ...] = ()) -> dict[str, str]:
@@ -144,6 +144,40 @@ class WireFormat:
 
         found = {**self.structural(history, out), **judges.every_output(self, history, out, (), providers), self.in_flight_clause: self.in_flight_changed(history, out)}
         return {clause: reason for clause, reason in found.items() if reason}
+
+
+def same(a: Any, b: Any) -> bool:
+    """Byte-identical as JSON (key order aside): what "kept verbatim" means, in every wire format.
+    Never raises: a value JSON cannot hold is compared by its text (a malformed output is judged,
+    not crashed on)."""
+    return canonical(a) == canonical(b)
+
+
+def canonical(value: Any) -> str:
+    """``value`` as `same` compares it: JSON with sorted keys, what JSON cannot hold as its text.
+    A set of these finds the items kept verbatim among many without comparing each pair."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def strings(value: Any) -> list[str]:
+    """Every string inside a JSON value, in order (dict values, list items)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in strings(v)] if isinstance(value, list) else []
+
+
+def failed_summary(label: str, item: Any, empty: bool) -> Violation:
+    """CORE-11's finding on ``item`` (at ``label``), in every format: it stands for removed items
+    although the summarizer failed; ``empty``: it says nothing at all (an empty summary or
+    compaction item)."""
+    body = " ".join(" ".join(strings(item)).split())
+    shown = (body[:60] + "…") if len(body) > 60 else body
+    return Violation(
+        "empty-summary" if empty else "failed-summary",
+        f"{label} is new although the summarizer failed: it stands for removed items no summary was written for ({shown!r})",
+    )
 
 
 def _registry() -> dict[str, WireFormat]:

@@ -23,10 +23,9 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
-from ..oracle import failed_summary, same
 from ..summarizer_apis import anthropic_messages
 from ..violation import Violation
-from . import WireFormat
+from . import WireFormat, failed_summary, same
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

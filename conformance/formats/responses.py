@@ -23,10 +23,10 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
-from ..oracle import failed_summary, same
 from ..summarizer_apis import compaction_digest, folded, responses_messages
 from ..violation import Violation
-from . import WireFormat
+from . import WireFormat, failed_summary, same
+from .chat import content_text
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -463,12 +463,6 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
 # --- from chat-completions (the generators map their draws with it)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
-
-
 def _parts(content: Any) -> str | list[dict[str, Any]]:
     """chat-completions user content as Responses input parts (text and images)."""
     if isinstance(content, str):
@@ -492,12 +486,12 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> list[Item]:
             items.append({"type": "message", "role": role, "content": _parts(m.get("content"))})
         elif role == "assistant":
             if m.get("content"):
-                items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": _text(m["content"]), "annotations": []}]})
+                items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": content_text(m["content"]), "annotations": []}]})
             for call in m.get("tool_calls") or []:
                 fn = call["function"]
                 items.append({"type": "function_call", "call_id": call["id"], "name": fn["name"], "arguments": fn["arguments"]})
         elif role == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": _text(m.get("content"))})
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": content_text(m.get("content"))})
     return items
 
 

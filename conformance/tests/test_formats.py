@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, oracle
-from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.assertions import current, require
 from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
@@ -51,21 +51,21 @@ def drawn(module: Any, **options: Any) -> st.SearchStrategy[Any]:
     return module.histories(**options).map(as_declared)
 
 
-def judged(suite: Any, clause_id: str, history: Any, iteration: int, force: bool) -> None:
-    """Compact ``history`` and require ``clause_id`` (the test's own clause) of the target's format on the output."""
+def judged(suite: Any, history: Any, iteration: int, force: bool) -> None:
+    """Compact ``history`` and require the test's own clause (its marker) of the target's format on the output."""
     changes = {"max_context_tokens": 1} if force else {}
     _, out = run(suite, history, T if force else iteration, **changes)
-    require(suite.format.structural(history, out).get(clause_id), history, out)
+    require(suite.format.structural(history, out).get(current()), history, out)
 
 
-def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
+def in_flight_unchanged(suite: Any, history: Any) -> None:
     """A history waiting for a tool result comes back unchanged, or is rejected with ValueError."""
     try:
         _, out = run(suite, history, T, max_context_tokens=1)
     except ValueError:
-        suite.exercise(clause_id, history)
+        suite.exercise(current(), history)
         return
-    suite.exercise(clause_id, history)
+    suite.exercise(current(), history)
     require(suite.format.in_flight_changed(history, out), history, out)
 
 
@@ -76,28 +76,28 @@ def in_flight_unchanged(suite: Any, clause_id: str, history: Any) -> None:
 @clause("RESP-1")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)  # SPEC CORE-9 Decision: long histories
 def test_outputs_follow_their_call(suite, history, iteration, force):
-    judged(suite, "RESP-1", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-2")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)  # SPEC CORE-9 Decision: long histories
 def test_every_call_has_one_output(suite, history, iteration, force):
-    judged(suite, "RESP-2", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-3")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14, reasoning=True), iteration=iterations, force=forced)
 def test_reasoning_stays_before_its_item(suite, history, iteration, force):
-    judged(suite, "RESP-3", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-4")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14, compaction=True), iteration=iterations, force=forced)
 def test_compaction_item_kept_opaque(suite, history, iteration, force):
-    judged(suite, "RESP-4", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
@@ -105,38 +105,38 @@ def test_compaction_item_kept_opaque(suite, history, iteration, force):
 @given(history=drawn(responses, min_rounds=4, max_rounds=14, compaction=True), force=forced)
 def test_compaction_item_never_duplicated(suite, history, force):
     """Also compacts the output again: an earlier compaction item meets a second compaction."""
-    judged(suite, "RESP-5", history, T, force)
+    judged(suite, history, T, force)
     _, once = run(suite, history, T, max_context_tokens=1)
     if responses.invalid(once) is None and not responses.in_flight(once):
-        judged(suite, "RESP-5", once, T, True)
+        judged(suite, once, T, True)
 
 
 @RESPONSES
 @clause("RESP-6")
 @given(history=drawn(responses, max_rounds=14), iteration=iterations, force=forced)
 def test_output_is_valid_items(suite, history, iteration, force):
-    judged(suite, "RESP-6", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-7")
 @given(history=drawn(responses, max_rounds=14, system=None), iteration=iterations, force=forced)
 def test_system_items_kept(suite, history, iteration, force):
-    judged(suite, "RESP-7", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @RESPONSES
 @clause("RESP-8")
 @given(history=drawn(responses, min_rounds=4, max_rounds=12, in_flight=True))  # SPEC CORE-9 Decision
 def test_pending_call_never_compacted(suite, history):
-    in_flight_unchanged(suite, "RESP-8", history)
+    in_flight_unchanged(suite, history)
 
 
 @RESPONSES
 @clause("RESP-9")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14, reasoning=True), iteration=iterations, force=forced)
 def test_reasoning_items_kept_opaque(suite, history, iteration, force):
-    judged(suite, "RESP-9", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 # --- Anthropic Messages API
@@ -146,42 +146,42 @@ def test_reasoning_items_kept_opaque(suite, history, iteration, force):
 @clause("ANTH-1")
 @given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
 def test_results_follow_their_use(suite, history, iteration, force):
-    judged(suite, "ANTH-1", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @ANTHROPIC
 @clause("ANTH-2")
 @given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
 def test_every_use_has_one_result(suite, history, iteration, force):
-    judged(suite, "ANTH-2", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @ANTHROPIC
 @clause("ANTH-3")
 @given(history=drawn(anthropic, min_rounds=4, max_rounds=14, thinking=True), iteration=iterations, force=forced)
 def test_thinking_kept_with_tool_use(suite, history, iteration, force):
-    judged(suite, "ANTH-3", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @ANTHROPIC
 @clause("ANTH-4")
 @given(history=drawn(anthropic, max_rounds=14, system=True), iteration=iterations, force=forced)
 def test_system_untouched(suite, history, iteration, force):
-    judged(suite, "ANTH-4", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @ANTHROPIC
 @clause("ANTH-5")
 @given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
 def test_output_is_a_valid_request(suite, history, iteration, force):
-    judged(suite, "ANTH-5", history, iteration, force)
+    judged(suite, history, iteration, force)
 
 
 @ANTHROPIC
 @clause("ANTH-6")
 @given(history=drawn(anthropic, min_rounds=4, max_rounds=12, in_flight=True))  # SPEC CORE-9 Decision
 def test_pending_use_never_compacted(suite, history):
-    in_flight_unchanged(suite, "ANTH-6", history)
+    in_flight_unchanged(suite, history)
 
 
 # --- format-independent clauses, on the target's own format (chat-completions has its own tests)

@@ -19,6 +19,7 @@ import openai
 
 from compaction_suite.reference import (
     Compactor,
+    Summarize,
     Summarizer,
     SummarizerError,
     call_in_flight,
@@ -54,6 +55,9 @@ class Control:
 class Wrapper:
     """Delegates to a correct compactor; subclasses change one thing in ``fix``."""
 
+    capabilities: dict[str, Any]
+    """Set by the controls that declare something (SPEC Part A, "Declarations")."""
+
     def __init__(self, inner: Compactor) -> None:
         self.inner = inner
         self.profiles = inner.profiles
@@ -70,6 +74,13 @@ class Wrapper:
     @property
     def last_event(self) -> Any:
         return self.inner.last_event
+
+
+def summarizing(compactor: Compactor) -> Summarize:
+    """The compactor's strategy, which the seed factories make a summarizing one."""
+    strategy = compactor.strategy
+    assert isinstance(strategy, Summarize), f"not a summarizing strategy: {strategy!r}"
+    return strategy
 
 
 def _compacted(messages: list[dict], out: list[dict]) -> bool:
@@ -322,13 +333,16 @@ class _Lenient(Summarizer):
             if self.swallow == "timeout" and error.error_type in ("APITimeoutError", "APIConnectionError"):
                 raise TimeoutError(error.reason) from error
             if self.swallow == "server_error" and error.error_type == "InternalServerError":
-                raise error.__cause__ from None  # the client's own exception, uncaught
+                cause = error.__cause__
+                assert cause is not None, "the summarizer wraps the client's exception"
+                raise cause from None  # the client's own exception, uncaught
             raise
 
 
 def _lenient(settings: Any, swallow: str) -> Compactor:
     compactor = seed_000(settings)
-    compactor.strategy.summarizer = _Lenient(compactor.strategy.summarizer, swallow)
+    strategy = summarizing(compactor)
+    strategy.summarizer = _Lenient(strategy.summarizer, swallow)
     return compactor
 
 
@@ -409,7 +423,7 @@ def failure_without_reason(settings: Any) -> Wrapper:
 
 class _Structured(StructuredSummarize):
     def __init__(self, inner: StructuredSummarize, defect: str) -> None:
-        super().__init__(inner.summarizer, keep_messages=5 if defect == "keeps_five" else inner.keep_messages)
+        super().__init__(inner.summarizer, keep_messages=5 if defect == "keeps_five" else inner.keep_messages or 10)
         self.defect = defect
 
     def body(self, prefix, model_text):
@@ -426,7 +440,9 @@ class _Structured(StructuredSummarize):
 
 def _structured(settings: Any, defect: str) -> Compactor:
     compactor = seed_001(settings)
-    compactor.strategy = _Structured(compactor.strategy, defect)
+    strategy = summarizing(compactor)
+    assert isinstance(strategy, StructuredSummarize)
+    compactor.strategy = _Structured(strategy, defect)
     return compactor
 
 
@@ -474,7 +490,7 @@ def missing_section(settings: Any) -> Compactor:
 
 def _core_and_summary(compactor: Compactor) -> Compactor:
     """Claims core and summary only (no failure profile), as most framework compactors would."""
-    compactor.profiles = {"core", "summary"}
+    compactor.profiles = frozenset({"core", "summary"})
     return compactor
 
 
@@ -499,7 +515,8 @@ def empty_summary_on_failure(settings: Any) -> Compactor:
                 return Summary("", None, None)
 
     compactor = seed_000(settings)
-    compactor.strategy.summarizer = Empty(compactor.strategy.summarizer)
+    strategy = summarizing(compactor)
+    strategy.summarizer = Empty(strategy.summarizer)
     return _core_and_summary(compactor)
 
 

@@ -12,7 +12,7 @@ import copy
 import json
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import openai
 
@@ -287,7 +287,8 @@ def ClearedOnFailure(settings):
 
 
 class _BedrockWindow(AnthropicTruncating):
-    capabilities: ClassVar[dict[str, Any]] = {"wire_format": "anthropic-messages", "providers": ["anthropic", "bedrock-converse"]}
+    # not a ClassVar: the example it extends declares an instance-style attribute
+    capabilities: dict[str, Any] = {"wire_format": "anthropic-messages", "providers": ["anthropic", "bedrock-converse"]}  # noqa: RUF012
 
     def compact(self, request, *, iteration):
         out = super().compact(request, iteration=iteration)
@@ -384,7 +385,7 @@ def WrongSummaryModel(settings):
 
 
 class _NoEvents(ResponsesTruncating):
-    profiles: ClassVar[set[str]] = {"core", "events"}
+    profiles = {"core", "events"}  # noqa: RUF012 - not a ClassVar: the example it extends declares an instance-style attribute
 
 
 def NoEvents(settings):

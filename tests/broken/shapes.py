@@ -16,7 +16,7 @@ from compaction_suite.reference.rounds import flatten
 from compaction_suite.reference.strategies import StructuredSummarize, split_system
 from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message
 
-from broken.compactors import Control, Wrapper, _compacted
+from broken.compactors import Control, Wrapper, _compacted, summarizing
 from broken.formats import ResponsesTruncating, _kind
 
 SYSTEM = ("system", "developer")
@@ -65,7 +65,7 @@ def looks_five_around_the_cut(settings: Any) -> Wrapper:
             return [m for m in messages if m["role"] in SYSTEM] + [m for m in out if is_summary(m)][-1:] + rest[cut:]
 
     wrapper = WindowedCut(seed_000(settings))
-    wrapper.profiles = {"core"}
+    wrapper.profiles = frozenset({"core"})
     return wrapper
 
 
@@ -228,7 +228,8 @@ def lists_twenty_entities(settings: Any) -> Compactor:
     """Seed 001's structured summary, listing at most 20 entities: a compacted part with dozens of
     entity-creating results loses the rest (STRUCT-2)."""
     compactor = seed_001(settings)
-    compactor.strategy = _TwentyEntities(compactor.strategy.summarizer, keep_messages=compactor.strategy.keep_messages or 10)
+    strategy = summarizing(compactor)
+    compactor.strategy = _TwentyEntities(strategy.summarizer, keep_messages=strategy.keep_messages or 10)
     return compactor
 
 

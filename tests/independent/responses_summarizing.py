@@ -15,9 +15,10 @@ status, a dropped connection, a body that is not JSON), leaves the items unchang
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import openai
+from openai.types.responses import ResponseInputParam
 
 PREFIX = "[Context Summary]"
 ASK = "Summarize the conversation above for the agent that continues it: decisions, ids, open tasks."
@@ -67,7 +68,7 @@ class ResponsesSummarizing:
         if not older:
             return list(items)
         try:
-            text = _answer_text(self.client.responses.create(model=self.model, input=[*older, {"role": "user", "content": ASK}]))
+            text = _answer_text(self.client.responses.create(model=self.model, input=cast("ResponseInputParam", [*older, {"role": "user", "content": ASK}])))
         except (openai.OpenAIError, ValueError):  # ValueError: a body that is not JSON
             return list(items)
         if not text:
