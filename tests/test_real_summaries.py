@@ -6,11 +6,9 @@ its exchanges recorded to `cassettes/replay-summaries/`. Here the same run repla
 cassettes with every connection refused: the runs, the bill and the probes must be the ones
 committed, and each exchange must be played.
 
-One trace, not the two issue 23 asks for: both recordings of `stdlib-explorer-seed3` were stopped
-unfinished on the shared CPU (benchmarks/README.md), so no cassette of it exists; the recording
-command in seed 2's meta record, with ``--summarizer-max-tokens 512`` and the seed-3 trace alone,
-records it beside a model server (`cassettes/setup-local-model.sh`). Seed 2's cassette predates the
-bound: the replay rebuilds its requests without ``max_tokens`` (SPEC PROBE-4).
+Two traces: `stdlib-explorer-seed2` (recorded without a bound on a summary's length: the replay
+rebuilds its requests without ``max_tokens``) and `stdlib-explorer-seed3` (recorded with
+``--summarizer-max-tokens 512``; SPEC PROBE-4), each its first 14 calls.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from compaction_suite.reference import Summarize
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes" / "replay-summaries"
 RESULTS = ROOT / "benchmarks" / "results" / "real-model" / "replay.json"
-TRACES = [ROOT / "cassettes" / "traces" / "stdlib-explorer-seed2.jsonl"]
+TRACES = [ROOT / "cassettes" / "traces" / f"stdlib-explorer-seed{n}.jsonl" for n in (2, 3)]
 MAX_CALLS = 14
 """The recorded run: ``compaction-suite bench replay`` with these four targets, ``--max-calls 14``
 (its command is in every cassette's meta record)."""
@@ -100,17 +98,17 @@ def test_a_bound_is_recorded_in_every_request_and_the_meta_record_then_replayed_
     would be refused); replayed with another bound it is refused before any trace runs."""
     cassettes, model = tmp_path / "cassettes", "compaction-suite-summarizer"
     recorder = RealSummarizer(server.base_url, model, cassettes, server_info="the suite's summarizer TEST DOUBLE")
-    recorded = cost.run(tmp_path / "rec", TRACES, TARGETS, progress=False, max_calls=MAX_CALLS, settings_changes={"summarizer_max_tokens": 64}, summarizer=recorder)
+    recorded = cost.run(tmp_path / "rec", TRACES[:1], TARGETS, progress=False, max_calls=MAX_CALLS, settings_changes={"summarizer_max_tokens": 64}, summarizer=recorder)
     bodies = server.bodies
     assert bodies and all(body["max_tokens"] == 64 for body in bodies)
     path = cassette_path(cassettes, recorded["traces"][0]["id"])
     assert load_meta(path)["settings"]["summarizer_max_tokens"] == 64
     server.reset()
-    replayed = cost.run(tmp_path / "rep", TRACES, TARGETS, progress=False, max_calls=MAX_CALLS, summarizer=RealSummarizer(None, model, cassettes))
+    replayed = cost.run(tmp_path / "rep", TRACES[:1], TARGETS, progress=False, max_calls=MAX_CALLS, summarizer=RealSummarizer(None, model, cassettes))
     assert replayed["runs"] == recorded["runs"] and server.bodies == []
     assert replayed["real_summarizer"]["max_tokens"] == recorded["real_summarizer"]["max_tokens"] == {recorded["traces"][0]["id"]: 64}
     with pytest.raises(OtherBound, match="recorded with --summarizer-max-tokens 64"):
-        cost.run(tmp_path / "other", TRACES, TARGETS, progress=False, max_calls=MAX_CALLS, settings_changes={"summarizer_max_tokens": 65},
+        cost.run(tmp_path / "other", TRACES[:1], TARGETS, progress=False, max_calls=MAX_CALLS, settings_changes={"summarizer_max_tokens": 65},
                  summarizer=RealSummarizer(None, model, cassettes))  # fmt: skip
     assert not (tmp_path / "other").exists()
 
