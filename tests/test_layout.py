@@ -50,17 +50,17 @@ def test_system_roles_are_defined_once() -> None:
 
 def splitters(tree: ast.Module) -> list[str]:
     """The functions of a module that split a history into rounds: named for rounds, returning a list
-    of them (``list[list[...]]`` or ``list[Round]``), and calling no other such function (a view of a
+    of them (``list[list[...]]``, ``list[Round]`` or the reference's ``Rounds``), and calling no other such function (a view of a
     split, such as ``non_system_rounds`` or the benchmarks' `View.rounds`, is not a second split)."""
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.name.endswith("rounds") or node.returns is None:
             continue
         returns = ast.unparse(node.returns)
-        if not returns.startswith(("list[list[", "list[Round")):
+        if not (returns.startswith(("list[list[", "list[Round")) or returns == "Rounds"):
             continue
         called = {ast.unparse(call.func).rpartition(".")[2] for call in ast.walk(node) if isinstance(call, ast.Call)}
-        if not any(name.endswith("rounds") or name == "_material" for name in called):
+        if not any(name.lower().endswith("rounds") or name == "_material" for name in called):  # Rounds(...): a view of a split
             found.append(node.name)
     return found
 

@@ -14,7 +14,7 @@ import copy
 import re
 from typing import Any
 
-from compaction_suite.conformance import oracle
+from compaction_suite.message import SYSTEM_ROLES
 from compaction_suite.conformance.clauses import HARMS, harm_of, waived_by
 
 __all__ = ["HARMS", "by_harm", "findings", "harm", "reverify", "shown_with", "structural_problems"]
@@ -114,8 +114,8 @@ def _raised(entry: dict[str, Any]) -> str | None:
 
 def _systems(history: list[Any]) -> str | None:
     roles = [m.get("role") for m in history if isinstance(m, dict)]
-    system = [i for i, role in enumerate(roles) if role in oracle.SYSTEM_ROLES]
-    others = [i for i, role in enumerate(roles) if role not in oracle.SYSTEM_ROLES]
+    system = [i for i, role in enumerate(roles) if role in SYSTEM_ROLES]
+    others = [i for i, role in enumerate(roles) if role not in SYSTEM_ROLES]
     if others and any(i > others[0] for i in system):
         return "a system message after the first other message"
     if len(system) > 1:
