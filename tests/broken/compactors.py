@@ -650,16 +650,25 @@ class _WindowRequest:
     def estimate_tokens(self, messages: list[dict]) -> int:
         return self.inner.estimate_tokens(messages)
 
-    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+    def parts(self, messages: list[dict], iteration: int) -> tuple[list[dict], list[dict], list[dict]] | None:
+        """(system messages, the older part, the kept tail) when it fires with something older to
+        summarize, else None."""
         s = self.settings
         rounds = split_rounds(messages)
         if call_in_flight(rounds) or not (iteration >= s.threshold_iterations or self.estimate_tokens(messages) >= s.max_context_tokens):
-            return messages
-        system = [m for m in messages if m["role"] in ("system", "developer")]
+            return None
         others = [r for r in rounds if r.kind != "system"]
         older = flatten(others[: -s.keep_recent_rounds])
         if not older:
+            return None
+        return [m for m in messages if m["role"] in ("system", "developer")], older, flatten(others[-s.keep_recent_rounds :])
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        s = self.settings
+        found = self.parts(messages, iteration)
+        if found is None:
             return messages
+        system, older, tail = found
         window = [m for m in older if m["role"] not in ("system", "developer")][-8:]
         try:
             answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *window])
@@ -668,7 +677,7 @@ class _WindowRequest:
             return messages
         if not text.strip():
             return messages
-        return system + [summary_message(text)] + flatten(others[-s.keep_recent_rounds :])
+        return system + [summary_message(text)] + tail
 
 
 def window_request(settings: Any) -> _WindowRequest:
@@ -724,14 +733,10 @@ class _ToolCallAsSummary(_WindowRequest):
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
         s = self.settings
-        rounds = split_rounds(messages)
-        if call_in_flight(rounds) or not (iteration >= s.threshold_iterations or self.estimate_tokens(messages) >= s.max_context_tokens):
+        found = self.parts(messages, iteration)
+        if found is None:
             return messages
-        system = [m for m in messages if m["role"] in ("system", "developer")]
-        others = [r for r in rounds if r.kind != "system"]
-        older = flatten(others[: -s.keep_recent_rounds])
-        if not older:
-            return messages
+        system, older, tail = found
         request = [{"role": "system", "content": "Summarize this conversation."}, {"role": "user", "content": transcript(older)}]
         try:
             message = s.client.chat.completions.create(model=s.model, messages=request, tools=[NOOP_TOOL]).choices[0].message
@@ -739,7 +744,7 @@ class _ToolCallAsSummary(_WindowRequest):
             return messages
         if not (message.content or "").strip() and not message.tool_calls:
             return messages  # an empty answer is no summary; the defect: a tool call is taken for one
-        return system + [summary_message(message.content or "")] + flatten(others[-s.keep_recent_rounds :])
+        return system + [summary_message(message.content or "")] + tail
 
 
 def tool_call_as_summary(settings: Any) -> _ToolCallAsSummary:
