@@ -7,7 +7,6 @@ import ssl
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import httpx
 import openai
 
 
@@ -73,5 +72,11 @@ def connected(settings: Settings, base_url: str) -> Settings:
 def _tls() -> ssl.SSLContext:
     """The TLS context every client `connected` makes verifies with (httpx's default: certifi's CA
     bundle, hostnames checked). One per process: a client of its own loads the bundle each time,
-    about 20 ms of CPU, and the battery makes clients dozens of times (`benchmarks/results/battery.md`)."""
-    return httpx.create_ssl_context()
+    about 20 ms of CPU, and the battery makes clients dozens of times (`benchmarks/results/battery.md`).
+    Made with the standard library and certifi, not httpx: the openai client may run on httpx2
+    (openai 3.x), where httpx is not installed."""
+    try:
+        import certifi
+    except ImportError:  # no certifi: the system's CA store
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
