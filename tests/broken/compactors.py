@@ -664,20 +664,23 @@ class _WindowRequest:
         return [m for m in messages if m["role"] in ("system", "developer")], older, flatten(others[-s.keep_recent_rounds :])
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        s = self.settings
         found = self.parts(messages, iteration)
-        if found is None:
+        text = self.summary(found[1]) if found is not None else None
+        if found is None or text is None:
             return messages
-        system, older, tail = found
+        system, _, tail = found
+        return system + [summary_message(text)] + tail
+
+    def summary(self, older: list[dict]) -> str | None:
+        """The summary of ``older``, or None when there is none to keep."""
+        s = self.settings
         window = [m for m in older if m["role"] not in ("system", "developer")][-8:]
         try:
             answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *window])
             text = answer.choices[0].message.content or ""
         except (openai.OpenAIError, IndexError):
-            return messages
-        if not text.strip():
-            return messages
-        return system + [summary_message(text)] + tail
+            return None
+        return text if text.strip() else None
 
 
 def window_request(settings: Any) -> _WindowRequest:
@@ -731,20 +734,16 @@ class _ToolCallAsSummary(_WindowRequest):
     """Summarizes the older part in a request offering a no-op tool, and keeps whatever text the
     answer holds, none when the model called the tool instead (strands-agents/harness-sdk#1947)."""
 
-    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+    def summary(self, older: list[dict]) -> str | None:
         s = self.settings
-        found = self.parts(messages, iteration)
-        if found is None:
-            return messages
-        system, older, tail = found
         request = [{"role": "system", "content": "Summarize this conversation."}, {"role": "user", "content": transcript(older)}]
         try:
             message = s.client.chat.completions.create(model=s.model, messages=request, tools=[NOOP_TOOL]).choices[0].message
         except (openai.OpenAIError, ValueError, IndexError):
-            return messages
+            return None
         if not (message.content or "").strip() and not message.tool_calls:
-            return messages  # an empty answer is no summary; the defect: a tool call is taken for one
-        return system + [summary_message(message.content or "")] + tail
+            return None  # an empty answer is no summary; the defect: a tool call is taken for one
+        return message.content or ""
 
 
 def tool_call_as_summary(settings: Any) -> _ToolCallAsSummary:
