@@ -4,8 +4,9 @@ Each failing clause in the JSON report carries a ``case``: the input ``messages`
 ``iteration``, the ``settings`` the test changed and the ``summarizer`` mode (a fault, a
 fixed reply, or the deterministic summary). `replay` starts the suite's summarizer test
 double in that mode, builds the target's compactor with those settings, calls ``compact``
-once and judges the output on its own (`formats.WireFormat.findings`); `judge` says whether the
-failure still reproduces. A single failure written on its own (a ``compaction-suite matrix``
+once and judges the output with the summarizer exchanges that call made
+(`formats.WireFormat.findings`, as the suite judges a call while it happens); `judge` says
+whether the failure still reproduces. A single failure written on its own (a ``compaction-suite matrix``
 reproducer: its ``clause``, ``target``, ``case``, failing ``output`` and the ``env`` the target is
 built with) loads the same way (`load`).
 
@@ -27,6 +28,7 @@ from compaction_suite.inputs import InputError, read_json
 from . import formats
 from .capabilities import declared
 from .clauses import crash_clause, failed_summary_clause, fault_clauses
+from .judges import ACCEPTED, requests_accepted
 from .settings import Settings, connected
 from .summarizer_server import SummarizerServer
 from .target import build, call_compact, resolve
@@ -116,10 +118,13 @@ def _case(path: str | os.PathLike[str], case: Any) -> dict[str, Any]:
     return case
 
 
-def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = None) -> Replayed:
-    """Run ``case`` once against ``target`` (a TARGET string) and judge the output. A target that
-    cannot be resolved or built raises (`TargetError`, `StartupFailed`); a ``compact`` that
-    raises is what is replayed (``raised``)."""
+def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = None, *, summarizes: bool = False) -> Replayed:
+    """Run ``case`` once against ``target`` (a TARGET string) and judge the output, with the
+    summarizer exchanges of the call (CORE-12, CORE-13, CORE-18) unless the case's summarizer fails
+    on every request (CORE-11's to judge, as in the suite). CORE-12 judges an output that asked no
+    summarizer only when the target is known to summarize (``summarizes``: the suite found it so,
+    `suite.Suite.settle`). A target that cannot be resolved or built raises (`TargetError`,
+    `StartupFailed`); a ``compact`` that raises is what is replayed (``raised``)."""
     with _environment(env or {}):
         resolved = resolve(target)
         try:
@@ -132,11 +137,15 @@ def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = No
                     result.output = call_compact(compactor, json.loads(json.dumps(case["messages"])), case["iteration"])
                 except Exception as error:  # noqa: BLE001 - the crash is what is replayed
                     result.raised = f"{type(error).__name__}: {error}"
-                result.summarizer_requests = len(server.requests)
+                result.summarizer_requests, exchanges = len(server.requests), server.exchanges
         finally:
             resolved.close()
+    mode = case.get("summarizer") or {}
+    judged = None if mode.get("fault") and mode.get("times") is None else exchanges if exchanges or summarizes else None
+    if judged is not None:
+        result.problems.update({c: r for c, r in [(ACCEPTED, requests_accepted(judged))] if r})
     if result.raised is None:
-        result.problems = formats.get(result.wire_format).findings(case["messages"], result.output, result.providers)
+        result.problems.update(formats.get(result.wire_format).findings(case["messages"], result.output, result.providers, judged))
     return result
 
 

@@ -253,3 +253,20 @@ def test_a_matrix_reproducer_replays_on_its_own(tmp_path: Path, capsys: pytest.C
     printed = capsys.readouterr().out
     assert printed.startswith("CORE-3: replayed against broken.compactors:strip_system") and "'CORE-3'" in printed
     assert "COMPACTION_REPLAY_PROBE" not in os.environ, "the reproducer's env is set for the replay only"
+
+
+@pytest.mark.parametrize("control", ["window_request", "placeholder_without_summarizer"])
+def test_a_core12_failure_replays_with_the_summarizer_exchanges(control: str, tmp_path: Path) -> None:
+    """CORE-12 is judged from what the summarizer was asked: the replay records the call's
+    exchanges and judges them as the suite does, so a summary standing for messages its request
+    never held (or for no request at all) still fails when replayed (SPEC Part C, reproduce)."""
+    from compaction_suite.conformance import reproduce
+
+    target = f"broken.compactors:{control}"
+    clause = in_process(tmp_path, target, clauses=["CORE-12"], fast=True).clause("CORE-12")
+    assert clause["status"] == "fail", clause
+    path = tmp_path / "reproducer.json"
+    path.write_text(json.dumps({"clause": "CORE-12", "target": target, "case": clause["case"], "output": clause.get("output")}))
+    assert reproduce.main([str(path)]) == 1
+    done = replay(clause["case"], target, summarizes=True)
+    assert "CORE-12" in done.problems, done.problems

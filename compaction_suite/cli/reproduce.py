@@ -27,11 +27,12 @@ def reproduce(report, clause: str | None, target: str | None, paths: tuple[str, 
     2 on a bad input or a target that cannot be imported or built.
     """
     from compaction_suite.conformance.assertions import render
+    from compaction_suite.conformance.judges import ANSWERED
     from compaction_suite.conformance.reproduce import judge, load, replay
 
     use_paths(paths)
     failure = load(report, clause)
-    done = replay(failure.case, target or failure.target, failure.env)
+    done = replay(failure.case, target or failure.target, failure.env, summarizes=failure.clause == ANSWERED)
     case = failure.case
     click.echo(f"{failure.clause}: replayed against {target or failure.target} at iteration {case['iteration']} "
                f"with settings {case.get('settings', {})} and summarizer {case.get('summarizer')}")  # fmt: skip

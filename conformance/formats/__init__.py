@@ -26,7 +26,7 @@ no Hypothesis. `WireFormat` is that module seen through one interface.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,8 @@ from ..violation import Violation
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+
+    from ..summarizer_server import Exchange
 
 CHAT = "chat-completions"
 RESPONSES = "responses"
@@ -135,14 +137,19 @@ class WireFormat:
         waiting."""
         return Violation("compacted-in-flight", "a history waiting for a tool result was changed") if self.in_flight(history) and not same(history, out) else None
 
-    def findings(self, history: Any, out: Any, providers: tuple[str, ...] = ()) -> dict[str, str]:
+    def findings(self, history: Any, out: Any, providers: tuple[str, ...] = (), exchanges: Sequence[Exchange] | None = None) -> dict[str, str]:
         """What one output breaks, judged on it alone: the every-output clauses (`structural`, and
         CORE-14, CORE-16, CORE-17 for ``providers``) and the in-flight clause, each with its reason
-        (a replayed case, the bench replay). CORE-12 needs the summarizer's exchanges: the suite
-        judges it as the call happens."""
+        (a replayed case, the bench replay). Given the summarizer ``exchanges`` the call made (a
+        replayed case, whose summarizer answered), CORE-12, CORE-13 and CORE-18 are judged on them
+        as the suite judges them while the call happens; without, CORE-12 and CORE-13 are not."""
         from .. import judges
 
-        found = {**self.structural(history, out), **judges.every_output(self, history, out, (), providers), self.in_flight_clause: self.in_flight_changed(history, out)}
+        seen = exchanges or ()
+        found = {**self.structural(history, out), **judges.every_output(self, history, out, seen, providers), self.in_flight_clause: self.in_flight_changed(history, out)}
+        if exchanges is not None:
+            found[judges.ANSWERED] = judges.summary_stands_for_answer(self, history, out, seen)
+            found[judges.ACCEPTED] = judges.requests_accepted(seen)
         return {clause: reason for clause, reason in found.items() if reason}
 
 
