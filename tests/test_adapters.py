@@ -513,6 +513,47 @@ def test_reverify_ignores_what_the_input_already_has():
     assert reverify(clauses)["CORE-2"]["status"] == "pass"
 
 
+def test_matrix_update_replaces_the_rechecked_rows_and_keeps_the_rest(tmp_path):
+    """``matrix --update``: the runs of the re-checked configurations replace theirs (reproducers
+    too), every other row and its reproducer stays as it was, in its place."""
+    import compaction_suite.matrix as matrix
+
+    def result(name: str, reason: str) -> dict:
+        failing = {"status": "fail", "level": "MUST", "title": "t", "reason": reason, "harm": "loss", "history": [{"role": "user", "content": "q"}], "output": []}
+        return {
+            "framework": "Fake", "versions": {}, "compactor": name, "target": f"fake:{name}", "options": {}, "configuration": "defaults",
+            "command": "c", "native": True, "exit_code": 1, "seconds": 1.0, "status": "fails", "profiles_claimed": ["core"], "passed": False,
+            "clauses": {"CORE-3": failing},
+        }  # fmt: skip
+
+    fw = [{"framework": "Fake", "installed": True, "versions": {}}]
+    first = matrix.build([result("a", "old a"), result("b", "old b")], fw, True, None, tmp_path, 1.0)
+    again = matrix.build([result("a", "new a"), result("c", "new c")], fw, True, None, tmp_path, 1.0, kept=first["runs"])
+    assert [r["compactor"] for r in again["runs"]] == ["a", "b", "c"]
+    assert again["runs"][1] == first["runs"][1]
+    assert [r["failures"][0]["reason"] for r in again["runs"]] == ["new a", "old b", "new c"]
+    written = {p.name: json.loads(p.read_text())["reason"] for p in (tmp_path / "reproducers").glob("*.json")}
+    assert written == {"fake--a--defaults--CORE-3.json": "new a", "fake--b--defaults--CORE-3.json": "old b", "fake--c--defaults--CORE-3.json": "new c"}
+
+
+def test_matrix_update_needs_a_matrix_checked_alike(tmp_path):
+    """``--update`` on an OUT without a matrix, or one checked with another number of examples
+    per clause, is a bad input (exit 2), before anything runs (SPEC Part C)."""
+    from click.testing import CliRunner
+
+    from compaction_suite.cli.matrix import matrix
+
+    args = ["--no-adapters", "--target", "reference", "--update", "--out"]
+    missing = CliRunner().invoke(matrix, [*args, str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "no matrix to update" in missing.output
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "matrix.json").write_text(json.dumps({"format": "compaction-suite-matrix", "version": 2, "examples_per_clause": 50}))
+    other = CliRunner().invoke(matrix, [*args, str(tmp_path / "m"), "--fast"])
+    assert other.exit_code == 2 and "50 examples per clause, this run would use 10" in other.output
+    both = CliRunner().invoke(matrix, [*args, str(tmp_path / "m"), "--bugs", "x.json"])
+    assert both.exit_code == 2 and "not with --versions or --bugs" in both.output
+
+
 def test_matrix_first_table_counts_only_reachable_findings_by_harm(tmp_path):
     import compaction_suite.matrix as matrix
 

@@ -28,8 +28,9 @@ from compaction_suite.matrix.sweep import SweepError
 @click.option("--find-links", multiple=True, metavar="DIR|URL", help="Sweep: also look for releases here (passed to the installer).")
 @click.option("--no-index", is_flag=True, help="Sweep: install from --find-links only.")
 @click.option("--share-suite", is_flag=True, help="Sweep: install only the framework release; the environment imports compaction-suite and its dependencies from this interpreter (offline).")
+@click.option("--update", is_flag=True, help="Re-check the selected configurations (--only) into the matrix already in OUT: their rows and reproducers are replaced, every other row is kept.")
 @click.option("--bugs", "bugs_file", type=click.Path(dir_okay=False), help="Run the reported bugs of this list (adapters/reported_bugs.json) at their reported and fixing releases; writes bugs.md, bugs.json (--only selects bugs).")
-def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite, bugs_file) -> None:
+def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite, update, bugs_file) -> None:
     """Check every installed framework adapter over its configurations; write a matrix.
 
     Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
@@ -40,6 +41,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
     still found at its fixing release), 2 on a bad input or when nothing could be run.
     """
     out = Path(out_dir)
+    earlier = _earlier(out, fast, max_examples, bool(versions_spec or bugs_file)) if update else None
     if bugs_file:
         run_bugs(Path(bugs_file), out, tuple(only), fast, max_examples, timeout, _builder(cache_dir, find_links, no_index, share_suite), bool(versions_spec or targets or clause_ids))
     if not versions_spec:  # a sweep's targets live in the environments it builds
@@ -56,7 +58,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
         changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
         click.echo(f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases; written to {out}/versions.md and {out}/versions.json")
         sys.exit(1 if any(row["present"] and not row["documented"] for c in data["configurations"] for row in c["rows"]) else 0)
-    data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
+    data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, clauses=clause_ids, echo=lambda s: click.echo(s, err=True), update=earlier)
     counted = [r for r in data["runs"] if r.get("native", True)]
     hit = sum(bool(verdicts.findings(r)) for r in counted)
     documented = sum(len(verdicts.findings(r, documented=True)) for r in counted)
@@ -65,6 +67,16 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
         f" ({documented} documented findings counted apart); {data['seconds']:.0f}s; written to {out}/matrix.md and {out}/matrix.json"
     )
     sys.exit(1 if hit else 0)
+
+
+def _earlier(out: Path, fast: bool, max_examples: int | None, other_mode: bool) -> dict:
+    """``--update``: the matrix in ``out`` to re-check configurations of (a bad input when there is none)."""
+    if other_mode:
+        raise click.UsageError("--update re-checks configurations of a matrix: not with --versions or --bugs")
+    try:
+        return library.earlier(out, fast, max_examples)
+    except library.MatrixError as error:
+        raise click.UsageError(str(error)) from error
 
 
 def _builder(cache_dir: str | None, find_links: tuple[str, ...], no_index: bool, share_suite: bool) -> library.Builder:

@@ -20,14 +20,22 @@ from .jobs import Job, plan, run_job
 from .render import markdown
 from .sweep import parse, run, table, table_markdown
 
-__all__ = ["Builder", "Job", "build", "cache_dir", "check_all", "markdown", "parse", "plan", "run_job", "sweep_versions"]
+__all__ = ["Builder", "Job", "MatrixError", "build", "cache_dir", "check_all", "earlier", "markdown", "parse", "plan", "run_job", "sweep_versions"]
+
+
+class MatrixError(ValueError):
+    """A matrix the command cannot update (a bad input: exit 2)."""
 
 
 def check_all(
     todo: list[Job], frameworks: list[dict[str, Any]], out: Path, *,
     fast: bool, max_examples: int | None, timeout: float, jobs: int = 1, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
+    update: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers."""
+    """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers.
+    With ``update`` (the matrix already in ``out``, `earlier`), the runs of ``todo`` replace that
+    matrix's runs of the same configurations and its other runs are kept with their reproducers
+    (SPEC Part A, "The framework matrix": re-checking some configurations)."""
     started = time.monotonic()
     # Scheduling only: compactors that call a summarizer meet every fault (hangs included), the
     # longest checks, so they start first; the results keep the adapters' order.
@@ -41,11 +49,40 @@ def check_all(
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         done = dict(zip(order, pool.map(one, [todo[i] for i in order]), strict=True))
-    data = build([done[i] for i in range(len(todo))], frameworks, fast, max_examples, out, time.monotonic() - started)
+    results = [done[i] for i in range(len(todo))]
+    data = build(results, frameworks, fast, max_examples, out, time.monotonic() - started, kept=update["runs"] if update else None)
+    if update:
+        data["seconds"] = round(update["seconds"] + data["seconds"], 1)
+        data["updates"] = [*update.get("updates", []), {"configurations": len(results), "seconds": round(time.monotonic() - started, 1)}]
+        data["frameworks"] = _merged(update["frameworks"], frameworks)
     out.mkdir(parents=True, exist_ok=True)
     (out / "matrix.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "matrix.md").write_text(markdown(data), encoding="utf-8")
     return data
+
+
+def earlier(out: Path, fast: bool, max_examples: int | None) -> dict[str, Any]:
+    """The matrix already in ``out`` that an update re-checks some configurations of: it must be
+    this format's and have been checked with as many examples per clause."""
+    from .document import FORMAT, FORMAT_VERSION
+
+    path = out / "matrix.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise MatrixError(f"--update: no matrix to update in {out} ({path.name}: {type(error).__name__})") from error
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:
+        raise MatrixError(f"--update: {path} is not a {FORMAT} version {FORMAT_VERSION} document")
+    examples = max_examples or (10 if fast else 50)
+    if data.get("examples_per_clause") != examples:
+        raise MatrixError(f"--update: {path} was checked with {data.get('examples_per_clause')} examples per clause, this run would use {examples}")
+    return data
+
+
+def _merged(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frameworks of both, this run's entry winning for a framework in both."""
+    names = {f.get("framework") for f in now}
+    return [f for f in before if f.get("framework") not in names] + now
 
 
 def sweep_versions(

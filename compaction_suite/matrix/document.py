@@ -29,12 +29,19 @@ FORMAT_VERSION = 2
 """2: failures carry ``reasons`` (stable finding keys) and ``documented``; runs may be ``contract-error``."""
 
 
-def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast: bool, max_examples: int | None, out: Path, seconds: float) -> dict[str, Any]:
-    """The matrix document; writes the reproducers under ``out/reproducers``."""
+def build(
+    results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast: bool, max_examples: int | None, out: Path, seconds: float,
+    kept: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The matrix document; writes the reproducers under ``out/reproducers``. ``kept``: an earlier
+    matrix's runs; those of a configuration in ``results`` are replaced, the others kept in place
+    with their reproducers (new configurations come after them)."""
     repro_dir = out / "reproducers"
     repro_dir.mkdir(parents=True, exist_ok=True)
+    rerun = {_key(r) for r in results}
     for old in repro_dir.glob("*.json"):
-        old.unlink()
+        if kept is None or any(old.name.startswith(_prefix(r)) for r in results):
+            old.unlink()
     runs = []
     for r in results:
         failures = [_failure(r, cid, c, repro_dir) for cid, c in r["clauses"].items() if c["status"] in verdicts.FAILING]
@@ -42,6 +49,9 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
         run["clauses"] = {cid: c["status"] for cid, c in r["clauses"].items()}
         run["failures"] = failures
         runs.append(run)
+    if kept is not None:
+        fresh = {_key(r): r for r in runs}
+        runs = [fresh.pop(_key(r)) if _key(r) in rerun else r for r in kept] + list(fresh.values())
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -53,6 +63,16 @@ def build(results: list[dict[str, Any]], frameworks: list[dict[str, Any]], fast:
         "frameworks": frameworks,
         "runs": runs,
     }
+
+
+def _key(run: dict[str, Any]) -> tuple[str, str, str]:
+    """What identifies a configuration across matrices."""
+    return run["framework"], run["compactor"], run["configuration"]
+
+
+def _prefix(run: dict[str, Any]) -> str:
+    """The start of the name of every reproducer of ``run``'s configuration."""
+    return f"{slug(run['framework'])}--{slug(run['compactor'])}--{slug(run['configuration'])}--"
 
 
 def _failure(r: dict[str, Any], clause_id: str, c: dict[str, Any], repro_dir: Path) -> dict[str, Any]:
@@ -73,7 +93,7 @@ def _failure(r: dict[str, Any], clause_id: str, c: dict[str, Any], repro_dir: Pa
     if said:
         failure["documented"] = {"quote": said["quote"], "source": said["source"]}
     if c.get("history") is not None:
-        name = f"{slug(r['framework'])}--{slug(r['compactor'])}--{slug(r['configuration'])}--{clause_id}.json"
+        name = f"{_prefix(r)}{clause_id}.json"
         reproducer = {
             "framework": r["framework"], "versions": r["versions"], "target": r["target"], "options": r["options"],
             "command": r["command"], "clause": clause_id, "level": c["level"], "title": c["title"], "harm": failure["harm"],

@@ -19,6 +19,11 @@ def harm_title(harm: str) -> str:
     return f"{harm} ({said})" if said else harm
 
 
+def _updates(updates: list[dict[str, Any]]) -> str:
+    """How much of the matrix was re-checked after its first run (``matrix --update``)."""
+    return "".join(f"; then {u['configurations']} configuration(s) re-checked with --update in {u['seconds']:.0f} s" for u in updates)
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The matrix for a person: what users hit first (by harm), then every clause of every configuration."""
     native = [r for r in data["runs"] if r.get("native", True)]
@@ -28,7 +33,8 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"`compaction-suite matrix` ran `compaction-suite check` on each configuration below "
         f"({data['examples_per_clause']} Hypothesis examples per clause{', --fast' if data['fast'] else ''}; "
-        f"{data['seconds']:.0f} s in all; Python {data['python']}, compaction-suite {data['suite_version']}). "
+        f"{data['seconds']:.0f} s in all; Python {data['python']}, compaction-suite {data['suite_version']}"
+        f"{_updates(data.get('updates', []))}). "
         "Each adapter declares how its framework calls it (between complete rounds) and where the system prompt "
         "lives (outside the compacted list, or in it), each declaration proven by a test running the framework's "
         "own agent loop (`tests/test_adapter_loops.py`); a clause a declaration makes unreachable is `n/a`. "
