@@ -5,11 +5,14 @@ Targets (each path its own factory option; research and shapes in ``adapters/REA
     compaction-suite check compaction_suite.adapters.strands:sliding_window
     COMPACTION_ADAPTER_OPTIONS='{"path": "reactive"}' compaction-suite check compaction_suite.adapters.strands:sliding_window
     compaction-suite check compaction_suite.adapters.strands:summarizing
+    COMPACTION_ADAPTER_OPTIONS='{"preset": "auto"}' compaction-suite check compaction_suite.adapters.strands:context_manager
 
 Paths: ``routine`` (``apply_management``, end of every invocation), ``proactive`` (the
 summarizing manager's before-model-call threshold, Strands >= 1.40) and ``reactive``
 (``reduce_context(agent, e=ContextWindowOverflowException)``, what ``Agent`` calls when its model
-reports a context overflow). History: ``agent.messages`` in Bedrock Converse blocks, mapped to and
+reports a context overflow). ``context_manager`` is the ``Agent(context_manager=...)`` component of
+Strands >= 1.55 (strategy pipelines of offload, summarize and truncate steps), on its proactive
+(before-model-call) and reactive (after an overflow) paths. History: ``agent.messages`` in Bedrock Converse blocks, mapped to and
 from Anthropic blocks by Strands' own ``AnthropicModel`` formatter. Declarations proven by
 ``tests/test_adapter_format_loops.py`` and ``tests/test_strands_paths.py``.
 """
@@ -46,6 +49,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
         "path": "proactive", "summarization_agent": False, "structured_output": False,
     },
+    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive"},
 }  # fmt: skip
 WHY = {
     "sliding_window": (
@@ -57,6 +61,12 @@ WHY = {
         "core only: proactive compression at a share of the model's context window, or reactive after a context-overflow "
         "error (no iteration trigger); the summary is a user message, not [Context Summary] + K rounds; a failed summary "
         "leaves the history on the proactive path and is re-raised on the reactive one (documented)"
+    ),
+    "context_manager": (
+        "core only: Agent(context_manager=...) runs its strategy pipeline (tool-result truncation and dropping, "
+        "summaries of the oldest messages at a share of the model's context window, an emergency truncation last) "
+        "before each model call, or after a context-overflow error (no iteration trigger); a failed strategy is "
+        "logged and skipped"
     ),
 }
 SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [
@@ -71,7 +81,19 @@ SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True}),
     ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True, "structured_output": True}),
 ]
-"""``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is both, the summarizing ones only
+CONTEXT_MANAGER: list[tuple[str, dict[str, Any]]] = [
+    ("context_manager", {"preset": "stale_tool_cleanup"}),
+    ("context_manager", {"preset": "large_tool_offloading"}),
+    ("context_manager", {"preset": "overflow_protection", "path": "reactive", "context_window_limit": 1000}),
+]
+"""The context manager's strategy presets that never ask a model (Strands >= 1.55)."""
+CONTEXT_MANAGER_SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
+    ("context_manager", {"preset": "auto", "context_window_limit": 2000}),
+    ("context_manager", {"preset": "agentic", "path": "reactive", "context_window_limit": 1000}),
+    ("context_manager", {"preset": "proactive_summarization", "context_window_limit": 2000}),
+]
+"""Its presets that summarize through the agent's model."""
+"""``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
@@ -163,9 +185,9 @@ def _system_text(system: Any) -> str | None:
 # --- the compactor ---------------------------------------------------------------------------
 
 
-def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, **config: Any) -> Any:
+def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, agent_args: dict[str, Any] | None = None, **config: Any) -> Any:
     """A Strands ``Agent`` whose model is Strands' ``AnthropicModel`` on the suite's summarizer
-    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself)."""
+    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself); ``agent_args`` go to ``Agent``."""
     strands = requires("strands", EXTRA)
     anthropic_model = requires("strands.models.anthropic", EXTRA)
     base_url = (settings.base_url or "").removesuffix("/v1") or None
@@ -173,7 +195,7 @@ def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: 
         client_args={"base_url": base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout},
         model_id=settings.model, max_tokens=1024, **config,
     )  # fmt: skip
-    return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None)
+    return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None, **(agent_args or {}))
 
 
 def _summarization_agent(settings: Any, structured: bool) -> Any:
@@ -304,6 +326,60 @@ def summarizing(settings: Any, **given: Any) -> Any:
     return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
 
 
+CONTEXT_MANAGER_PRESETS = ("auto", "agentic")
+"""``Agent(context_manager=...)``'s own presets; any other ``preset`` is a strategy preset name,
+passed as ``{"strategies": [name]}`` (a ``ContextManagerConfig``), as Strands' docstrings show."""
+
+
+@factory
+def context_manager(settings: Any, **given: Any) -> Any:
+    """``Agent(context_manager=preset)`` (``"auto"``, ``"agentic"``) or
+    ``Agent(context_manager={"strategies": [preset]})`` (a strategy preset: ``"proactive_summarization"``,
+    ``"large_tool_offloading"``, ``"overflow_protection"``, ``"stale_tool_cleanup"``), its stash at
+    Strands' default, on the model's ``context_window_limit``: ``proactive`` runs Strands' own estimate
+    of the next call's input tokens and fires ``BeforeModelCallEvent`` through the agent's hooks, as
+    the event loop does before each model call; ``reactive`` fires ``AfterModelCallEvent`` with the
+    overflow error while the request is over the window and the manager asks for a retry, as the
+    event loop does after an overflow (`_retried`)."""
+    o = options(DEFAULTS["context_manager"], given)
+    path = _path(o["path"], ("proactive", "reactive"))
+    requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
+    if release("strands-agents") < (1, 55):
+        raise CannotDrive("strands:context_manager", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
+    events = requires("strands.hooks", EXTRA)
+    run_async = requires("strands._async", EXTRA).run_async
+    event_loop = requires("strands.event_loop.event_loop", EXTRA)
+    preset = str(o["preset"])
+    chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        conversion = Conversion(list(request.get("messages") or []))
+        agent = _agent(settings, request.get("system"), conversion.strands, None, {"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]))
+        if path == "proactive":
+            projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
+            run_async(lambda: agent.hooks.invoke_callbacks_async(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected)))
+        else:
+            _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
+        return _back(request, agent, conversion)
+
+    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+
+
+def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window: int, events: Any, run_async: Any) -> None:
+    """What the event loop does after its model reports an overflow with a context manager: fire
+    ``AfterModelCallEvent(exception=overflow)`` and call the model again when a hook set ``retry``;
+    the model overflows again while the request is over ``window`` tokens (as `_reactively` counts)."""
+    from compaction_suite.conformance.formats.anthropic import tokens
+
+    for _ in range(len(agent.messages) + 1):
+        if tokens(_back(request, agent, conversion)) <= window:
+            return
+        event = events.AfterModelCallEvent(agent=agent, exception=overflow())
+        run_async(lambda: agent.hooks.invoke_callbacks_async(event))
+        if not event.retry:
+            return
+
+
 def _tokens(request: Any) -> int:
     from compaction_suite.conformance.formats.anthropic import tokens
 
@@ -320,7 +396,10 @@ def summarizer_refused() -> str | None:
 def __getattr__(name: str) -> Any:
     """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "CONFIGURATIONS":
-        return SLIDING_WINDOW + ([] if summarizer_refused() else SUMMARIZING)
+        driven = release("strands-agents") >= (1, 55)
+        managers = CONTEXT_MANAGER if driven else []
+        summarizing_ones = SUMMARIZING + (CONTEXT_MANAGER_SUMMARIZING if driven else [])
+        return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
         return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")

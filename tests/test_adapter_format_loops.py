@@ -365,6 +365,82 @@ def test_strands_summarizing_runs_before_model_calls_between_rounds_system_promp
     assert all(m["role"] in ("user", "assistant") for h in seen for m in h)
 
 
+@pytest.mark.parametrize("preset", ["stale_tool_cleanup", "proactive_summarization"])
+def test_strands_context_manager_runs_before_model_calls_between_rounds_system_prompt_outside(preset):
+    """``Agent(context_manager={"strategies": [preset]})`` (Strands >= 1.55) in Strands' own loop: its
+    strategy pipeline runs in the before-model-call hook, each time with every toolUse answered, on a
+    list holding no system prompt, and the model is sent exactly what the pipeline left (what the
+    adapter's ``context_manager`` returns)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters._common import release
+
+    if release("strands-agents") < (1, 55):
+        pytest.skip("Agent(context_manager=...) arrived in strands-agents 1.55.0")
+    import copy
+
+    from strands import Agent, tool
+    from strands._context_manager.context_manager import ContextManager
+
+    before: list[list[dict]] = []
+    after: list[list[dict]] = []
+
+    class Recording(ContextManager):
+        async def _run_strategies(self, agent, precomputed_input_tokens=None, *, overflow=False):
+            before.append(copy.deepcopy(agent.messages))
+            acted = await super()._run_strategies(agent, precomputed_input_tokens, overflow=overflow)
+            after.append(copy.deepcopy(agent.messages))
+            return acted
+
+    model = _scripted_strands_model()
+    agent = Agent(model=model, system_prompt=INSTRUCTIONS, tools=[tool(read_file)], context_manager=Recording(strategies=[preset]), callback_handler=None)
+    for turn in range(TURNS):
+        agent(f"turn {turn}: read the files")
+    assert any(a != b for a, b in zip(before, after, strict=True)), "the pipeline never changed the list"
+    for history in before:
+        request = {"system": INSTRUCTIONS, "messages": _to_anthropic(history)}
+        assert anthropic_format.invalid(request) is None, anthropic_format.invalid(request)
+        assert not anthropic_format.in_flight(request), history  # called: between_rounds
+    assert len(model.requests) == len(after)  # one pipeline run before each model call, no overflow
+    for sent, left in zip(model.requests, after, strict=True):
+        assert sent["system_prompt"] == INSTRUCTIONS  # system_prompt: outside
+        assert sent["messages"] == [{"role": m["role"], "content": m["content"]} for m in left]  # Strands' own tracking ids are not sent
+    assert preset != "proactive_summarization" or model.summaries, "the summarizing preset never summarized"
+
+
+def test_strands_context_manager_adapter_matches_the_agent_loop():
+    """The adapter's ``context_manager`` on the Anthropic form of each list the loop's pipeline got
+    gives the Anthropic form of what the pipeline left (a preset that asks no model: the same output)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters._common import release
+    from compaction_suite.adapters.strands import context_manager
+
+    if release("strands-agents") < (1, 55):
+        pytest.skip("Agent(context_manager=...) arrived in strands-agents 1.55.0")
+    import copy
+
+    from strands import Agent, tool
+    from strands._context_manager.context_manager import ContextManager
+
+    pairs: list[tuple[list[dict], list[dict]]] = []
+
+    class Recording(ContextManager):
+        async def _run_strategies(self, agent, precomputed_input_tokens=None, *, overflow=False):
+            seen = copy.deepcopy(agent.messages)
+            acted = await super()._run_strategies(agent, precomputed_input_tokens, overflow=overflow)
+            pairs.append((seen, copy.deepcopy(agent.messages)))
+            return acted
+
+    agent = Agent(model=_scripted_strands_model(), system_prompt=INSTRUCTIONS, tools=[tool(read_file)], context_manager=Recording(strategies=["stale_tool_cleanup"]), callback_handler=None)
+    for turn in range(TURNS):
+        agent(f"turn {turn}: read the files")
+    compactor = context_manager(Settings(base_url="http://127.0.0.1:9/v1"), preset="stale_tool_cleanup", context_window_limit=CONTEXT_WINDOW)
+    strip = lambda history: [{"role": m["role"], "content": m["content"]} for m in history]  # noqa: E731
+    for seen, left in pairs:
+        out = compactor.compact({"system": INSTRUCTIONS, "messages": _to_anthropic(strip(seen))}, iteration=1)
+        assert out == {"system": INSTRUCTIONS, "messages": _to_anthropic(strip(left))}
+    assert any(seen != left for seen, left in pairs)
+
+
 def test_strands_summarizing_adapter_summarizes_through_anthropic_messages():
     """The adapter runs Strands' own estimate and hook: past the threshold the oldest messages
     become Strands' summary message (from the suite's double, streamed /v1/messages), every ANTH
