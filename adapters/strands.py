@@ -185,7 +185,7 @@ def _system_text(system: Any) -> str | None:
 # --- the compactor ---------------------------------------------------------------------------
 
 
-def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, agent_args: dict[str, Any] | None = None, **config: Any) -> Any:
+def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, *, agent_args: dict[str, Any] | None = None, **config: Any) -> Any:
     """A Strands ``Agent`` whose model is Strands' ``AnthropicModel`` on the suite's summarizer
     (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself); ``agent_args`` go to ``Agent``."""
     strands = requires("strands", EXTRA)
@@ -314,7 +314,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if o["summarization_agent"]:
             kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]))
         manager = managers.SummarizingConversationManager(**kwargs)
-        config = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
+        config: dict[str, Any] = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
         agent = _agent(settings, request.get("system"), conversion.strands, manager, **config)
         if proactive:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
@@ -354,7 +354,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
-        agent = _agent(settings, request.get("system"), conversion.strands, None, {"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]))
+        agent = _agent(settings, request.get("system"), conversion.strands, None, agent_args={"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]))
         if path == "proactive":
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             run_async(lambda: agent.hooks.invoke_callbacks_async(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected)))
@@ -375,7 +375,7 @@ def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window
         if tokens(_back(request, agent, conversion)) <= window:
             return
         event = events.AfterModelCallEvent(agent=agent, exception=overflow())
-        run_async(lambda: agent.hooks.invoke_callbacks_async(event))
+        run_async(lambda event=event: agent.hooks.invoke_callbacks_async(event))
         if not event.retry:
             return
 

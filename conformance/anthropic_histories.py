@@ -8,6 +8,7 @@ histories are judged by are `conformance.formats.anthropic`'s, which imports no 
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from hypothesis import strategies as st
@@ -22,8 +23,10 @@ def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
     request = from_chat(chat)
     return tokens(request), length(request)
 
-_SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: "Eu" + b.hex())
-"""Stand-in for a provider signature: opaque, unique per draw."""
+_SIGNATURE = st.binary(min_size=16, max_size=48).map(lambda b: base64.b64encode(b"\x12" + b).decode("ascii"))
+"""Stand-in for a provider signature or redacted-thinking ``data``: opaque and unique per draw, and
+standard base64 as Anthropic sends both (a framework that keeps the blob as bytes, as Strands does,
+encodes it back the same way; a blob no provider sends would make that round trip look lossy)."""
 
 
 @st.composite

@@ -185,7 +185,8 @@ def _input(exchange: Exchange) -> list[Any]:
 
 def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
     """CORE-14: a compacted output holds every item of the input's newest round (ROUND-1 in the
-    format, system prompt aside): verbatim, masked in place or re-encoded, or (Responses) folded
+    format, system prompt aside): verbatim, masked in place or re-encoded, joined with its
+    neighbours of the same role where the provider joins them (Anthropic), or (Responses) folded
     into a compaction item the compact endpoint returned for a request that held it. A history
     waiting for a tool result is the in-flight clause's."""
     if not fmt.well_formed(out) or same(history, out) or fmt.in_flight(history):
@@ -196,7 +197,7 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
     after = fmt.items(out)
     verbatim = set(map(canonical, after))
     for item in rounds[-1]:
-        if not _kept(fmt, after, verbatim, item) and not _folded(item, out, fmt, exchanges):
+        if not _kept(fmt, after, verbatim, item) and not fmt.combined(item, after) and not _folded(item, out, fmt, exchanges):
             index = next((i for i, b in enumerate(fmt.items(history)) if b is item), -1)
             return Violation("newest-round-dropped", f"input item {index} ({fmt.role(item)}) of the newest round is missing from the compacted output ({_preview(item)})")
     return None

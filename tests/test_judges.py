@@ -345,3 +345,24 @@ def test_every_reason_id_a_check_gives_is_documented() -> None:
     slugs = {w for w in written if "-" in w or ":" in w}
     undocumented = sorted(s for s in slugs if (f"`{s}`" not in doc if "{" not in s else f"`{s.split('{')[0]}<" not in doc) and not s.startswith("{"))
     assert len(slugs) > 60 and undocumented == []
+
+
+def test_core14_decision_a_newest_turn_joined_with_its_neighbour_is_kept() -> None:
+    """CORE-14 in an Anthropic request: a newest-round message joined into the previous message of
+    its role (its blocks one run there, as the Messages API joins consecutive turns) is kept; the
+    same message with one block changed is not."""
+    from compaction_suite.conformance.formats import anthropic as anthropic_format
+
+    history = {"messages": [
+        {"role": "user", "content": "old question"}, {"role": "assistant", "content": "old answer"},
+        {"role": "user", "content": "new question"},
+        {"role": "assistant", "content": [{"type": "text", "text": "first part"}]},
+        {"role": "assistant", "content": "second part"},
+    ]}  # fmt: skip
+    joined = {"messages": [
+        {"role": "user", "content": "new question"},
+        {"role": "assistant", "content": [{"type": "text", "text": "first part"}, {"type": "text", "text": "second part"}]},
+    ]}  # fmt: skip
+    assert judges.newest_round_kept(anthropic_format.FORMAT, history, joined) is None
+    altered = {"messages": [joined["messages"][0], {"role": "assistant", "content": [{"type": "text", "text": "first part"}, {"type": "text", "text": "second"}]}]}
+    assert judges.newest_round_kept(anthropic_format.FORMAT, history, altered) is not None

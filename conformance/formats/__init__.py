@@ -130,6 +130,11 @@ class WireFormat:
     corresponds: Callable[[Any, Any], bool]
     """``corresponds(before, after)``: whether output item ``after`` is input item ``before`` kept:
     verbatim, masked in place (a tool result for the same call), or re-encoded (same role and text)."""
+    combined: Callable[[Any, Sequence[Any]], bool] = lambda before, after: False
+    """``combined(before, after)``: whether input item ``before`` is kept inside one of the output
+    items ``after`` that joins it with its neighbours of the same role, where the provider itself
+    joins them (the Messages API combines consecutive turns of one role; SPEC CORE-14 Decision).
+    No other format's provider joins items: there, never."""
 
     def in_flight_changed(self, history: Any, out: Any) -> str | None:
         """The in-flight clause (`in_flight_clause`) on one output: a history waiting for a tool

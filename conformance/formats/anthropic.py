@@ -25,7 +25,7 @@ from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import anthropic_messages
 from ..violation import Violation
-from . import WireFormat, failed_summary, same
+from . import WireFormat, canonical, failed_summary, same
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -316,6 +316,23 @@ def corresponds(before: Any, after: Any) -> bool:
     return bool(blocks(after)) and all(any(same(b, o) for o in old) or (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) for b in blocks(after))
 
 
+def combined(before: Any, after: Sequence[Any]) -> bool:
+    """Whether input message ``before`` is kept inside an output message of its role that joins it
+    with neighbouring messages of that role: its blocks, all of them and in order, are one run of
+    that message's blocks. The Messages API combines consecutive user or assistant turns into one
+    turn (ANTH-5 Decision), so such a join keeps what the model reads (SPEC CORE-14 Decision)."""
+    mine = [canonical(b) for b in blocks(before)]
+    if not mine:
+        return False
+    for message in after:
+        if role(message) != role(before):
+            continue
+        theirs = [canonical(b) for b in blocks(message)]
+        if any(theirs[i : i + len(mine)] == mine for i in range(len(theirs) - len(mine) + 1)):
+            return True
+    return False
+
+
 def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
     """CORE-11 in an Anthropic request: after a summarizer fault the output holds no message
     standing for nothing of the input (`corresponds`); a changed ``system`` is ANTH-4's."""
@@ -407,5 +424,5 @@ FORMAT = WireFormat(
     judged=every_output("anthropic-messages"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
     without_system=without_system, removed=removed,
-    items=lambda request: messages_of(request) or [], role=role, said=said, corresponds=corresponds,
+    items=lambda request: messages_of(request) or [], role=role, said=said, corresponds=corresponds, combined=combined,
 )
