@@ -664,9 +664,8 @@ def harness_agent(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["harness_agent"], given)
     af = requires("agent_framework", EXTRA)
     sessions = requires("agent_framework._sessions", EXTRA)
+    _strategy_class(af, "create_harness_agent")  # from 1.7.0
     window = _strategy_class(af, "ContextWindowCompactionStrategy")
-    if getattr(af, "create_harness_agent", None) is None:
-        raise cannot_drive(__name__, "agent-framework-core", "agent_framework has no create_harness_agent")
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_agent_framework(messages)
