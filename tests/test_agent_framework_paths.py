@@ -352,7 +352,7 @@ def test_an_approved_call_reaches_the_model_beside_its_result(per_call):
     stores them adjacent); at 1.11.0 and 1.12.0, releases that have the bug (fixed in 1.13.0), the
     same flow stores every pair adjacent, so the shape the report names is not shown here at a
     release that has the bug."""
-    import agent_framework as af  # noqa: F401  (the tool decorator's module)
+    import agent_framework as af
 
     from compaction_suite.adapters._common import accepts
 
