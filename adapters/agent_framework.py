@@ -171,6 +171,23 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
         "shown": "in the agent's run, CompactionProvider.before_run sends the model the older rounds excluded and not the summary it obtained (1.10.0..1.13.0)",
         "test": "tests/test_agent_framework_paths.py::test_compaction_provider_before_run_sends_the_summary_it_obtained",
     },
+    {
+        "factory": "summarization",
+        "clause": "CORE-12",
+        "options": {},
+        "shown": (
+            "in Agent(compaction_strategy=SummarizationStrategy(...))'s tool loop, the summarizer request writes each tool result as "
+            "'[tool] function_result', without its text (before 1.18.0)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_the_summarizer_request_holds_the_tool_results_it_summarizes",
+    },
+    {
+        "factory": "harness_agent",
+        "clause": "FIRE-1",
+        "options": {},
+        "shown": "in a create_harness_agent turn, the model is sent the loaded history uncompacted, whatever its size (before 1.12.0)",
+        "test": "tests/test_agent_framework_paths.py::test_the_harness_agent_compacts_the_loaded_history_before_its_model_call",
+    },
 ]
 """What the framework's own loop shows for a finding, said in place of what the smallest reproducer
 holds (the matrix prints it beside the finding; the first entry whose options the configuration
