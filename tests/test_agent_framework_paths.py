@@ -294,7 +294,7 @@ def test_the_summarizer_request_holds_the_tool_results_it_summarizes():
         settings = connected(Settings(), server.base_url)
         strategy = af.SummarizationStrategy(client=OpenAIChatCompletionClient(model=settings.model, async_client=settings.async_client), target_count=4, threshold=2)
         agent = af.Agent(scripted_model(af, []), tools=[read_file], compaction_strategy=strategy)
-        asyncio.run(agent.run(to_agent_framework(history_before_the_loop())[0]))  # type: ignore[arg-type]
+        asyncio.run(agent.run(to_agent_framework(history_before_the_loop())[0]))
         requests = [json.dumps(e.request.body) for e in server.exchanges]
     assert requests, "the strategy never asked its summarizer"
     held = any(read_file("conf0.yaml") in r for r in requests)
@@ -315,16 +315,16 @@ def _approval_turn(per_call: bool) -> tuple[list[list[dict]], list[Any]]:
         return f"contents of {path}"
 
     history = InMemoryHistoryProvider()
-    persistence = {"require_per_service_call_history_persistence": True} if per_call else {}
+    persistence: dict[str, Any] = {"require_per_service_call_history_persistence": True} if per_call else {}
     agent = af.Agent(scripted_model(af, sent), tools=[read_file], context_providers=[history], **persistence)
     session = agent.create_session()
-    response = asyncio.run(agent.run("Read the two sources.", session=session))
+    response: Any = asyncio.run(agent.run("Read the two sources.", session=session))  # type: ignore[arg-type]  # AF types run() as an Awaitable; it is a coroutine
     for _ in range(LOOP_ROUNDS + 1):
         requests = [c for m in response.messages for c in m.contents if c.type == "function_approval_request"]
         if not requests:
             break
         answer = af.Message(role="user", contents=[r.to_function_approval_response(approved=True) for r in requests])
-        response = asyncio.run(agent.run([answer], session=session))
+        response = asyncio.run(agent.run([answer], session=session))  # type: ignore[arg-type]
     return sent, list(session.state[history.source_id]["messages"])
 
 
