@@ -12,6 +12,7 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
     compaction-suite check compaction_suite.adapters.agent_framework:context_window       # ContextWindowCompactionStrategy
     compaction-suite check compaction_suite.adapters.agent_framework:compaction_provider  # CompactionProvider(before/after_strategy=...)
     compaction-suite check compaction_suite.adapters.agent_framework:agent_loop           # Agent(compaction_strategy=...)'s own tool loop
+    compaction-suite check compaction_suite.adapters.agent_framework:harness_agent        # create_harness_agent(max_context_window_tokens=...)'s turn
 
 Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
 every model call inside its function-invocation loop); ``compaction_provider`` runs
@@ -19,7 +20,9 @@ every model call inside its function-invocation loop); ``compaction_provider`` r
 stored history (``phase="after"``), once per ``agent.run``; ``agent_loop`` runs ``Agent.run`` itself, its
 function-invocation loop replaying the history's trailing tool rounds, and returns what the model
 gets at the next call or what the next turn loads (SPEC CORE-18: a summary lost across iterations,
-with a ``ChatMiddleware``, or in the stored history). Declarations (``called: between_rounds``,
+with a ``ChatMiddleware``, or in the stored history); ``harness_agent`` runs a turn of
+``create_harness_agent`` on its documented token-budget compaction and returns what the model is sent
+(SPEC FIRE-1: a before-run compaction that never fires). Declarations (``called: between_rounds``,
 ``system_prompt: in_list``) are proven by ``tests/test_adapter_loops.py`` and
 ``tests/test_matrix_loops.py``; conversion, shapes and claims are in ``adapters/README.md``.
 """
@@ -72,6 +75,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False,
     },
+    "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
 }
 """AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
 ContextWindow keep 4 tool groups); sizes where it requires them."""
@@ -91,6 +95,10 @@ WHY = {
     "agent_loop": (
         "core only: Agent(compaction_strategy=...) in its own function-invocation loop, the history's trailing tool rounds "
         "replayed as iterations; output: what the model gets at the next call, or what the session stores"
+    ),
+    "harness_agent": (
+        "core only: a turn of create_harness_agent(max_context_window_tokens, max_output_tokens), the history loaded from its "
+        "history provider; its documented before-run ContextWindowCompactionStrategy trigger declared; output: what the model is sent"
     ),
 }
 
@@ -119,6 +127,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12}),
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
+    ("harness_agent", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
 
@@ -161,6 +170,23 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
         "options": {"strategy": "summarization"},
         "shown": "in the agent's run, CompactionProvider.before_run sends the model the older rounds excluded and not the summary it obtained (1.10.0..1.13.0)",
         "test": "tests/test_agent_framework_paths.py::test_compaction_provider_before_run_sends_the_summary_it_obtained",
+    },
+    {
+        "factory": "summarization",
+        "clause": "CORE-12",
+        "options": {},
+        "shown": (
+            "in Agent(compaction_strategy=SummarizationStrategy(...))'s tool loop, the summarizer request writes each tool result as "
+            "'[tool] function_result', without its text (before 1.18.0)"
+        ),
+        "test": "tests/test_agent_framework_paths.py::test_the_summarizer_request_holds_the_tool_results_it_summarizes",
+    },
+    {
+        "factory": "harness_agent",
+        "clause": "FIRE-1",
+        "options": {},
+        "shown": "in a create_harness_agent turn, the model is sent the loaded history uncompacted, whatever its size (before 1.12.0)",
+        "test": "tests/test_agent_framework_paths.py::test_the_harness_agent_compacts_the_loaded_history_before_its_model_call",
     },
 ]
 """What the framework's own loop shows for a finding, said in place of what the smallest reproducer
@@ -617,3 +643,65 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
     return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
 
+
+
+# --- the harness agent (SPEC FIRE-1: a before-run compaction that never fires) ----------------------
+
+HARNESS_OFF = ("disable_web_search", "disable_memory", "disable_file_memory", "disable_file_access", "disable_todo", "disable_mode")
+"""The harness features switched off where the release has them: web search (the scripted model has
+no such tool), the file stores (by default folders under the working directory, which the suite must
+not write), and the todo and mode providers (the todo list adds a user message of its own,
+"### Current todo list", to every request: not the history's, not the compaction's). Compaction,
+per-service-call persistence and tool approval stay as the harness builds them."""
+
+
+def _harness_agent(af: Any, client: Any, o: dict[str, Any], history: Any, tools: list[Any]) -> Any:
+    """``create_harness_agent`` with its documented token-budget compaction: the default strategies
+    built from ``max_context_window_tokens`` and ``max_output_tokens``."""
+    create = getattr(af, "create_harness_agent", None)
+    if create is None:
+        raise cannot_drive(__name__, "agent-framework-core", "agent_framework has no create_harness_agent")
+    off = {keyword: True for keyword in HARNESS_OFF if accepts(create, keyword)}
+    return create(
+        client, history_provider=history, tools=tools or None,
+        max_context_window_tokens=o["max_context_window_tokens"], max_output_tokens=o["max_output_tokens"], **off,
+    )  # fmt: skip
+
+
+@factory
+def harness_agent(settings: Any, **given: Any) -> Any:
+    """A turn of ``create_harness_agent(max_context_window_tokens=..., max_output_tokens=...)``: the
+    history but its last message is what the session's history provider holds from earlier turns,
+    the last message is the turn's input, and the history's trailing tool rounds (at most
+    ``rounds``) are replayed as the turn's own tool loop (`agent_loop`'s way). The output is what the
+    model is sent at the call that holds the whole history. The harness documents its before-run
+    compaction (``ContextWindowCompactionStrategy``) as compacting the loaded history before each
+    model call, so the trigger declared is that strategy's (SPEC FIRE-1: microsoft/agent-framework#7011,
+    its ``CompactionProvider.before_run`` handed a context without the loaded history)."""
+    o = options(DEFAULTS["harness_agent"], given)
+    af = requires("agent_framework", EXTRA)
+    sessions = requires("agent_framework._sessions", EXTRA)
+    _strategy_class(af, "create_harness_agent")  # from 1.7.0
+    window = _strategy_class(af, "ContextWindowCompactionStrategy")
+
+    async def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_agent_framework(messages)
+        start = _replayable(af, converted, o["rounds"])
+        replayed = converted[start:]
+        sent: list[list[Any]] = []
+        history = sessions.InMemoryHistoryProvider()
+        agent = _harness_agent(af, _scripted_client(af, replayed[::2], sent), o, history, _replayed_tools(af, replayed))
+        session = agent.create_session()
+        session.state.setdefault(history.source_id, {})["messages"] = converted[: start - 1]  # earlier turns, as loaded
+        named = [(m, m.author_name) for m in replayed[::2]]
+        await agent.run(converted[start - 1 : start], session=session)
+        for reply, name in named:
+            reply.author_name = name
+        if len(sent) != len(replayed) // 2 + 1:
+            raise RuntimeError(f"the scripted harness turn made {len(sent)} model calls for {len(replayed) // 2} replayed rounds")
+        return from_agent_framework(sent[-1], notes)
+
+    # the harness's before-run default: ContextWindowCompactionStrategy, evicting tool results past
+    # its tool-eviction share of the input budget (as `context_window` declares it)
+    evicts = getattr(window, "DEFAULT_TOOL_EVICTION_THRESHOLD", 0.5) * (o["max_context_window_tokens"] - o["max_output_tokens"])
+    return make("agent_framework.create_harness_agent", {"core"}, run, declared=capabilities("in_list", {"tokens": int(evicts)}), is_async=True)

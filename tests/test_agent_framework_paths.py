@@ -245,3 +245,124 @@ def _chat() -> Any:
     from compaction_suite.conformance import formats
 
     return formats.get(formats.CHAT)
+
+
+HARNESS_WINDOW = {"max_context_window_tokens": 2000, "max_output_tokens": 500}
+"""The harness's token parameters: its default ContextWindowCompactionStrategy evicts tool results past
+half the input budget (750 tokens)."""
+
+
+def test_the_harness_agent_compacts_the_loaded_history_before_its_model_call():
+    """A turn of ``create_harness_agent(max_context_window_tokens=2000, max_output_tokens=500)`` whose
+    session holds a history of about 3,000 chars/4 tokens (four times the declared trigger): the
+    model must be sent it compacted. Before 1.12.0 the harness's ``CompactionProvider.before_run``
+    was handed a context without the loaded history (the harness's per-service-call persistence
+    skips the history provider's ``before_run``), so it never compacted (microsoft/agent-framework#7011,
+    fixed by PR #7055 in 1.12.0: the before-strategy runs as the agent's ``compaction_strategy``)."""
+    import agent_framework as af
+
+    from compaction_suite.adapters.agent_framework import harness_agent
+
+    if getattr(af, "create_harness_agent", None) is None:
+        pytest.skip(f"agent-framework-core {AF} has no create_harness_agent")
+    history = full_history(LONG_LOOP)
+    for message in history:
+        if message["role"] == "tool":
+            message["content"] = f"{message['content']}\n" + "line of the file\n" * 100  # ~400 chars/4 tokens a result
+    with SummarizerServer() as server:
+        adapter = harness_agent(connected(Settings(), server.base_url), **HARNESS_WINDOW)
+        out = asyncio.run(adapter.compact(history, iteration=1))
+    assert adapter.capabilities["trigger"] == {"tokens": 750}
+    if AF < (1, 12, 0):
+        assert out == history, f"AF {AF}: the harness compacted; #7011 reports its before-run compaction never fires"
+    else:
+        assert out != history and len(json.dumps(out)) < len(json.dumps(history)) / 2, f"AF {AF}: the model got the loaded history uncompacted (#7011)"
+
+
+def test_the_summarizer_request_holds_the_tool_results_it_summarizes():
+    """``SummarizationStrategy``'s request to its summarizer, in the agent's own tool loop, holds the
+    text of the tool results it summarizes. Before 1.18.0 its transcript wrote a tool message as
+    ``[tool] function_result`` and a call as ``[assistant] function_call`` (``Message.text`` only), so
+    the summary stands for results its summarizer never read (microsoft/agent-framework#8086, fixed
+    by PR #8087 in 1.18.0): the suite's CORE-12 (summary-of-unsent-messages) on ``summarization``."""
+    import agent_framework as af
+    from agent_framework_openai import OpenAIChatCompletionClient
+
+    from compaction_suite.adapters.agent_framework import to_agent_framework
+
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        strategy = af.SummarizationStrategy(client=OpenAIChatCompletionClient(model=settings.model, async_client=settings.async_client), target_count=4, threshold=2)
+        agent = af.Agent(scripted_model(af, []), tools=[read_file], compaction_strategy=strategy)
+        asyncio.run(agent.run(to_agent_framework(history_before_the_loop())[0]))
+        requests = [json.dumps(e.request.body) for e in server.exchanges]
+    assert requests, "the strategy never asked its summarizer"
+    held = any(read_file("conf0.yaml") in r for r in requests)
+    assert held == (AF >= (1, 18, 0)), f"AF {AF}: the summarizer {'read' if held else 'never read'} the first tool result ({requests[0][:400]})"
+
+
+def _approval_turn(per_call: bool) -> tuple[list[list[dict]], list[Any]]:
+    """A turn whose tool needs approval, each request approved as it comes (the agent's own loop
+    and session): what the model received at each call, and the session's stored AF messages."""
+    import agent_framework as af
+    from agent_framework._sessions import InMemoryHistoryProvider
+
+    sent: list[list[dict]] = []
+
+    @af.tool(approval_mode="always_require")
+    def read_file(path: str) -> str:  # the loop's tool, approval required
+        """Read a file."""
+        return f"contents of {path}"
+
+    history = InMemoryHistoryProvider()
+    persistence: dict[str, Any] = {"require_per_service_call_history_persistence": True} if per_call else {}
+    agent = af.Agent(scripted_model(af, sent), tools=[read_file], context_providers=[history], **persistence)
+    session = agent.create_session()
+    response: Any = asyncio.run(agent.run("Read the two sources.", session=session))  # type: ignore[arg-type]  # AF types run() as an Awaitable; it is a coroutine
+    for _ in range(LOOP_ROUNDS + 1):
+        requests = [c for m in response.messages for c in m.contents if c.type == "function_approval_request"]
+        if not requests:
+            break
+        answer = af.Message(role="user", contents=[r.to_function_approval_response(approved=True) for r in requests])
+        response = asyncio.run(agent.run([answer], session=session))  # type: ignore[arg-type]
+    return sent, list(session.state[history.source_id]["messages"])
+
+
+def _split_pairs(messages: list[Any]) -> list[str]:
+    """The call ids whose result is not in the message right after the call's (AF messages)."""
+    split = []
+    for n, message in enumerate(messages):
+        for call in (c for c in message.contents if c.type == "function_call"):
+            after = messages[n + 1].contents if n + 1 < len(messages) else []
+            if not any(c.type == "function_result" and c.call_id == call.call_id for c in after):
+                split.append(call.call_id)
+    return split
+
+
+@pytest.mark.parametrize("per_call", [False, True], ids=["after-run", "per-service-call"])
+def test_an_approved_call_reaches_the_model_beside_its_result(per_call):
+    """How Agent Framework's own loop sends a call that needed approval (microsoft/agent-framework#7212,
+    "compaction orphans function_call/result pairs when declaration and result are non-adjacent"):
+    every model request holds each call right before its result, the approval messages left out,
+    so the chat-completions history the suite draws is what the provider receives (asserted at the
+    releases that have the bug; 1.17.0's own approval replay sends the first approved call without its
+    result at the third call, an approval defect apart from compaction). Non-adjacent
+    pairs live only in the session's stored history: 1.13.0 and 1.23.0 store the approval response (a
+    user message) between a call and its result, or two approved calls before both results (1.17.0
+    stores them adjacent); at 1.11.0 and 1.12.0, releases that have the bug (fixed in 1.13.0), the
+    same flow stores every pair adjacent, so the shape the report names is not shown here at a
+    release that has the bug."""
+    import agent_framework as af
+
+    from compaction_suite.adapters._common import accepts
+
+    if per_call and not accepts(af.Agent, "require_per_service_call_history_persistence"):
+        pytest.skip(f"agent-framework-core {AF} has no per-service-call history persistence")
+    sent, stored = _approval_turn(per_call)
+    assert len(sent) == LOOP_ROUNDS + 1, sent
+    if AF >= (1, 13, 0):
+        return  # the fixed releases: 1.17.0's last request even holds the first approved call without its result
+    for messages in sent[1:]:  # the first request holds the user turn alone
+        calls = [i for i, m in enumerate(messages) if m.get("tool_calls")]
+        assert calls and all(messages[i + 1].get("role") == "tool" for i in calls), messages
+    assert not _split_pairs(stored), f"AF {AF}: the stored history holds a call apart from its result (#7212's shape)"
