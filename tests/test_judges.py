@@ -366,3 +366,21 @@ def test_core14_decision_a_newest_turn_joined_with_its_neighbour_is_kept() -> No
     assert judges.newest_round_kept(anthropic_format.FORMAT, history, joined) is None
     altered = {"messages": [joined["messages"][0], {"role": "assistant", "content": [{"type": "text", "text": "first part"}, {"type": "text", "text": "second"}]}]}
     assert judges.newest_round_kept(anthropic_format.FORMAT, history, altered) is not None
+
+
+def test_anth3_a_turn_joined_whole_with_its_neighbour_keeps_its_thinking() -> None:
+    """ANTH-3 under CORE-14's Decision: a tool_use turn joined whole into the previous assistant
+    message keeps its thinking; the same join with the thinking block dropped does not."""
+    from compaction_suite.conformance.formats import anthropic as anthropic_format
+
+    thinking = {"type": "redacted_thinking", "data": "EgAAAAAAAAAAAAAAAAAAAAA="}
+    use = {"type": "tool_use", "id": "call_1", "name": "read", "input": {}}
+    history: dict[str, list[dict[str, Any]]] = {"messages": [
+        {"role": "user", "content": "q"}, {"role": "assistant", "content": "earlier"},
+        {"role": "assistant", "content": [thinking, use]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "r"}]},
+    ]}  # fmt: skip
+    joined: list[dict[str, Any]] = [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "text", "text": "earlier"}, thinking, use]}, history["messages"][3]]
+    assert anthropic_format.check_thinking_kept(history, joined) is None
+    dropped: list[dict[str, Any]] = [joined[0], {"role": "assistant", "content": [{"type": "text", "text": "earlier"}, use]}, joined[2]]
+    assert anthropic_format.check_thinking_kept(history, dropped) is not None

@@ -265,15 +265,17 @@ def _thinking(message: Message) -> list[dict[str, Any]]:
 
 def check_thinking_kept(request: Any, messages: Sequence[Message]) -> Violation | None:
     """ANTH-3: an assistant turn with ``tool_use`` and thinking blocks comes back with the same
-    thinking blocks, byte-identical and in order, or not at all (the whole turn dropped). SPEC
-    ANTH-3 Decision (preserved thinking): a kept block whose prefix a compaction changed is the
+    thinking blocks, byte-identical and in order, or not at all (the whole turn dropped); a turn
+    joined whole with its assistant neighbours is the turn (SPEC CORE-14 Decision: the API joins
+    consecutive turns). SPEC ANTH-3 Decision (preserved thinking): a kept block whose prefix a compaction changed is the
     caller's ``prefix_mismatch_behavior`` to settle, not judged here."""
     for before in messages_of(request) or []:
         uses, thinking = tool_uses(before), _thinking(before)
         if before.get("role") != "assistant" or not uses or not thinking:
             continue
         for j, after in enumerate(messages):
-            if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not same(_thinking(after), thinking):
+            kept = same(_thinking(after), thinking) or combined(before, [after])  # joined with its neighbours: the turn whole, in order
+            if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not kept:
                 return Violation("thinking-altered", f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered")
     return None
 
