@@ -18,11 +18,12 @@ import json
 import os
 import resource
 import tempfile
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, reject
 from hypothesis import settings as hypothesis_settings
 
 from compaction_suite.conformance.assertions import require
@@ -38,7 +39,7 @@ HOLD_SECONDS = 60.0
 """How long the summarizer would hold STORE-14's request if never released (the test releases it)."""
 few = hypothesis_settings(max_examples=min(5, hypothesis_settings().max_examples), deadline=None)
 """Each example writes files and runs a framework's session: a few are enough, the shapes are forced."""
-sessions = in_format(min_rounds=2, max_rounds=6, long_outputs=False, multimodal=False)
+sessions = in_format(min_rounds=4, max_rounds=8, long_outputs=False, multimodal=False)
 
 
 async def done(value: T | Awaitable[T]) -> T:
@@ -53,11 +54,11 @@ def open_session(suite: Suite, folder: str) -> Any:
     return opener(os.path.join(folder, "session"))
 
 
-async def reopened_load(suite: Suite, folder: str) -> list[Any]:
+async def reopened_load(suite: Suite, folder: str) -> Any:
     """What a session reopened by a fresh target gives."""
     session = await done(open_session(suite, folder))
     try:
-        return list(await done(session.load()))
+        return loaded(await done(session.load()))
     finally:
         await close(session)
 
@@ -88,8 +89,16 @@ def same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
 
 
-def lost(before: list[Any], after: list[Any]) -> str:
-    return f"{len(before)} items before, {len(after)} after"
+def items(history: Any) -> list[Any]:
+    """A history's items: the list, or an Anthropic request's messages."""
+    return list(history.get("messages") or []) if isinstance(history, dict) else list(history)
+
+
+def lost(before: Any, after: Any) -> str:
+    """How ``after`` differs from ``before``, item by item, whatever their order."""
+    keys = lambda h: Counter(json.dumps(i, sort_keys=True, default=repr) for i in items(h))  # noqa: E731
+    missing, back = keys(before) - keys(after), keys(after) - keys(before)
+    return f"{sum(missing.values())} of its {len(items(before))} items missing, {sum(back.values())} others in their place ({len(items(after))} items)"
 
 
 @contextlib.contextmanager
@@ -106,14 +115,19 @@ def file_size_limit(folder: str) -> Iterator[int]:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
-def user_item(text: str) -> dict[str, Any]:
-    """A user turn in the target's wire format (what another run appends, STORE-14)."""
+def user_turns(texts: list[str]) -> Any:
+    """User turns as a history of the target's wire format (what another run appends, STORE-14)."""
     name = target_format().name
     if name == "responses":
-        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": t}]} for t in texts]
     if name == "anthropic-messages":
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
-    return {"role": "user", "content": text}
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": t}]} for t in texts]}
+    return [{"role": "user", "content": t} for t in texts]
+
+
+def loaded(value: Any) -> Any:
+    """What ``load`` gave, as a value of its own (a list, or an Anthropic request)."""
+    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 @clause("STORE-13")
@@ -121,8 +135,8 @@ def user_item(text: str) -> dict[str, Any]:
 @few
 @given(history=sessions)
 def test_refused_rewrite_leaves_the_session_whole(suite, history):
-    async def steps(session: Any, folder: str) -> tuple[V | None, list[Any]]:
-        before = list(await done(session.load()))
+    async def steps(session: Any, folder: str) -> tuple[V | None, Any]:
+        before = loaded(await done(session.load()))
         with file_size_limit(folder) as limit:
             suite.server.reply_with("the summary " * (2 * limit // 12))  # more than the room left
             try:
@@ -132,10 +146,8 @@ def test_refused_rewrite_leaves_the_session_whole(suite, history):
                 failed = True
         suite.server.reply_with(None)
         assume(any(e.answer is not None for e in suite.server.exchanges))  # the summarizer answered: the rewrite was tried
-        after = list(await done(session.load()))
+        after = loaded(await done(session.load()))
         again = await reopened_load(suite, folder)
-        if failed and not same(after, before):
-            return V("history-lost-on-refused-write", f"the store refused the compaction's write and the session lost history: {lost(before, after)}"), after
         if failed and not same(again, before):
             return V("history-lost-on-refused-write", f"the store refused the compaction's write and the reopened session lost history: {lost(before, again)}"), again
         if not failed and not same(again, after):
@@ -153,7 +165,7 @@ def test_refused_rewrite_leaves_the_session_whole(suite, history):
 def test_appends_during_compaction_are_kept(suite, history):
     texts = [f"appended while the compaction was in flight ({i})" for i in range(2)]
 
-    async def steps(session: Any, _folder: str) -> tuple[V | None, list[Any]]:
+    async def steps(session: Any, _folder: str) -> tuple[V | None, Any]:
         suite.server.fault("hang", times=1, hang_seconds=HOLD_SECONDS)
         compaction = asyncio.ensure_future(done(session.compact()))
         for _ in range(400):
@@ -161,14 +173,14 @@ def test_appends_during_compaction_are_kept(suite, history):
                 break
             await asyncio.sleep(0.025)
         held = bool(suite.server.in_flight)
-        append = asyncio.ensure_future(done(session.append([user_item(t) for t in texts])))
+        append = asyncio.ensure_future(done(session.append(user_turns(texts))))
         await asyncio.sleep(0.2)  # the append runs (or waits for the compaction) while the request is held
         suite.server.release()
         results = await asyncio.gather(compaction, append, return_exceptions=True)
         assume(held)  # the compaction asked its summarizer and was held there
         if isinstance(results[1], BaseException):
             raise results[1]
-        after = list(await done(session.load()))
+        after = loaded(await done(session.load()))
         text = json.dumps(after, default=repr)
         missing = [t for t in texts if t not in text]
         if missing:
@@ -184,10 +196,13 @@ def test_appends_during_compaction_are_kept(suite, history):
 @few
 @given(history=sessions)
 def test_reopened_session_gives_the_same_history(suite, history):
-    async def steps(session: Any, folder: str) -> tuple[V | None, list[Any]]:
-        before = list(await done(session.load()))
-        await done(session.compact())
-        view = list(await done(session.load()))
+    async def steps(session: Any, folder: str) -> tuple[V | None, Any]:
+        before = loaded(await done(session.load()))
+        try:
+            await done(session.compact())
+        except Exception:  # noqa: BLE001 - a compaction that raises is judged by STORE-13, not here
+            reject()
+        view = loaded(await done(session.load()))
         assume(not same(view, before))  # judged where the session compacted
         await close(session)
         again = await reopened_load(suite, folder)
