@@ -11,6 +11,7 @@ adapter's session is the object ``Runner`` writes to and compacts through (``add
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from test_adapter_format_loops import INSTRUCTIONS, TURNS, _scripted_strands_model, read_file
@@ -24,7 +25,7 @@ def _strands_agent(folder: str, model, pin_first: int | None):
     from strands.agent.conversation_manager import SummarizingConversationManager
     from strands.session.file_session_manager import FileSessionManager
 
-    pinned = {"pin_first": pin_first} if pin_first is not None else {}
+    pinned: dict[str, Any] = {"pin_first": pin_first} if pin_first is not None else {}
     manager = SummarizingConversationManager(preserve_recent_messages=2, proactive_compression={"compression_threshold": 0.5}, **pinned)
     session = FileSessionManager(session_id="loop", storage_dir=folder)
     return Agent(agent_id="loop", model=model, system_prompt=INSTRUCTIONS, tools=[tool(read_file)], conversation_manager=manager, session_manager=session, callback_handler=None)

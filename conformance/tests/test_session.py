@@ -44,7 +44,7 @@ sessions = in_format(min_rounds=4, max_rounds=8, long_outputs=False, multimodal=
 
 async def done(value: T | Awaitable[T]) -> T:
     """A session method's result, awaited when the session is ``async``."""
-    return await value if inspect.isawaitable(value) else value  # type: ignore[return-value]
+    return await value if inspect.isawaitable(value) else value
 
 
 def open_session(suite: Suite, folder: str) -> Any:
