@@ -35,7 +35,7 @@ EXTRA = "openai-agents"
 COMPACT_MODEL = "gpt-4.1"
 """The SDK accepts only OpenAI model names here; the suite's double answers any name."""
 
-DEFAULTS: dict[str, dict[str, Any]] = {"responses_compaction": {"threshold": 10, "session_limit": None}}
+DEFAULTS: dict[str, dict[str, Any]] = {"responses_compaction": {"threshold": 10, "session_limit": None}, "responses_session": {"threshold": 4}}
 """``session_limit``: the underlying session's ``SessionSettings(limit=...)`` (how many items its reads
 return), a documented session setting the compaction session reads its candidates through."""
 WHY = {
@@ -43,11 +43,16 @@ WHY = {
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
         "compaction item; endpoint errors propagate; session_limit: the underlying session's read limit"
     ),
+    "responses_session": (
+        "session only: OpenAIResponsesCompactionSession over a file SQLiteSession, its stored history under a refused "
+        "write (STORE-13), appends while responses.compact is in flight (STORE-14) and reopening (STORE-15)"
+    ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
     ("responses_compaction", {"threshold": 10}),
     ("responses_compaction", {"threshold": 4, "session_limit": 8}),
+    ("responses_session", {"threshold": 4}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
@@ -103,3 +108,49 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trigger": {"messages": threshold}}  # candidate items <= items
     return make("openai_agents.OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+
+
+class _Session:
+    """The SDK's stored session as a user builds it (profile ``session``, SPEC STORE-13..15): a file
+    ``SQLiteSession`` at ``path`` under ``OpenAIResponsesCompactionSession``, compacting in ``input``
+    mode through the suite's ``/v1/responses/compact``. ``append`` is the session's ``add_items`` (what
+    ``Runner`` writes), ``load`` its ``get_items`` (what ``Runner`` gives the model), ``compact`` its
+    ``run_compaction`` after a response, as ``Runner`` calls it."""
+
+    def __init__(self, memory: Any, openai: Any, settings: Any, path: str, threshold: int) -> None:
+        self._client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        self._store = memory.SQLiteSession("compaction-suite", path)
+        self._session = memory.OpenAIResponsesCompactionSession(
+            "compaction-suite", self._store, client=self._client, model=COMPACT_MODEL, compaction_mode="input",
+            should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold,
+        )  # fmt: skip
+        self._closed = False
+
+    async def append(self, items: list[dict[str, Any]]) -> None:
+        await self._session.add_items(items)
+
+    async def load(self) -> list[Any]:
+        return list(await self._session.get_items())
+
+    async def compact(self) -> None:
+        await self._session.run_compaction({"response_id": f"resp_compaction_suite_{next(_ids)}", "store": False})
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._store.close()
+            await self._client.close()
+
+
+@factory
+def responses_session(settings: Any, **given: Any) -> Any:
+    """``OpenAIResponsesCompactionSession`` over a file ``SQLiteSession`` (`_Session`): ``session(path)``
+    for profile ``session``; ``compact`` is `responses_compaction`'s (the profile's tests do not call it)."""
+    o = options(DEFAULTS["responses_session"], given)
+    memory = requires("agents.memory", EXTRA)
+    openai = requires("openai", EXTRA)
+    threshold = int(o["threshold"])
+    compactor = responses_compaction(settings, threshold=threshold)
+    compactor.profiles = frozenset({"session"})
+    compactor.session = lambda path: _Session(memory, openai, settings, path, threshold)
+    return compactor

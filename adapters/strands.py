@@ -23,6 +23,8 @@ import base64
 import binascii
 import copy
 import functools
+import inspect
+import tempfile
 from typing import Any
 
 from ._common import CannotDrive, factory, make, options, release, requires
@@ -50,8 +52,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "path": "proactive", "summarization_agent": False, "structured_output": False,
     },
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive"},
+    "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None},
 }  # fmt: skip
 WHY = {
+    "summarizing_session": (
+        "session only: an Agent with SummarizingConversationManager (or, manager=sliding_window, the sliding window; "
+        "pin_first optional) under a FileSessionManager; its reduction and the session sync after it, a refused write "
+        "(STORE-13) and reopening (STORE-15); "
+        "one agent loop owns the session (session_appends: sequential)"
+    ),
     "sliding_window": (
         "core only: message-count window (no iteration trigger); no summarizer; no events; routine path called anytime: "
         "after a tool interrupt the window also trims a history whose toolUse is unanswered (ANTH-6, policy); reactive "
@@ -93,6 +102,11 @@ CONTEXT_MANAGER_SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("context_manager", {"preset": "proactive_summarization", "context_window_limit": 2000}),
 ]
 """Its presets that summarize through the agent's model."""
+SESSIONS: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing_session", {}),
+    ("summarizing_session", {"pin_first": 2}),
+    ("summarizing_session", {"manager": "sliding_window", "pin_first": 2}),
+]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 
@@ -108,7 +122,7 @@ sliding window's reactive raise ("if the context cannot be reduced further"): at
 tool-heavy histories it could have trimmed (strands-agents/harness-sdk#2173), and a label by clause and
 options cannot tell the two apart, so its crash stays a finding."""
 
-NOT_ADAPTED_ALWAYS = "session managers (FileSessionManager, S3SessionManager) restoring a managed conversation"
+NOT_ADAPTED_ALWAYS = "S3SessionManager (FileSessionManager restoring a managed conversation: summarizing_session)"
 
 OVERFLOW = "prompt is too long: 210000 tokens > 200000 maximum"
 """The reactive path's trigger, as Anthropic's API words a context overflow (HTTP 400
@@ -398,9 +412,80 @@ def __getattr__(name: str) -> Any:
     if name == "CONFIGURATIONS":
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + (CONTEXT_MANAGER_SUMMARIZING if driven else [])
+        summarizing_ones = SUMMARIZING + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
         return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
         return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")
     raise AttributeError(name)
+
+
+class _Session:
+    """A Strands agent's stored session as a user builds it (profile ``session``, SPEC STORE-13, STORE-15):
+    ``Agent(agent_id=..., conversation_manager=SummarizingConversationManager(...), session_manager=
+    FileSessionManager(session_id, storage_dir=path))`` on the suite's ``/v1/messages``. ``append`` is the
+    agent's own ``_append_messages`` (each ``MessageAddedEvent`` writes the message to the session), ``load``
+    ``agent.messages`` in Anthropic blocks (Strands' own formatter), ``compact`` what the agent does on a
+    context overflow (``reduce_context(agent, e=overflow)``) and then at the end of its invocation (the
+    session manager's ``sync_agent``, its ``AfterInvocationEvent`` hook), which stores the manager's state."""
+
+    def __init__(self, settings: Any, path: str, manager: Any) -> None:
+        strands_files = requires("strands.session.file_session_manager", EXTRA)
+        self._store = strands_files.FileSessionManager(session_id="compaction-suite", storage_dir=path)
+        model = _agent(settings, None, [], None).model
+        strands = requires("strands", EXTRA)
+        self._agent = strands.Agent(agent_id="compaction-suite", model=model, conversation_manager=manager, session_manager=self._store, callback_handler=None)
+
+    async def append(self, request: dict[str, Any]) -> None:
+        await self._agent._append_messages(*Conversion(list(request.get("messages") or [])).strands)
+
+    def load(self) -> dict[str, Any]:
+        render = self._agent.model._format_request_message_content
+        messages = [{"role": m.get("role"), "content": [b for b in (render(block) for block in m.get("content", [])) if b is not None]} for m in self._agent.messages]
+        return {"messages": messages}
+
+    def compact(self) -> None:
+        manager = self._agent.conversation_manager
+        if hasattr(manager, "window_size"):
+            manager.apply_management(self._agent)  # the sliding window's end-of-invocation trim
+        else:
+            manager.reduce_context(self._agent, e=overflow())
+        self._store.sync_agent(self._agent)
+
+
+@factory
+def summarizing_session(settings: Any, **given: Any) -> Any:
+    """A Strands conversation manager under a ``FileSessionManager`` (`_Session`): ``session(path)`` for
+    profile ``session``. ``manager``: ``summarizing`` (``SummarizingConversationManager(summary_ratio,
+    preserve_recent_messages)``) or ``sliding_window`` (``SlidingWindowConversationManager(window_size)``);
+    ``pin_first`` is either's. ``compact`` runs a history through a fresh session (the profile's tests
+    drive the session itself)."""
+    o = options(DEFAULTS["summarizing_session"], given)
+    managers = requires("strands.agent.conversation_manager", EXTRA)
+    requires("strands.session.file_session_manager", EXTRA)
+    sliding = _path(o["manager"], ("summarizing", "sliding_window")) == "sliding_window"
+    kind = managers.SlidingWindowConversationManager if sliding else managers.SummarizingConversationManager
+    kwargs: dict[str, Any] = (
+        {"window_size": int(o["window_size"])} if sliding
+        else {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
+    )  # fmt: skip
+    if o["pin_first"] is not None:
+        if "pin_first" not in inspect.signature(kind.__init__).parameters:
+            raise CannotDrive("strands:summarizing_session", "strands-agents", f"{kind.__name__} has no pin_first")
+        kwargs["pin_first"] = int(o["pin_first"])
+
+    def session(path: str) -> _Session:
+        return _Session(settings, path, kind(**kwargs))
+
+    async def run(request: dict[str, Any]) -> dict[str, Any]:
+        """A history through a fresh session: appended, compacted, loaded (what the agent sends next)."""
+        with tempfile.TemporaryDirectory(prefix="compaction-suite-strands-") as folder:
+            stored = session(folder)
+            await stored.append(request)
+            stored.compact()
+            return {**{k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}, **stored.load()}
+
+    declared = {**_declared("reactive"), "session_appends": "sequential"}  # one agent loop owns the session
+    compactor = make(f"strands.{kind.__name__}[FileSessionManager]", {"session"}, run, declared=declared, is_async=True)
+    compactor.session = session
+    return compactor

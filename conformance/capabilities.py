@@ -40,6 +40,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
     "system_prompt": ("in_list", "leading", "outside"),
     formats.KEY: formats.NAMES,
+    "session_store": ("files", "elsewhere"),
+    "session_appends": ("concurrent", "sequential"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -62,6 +64,10 @@ class Capabilities:
     """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
     trigger: Trigger | None = None
     """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared."""
+    session_store: str = "files"
+    """Where a framework session (profile ``session``) keeps its items: ``elsewhere`` waives STORE-13."""
+    session_appends: str = "concurrent"
+    """``sequential``: one agent loop owns the session, so no task appends during a compaction (waives STORE-14)."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -104,7 +110,9 @@ class Capabilities:
 
     def choices(self) -> dict[str, str]:
         """The declarations that take one value of `CHOICES`."""
-        return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
+        found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
+        session = {"session_store": self.session_store, "session_appends": self.session_appends}
+        return found | {key: value for key, value in session.items() if value != CHOICES[key][0]}  # a session's declarations, where made
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}

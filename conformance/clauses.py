@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-PROFILES = ("core", "trigger", "summary", "structured", "failure", "events", "storage")
+PROFILES = ("core", "trigger", "summary", "structured", "failure", "events", "storage", "session")
 HARMS = ("rejected", "loss", "crash", "policy")
 """How bad a broken clause is for a user (SPEC Part A, "Harm classes"), worst first."""
 JUDGED = ("every-output", "every-call", "in-flight", "test")

@@ -356,6 +356,7 @@ class SummarizerServer:
         self._fixed: str | None = None
         self._in_flight = 0
         self._stopping = threading.Event()
+        self._released = threading.Event()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -442,6 +443,12 @@ class SummarizerServer:
             raise ValueError("times must be at least 1 (or None for every request)")
         with self._cond:
             self._fault = _Fault(name, times, params)
+            self._released.clear()
+
+    def release(self) -> None:
+        """Answer every request a "hang" fault holds now, normally: a test holds a compaction's
+        request while something else happens to the session (SPEC STORE-14), then lets it finish."""
+        self._released.set()
 
     def mode(self) -> dict[str, Any]:
         """How the next request will be answered: ``{"fault": name or None, "params": {...},
@@ -640,6 +647,8 @@ class SummarizerServer:
             if self._stopping.wait(HANG_POLL_SECONDS) or _peer_closed(sock):
                 _close_connection(sock)
                 return Response(b"")
+            if self._released.is_set():
+                break
         with self._cond:
             fixed = self._fixed
         return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)[0]

@@ -15,10 +15,11 @@ from broken.compactors import Control
 
 
 def controls() -> dict[str, Control]:
-    """Every broken store by module name, as a `Control` of the storage profile."""
+    """Every broken store by module name, as a `Control` of the storage profile (or the profiles its
+    ``PROFILES`` names: the broken sessions, profile ``session``)."""
     found = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_"):
             module = importlib.import_module(f"{__name__}.{info.name}")
-            found[info.name] = Control(module.EXPECTED, ("storage",), module.REASON)
+            found[info.name] = Control(module.EXPECTED, getattr(module, "PROFILES", ("storage",)), module.REASON)
     return found

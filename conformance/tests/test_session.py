@@ -1,0 +1,214 @@
+"""Profile session: a framework's stored session under compaction (SPEC STORE-13..STORE-15).
+
+The target's ``session(path)`` opens the framework's own session kept in a fresh temporary folder;
+the suite calls its ``append``, ``load``, ``compact`` and ``close`` (plain or ``async``) in one event
+loop and judges what ``load`` gives, before and after the compaction, and from a session reopened
+by a fresh target. The faults are the store's own and real concurrency: a file-size limit the
+store's write runs into (STORE-13) and an append from another task while the summarizer holds the
+compaction's request (STORE-14).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import inspect
+import json
+import os
+import resource
+import tempfile
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from hypothesis import assume, given, reject
+from hypothesis import settings as hypothesis_settings
+
+from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.suite import Suite
+from compaction_suite.conformance.violation import Violation as V
+
+from .common import TARGET_FORMAT, clause, in_format, target_format
+
+T = TypeVar("T")
+ROOM = 1 << 20
+"""The room STORE-13 leaves the store: its largest file may grow by 1 MiB (SPEC STORE-13)."""
+HOLD_SECONDS = 60.0
+"""How long the summarizer would hold STORE-14's request if never released (the test releases it)."""
+few = hypothesis_settings(max_examples=min(5, hypothesis_settings().max_examples), deadline=None)
+"""Each example writes files and runs a framework's session: a few are enough, the shapes are forced."""
+sessions = in_format(min_rounds=4, max_rounds=8, long_outputs=False, multimodal=False)
+
+
+async def done(value: T | Awaitable[T]) -> T:
+    """A session method's result, awaited when the session is ``async``."""
+    return await value if inspect.isawaitable(value) else value
+
+
+def open_session(suite: Suite, folder: str) -> Any:
+    opener = getattr(suite.new().compactor, "session", None)
+    if not callable(opener):
+        pytest.fail(f"{suite.target.spec} claims 'session' but has no session(path) (SPEC Part A, session)")
+    return opener(os.path.join(folder, "session"))
+
+
+async def reopened_load(suite: Suite, folder: str) -> Any:
+    """What a session reopened by a fresh target gives."""
+    session = await done(open_session(suite, folder))
+    try:
+        return loaded(await done(session.load()))
+    finally:
+        await close(session)
+
+
+async def close(session: Any) -> None:
+    closer = getattr(session, "close", None)
+    if callable(closer):
+        await done(closer())
+
+
+def scenario(suite: Suite, steps: Callable[[Any, str], Awaitable[T]], history: list[Any]) -> T:
+    """Run ``steps(session, folder)`` on a fresh session holding ``history``, in one event loop."""
+    suite.reset_server()
+
+    async def run() -> T:
+        with tempfile.TemporaryDirectory(prefix="compaction-suite-session-") as folder:
+            session = await done(open_session(suite, folder))
+            try:
+                await done(session.append(copy.deepcopy(history)))
+                return await steps(session, folder)
+            finally:
+                await close(session)
+
+    return asyncio.run(run())
+
+
+def same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
+
+
+def items(history: Any) -> list[Any]:
+    """A history's items: the list, or an Anthropic request's messages."""
+    return list(history.get("messages") or []) if isinstance(history, dict) else list(history)
+
+
+def lost(before: Any, after: Any) -> str:
+    """How ``after`` differs from ``before``, item by item, whatever their order."""
+    keys = lambda h: Counter(json.dumps(i, sort_keys=True, default=repr) for i in items(h))  # noqa: E731
+    missing, back = keys(before) - keys(after), keys(after) - keys(before)
+    return f"{sum(missing.values())} of its {len(items(before))} items missing, {sum(back.values())} others in their place ({len(items(after))} items)"
+
+
+@contextlib.contextmanager
+def file_size_limit(folder: str) -> Iterator[int]:
+    """Lower this process's file-size limit (RLIMIT_FSIZE) to the largest file under ``folder``
+    plus `ROOM`: a write past it fails with EFBIG (CPython ignores SIGXFSZ), as on a full disk."""
+    sizes = [os.path.getsize(os.path.join(top, name)) for top, _, names in os.walk(folder) for name in names]
+    limit = max(sizes, default=0) + ROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield limit
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def user_turns(texts: list[str]) -> Any:
+    """User turns as a history of the target's wire format (what another run appends, STORE-14)."""
+    name = target_format().name
+    if name == "responses":
+        return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": t}]} for t in texts]
+    if name == "anthropic-messages":
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": t}]} for t in texts]}
+    return [{"role": "user", "content": t} for t in texts]
+
+
+def loaded(value: Any) -> Any:
+    """What ``load`` gave, as a value of its own (a list, or an Anthropic request)."""
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+@clause("STORE-13")
+@TARGET_FORMAT
+@few
+@given(history=sessions)
+def test_refused_rewrite_leaves_the_session_whole(suite, history):
+    async def steps(session: Any, folder: str) -> tuple[V | None, Any]:
+        before = loaded(await done(session.load()))
+        with file_size_limit(folder) as limit:
+            suite.server.reply_with("the summary " * (2 * limit // 12))  # more than the room left
+            try:
+                await done(session.compact())
+                failed = False
+            except Exception:  # noqa: BLE001 - a refused write may be reported; losing history may not
+                failed = True
+        suite.server.reply_with(None)
+        assume(any(e.answer is not None for e in suite.server.exchanges))  # the summarizer answered: the rewrite was tried
+        after = loaded(await done(session.load()))
+        again = await reopened_load(suite, folder)
+        if failed and not same(again, before):
+            return V("history-lost-on-refused-write", f"the store refused the compaction's write and the reopened session lost history: {lost(before, again)}"), again
+        if not failed and not same(again, after):
+            return V("refused-write-not-stored", f"the compaction reported success but the reopened session differs: {lost(after, again)}"), again
+        return None, after
+
+    problem, output = scenario(suite, steps, history)
+    require(problem, history, output)
+
+
+@clause("STORE-14")
+@TARGET_FORMAT
+@few
+@given(history=sessions)
+def test_appends_during_compaction_are_kept(suite, history):
+    texts = [f"appended while the compaction was in flight ({i})" for i in range(2)]
+
+    async def steps(session: Any, _folder: str) -> tuple[V | None, Any]:
+        suite.server.fault("hang", times=1, hang_seconds=HOLD_SECONDS)
+        compaction = asyncio.ensure_future(done(session.compact()))
+        for _ in range(400):
+            if suite.server.in_flight or compaction.done():
+                break
+            await asyncio.sleep(0.025)
+        held = bool(suite.server.in_flight)
+        append = asyncio.ensure_future(done(session.append(user_turns(texts))))
+        await asyncio.sleep(0.2)  # the append runs (or waits for the compaction) while the request is held
+        suite.server.release()
+        results = await asyncio.gather(compaction, append, return_exceptions=True)
+        assume(held)  # the compaction asked its summarizer and was held there
+        if isinstance(results[1], BaseException):
+            raise results[1]
+        after = loaded(await done(session.load()))
+        text = json.dumps(after, default=repr)
+        missing = [t for t in texts if t not in text]
+        if missing:
+            return V("append-during-compaction-lost", f"{len(missing)} of {len(texts)} items appended while the compaction was in flight are not in the session after it"), after
+        return None, after
+
+    problem, output = scenario(suite, steps, history)
+    require(problem, history, output)
+
+
+@clause("STORE-15")
+@TARGET_FORMAT
+@few
+@given(history=sessions)
+def test_reopened_session_gives_the_same_history(suite, history):
+    async def steps(session: Any, folder: str) -> tuple[V | None, Any]:
+        before = loaded(await done(session.load()))
+        try:
+            await done(session.compact())
+        except Exception:  # noqa: BLE001 - a compaction that raises is judged by STORE-13, not here
+            reject()
+        view = loaded(await done(session.load()))
+        assume(not same(view, before))  # judged where the session compacted
+        await close(session)
+        again = await reopened_load(suite, folder)
+        if not same(again, view):
+            return V("reopened-session-differs", f"the reopened session gives other history than the one closed after a compaction: {lost(view, again)}"), again
+        return None, view
+
+    problem, output = scenario(suite, steps, history)
+    require(problem, history, output)

@@ -1,0 +1,116 @@
+"""Stored sessions (SPEC STORE-13..15), shown with the frameworks' own objects (issue 21).
+
+Strands: an ``Agent`` with ``SummarizingConversationManager`` under a ``FileSessionManager`` summarizes
+in its own loop (proactive compression before a model call; the scripted model of
+``tests/test_adapter_format_loops.py``, a TEST DOUBLE), then an ``Agent`` rebuilt on the same session
+restores it: what the adapter's ``summarizing_session`` checks (STORE-15). OpenAI Agents SDK: the
+adapter's session is the object ``Runner`` writes to and compacts through (``add_items``,
+``run_compaction``), on a file ``SQLiteSession`` that a second ``SQLiteSession`` reads back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from test_adapter_format_loops import INSTRUCTIONS, TURNS, _scripted_strands_model, read_file
+
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+
+def _strands_agent(folder: str, model, pin_first: int | None):
+    from strands import Agent, tool
+    from strands.agent.conversation_manager import SummarizingConversationManager
+    from strands.session.file_session_manager import FileSessionManager
+
+    pinned: dict[str, Any] = {"pin_first": pin_first} if pin_first is not None else {}
+    manager = SummarizingConversationManager(preserve_recent_messages=2, proactive_compression={"compression_threshold": 0.5}, **pinned)
+    session = FileSessionManager(session_id="loop", storage_dir=folder)
+    return Agent(agent_id="loop", model=model, system_prompt=INSTRUCTIONS, tools=[tool(read_file)], conversation_manager=manager, session_manager=session, callback_handler=None)
+
+
+def _said(messages: list[dict]) -> list[tuple[str, list]]:
+    return [(m["role"], m["content"]) for m in messages]
+
+
+@pytest.mark.parametrize("pin_first", [None, 2])
+def test_strands_agent_restored_after_summarizing_in_its_loop(tmp_path, pin_first):
+    """Without ``pin_first`` the rebuilt agent holds what the summarizing agent held; with ``pin_first=2``
+    it does not (strands-agents/harness-sdk#4027, open at 1.62.0: the restore reads the stored messages
+    from ``removed_message_count``, which does not count the pinned head), as STORE-15 reports it
+    through ``strands:summarizing_session``."""
+    pytest.importorskip("strands.session.file_session_manager", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    model = _scripted_strands_model()
+    agent = _strands_agent(str(tmp_path), model, pin_first)
+    for turn in range(TURNS):
+        agent(f"turn {turn}: read the files")
+    assert model.summaries, "proactive compression never fired"
+    restored = _strands_agent(str(tmp_path), _scripted_strands_model(), pin_first)
+    if pin_first is None:
+        assert _said(restored.messages) == _said(agent.messages)
+    else:
+        assert _said(restored.messages) != _said(agent.messages)  # in the loop a toolResult of the summarized range even comes back orphaned
+
+
+def test_strands_session_adapter_fails_store_15_only_with_pin_first(tmp_path):
+    """The adapter's session, driven as STORE-15 drives it, on one history: the reopened session
+    differs with ``pin_first=2`` and not without it (the loop test above shows the same in Strands' loop)."""
+    pytest.importorskip("strands.session.file_session_manager", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters.strands import summarizing_session
+
+    history = {"messages": [m for i in range(5) for m in ({"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]})]}
+    results = {}
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        for pin_first in (None, 2):
+            target = summarizing_session(settings, pin_first=pin_first)
+            folder = str(tmp_path / f"pin-{pin_first}")
+
+            async def steps(target=target, folder=folder):
+                session = target.session(folder)
+                await session.append(history)
+                session.compact()
+                return session.load(), target.session(folder).load()
+
+            results[pin_first] = asyncio.run(steps())
+    (view, again), (pinned_view, pinned_again) = results[None], results[2]
+    assert any("answer 0" not in str(m) for m in view["messages"]) and view != history  # compacted
+    assert again == view
+    assert pinned_again != pinned_view and len(pinned_again["messages"]) == len(pinned_view["messages"])
+
+
+def test_openai_agents_runner_writes_and_compacts_through_the_adapters_session(tmp_path):
+    """``Runner.run`` with the adapter's session (``openai_agents:responses_session``): the Runner stores
+    each turn through it and compacts through its ``run_compaction``; a second ``SQLiteSession`` on the
+    file reads back what the session gives (what STORE-15 reopens)."""
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
+    from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
+    from agents.models.openai_responses import OpenAIResponsesModel
+    from openai import AsyncOpenAI
+    from responses_endpoint import ResponsesEndpoint
+
+    from compaction_suite.adapters.openai_agents import responses_session
+
+    set_tracing_disabled(True)
+    path = str(tmp_path / "session.db")
+    with ResponsesEndpoint() as endpoint:
+        settings = connected(Settings(), endpoint.base_url)
+
+        async def main():
+            session = responses_session(settings, threshold=2).session(path)
+            client = AsyncOpenAI(api_key="test-double", base_url=endpoint.base_url, max_retries=0)
+            agent = Agent(name="loop", instructions=INSTRUCTIONS, model=OpenAIResponsesModel(model="gpt-4.1", openai_client=client), tools=[function_tool(read_file)])
+            for turn in range(3):
+                await Runner.run(agent, f"turn {turn}", session=session._session)
+            held = await session.load()
+            await session.close()
+            await client.close()
+            return held, await SQLiteSession("compaction-suite", path).get_items()
+
+        held, again = asyncio.run(main())
+        compacts = [path for path, _ in endpoint.requests if path.endswith("/compact")]
+    assert compacts, "the Runner never compacted through the session"
+    assert any(item.get("type") == "compaction" for item in held)
+    assert again == held
