@@ -193,3 +193,42 @@ def test_anthropic_streaming_faults_raise(server: SummarizerServer, fault: str) 
     with pytest.raises(Exception):  # noqa: B017 - an APIError, or the client's own decoding error for a malformed event
         stream_text(server)
     assert server.counts[fault] == 1
+
+
+# --- the declared providers' request rules (SPEC CORE-13: Bedrock Converse's tool config)
+
+USE = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "runCommand", "input": {"command": "make"}}]}
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "make: ok"}]}
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "runCommand", "arguments": "{}"}}]}
+TOOL = {"name": "noop", "description": "Does nothing.", "input_schema": {"type": "object", "properties": {}}}
+REQUESTS = [  # (declared, path, body, what Bedrock's rule answers: None = accepted)
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, "toolConfig field must be defined"),
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT], "tools": [TOOL]}, None),
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT], "tools": []}, "toolConfig field must be defined"),
+    (["bedrock-converse"], "/v1/messages", {"messages": MESSAGES}, None),
+    (["anthropic"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, None),
+    ([], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, None),
+    (["openai", "bedrock-converse"], "/v1/chat/completions", {"messages": [MESSAGES[0], CALL, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}, "toolConfig field must be defined"),
+    (["openai"], "/v1/chat/completions", {"messages": [MESSAGES[0], CALL, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}, None),
+]
+
+
+@pytest.mark.parametrize(("declared", "path", "body", "says"), REQUESTS)
+def test_the_double_answers_as_the_declared_providers(server: SummarizerServer, declared: list[str], path: str, body: dict, says: str | None) -> None:
+    """Bedrock Converse rejects a request holding toolUse/toolResult blocks without a toolConfig
+    (strands-agents/harness-sdk#998); the Messages and chat-completions APIs are not known to."""
+    server.answer_as(declared)
+    try:
+        sent = {"model": "m", "max_tokens": 64, **body}
+        request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, json.dumps(sent).encode(), {"Content-Type": "application/json"})
+        if says is None:
+            with urllib.request.urlopen(request, timeout=5) as answered:
+                assert answered.status == 200
+            return
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=5)
+        assert raised.value.code == 400 and says in raised.value.read().decode()
+        rejected = server.exchanges[-1].rejected
+        assert rejected is not None and rejected.reason_id == "bedrock-converse:tool-blocks-without-tool-config"
+    finally:
+        server.answer_as(())
