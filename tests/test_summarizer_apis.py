@@ -78,11 +78,18 @@ def test_deterministic_answers_name_the_request(server: SummarizerServer, api: s
     assert all(r.headers.get("authorization") or r.headers.get("x-api-key") for r in server.requests)
 
 
-def test_compact_returns_user_messages_then_one_compaction_item(server: SummarizerServer) -> None:
+def test_compact_returns_the_messages_then_one_compaction_item(server: SummarizerServer) -> None:
+    """The user messages (OpenAI's reference) and the assistant messages as sent, ids kept, reasoning
+    not: gpt-5.4's output (openai/openai-agents-python#2727; SPEC "Wire formats" Decision)."""
     output = ask(server, "compact")
-    assert [o.type for o in output] == ["message", "compaction"]
-    assert output[0].role == "user" and output[-1].id.startswith("cmp_testdouble_")
+    assert [o.type for o in output] == ["message", "message", "compaction"]
+    assert [o.role for o in output[:2]] == ["user", "assistant"] and output[-1].id.startswith("cmp_testdouble_")
     assert server.requests[-1].path == "/v1/responses/compact" and server.requests[-1].body["input"] == ITEMS
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+    said = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It builds.", "annotations": []}]}
+    oai, _ = clients(server)
+    output = oai.responses.compact(model="m", input=sent_items([ITEMS[0], reasoning, said])).output
+    assert [o.type for o in output] == ["message", "message", "compaction"] and output[1].model_dump(exclude_none=True) == said
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -266,6 +266,22 @@ def KeptAndFolded(settings):
     return _KeptAndFolded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
 
 
+class _KeepsReturnedIds(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        named = {json.dumps({"type": "message", **{k: v for k, v in item.items() if k != "id"}}, sort_keys=True): item["id"] for item in items if item.get("role") == "assistant" and item.get("id")}
+        return [{**item, "id": named[key]} if (key := json.dumps(item, sort_keys=True)) in named and item not in items else item for item in out]
+
+
+def KeepsReturnedIds(settings):
+    """Keeps the compact endpoint's output as gpt-5.4 returns it, its assistant messages with their ids
+    and without the reasoning items before them (openai/openai-agents-python#2727): the next
+    responses.create is answered "Item 'msg_…' of type 'message' was provided without its required
+    'reasoning' item" (RESP-3)."""
+    correct = compacting_factory(settings)
+    return _KeepsReturnedIds(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 class _ClearedOnFailure(ResponsesCompacting):
     def compact(self, items, *, iteration):
         starts = _turn_starts(items)
@@ -312,7 +328,8 @@ CONTROLS: dict[str, Control] = {
     "UnansweredCall": Control("RESP-2", ("core",), r"function_call call_\w+\): 0 function_call_output items after it"),
     "OrphanCustomOutput": Control("RESP-1", ("core",), r"custom_tool_call_output call_\w+\): no custom_tool_call with call_id"),
     "UnansweredCustomCall": Control("RESP-2", ("core",), r"custom_tool_call call_\w+\): 0 custom_tool_call_output items after it"),
-    "ReasoningSeparated": Control("RESP-3", ("core",), r"kept without the reasoning item that preceded it"),
+    "KeepsReturnedIds": Control("RESP-3", ("core",), r"\(message assistant\) was kept with its id 'msg_\w+' without the reasoning item that preceded it", reason_id="item-without-its-reasoning"),
+    "ReasoningSeparated": Control("RESP-3", ("core",), r"was kept with its id '\w+' without the reasoning item that preceded it", reason_id="item-without-its-reasoning"),
     "CompactionAltered": Control("RESP-4", ("core",), r"compaction item '\w+' was altered"),
     "CompactionDuplicated": Control("RESP-5", ("core",), r"\(compaction \w+\) duplicates compaction item"),
     "ChatRoleItem": Control("RESP-6", ("core",), r"unknown role 'tool'"),
