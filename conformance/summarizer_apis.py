@@ -167,7 +167,8 @@ def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
 
 def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     """The Responses API's own rules on a request's ``input`` items (SPEC RESP-1, RESP-2, RESP-6: the
-    texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168), for /v1/responses and its
+    texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168; RESP-3 where the request
+    alone shows it: a reasoning item followed by no item the model wrote), for /v1/responses and its
     compact endpoint alike."""
     from .formats import responses
 
@@ -188,7 +189,24 @@ def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     for kind, call_id in responses.calls(items):
         if (kind, call_id) not in answered:
             return Violation("summarizer-request-unanswered-tool-call", f"No tool output found for {'function' if kind == 'function_call' else 'custom tool'} call {call_id}.")
+    for i, item in enumerate(items):
+        if responses.kind(item) == "reasoning" and not _model_output(items[i + 1] if i + 1 < len(items) else None):
+            return Violation("summarizer-request-reasoning-without-its-item", f"Item '{item.get('id')}' of type 'reasoning' was provided without its required following item.")
     return None
+
+
+def _model_output(item: Any) -> bool:
+    """Whether ``item`` can be what a reasoning item preceded: an item the model wrote (an assistant
+    message, a call, another reasoning item), not a user, system or developer message, a tool's output,
+    a compaction item or nothing. SPEC RESP-3: the API answers a reasoning item without it "Item 'rs_…'
+    of type 'reasoning' was provided without its required following item" (continuedev/continue#10163,
+    openai/openai-agents-python#1660)."""
+    from .formats import responses
+
+    kind = responses.kind(item) if isinstance(item, dict) else None
+    if kind is None or kind in responses.ANSWERS or kind == "compaction":
+        return False
+    return kind != "message" or item.get("role") == "assistant"
 
 
 def anthropic_rejects(body: Mapping[str, Any]) -> Violation | None:

@@ -239,3 +239,29 @@ def test_the_double_answers_as_the_declared_providers(server: SummarizerServer, 
         assert rejected is not None and rejected.reason_id == "bedrock-converse:tool-blocks-without-tool-config"
     finally:
         server.answer_as(())
+
+
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+FOLLOWED = [  # (input, the Responses API's answer: None = accepted)
+    ([ITEMS[0], REASONING, *ITEMS[1:]], None),
+    ([ITEMS[0], REASONING, ITEMS[3]], None),
+    ([ITEMS[0], *ITEMS[1:3], REASONING], "without its required following item"),
+    ([ITEMS[0], REASONING, {"type": "message", "role": "user", "content": "Go on."}], "without its required following item"),
+    ([ITEMS[0], REASONING, {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA"}], "without its required following item"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/responses", "/v1/responses/compact"])
+@pytest.mark.parametrize(("items", "says"), FOLLOWED)
+def test_a_reasoning_item_needs_the_item_it_preceded(server: SummarizerServer, path: str, items: list, says: str | None) -> None:
+    """SPEC CORE-13 with RESP-3's rule where a request alone shows it: "Item 'rs_…' of type 'reasoning'
+    was provided without its required following item" (continuedev/continue#10163)."""
+    request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, json.dumps({"model": "m", "input": items}).encode(), {"Content-Type": "application/json"})
+    if says is None:
+        with urllib.request.urlopen(request, timeout=5) as answered:
+            assert answered.status == 200
+        return
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=5)
+    assert raised.value.code == 400 and says in raised.value.read().decode()
+    assert server.exchanges[-1].rejected is not None and server.exchanges[-1].rejected.reason_id == "summarizer-request-reasoning-without-its-item"
