@@ -165,6 +165,34 @@ M: list[dict[str, Any]] = ANTHROPIC_HISTORY["messages"]
 ANTHROPIC_CORRECT = {"system": ANTHROPIC_HISTORY["system"], "messages": M[4:]}
 
 
+USE_1 = {"type": "tool_use", "id": "toolu_1", "name": "runCommand", "input": {"command": "make"}}
+USE_2 = {"type": "tool_use", "id": "toolu_2", "name": "runCommand", "input": {"command": "pytest"}}
+LOOP = [  # a turn in a tool loop: it opened with thinking, its second call came without (non-interleaved thinking)
+    {"role": "user", "content": "Fix the build."},
+    {"role": "assistant", "content": [THINK, USE_1]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "make: ok"}]},
+    {"role": "assistant", "content": [USE_2]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "3 passed"}]},
+]
+SUMMARY = {"role": "user", "content": "Here is a summary of the conversation to date: the build was fixed."}
+OPEN_TURNS = [  # (input messages, output messages, ANTH-3's reason id or None)
+    pytest.param(LOOP, [SUMMARY, *LOOP[3:]], "final-turn-without-thinking", id="summary-cuts-into-the-turn"),
+    pytest.param(LOOP, LOOP[1:], None, id="turn-kept-whole"),
+    pytest.param(LOOP, [SUMMARY, {"role": "assistant", "content": [{**THINK, "thinking": "Run the tests."}, USE_2]}, LOOP[4]], None, id="interleaved-thinking-opens-it"),
+    pytest.param([*LOOP, {"role": "assistant", "content": "3 passed."}, {"role": "user", "content": "Thanks."}], [SUMMARY, {"role": "user", "content": "Thanks."}], None, id="no-tool-loop-open"),
+    pytest.param([LOOP[0], {"role": "assistant", "content": [USE_1]}, *LOOP[2:]], [SUMMARY, *LOOP[3:]], None, id="thinking-off"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "reason_id"), OPEN_TURNS)
+def test_a_final_turn_in_a_tool_loop_opens_with_thinking(before: list, after: list, reason_id: str | None) -> None:
+    """SPEC ANTH-3: "When `thinking` is enabled, a final `assistant` message must start with a thinking
+    block" (microsoft/vscode-copilot-chat#2367); a summary cutting into the open turn is
+    langchain-ai/langchain#34794's. Judged where the input's open turn opened with thinking."""
+    found = anthropic.check_thinking_kept({"messages": before}, after)
+    assert (found.reason_id if found is not None else None) == reason_id, found
+
+
 @pytest.mark.parametrize(
     ("clause", "out"),
     [
