@@ -10,8 +10,11 @@ A rule is judged on the compacted output only where the input keeps it: the inpu
 caller's, and a history the provider would reject before compaction is not the compactor's doing.
 
 A set may also hold rules on the requests a compaction sends the summarizer (`REQUEST_RULES`, SPEC
-CORE-13): the summarizer of a target that declares a provider is that provider, so the suite's test
-double answers such a request as the provider does, HTTP 400 with its text (`request_broken`).
+CORE-13 Decision): for a target declaring that its summarizer requests reach a provider as the test
+double sees them (``capabilities["summarizer_providers"]``), the double answers a request breaking one
+as the provider does, HTTP 400 with its text (`request_broken`). Not for ``providers``: a framework's
+own client may repair the request on its way (Strands' ``BedrockModel`` adds a no-op tool to a request
+holding tool blocks), so a rule on the request envelope says nothing of a request seen through another client.
 """
 
 from __future__ import annotations

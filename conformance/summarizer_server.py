@@ -26,8 +26,8 @@ client. The conformance suite points that client at this local HTTP server
 * validity: each request is checked with its provider's own rules and, where one is
   broken, answered HTTP 400 with the provider's own error text, as the real API
   answers it (a half call/result pair in a summarizer request, SPEC CORE-13), and with
-  the request rules of the providers the target declares (``answer_as``: Bedrock's
-  tool config, `conformance.providers.REQUEST_RULES`).
+  the request rules of the providers the target says its summarizer requests reach as sent
+  (``answer_as``: Bedrock's tool config, `conformance.providers.REQUEST_RULES`).
 
 Every request is kept with what it got (`Exchange`: status, the answer's text, the items
 returned, the rejection), so the suite can tell whether a summary in a compactor's output
@@ -419,10 +419,10 @@ class SummarizerServer:
     # behaviour
 
     def answer_as(self, declared: Sequence[str]) -> None:
-        """Answer as the providers ``declared`` (a target's ``capabilities["providers"]``) would: each
-        request is also checked with their request rules (`providers.REQUEST_RULES`, SPEC CORE-13) and
-        a broken one answered HTTP 400 with the provider's text. Kept across `reset`: it is the
-        target's, not an example's."""
+        """Answer also by the request rules of the providers ``declared`` (a target's
+        ``capabilities["summarizer_providers"]``, `providers.REQUEST_RULES`, SPEC CORE-13 Decision): a
+        request breaking one is answered HTTP 400 with the provider's text. Kept across `reset`: it is
+        the target's, not an example's."""
         with self._cond:
             self._providers = tuple(declared)
 

@@ -690,10 +690,10 @@ def window_request(settings: Any) -> _WindowRequest:
 
 
 class _HistoryRequest(_WindowRequest):
-    """Declares Bedrock Converse and sends the summarizer the older rounds themselves (whole, every
-    call with its results) and no tools."""
+    """Declares that its summarizer is Bedrock Converse, reached as it sends (``summarizer_providers``),
+    and sends it the older rounds themselves (whole, every call with its results) and no tools."""
 
-    capabilities: ClassVar[dict[str, Any]] = {"providers": ["bedrock-converse"]}
+    capabilities: ClassVar[dict[str, Any]] = {"providers": ["openai", "bedrock-converse"], "summarizer_providers": ["bedrock-converse"]}
 
     def summary(self, older: list[dict]) -> str | None:
         s = self.settings
