@@ -18,6 +18,9 @@ reading, so a compactor that declares nothing is checked as before:
   ``"anthropic"``, ``"bedrock-converse"``, ``"gemini"``) whose rules the outputs must keep besides
   the format's own (SPEC CORE-17); default ``["openai"]`` for chat-completions and responses,
   ``["anthropic"]`` for anthropic-messages. An unknown name is a contract error.
+- ``summarizer_providers``: the provider rule sets whose request rules the summarizer requests must
+  keep besides their API's own (SPEC CORE-13 Decision), for a target whose summarizer client sends
+  its requests to that provider as the test double sees them; default none. Same names as ``providers``.
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
   ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
@@ -68,6 +71,8 @@ class Capabilities:
     """Where a framework session (profile ``session``) keeps its items: ``elsewhere`` waives STORE-13."""
     session_appends: str = "concurrent"
     """``sequential``: one agent loop owns the session, so no task appends during a compaction (waives STORE-14)."""
+    summarizer_providers: tuple[str, ...] = ()
+    """The provider sets whose request rules the summarizer requests keep (SPEC CORE-13 Decision); empty: none."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -115,7 +120,8 @@ class Capabilities:
         return found | {key: value for key, value in session.items() if value != CHOICES[key][0]}  # a session's declarations, where made
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}
+        found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}
+        return {**found, "summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else found
 
 
 def declared(compactor: Any) -> Capabilities:
@@ -133,16 +139,17 @@ def declared(compactor: Any) -> Capabilities:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:
         raise CapabilityError(str(error)) from error
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger)
+    summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer)
 
 
-def _providers(raw: Any) -> tuple[str, ...]:
+def _providers(raw: Any, key: str = "providers") -> tuple[str, ...]:
     """The declared provider rule sets; raises `CapabilityError` for anything but a list of known names."""
     if raw is None:
         return ()
     if not isinstance(raw, (list, tuple)) or not raw or not all(isinstance(name, str) for name in raw):
-        raise CapabilityError(f"capabilities['providers'] is {raw!r}; expected a non-empty list of {', '.join(providers.NAMES)}")
+        raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected a non-empty list of {', '.join(providers.NAMES)}")
     unknown = providers.unknown(raw)
     if unknown:
-        raise CapabilityError(f"capabilities['providers'] names {', '.join(map(repr, unknown))}; known: {', '.join(providers.NAMES)}")
+        raise CapabilityError(f"capabilities[{key!r}] names {', '.join(map(repr, unknown))}; known: {', '.join(providers.NAMES)}")
     return tuple(raw)

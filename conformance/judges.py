@@ -225,9 +225,10 @@ enough that a framework truncating a summary still shows it (SPEC CORE-18 Decisi
 
 def _marks(exchange: Exchange) -> list[str]:
     """What shows ``exchange``'s answer in a text of letters and digits: the first `ANSWER_MARK` of
-    its text, and the longest string of each item it returned (a compaction item's opaque blob)."""
+    its text, and the longest string of each compaction item it returned (its opaque blob; the
+    messages the compact endpoint returns beside it are the request's own, no answer)."""
     marks = [alnum(exchange.answer or "")[:ANSWER_MARK]]
-    marks += [max((alnum(s) for s in strings(given)), key=len, default="") for given in exchange.output]
+    marks += [max((alnum(s) for s in strings(given)), key=len, default="") for given in exchange.output if given.get("type") == "compaction"]  # the messages it returns are the request's own
     return [m for m in marks if len(m) >= SHORTEST]
 
 

@@ -8,11 +8,18 @@ clauses (CORE-1..6, RESP-1..9, ANTH-1..5), so their sets add nothing here.
 
 A rule is judged on the compacted output only where the input keeps it: the input is the
 caller's, and a history the provider would reject before compaction is not the compactor's doing.
+
+A set may also hold rules on the requests a compaction sends the summarizer (`REQUEST_RULES`, SPEC
+CORE-13 Decision): for a target declaring that its summarizer requests reach a provider as the test
+double sees them (``capabilities["summarizer_providers"]``), the double answers a request breaking one
+as the provider does, HTTP 400 with its text (`request_broken`). Not for ``providers``: a framework's
+own client may repair the request on its way (Strands' ``BedrockModel`` adds a no-op tool to a request
+holding tool blocks), so a rule on the request envelope says nothing of a request seen through another client.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +71,70 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "bedrock-converse": (FIRST_TURN_USER,),
     "gemini": (GEMINI_FIRST_TURN_USER,),
 }
+
+
+@dataclass(frozen=True)
+class RequestRule:
+    """One provider rule on a request sent to its model: its slug, the provider's text, its source, the check."""
+
+    name: str
+    says: str
+    source: str
+    broken: Callable[[str, Mapping[str, Any]], str | None]
+    """``broken(api, body)``: None when the request keeps the rule, else where it does not (``api``:
+    ``chat``, ``anthropic``, the test double's name for the API the request was sent to)."""
+
+
+def _tool_blocks(api: str, body: Mapping[str, Any]) -> str | None:
+    """Where a request first holds a tool call or a tool result (Converse's ``toolUse`` /
+    ``toolResult`` once the client maps it), in the chat-completions or the Messages API shape."""
+    from .formats import anthropic, chat
+
+    messages = body.get("messages")
+    for i, m in enumerate(messages if isinstance(messages, list) else []):
+        if api == "chat" and ((isinstance(m, dict) and m.get("role") == "tool") or chat.call_ids(m)):
+            return f"messages.[{i}] ({m.get('role')}) holds a tool {'result' if m.get('role') == 'tool' else 'call'}"
+        if api == "anthropic" and (anthropic.tool_uses(m) or anthropic.tool_results(m)):
+            return f"messages.{i} ({m.get('role')}) holds a {'tool_use' if anthropic.tool_uses(m) else 'tool_result'} block"
+    return None
+
+
+def _tool_blocks_without_tools(api: str, body: Mapping[str, Any]) -> str | None:
+    """Where a request holds tool calls or results but defines no tool (no non-empty ``tools``)."""
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        return None
+    found = _tool_blocks(api, body)
+    return f"{found} but the request defines no tools" if found else None
+
+
+TOOL_CONFIG = RequestRule(
+    "tool-blocks-without-tool-config",
+    "The toolConfig field must be defined when using toolUse and toolResult content blocks.",
+    "Bedrock Converse's ValidationException, quoted in strands-agents/harness-sdk#998 (a summarization request "
+    "holding the conversation's toolUse/toolResult blocks and no tools), langchain-ai/langchain-aws#591 and "
+    "langchain-ai/langmem#102 (summarizer calls), langgenius/dify#16421",
+    _tool_blocks_without_tools,
+)
+REQUEST_RULES: dict[str, tuple[RequestRule, ...]] = {
+    "openai": (),
+    "anthropic": (),
+    "bedrock-converse": (TOOL_CONFIG,),
+    "gemini": (),
+}
+"""The rules each provider set adds on a request sent to its model (SPEC CORE-13): OpenAI's and
+Anthropic's are the test double's own checks of their APIs (`conformance.summarizer_apis`)."""
+
+
+def request_broken(declared: Sequence[str], api: str, body: Mapping[str, Any]) -> Violation | None:
+    """CORE-13: the first rule of a declared provider that a summarizer request breaks, as the
+    provider's HTTP 400 (its text), or None."""
+    for provider in declared:
+        for rule in REQUEST_RULES.get(provider, ()):
+            where = rule.broken(api, body)
+            if where is not None:
+                return Violation(f"{provider}:{rule.name}", f"{rule.says} ({provider}: {where}; {rule.source})")
+    return None
 
 
 def unknown(names: Sequence[Any]) -> list[Any]:

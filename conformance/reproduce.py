@@ -133,6 +133,7 @@ def replay(case: dict[str, Any], target: str, env: Mapping[str, str] | None = No
                 settings = connected(Settings().with_(**case.get("settings", {})), server.base_url)
                 compactor = build(resolved, settings)
                 result = Replayed(wire_format=formats.declared(compactor), providers=declared(compactor).providers)
+                server.answer_as(declared(compactor).summarizer_providers)  # SPEC CORE-13 Decision
                 try:
                     result.output = call_compact(compactor, json.loads(json.dumps(case["messages"])), case["iteration"])
                 except Exception as error:  # noqa: BLE001 - the crash is what is replayed

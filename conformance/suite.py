@@ -202,6 +202,7 @@ class Suite:
             first = self._first()
             self.capabilities: Capabilities = declared(first.compactor)
             self.format: formats.WireFormat = formats.get(self.capabilities.wire_format)
+            self.server.answer_as(self.capabilities.summarizer_providers)
         except CapabilityError as error:
             self.server.stop()
             raise StartupFailed(f"{target.spec}: {error}") from error

@@ -10,7 +10,9 @@
   the session's items as ``input``; openai-agents 0.24.0,
   ``agents/memory/openai_responses_compaction_session.py``). The answer is a
   ``response.compaction`` object whose ``output`` is the input's user messages followed by one
-  ``compaction`` item, as OpenAI's reference describes it. The item's ``encrypted_content`` is
+  ``compaction`` item, as OpenAI's reference describes it, with the input's assistant messages
+  among the user messages, their ids kept and their reasoning items not (gpt-5.4's output,
+  openai/openai-agents-python#2727). The item's ``encrypted_content`` is
   NOT encrypted: it is ``testdouble-compaction:`` and the base64 of a JSON object holding the
   deterministic summary and the digests of the earlier compaction items the request held (what
   it folds), so a test can read what was "compacted" and RESP-5 can tell an earlier compaction
@@ -165,7 +167,8 @@ def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
 
 def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     """The Responses API's own rules on a request's ``input`` items (SPEC RESP-1, RESP-2, RESP-6: the
-    texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168), for /v1/responses and its
+    texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168; RESP-3 where the request
+    alone shows it: a reasoning item followed by no item the model wrote), for /v1/responses and its
     compact endpoint alike."""
     from .formats import responses
 
@@ -186,7 +189,24 @@ def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     for kind, call_id in responses.calls(items):
         if (kind, call_id) not in answered:
             return Violation("summarizer-request-unanswered-tool-call", f"No tool output found for {'function' if kind == 'function_call' else 'custom tool'} call {call_id}.")
+    for i, item in enumerate(items):
+        if responses.kind(item) == "reasoning" and not _model_output(items[i + 1] if i + 1 < len(items) else None):
+            return Violation("summarizer-request-reasoning-without-its-item", f"Item '{item.get('id')}' of type 'reasoning' was provided without its required following item.")
     return None
+
+
+def _model_output(item: Any) -> bool:
+    """Whether ``item`` can be what a reasoning item preceded: an item the model wrote (an assistant
+    message, a call, another reasoning item), not a user, system or developer message, a tool's output,
+    a compaction item or nothing. SPEC RESP-3: the API answers a reasoning item without it "Item 'rs_…'
+    of type 'reasoning' was provided without its required following item" (continuedev/continue#10163,
+    openai/openai-agents-python#1660)."""
+    from .formats import responses
+
+    kind = responses.kind(item) if isinstance(item, dict) else None
+    if kind is None or kind in responses.ANSWERS or kind == "compaction":
+        return False
+    return kind != "message" or item.get("role") == "assistant"
 
 
 def anthropic_rejects(body: Mapping[str, Any]) -> Violation | None:
@@ -291,15 +311,28 @@ def _input_parts(content: Any) -> list[Any]:
 
 
 def compact_body(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> dict[str, Any]:
-    """A ``response.compaction``: the input's user messages, then one compaction item."""
+    """A ``response.compaction``: the input's user messages and assistant messages in their order, then
+    one compaction item. The assistant messages come back as sent, their ``id`` with them, without the
+    reasoning items before them: what gpt-5.4's compact endpoint returns (openai/openai-agents-python#2727;
+    OpenAI's reference lists the user messages only, gpt-5.2 returns the assistant messages without
+    their ids). SPEC Part A, "Wire formats", Decision: the compact endpoint's output."""
     items = body.get("input")
-    contents = [items] if isinstance(items, str) else [i.get("content") for i in items or [] if i.get("type", "message") == "message" and i.get("role") == "user"]
-    users = [{"type": "message", "role": "user", "content": _input_parts(c)} for c in contents]
+    kept = [_compacted_message(i) for i in items or [] if isinstance(i, dict) and i.get("type", "message") == "message" and i.get("role") in ("user", "assistant")] if isinstance(items, list) else []
+    if isinstance(items, str):
+        kept = [{"type": "message", "role": "user", "content": _input_parts(items)}]
     earlier = [i for i in items if isinstance(i, dict) and i.get("type") == "compaction"] if isinstance(items, list) else []
     return {
         "id": f"resp_testdouble_{_digest(body)}", "object": "response.compaction", "created_at": CREATED,
-        "output": [*users, compaction_item(content or "", earlier)] if with_output else [], "usage": _responses_usage(prompt, completion),
+        "output": [*kept, compaction_item(content or "", earlier)] if with_output else [], "usage": _responses_usage(prompt, completion),
     }
+
+
+def _compacted_message(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A message as the compact endpoint returns it: a user message's content as input parts, an
+    assistant message as it was sent (its ``id`` kept, as gpt-5.4 keeps it)."""
+    if item.get("role") == "assistant":
+        return {"type": "message", **item}
+    return {"type": "message", "role": "user", "content": _input_parts(item.get("content"))}
 
 
 def anthropic_body(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> dict[str, Any]:

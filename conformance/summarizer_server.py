@@ -25,7 +25,9 @@ client. The conformance suite points that client at this local HTTP server
   normally and leaves the fault in place (counted as ``unsent:<fault>``);
 * validity: each request is checked with its provider's own rules and, where one is
   broken, answered HTTP 400 with the provider's own error text, as the real API
-  answers it (a half call/result pair in a summarizer request, SPEC CORE-13).
+  answers it (a half call/result pair in a summarizer request, SPEC CORE-13), and with
+  the request rules of the providers the target says its summarizer requests reach as sent
+  (``answer_as``: Bedrock's tool config, `conformance.providers.REQUEST_RULES`).
 
 Every request is kept with what it got (`Exchange`: status, the answer's text, the items
 returned, the rejection), so the suite can tell whether a summary in a compactor's output
@@ -66,7 +68,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import tool_call_answers
+from . import providers, tool_call_answers
 from .summarizer_apis import Api, api_for, chat_rejects, sends
 from .violation import Violation
 
@@ -354,6 +356,7 @@ class SummarizerServer:
         self._errors: list[str] = []
         self._fault: _Fault | None = None
         self._fixed: str | None = None
+        self._providers: tuple[str, ...] = ()
         self._in_flight = 0
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -415,6 +418,14 @@ class SummarizerServer:
         return f"http://127.0.0.1:{self.port}"
 
     # behaviour
+
+    def answer_as(self, declared: Sequence[str]) -> None:
+        """Answer also by the request rules of the providers ``declared`` (a target's
+        ``capabilities["summarizer_providers"]``, `providers.REQUEST_RULES`, SPEC CORE-13 Decision): a
+        request breaking one is answered HTTP 400 with the provider's text. Kept across `reset`: it is
+        the target's, not an example's."""
+        with self._cond:
+            self._providers = tuple(declared)
 
     def reply_with(self, text: str | None) -> None:
         """Answer every request with ``text``; ``None`` returns to the deterministic summary."""
@@ -579,6 +590,7 @@ class SummarizerServer:
             return _error_response(400, unsupported, "invalid_request_error", "unsupported_by_test_double", api=api)
         problem = _invalid(body) if api is None else api.invalid(body)
         rejected = Violation("summarizer-request-invalid", problem) if problem else (chat_rejects(body) if api is None else api.rejects(body))
+        rejected = rejected or providers.request_broken(self._providers, exchange.api, body)
         if rejected:
             self._count("bad_request")
             exchange.rejected = rejected

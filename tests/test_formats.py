@@ -123,6 +123,32 @@ def test_each_responses_clause_catches_its_worked_violation(clause: str, out: li
     assert {k: v for k, v in responses.structural(RESPONSES_HISTORY, RESPONSES_CORRECT).items() if v} == {}
 
 
+RS = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+SAID = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It builds."}]}
+ASKED = {"type": "message", "role": "user", "content": "Fix the build."}
+LATER = {"type": "message", "role": "user", "content": "Now run the tests."}
+COMPACTED = {"type": "compaction", "id": "cmp_2", "encrypted_content": "gAAAAnew"}
+UNNAMED = {k: v for k, v in SAID.items() if k != "id"}
+REASONING_PAIRS = [  # (input, output, RESP-3's reason id or None: the Responses API's pairing of a reasoning item and the item after it)
+    pytest.param([ASKED, RS, SAID, LATER], [ASKED, SAID, LATER, COMPACTED], "item-without-its-reasoning", id="gpt-5.4-compact-output"),
+    pytest.param([ASKED, RS, SAID, LATER], [ASKED, UNNAMED, LATER, COMPACTED], None, id="assistant-id-stripped"),
+    pytest.param([ASKED, RS, UNNAMED, LATER], [ASKED, UNNAMED, LATER], None, id="item-sent-without-id"),
+    pytest.param([ASKED, RS, SAID, LATER], [ASKED, RS, LATER], "reasoning-without-its-item", id="reasoning-without-its-item"),
+    pytest.param([ASKED, RS, SAID, LATER], [ASKED, RS, LATER, SAID], "reasoning-separated", id="moved-apart"),
+    pytest.param([ASKED, RS, SAID, LATER], [LATER], None, id="both-dropped"),
+]
+
+
+@pytest.mark.parametrize(("history", "out", "reason_id"), REASONING_PAIRS)
+def test_reasoning_pairs_as_the_api_pairs_them(history: list, out: list, reason_id: str | None) -> None:
+    """SPEC RESP-3: both directions of the API's 400s ("Item 'rs_…' of type 'reasoning' was provided
+    without its required following item"; "Item 'msg_…' of type 'message' was provided without its
+    required 'reasoning' item: 'rs_…'", continuedev/continue#9359), by the id the API gave the item;
+    the compact endpoint's output as gpt-5.4 returns it is openai/openai-agents-python#2727's."""
+    found = responses.check_reasoning_precedes(history, out)
+    assert (found.reason_id if found is not None else None) == reason_id, found
+
+
 THINK: dict[str, Any] = {"type": "thinking", "thinking": "Run make first.", "signature": "EuYBsig"}
 ANTHROPIC_HISTORY: dict[str, Any] = {
     "system": "You are a coding agent.",
@@ -137,6 +163,34 @@ ANTHROPIC_HISTORY: dict[str, Any] = {
 }
 M: list[dict[str, Any]] = ANTHROPIC_HISTORY["messages"]
 ANTHROPIC_CORRECT = {"system": ANTHROPIC_HISTORY["system"], "messages": M[4:]}
+
+
+USE_1 = {"type": "tool_use", "id": "toolu_1", "name": "runCommand", "input": {"command": "make"}}
+USE_2 = {"type": "tool_use", "id": "toolu_2", "name": "runCommand", "input": {"command": "pytest"}}
+LOOP = [  # a turn in a tool loop: it opened with thinking, its second call came without (non-interleaved thinking)
+    {"role": "user", "content": "Fix the build."},
+    {"role": "assistant", "content": [THINK, USE_1]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "make: ok"}]},
+    {"role": "assistant", "content": [USE_2]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "3 passed"}]},
+]
+SUMMARY = {"role": "user", "content": "Here is a summary of the conversation to date: the build was fixed."}
+OPEN_TURNS = [  # (input messages, output messages, ANTH-3's reason id or None)
+    pytest.param(LOOP, [SUMMARY, *LOOP[3:]], "final-turn-without-thinking", id="summary-cuts-into-the-turn"),
+    pytest.param(LOOP, LOOP[1:], None, id="turn-kept-whole"),
+    pytest.param(LOOP, [SUMMARY, {"role": "assistant", "content": [{**THINK, "thinking": "Run the tests."}, USE_2]}, LOOP[4]], None, id="interleaved-thinking-opens-it"),
+    pytest.param([*LOOP, {"role": "assistant", "content": "3 passed."}, {"role": "user", "content": "Thanks."}], [SUMMARY, {"role": "user", "content": "Thanks."}], None, id="no-tool-loop-open"),
+    pytest.param([LOOP[0], {"role": "assistant", "content": [USE_1]}, *LOOP[2:]], [SUMMARY, *LOOP[3:]], None, id="thinking-off"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "reason_id"), OPEN_TURNS)
+def test_a_final_turn_in_a_tool_loop_opens_with_thinking(before: list, after: list, reason_id: str | None) -> None:
+    """SPEC ANTH-3: "When `thinking` is enabled, a final `assistant` message must start with a thinking
+    block" (microsoft/vscode-copilot-chat#2367); a summary cutting into the open turn is
+    langchain-ai/langchain#34794's. Judged where the input's open turn opened with thinking."""
+    found = anthropic.check_thinking_kept({"messages": before}, after)
+    assert (found.reason_id if found is not None else None) == reason_id, found
 
 
 @pytest.mark.parametrize(

@@ -222,6 +222,23 @@ def test_providers_are_declared_and_an_unknown_one_is_a_contract_error() -> None
         declared(Unknown())
 
 
+def test_summarizer_providers_are_declared_apart() -> None:
+    """SPEC CORE-13 Decision: a provider's request rules apply to the summarizer requests only where the
+    target says they reach it as sent (``summarizer_providers``), never through ``providers``."""
+
+    class Raw:
+        capabilities: ClassVar[dict[str, Any]] = {"providers": ["openai", "bedrock-converse"], "summarizer_providers": ["bedrock-converse"]}
+
+    class Unknown:
+        capabilities: ClassVar[dict[str, Any]] = {"summarizer_providers": ["vertex"]}
+
+    assert declared(Raw()).summarizer_providers == ("bedrock-converse",)
+    assert declared(Raw()).as_dict()["summarizer_providers"] == ["bedrock-converse"]
+    assert declared(object()).summarizer_providers == () and "summarizer_providers" not in declared(object()).as_dict()
+    with pytest.raises(CapabilityError, match="summarizer_providers"):
+        declared(Unknown())
+
+
 def test_the_strands_adapter_declares_bedrock_and_the_suite_judges_its_rules() -> None:
     """Agreed interface 1: Strands' default provider is Bedrock; its adapter says so and CORE-17 is
     then judged (not waived, as it is for the default providers)."""
@@ -234,6 +251,7 @@ def test_the_strands_adapter_declares_bedrock_and_the_suite_judges_its_rules() -
     for factory in (sliding_window, summarizing):
         said = declared(factory(Settings(base_url="http://127.0.0.1:9/v1")))
         assert said.providers == ("anthropic", "bedrock-converse") and rules and not rules & set(said.waived())
+        assert said.summarizer_providers == (), "its summarizer requests go through AnthropicModel, not Strands' BedrockModel (SPEC CORE-13 Decision)"
     assert rules <= set(declared(object()).waived())
 
 

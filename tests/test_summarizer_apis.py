@@ -78,11 +78,18 @@ def test_deterministic_answers_name_the_request(server: SummarizerServer, api: s
     assert all(r.headers.get("authorization") or r.headers.get("x-api-key") for r in server.requests)
 
 
-def test_compact_returns_user_messages_then_one_compaction_item(server: SummarizerServer) -> None:
+def test_compact_returns_the_messages_then_one_compaction_item(server: SummarizerServer) -> None:
+    """The user messages (OpenAI's reference) and the assistant messages as sent, ids kept, reasoning
+    not: gpt-5.4's output (openai/openai-agents-python#2727; SPEC "Wire formats" Decision)."""
     output = ask(server, "compact")
-    assert [o.type for o in output] == ["message", "compaction"]
-    assert output[0].role == "user" and output[-1].id.startswith("cmp_testdouble_")
+    assert [o.type for o in output] == ["message", "message", "compaction"]
+    assert [o.role for o in output[:2]] == ["user", "assistant"] and output[-1].id.startswith("cmp_testdouble_")
     assert server.requests[-1].path == "/v1/responses/compact" and server.requests[-1].body["input"] == ITEMS
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+    said = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It builds.", "annotations": []}]}
+    oai, _ = clients(server)
+    output = oai.responses.compact(model="m", input=sent_items([ITEMS[0], reasoning, said])).output
+    assert [o.type for o in output] == ["message", "message", "compaction"] and output[1].model_dump(exclude_none=True) == said
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -193,3 +200,68 @@ def test_anthropic_streaming_faults_raise(server: SummarizerServer, fault: str) 
     with pytest.raises(Exception):  # noqa: B017 - an APIError, or the client's own decoding error for a malformed event
         stream_text(server)
     assert server.counts[fault] == 1
+
+
+# --- the declared providers' request rules (SPEC CORE-13: Bedrock Converse's tool config)
+
+USE = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "runCommand", "input": {"command": "make"}}]}
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "make: ok"}]}
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "runCommand", "arguments": "{}"}}]}
+TOOL = {"name": "noop", "description": "Does nothing.", "input_schema": {"type": "object", "properties": {}}}
+REQUESTS = [  # (declared, path, body, what Bedrock's rule answers: None = accepted)
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, "toolConfig field must be defined"),
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT], "tools": [TOOL]}, None),
+    (["bedrock-converse"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT], "tools": []}, "toolConfig field must be defined"),
+    (["bedrock-converse"], "/v1/messages", {"messages": MESSAGES}, None),
+    (["anthropic"], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, None),
+    ([], "/v1/messages", {"messages": [MESSAGES[0], USE, RESULT]}, None),
+    (["openai", "bedrock-converse"], "/v1/chat/completions", {"messages": [MESSAGES[0], CALL, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}, "toolConfig field must be defined"),
+    (["openai"], "/v1/chat/completions", {"messages": [MESSAGES[0], CALL, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}, None),
+]
+
+
+@pytest.mark.parametrize(("declared", "path", "body", "says"), REQUESTS)
+def test_the_double_answers_as_the_declared_providers(server: SummarizerServer, declared: list[str], path: str, body: dict, says: str | None) -> None:
+    """Bedrock Converse rejects a request holding toolUse/toolResult blocks without a toolConfig
+    (strands-agents/harness-sdk#998); the Messages and chat-completions APIs are not known to."""
+    server.answer_as(declared)
+    try:
+        sent = {"model": "m", "max_tokens": 64, **body}
+        request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, json.dumps(sent).encode(), {"Content-Type": "application/json"})
+        if says is None:
+            with urllib.request.urlopen(request, timeout=5) as answered:
+                assert answered.status == 200
+            return
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=5)
+        assert raised.value.code == 400 and says in raised.value.read().decode()
+        rejected = server.exchanges[-1].rejected
+        assert rejected is not None and rejected.reason_id == "bedrock-converse:tool-blocks-without-tool-config"
+    finally:
+        server.answer_as(())
+
+
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAArs1"}
+FOLLOWED = [  # (input, the Responses API's answer: None = accepted)
+    ([ITEMS[0], REASONING, *ITEMS[1:]], None),
+    ([ITEMS[0], REASONING, ITEMS[3]], None),
+    ([ITEMS[0], *ITEMS[1:3], REASONING], "without its required following item"),
+    ([ITEMS[0], REASONING, {"type": "message", "role": "user", "content": "Go on."}], "without its required following item"),
+    ([ITEMS[0], REASONING, {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA"}], "without its required following item"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/responses", "/v1/responses/compact"])
+@pytest.mark.parametrize(("items", "says"), FOLLOWED)
+def test_a_reasoning_item_needs_the_item_it_preceded(server: SummarizerServer, path: str, items: list, says: str | None) -> None:
+    """SPEC CORE-13 with RESP-3's rule where a request alone shows it: "Item 'rs_…' of type 'reasoning'
+    was provided without its required following item" (continuedev/continue#10163)."""
+    request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, json.dumps({"model": "m", "input": items}).encode(), {"Content-Type": "application/json"})
+    if says is None:
+        with urllib.request.urlopen(request, timeout=5) as answered:
+            assert answered.status == 200
+        return
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=5)
+    assert raised.value.code == 400 and says in raised.value.read().decode()
+    assert server.exchanges[-1].rejected is not None and server.exchanges[-1].rejected.reason_id == "summarizer-request-reasoning-without-its-item"

@@ -277,7 +277,49 @@ def check_thinking_kept(request: Any, messages: Sequence[Message]) -> Violation 
             kept = same(_thinking(after), thinking) or combined(before, [after])  # joined with its neighbours: the turn whole, in order
             if after.get("role") == "assistant" and set(tool_uses(after)) & set(uses) and not kept:
                 return Violation("thinking-altered", f"{where(messages, j)}: the thinking blocks of the turn with tool_use {uses} were altered, dropped or reordered")
-    return None
+    return check_final_turn_opens_with_thinking(request, messages)
+
+
+def _open_turn(messages: Sequence[Message]) -> int | None:
+    """The index of the assistant message that opened the turn a request ends in when it ends inside
+    a tool loop (its last message a user message with ``tool_result`` blocks): the first assistant
+    message after the last user message holding no ``tool_result``. None when it ends otherwise."""
+    if not messages or messages[-1].get("role") != "user" or not tool_results(messages[-1]):
+        return None
+    opened = None
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and not tool_results(messages[i]):
+            break
+        if messages[i].get("role") == "assistant":
+            opened = i
+    return opened
+
+
+def _opens_with_thinking(message: Message) -> bool:
+    found = blocks(message)
+    return bool(found) and found[0].get("type") in THINKING
+
+
+def check_final_turn_opens_with_thinking(request: Any, messages: Sequence[Message]) -> Violation | None:
+    """ANTH-3: a request ending inside a tool loop whose turn opened with a thinking block (thinking
+    is on) still opens that turn with one: the Messages API answers otherwise "When `thinking` is
+    enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost
+    set of `tool_use` and `tool_result` blocks)" (quoted in microsoft/vscode-copilot-chat#2367; a
+    summary cutting into the turn: langchain-ai/langchain#34794)."""
+    before = messages_of(request) or []
+    opened = _open_turn(before)
+    if opened is None or not _opens_with_thinking(before[opened]):
+        return None
+    now = _open_turn(messages)
+    if now is None or _opens_with_thinking(messages[now]):
+        return None
+    first = (blocks(messages[now]) or [{"type": "nothing"}])[0].get("type")
+    return Violation(
+        "final-turn-without-thinking",
+        f"{where(messages, now)} opens the turn the request ends in (a tool loop) with a {first!r} block, not the thinking block the input's turn "
+        f"opened with: the API answers 'messages.{now}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. "
+        "When `thinking` is enabled, a final `assistant` message must start with a thinking block'",
+    )
 
 
 # --- system (ANTH-4)

@@ -303,15 +303,21 @@ def _key(item: Item) -> str:
 
 def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-3: a ``reasoning`` item stays immediately before the item it preceded in the input,
-    or both are dropped."""
+    or both are dropped. The item kept alone is judged only when it carries its ``id``: the API
+    pairs an item with its reasoning by the id it gave it ("Item 'msg_…' of type 'message' was
+    provided without its required 'reasoning' item"), and takes the same item sent without an id
+    as new input (what gpt-5.2's compact endpoint returns, openai/openai-agents-python#2727)."""
     position = {_key(item): j for j, item in enumerate(out)}
     for i, item in enumerate(history[:-1]):
         if kind(item) != "reasoning":
             continue
         follower = history[i + 1]
         at, next_at = position.get(_key(item)), position.get(_key(follower))
-        if at is None and next_at is not None:
-            return Violation("reasoning-separated", f"{where(out, next_at)} was kept without the reasoning item that preceded it ({where(history, i)} in the input)")
+        if at is None and next_at is not None and follower.get("id") is not None:
+            return Violation(
+                "item-without-its-reasoning",
+                f"{where(out, next_at)} was kept with its id {follower.get('id')!r} without the reasoning item that preceded it ({where(history, i)} in the input)",
+            )
         if at is not None and next_at is None:
             return Violation("reasoning-without-its-item", f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped")
         if at is not None and next_at is not None and next_at != at + 1:

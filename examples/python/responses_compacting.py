@@ -3,9 +3,9 @@ SPEC.md (SPEC Part A, "Wire formats", RESP-1..8; CORE-10).
 
 When seed 000's trigger fires it sends every item older than the K-th last user message (one
 that no later output answers a call before: a user may write while a tool runs) to
-``client.responses.compact`` and puts what comes back (the older user messages and one opaque
-``compaction`` item, which folds any earlier one) between the system/developer messages and
-the kept items. If the endpoint fails in any way, the history comes back unchanged and the
+``client.responses.compact`` and puts what comes back (the older user messages, maybe the
+assistant ones, and one opaque ``compaction`` item, which folds any earlier one) between the
+system/developer messages and the kept items. If the endpoint fails in any way, the history comes back unchanged and the
 failure is logged at WARNING with its error type (SPEC FAIL-1..5): a compaction is worth less
 than a crash. A history waiting for a function's output is never
 compacted.
@@ -66,7 +66,18 @@ class ResponsesCompacting:
         if not any(item.get("type") == "compaction" and item.get("encrypted_content") for item in summary):
             log.warning("compaction skipped: the compact endpoint answered no compaction item")
             return list(items)  # no compaction item, or an empty one: nothing to stand for the older items
-        return [item for item in items[:cut] if _is_system(item)] + summary + items[cut:]
+        return [item for item in items[:cut] if _is_system(item)] + _unpaired(summary) + items[cut:]
+
+
+def _unpaired(output: list[Item]) -> list[Item]:
+    """The compact endpoint's output with the ids of its assistant messages removed where the reasoning
+    item before them is not returned: gpt-5.4 returns them with their ids and without their reasoning,
+    and the API refuses an id sent without its reasoning item (RESP-3, openai/openai-agents-python#2727);
+    without an id the message is plain input."""
+    return [
+        {k: v for k, v in item.items() if k != "id"} if _kind(item) == "message" and item.get("role") == "assistant" and (i == 0 or _kind(output[i - 1]) != "reasoning") else item
+        for i, item in enumerate(output)
+    ]
 
 
 def _pending(items: list[Item]) -> bool:

@@ -13,7 +13,7 @@ import itertools
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 
@@ -689,6 +689,30 @@ def window_request(settings: Any) -> _WindowRequest:
     return _WindowRequest(settings)
 
 
+class _HistoryRequest(_WindowRequest):
+    """Declares that its summarizer is Bedrock Converse, reached as it sends (``summarizer_providers``),
+    and sends it the older rounds themselves (whole, every call with its results) and no tools."""
+
+    capabilities: ClassVar[dict[str, Any]] = {"providers": ["openai", "bedrock-converse"], "summarizer_providers": ["bedrock-converse"]}
+
+    def summary(self, older: list[dict]) -> str | None:
+        s = self.settings
+        sent = [m for m in older if m["role"] not in ("system", "developer")]
+        try:
+            answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *sent])
+            text = answer.choices[0].message.content or ""
+        except (openai.OpenAIError, IndexError):
+            return None
+        return text if text.strip() else None
+
+
+def history_request_without_tools(settings: Any) -> _HistoryRequest:
+    """Declares Bedrock Converse and sends the summarizer the older rounds with their tool calls and
+    results but no tools (langchain-ai/langchain-aws#591, strands-agents/harness-sdk#998): Bedrock
+    answers "The toolConfig field must be defined when using toolUse and toolResult content blocks"."""
+    return _HistoryRequest(settings)
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -833,6 +857,7 @@ CONTROLS: dict[str, Control] = {
     "placeholder_without_summarizer": Control("CORE-12", ("core",), r"stands for removed items, but the summarizer was never asked", reason_id="summary-without-summarizer-answer"),
     "tool_call_as_summary": Control("CORE-12", ("core",), r"no answer of it is in the output", run=("CORE-11", "CORE-12")),
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
+    "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),

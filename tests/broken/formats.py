@@ -157,6 +157,20 @@ class UseWithoutResult(_Anthropic):
         return out if at is None else {**out, "messages": messages[:at] + messages[at + 1 :]}
 
 
+class CutsIntoOpenTurn(_Anthropic):
+    """When the request ends inside a tool loop, keeps only its last call and results after a note,
+    dropping the message that opened the turn with thinking (ANTH-3: langchain-ai/langchain#34794's
+    summary cutting into the open turn; with thinking on the API asks the final turn to open with a
+    thinking block)."""
+
+    def defect(self, out, request):
+        messages = request["messages"]
+        if len(messages) < 3 or messages[-1]["role"] != "user" or messages[-2]["role"] != "assistant" or not isinstance(messages[-1]["content"], list):
+            return out
+        note = {"role": "user", "content": "Earlier messages were summarized."}
+        return {**out, "messages": [note, messages[-2], messages[-1]]}
+
+
 class ThinkingModified(_Anthropic):
     """Trims the thinking text of kept turns (ANTH-3: the signature no longer matches)."""
 
@@ -266,6 +280,22 @@ def KeptAndFolded(settings):
     return _KeptAndFolded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
 
 
+class _KeepsReturnedIds(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        named = {json.dumps({"type": "message", **{k: v for k, v in item.items() if k != "id"}}, sort_keys=True): item["id"] for item in items if item.get("role") == "assistant" and item.get("id")}
+        return [{**item, "id": named[key]} if (key := json.dumps(item, sort_keys=True)) in named and item not in items else item for item in out]
+
+
+def KeepsReturnedIds(settings):
+    """Keeps the compact endpoint's output as gpt-5.4 returns it, its assistant messages with their ids
+    and without the reasoning items before them (openai/openai-agents-python#2727): the next
+    responses.create is answered "Item 'msg_…' of type 'message' was provided without its required
+    'reasoning' item" (RESP-3)."""
+    correct = compacting_factory(settings)
+    return _KeepsReturnedIds(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 class _ClearedOnFailure(ResponsesCompacting):
     def compact(self, items, *, iteration):
         starts = _turn_starts(items)
@@ -312,7 +342,9 @@ CONTROLS: dict[str, Control] = {
     "UnansweredCall": Control("RESP-2", ("core",), r"function_call call_\w+\): 0 function_call_output items after it"),
     "OrphanCustomOutput": Control("RESP-1", ("core",), r"custom_tool_call_output call_\w+\): no custom_tool_call with call_id"),
     "UnansweredCustomCall": Control("RESP-2", ("core",), r"custom_tool_call call_\w+\): 0 custom_tool_call_output items after it"),
-    "ReasoningSeparated": Control("RESP-3", ("core",), r"kept without the reasoning item that preceded it"),
+    "CutsIntoOpenTurn": Control("ANTH-3", ("core",), r"opens the turn the request ends in \(a tool loop\) with a '\w+' block, not the thinking block", reason_id="final-turn-without-thinking"),
+    "KeepsReturnedIds": Control("RESP-3", ("core",), r"\(message assistant\) was kept with its id 'msg_\w+' without the reasoning item that preceded it", reason_id="item-without-its-reasoning"),
+    "ReasoningSeparated": Control("RESP-3", ("core",), r"was kept with its id '\w+' without the reasoning item that preceded it", reason_id="item-without-its-reasoning"),
     "CompactionAltered": Control("RESP-4", ("core",), r"compaction item '\w+' was altered"),
     "CompactionDuplicated": Control("RESP-5", ("core",), r"\(compaction \w+\) duplicates compaction item"),
     "ChatRoleItem": Control("RESP-6", ("core",), r"unknown role 'tool'"),
