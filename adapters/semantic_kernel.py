@@ -49,10 +49,10 @@ DISTRIBUTIONS = ("semantic-kernel",)
 EXTRA = "semantic-kernel"
 NOTE_KEY = "oai_index"
 
-SUPPORTED = {"semantic-kernel": ">=1.19,<2"}
-"""Releases this adapter drives (1.19.0, January 2025, the first with the Python history reducers, to
-1.45.0): checked when a factory starts. A path the release lacks (``auto_reduce``, ``ChatHistoryAgentThread``)
-is a contract error for that configuration (`_reducer_class`)."""
+SUPPORTED = {"semantic-kernel": ">=1.20,<2"}
+"""Releases this adapter drives (1.20.0, February 2025, the first with the Python history reducers, to
+1.45.0): checked when a factory starts. The ``agent_thread`` path needs ``ChatHistoryAgentThread``, which
+later releases added; without it that configuration is a contract error (`_reducer_class`)."""
 
 SWEEP_INSTALL = ("semantic-kernel", "httpx")
 """What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
@@ -271,23 +271,17 @@ def _agent_thread(reducer: Any) -> Any:
 
 
 def _reducer_class(module: str, name: str, keywords: tuple[str, ...], invoked_by: str) -> Any:
-    """The reducer class, checked for the keywords the adapter passes and the path it runs on (a
-    release without one cannot be driven): ``auto_reduce`` off the ``reduce`` path, SK's agent thread on
-    ``agent_thread``."""
+    """The reducer class, checked for the keywords the adapter passes and, on ``agent_thread``, SK's
+    agent thread (a release without one cannot be driven)."""
     from ._common import accepts
 
     if invoked_by == "agent_thread" and not hasattr(requires("semantic_kernel.agents", EXTRA), "ChatHistoryAgentThread"):
         raise cannot_drive(__name__, "semantic-kernel", "no ChatHistoryAgentThread (invoked_by agent_thread)")
     cls = getattr(requires(module, EXTRA), name)
-    for keyword in (*keywords, "auto_reduce") if invoked_by != "reduce" else keywords:
+    for keyword in keywords:
         if not accepts(cls, keyword) and keyword not in getattr(cls, "model_fields", {}):
             raise cannot_drive(__name__, "semantic-kernel", f"{name} has no {keyword!r}")
     return cls
-
-
-def _auto(auto_reduce: bool) -> dict[str, bool]:
-    """``auto_reduce=True`` when the path needs it; left out otherwise (releases before it have no such field)."""
-    return {"auto_reduce": True} if auto_reduce else {}
 
 
 def _declared(o: dict[str, Any]) -> dict[str, Any]:
@@ -304,11 +298,11 @@ def truncation_reducer(settings: Any, **given: Any) -> Any:
     o = options(TRUNCATION_DEFAULTS, given)
     cls = _reducer_class(
         "semantic_kernel.contents.history_reducer.chat_history_truncation_reducer", "ChatHistoryTruncationReducer",
-        ("target_count", "threshold_count"), o["invoked_by"],
+        ("target_count", "threshold_count", "auto_reduce"), o["invoked_by"],
     )  # fmt: skip
 
     def reducer(auto_reduce: bool) -> Any:
-        return cls(target_count=o["target_count"], threshold_count=o["threshold_count"], **_auto(auto_reduce))
+        return cls(target_count=o["target_count"], threshold_count=o["threshold_count"], auto_reduce=auto_reduce)
 
     return make("semantic_kernel.ChatHistoryTruncationReducer", {"core"}, _runner(reducer, o), declared=_declared(o), is_async=True)
 
@@ -319,7 +313,7 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
     o = options(SUMMARIZATION_DEFAULTS, given)
     cls = _reducer_class(
         "semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", "ChatHistorySummarizationReducer",
-        ("service", "target_count", "threshold_count", "fail_on_error", "use_single_summary", "include_function_content_in_summary"), o["invoked_by"],
+        ("service", "target_count", "threshold_count", "fail_on_error", "use_single_summary", "include_function_content_in_summary", "auto_reduce"), o["invoked_by"],
     )  # fmt: skip
     open_ai = requires("semantic_kernel.connectors.ai.open_ai", EXTRA)
     service = open_ai.OpenAIChatCompletion(ai_model_id=settings.model, async_client=settings.async_client)
@@ -333,7 +327,7 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
             fail_on_error=o["fail_on_error"],
             use_single_summary=o["use_single_summary"],
             include_function_content_in_summary=o["include_function_content_in_summary"],
-            **_auto(auto_reduce),
+            auto_reduce=auto_reduce,
             **extra,
         )
 

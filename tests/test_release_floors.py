@@ -93,13 +93,3 @@ def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: 
     line = _refused(semantic_kernel.truncation_reducer, SETTINGS, invoked_by="agent_thread")
     assert line.startswith("the semantic_kernel adapter cannot drive semantic-kernel ") and "ChatHistoryAgentThread" in line
     assert semantic_kernel.truncation_reducer(SETTINGS, invoked_by="reduce") is not None
-
-    class ReducerBeforeAutoReduce:  # double: a reducer class without auto_reduce
-        def __init__(self, target_count: int, threshold_count: int) -> None: ...
-
-    module = SimpleNamespace(ReducerBeforeAutoReduce=ReducerBeforeAutoReduce)
-    monkeypatch.setattr(semantic_kernel, "requires", lambda name, extra: module)
-    keywords = ("target_count", "threshold_count")
-    assert semantic_kernel._reducer_class("m", "ReducerBeforeAutoReduce", keywords, "reduce") is ReducerBeforeAutoReduce
-    line = _refused(semantic_kernel._reducer_class, "m", "ReducerBeforeAutoReduce", keywords, "add_message_async")
-    assert "ReducerBeforeAutoReduce has no 'auto_reduce'" in line
