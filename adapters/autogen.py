@@ -47,8 +47,8 @@ EXTRA = "autogen"
 SUPPORTED = {"autogen-core": ">=0.4,<0.8", "autogen-ext": ">=0.4,<0.8"}
 """Releases this adapter drives: 0.4 (January 2025, the rewritten ``autogen_core`` and its model contexts)
 to 0.7.5 (September 2025, the last release): checked when a factory starts. A context the release lacks,
-or one without a keyword the adapter passes (``TokenLimitedChatCompletionContext`` took a model client
-from 0.5.0), is a contract error for that factory (`_context`)."""
+or one without a keyword the adapter passes, is a contract error for that factory (`_context`):
+``TokenLimitedChatCompletionContext`` is missing at 0.4.9.3, so ``token_limited`` needs 0.5.0."""
 RELEASED_TOGETHER = ("autogen-core", "autogen-ext", "autogen-agentchat")
 """Distributions AutoGen releases at one version: a version sweep pins them together."""
 SWEEP_INSTALL = ("autogen-core", "autogen-ext[openai]", "autogen-agentchat")
