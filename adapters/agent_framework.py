@@ -58,9 +58,12 @@ FRAMEWORK = "Microsoft Agent Framework"
 DISTRIBUTIONS = ("agent-framework-core", "agent-framework-openai")
 EXTRA = "agent-framework"
 
-SUPPORTED = {"agent-framework-core": ">=1.0,<2"}
-"""Releases this adapter drives (1.0.0, April 2026, the first with ``_compaction`` as a stable API, to
-1.23.0): checked when a factory starts."""
+SUPPORTED = {"agent-framework-core": ">=1.0.0rc6,<2"}
+"""Releases this adapter drives (1.0.0rc6, March 2026, the first release candidate beside
+agent-framework-openai, and 1.0.0, April 2026, to 1.23.0): checked when a factory starts. Naming ``rc6``
+admits pre-releases (PEP 440); the betas and rc1-rc3 have no ``_compaction``, rc4-rc5 have it but are not
+run here (SPEC "Supported releases", the pre-release Decision); a class or keyword a release lacks is a
+contract error."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "truncation": {"max_n": 20, "compact_to": 10, "tokens": False, "preserve_system": True, "preserve_first_user_group": False},

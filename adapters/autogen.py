@@ -44,9 +44,11 @@ FRAMEWORK = "AutoGen"
 DISTRIBUTIONS = ("autogen-core", "autogen-ext")
 EXTRA = "autogen"
 
-SUPPORTED = {"autogen-core": ">=0.5,<0.8", "autogen-ext": ">=0.5,<0.8"}
-"""Releases this adapter drives: 0.5.0 (April 2025, the first with ``TokenLimitedChatCompletionContext``
-taking a model client) to 0.7.5 (September 2025, the last release): checked when a factory starts."""
+SUPPORTED = {"autogen-core": ">=0.4,<0.8", "autogen-ext": ">=0.4,<0.8"}
+"""Releases this adapter drives: 0.4 (January 2025, the rewritten ``autogen_core`` and its model contexts)
+to 0.7.5 (September 2025, the last release): checked when a factory starts. A context the release lacks,
+or one without a keyword the adapter passes, is a contract error for that factory (`_context`):
+``TokenLimitedChatCompletionContext`` is missing at 0.4.9.3, so ``token_limited`` needs 0.5.0."""
 RELEASED_TOGETHER = ("autogen-core", "autogen-ext", "autogen-agentchat")
 """Distributions AutoGen releases at one version: a version sweep pins them together."""
 SWEEP_INSTALL = ("autogen-core", "autogen-ext[openai]", "autogen-agentchat")
@@ -208,13 +210,27 @@ def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = No
     return make(f"autogen.{name}", {"core"}, run, declared=declared, estimate=estimate, is_async=True)
 
 
+def _context(name: str, *keywords: str) -> Any:
+    """The model context class ``name``, checked for the keywords the adapter passes (a release without the
+    class or one of them cannot be driven: a contract error)."""
+    from ._common import accepts
+
+    cls = getattr(requires("autogen_core.model_context", EXTRA), name, None)
+    if cls is None:
+        raise cannot_drive(__name__, "autogen-core", f"autogen_core.model_context has no {name}")
+    for keyword in keywords:
+        if not accepts(cls, keyword):
+            raise cannot_drive(__name__, "autogen-core", f"{name} takes no {keyword!r}")
+    return cls
+
+
 @factory
 def buffered(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["buffered"] | COMMON, given)
-    contexts = requires("autogen_core.model_context", EXTRA)
+    cls = _context("BufferedChatCompletionContext", "buffer_size", "initial_messages")
     return _compactor(
         "BufferedChatCompletionContext",
-        lambda messages: contexts.BufferedChatCompletionContext(buffer_size=o["buffer_size"], initial_messages=messages),
+        lambda messages: cls(buffer_size=o["buffer_size"], initial_messages=messages),
         o,
         trigger={"messages": o["buffer_size"]},  # "only the last buffer_size messages" are returned
     )
@@ -223,10 +239,10 @@ def buffered(settings: Any, **given: Any) -> Any:
 @factory
 def head_and_tail(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["head_and_tail"] | COMMON, given)
-    contexts = requires("autogen_core.model_context", EXTRA)
+    cls = _context("HeadAndTailChatCompletionContext", "head_size", "tail_size", "initial_messages")
     return _compactor(
         "HeadAndTailChatCompletionContext",
-        lambda messages: contexts.HeadAndTailChatCompletionContext(head_size=o["head_size"], tail_size=o["tail_size"], initial_messages=messages),
+        lambda messages: cls(head_size=o["head_size"], tail_size=o["tail_size"], initial_messages=messages),
         o,
         trigger={"messages": o["head_size"] + o["tail_size"]},  # all messages while they fit head and tail
     )
@@ -240,9 +256,7 @@ def token_limited(settings: Any, **given: Any) -> Any:
     """``TokenLimitedChatCompletionContext`` counting with autogen-ext's ``OpenAIChatCompletionClient``
     (tiktoken; an unknown model falls back to ``cl100k_base``, installed offline by ``compaction_suite.bpe``)."""
     o = options(DEFAULTS["token_limited"] | COMMON, given)
-    contexts = requires("autogen_core.model_context", EXTRA)
-    if not hasattr(contexts, "TokenLimitedChatCompletionContext"):
-        raise cannot_drive(__name__, "autogen-core", "autogen_core.model_context has no TokenLimitedChatCompletionContext")
+    cls = _context("TokenLimitedChatCompletionContext", "model_client", "token_limit", "initial_messages")
     client_class = requires("autogen_ext.models.openai", EXTRA).OpenAIChatCompletionClient
     from compaction_suite import bpe
 
@@ -255,7 +269,7 @@ def token_limited(settings: Any, **given: Any) -> Any:
 
     return _compactor(
         "TokenLimitedChatCompletionContext",
-        lambda messages: contexts.TokenLimitedChatCompletionContext(client, token_limit=o["token_limit"], initial_messages=messages),
+        lambda messages: cls(client, token_limit=o["token_limit"], initial_messages=messages),
         o,
         estimate,
         _token_trigger(settings.model, o["token_limit"]),

@@ -33,13 +33,17 @@ from ._common import (
     make,
     options,
     parse_arguments,
+    release,
     requires,
     text_of_parts,
 )
 
 FRAMEWORK = "LangChain"
-SUPPORTED: dict[str, str] = {"langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"}
-"""Agreed interface 3: the 1.x releases (the last twelve months and a little more). Releases whose
+SUPPORTED: dict[str, str] = {"langchain": ">=0.3,<2", "langchain-core": ">=0.3,<2", "langchain-openai": ">=0.3,<2"}
+"""Agreed interface 3: the 0.3 line (September 2024 on, still run after 1.0) and the 1.x releases.
+``trim_messages`` runs on both; the middleware arrived in langchain 1.0, so below it
+``summarization_middleware`` and ``context_editing`` are a contract error (`CannotDrive`), as is the
+``approximate`` counter on a core without ``count_tokens_approximately``. Releases whose
 ``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
 message-keep configurations and refuse the others (`CannotDrive`)."""
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
@@ -248,7 +252,10 @@ def _call(original: dict[str, Any] | None, call_id: Any, name: Any, arguments: s
 
 def _counter(name: str) -> Any:
     if name == "approximate":
-        return requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately
+        utils = requires("langchain_core.messages", EXTRA).utils
+        if not hasattr(utils, "count_tokens_approximately"):
+            raise CannotDrive("langchain:trim_messages", "langchain-core", "no count_tokens_approximately (use token_counter 'len')")
+        return utils.count_tokens_approximately
     if name == "len":
         return len
     raise ValueError(f"token_counter must be 'approximate' or 'len', got {name!r}")
@@ -310,11 +317,18 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
 
 
+def _middleware(path: str) -> Any:
+    """``langchain.agents.middleware``, which arrived in langchain 1.0: below it a contract error."""
+    if release("langchain") < (1, 0):
+        raise CannotDrive(f"langchain:{path}", "langchain", "agent middleware arrived in langchain 1.0")
+    return requires("langchain.agents.middleware", EXTRA)
+
+
 @factory
 def summarization_middleware(settings: Any, **given: Any) -> Any:
     """``SummarizationMiddleware`` with its summarizer a ``ChatOpenAI`` on the suite's server."""
     o = options(SUMMARIZATION_DEFAULTS, given)
-    middleware_module = requires("langchain.agents.middleware", EXTRA)
+    middleware_module = _middleware("summarization_middleware")
     chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     lc = requires("langchain_core.messages", EXTRA)
     model = chat_openai(
@@ -353,7 +367,7 @@ def context_editing(settings: Any, **given: Any) -> Any:
     ``wrap_model_call`` edits a copy of the model request's messages and hands them to the model call,
     whose messages are the adapter's output (the state itself is left as it was: the edit is per request)."""
     o = options(CONTEXT_EDITING_DEFAULTS, given)
-    middleware_module = requires("langchain.agents.middleware", EXTRA)
+    middleware_module = _middleware("context_editing")
     chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     lc = requires("langchain_core.messages", EXTRA)
     edit = middleware_module.ClearToolUsesEdit(

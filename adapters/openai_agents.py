@@ -23,9 +23,11 @@ from ._common import CannotDrive, factory, make, options, requires
 from ._native import declared, double_refuses
 
 FRAMEWORK = "OpenAI Agents SDK"
-SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.9,<0.25"}
-"""Agreed interface 3: ``OpenAIResponsesCompactionSession`` arrived in 0.6.6 and its ``input`` mode (what an
-offline check drives) in 0.6.9; below that the adapter cannot drive the session (`CannotDrive`)."""
+SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.6,<0.25"}
+"""Agreed interface 3: from 0.6.6, where ``OpenAIResponsesCompactionSession`` arrived. Its ``input`` mode
+(what an offline check drives) arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by
+``previous_response_id``, which the suite's double cannot answer (it keeps no response chains), so
+``responses_compaction`` is a contract error there (`CannotDrive`)."""
 
 DOCUMENTED: list[dict[str, Any]] = []
 """Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error

@@ -49,8 +49,10 @@ DISTRIBUTIONS = ("semantic-kernel",)
 EXTRA = "semantic-kernel"
 NOTE_KEY = "oai_index"
 
-SUPPORTED = {"semantic-kernel": ">=1.30,<2"}
-"""Releases this adapter drives (1.30.0, May 2025, to 1.45.0): checked when a factory starts."""
+SUPPORTED = {"semantic-kernel": ">=1.20,<2"}
+"""Releases this adapter drives (1.20.0, February 2025, the first with the Python history reducers, to
+1.45.0): checked when a factory starts. The ``agent_thread`` path needs ``ChatHistoryAgentThread``, which
+later releases added; without it that configuration is a contract error (`_reducer_class`)."""
 
 SWEEP_INSTALL = ("semantic-kernel", "httpx")
 """What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
@@ -268,10 +270,13 @@ def _agent_thread(reducer: Any) -> Any:
     return agents.ChatHistoryAgentThread(chat_history=reducer)
 
 
-def _reducer_class(module: str, name: str, keywords: tuple[str, ...]) -> Any:
-    """The reducer class, checked for the keywords the adapter passes (a release without one cannot be driven)."""
+def _reducer_class(module: str, name: str, keywords: tuple[str, ...], invoked_by: str) -> Any:
+    """The reducer class, checked for the keywords the adapter passes and, on ``agent_thread``, SK's
+    agent thread (a release without one cannot be driven)."""
     from ._common import accepts
 
+    if invoked_by == "agent_thread" and not hasattr(requires("semantic_kernel.agents", EXTRA), "ChatHistoryAgentThread"):
+        raise cannot_drive(__name__, "semantic-kernel", "no ChatHistoryAgentThread (invoked_by agent_thread)")
     cls = getattr(requires(module, EXTRA), name)
     for keyword in keywords:
         if not accepts(cls, keyword) and keyword not in getattr(cls, "model_fields", {}):
@@ -293,7 +298,7 @@ def truncation_reducer(settings: Any, **given: Any) -> Any:
     o = options(TRUNCATION_DEFAULTS, given)
     cls = _reducer_class(
         "semantic_kernel.contents.history_reducer.chat_history_truncation_reducer", "ChatHistoryTruncationReducer",
-        ("target_count", "threshold_count", "auto_reduce"),
+        ("target_count", "threshold_count", "auto_reduce"), o["invoked_by"],
     )  # fmt: skip
 
     def reducer(auto_reduce: bool) -> Any:
@@ -308,7 +313,7 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
     o = options(SUMMARIZATION_DEFAULTS, given)
     cls = _reducer_class(
         "semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", "ChatHistorySummarizationReducer",
-        ("service", "target_count", "threshold_count", "fail_on_error", "use_single_summary", "include_function_content_in_summary", "auto_reduce"),
+        ("service", "target_count", "threshold_count", "fail_on_error", "use_single_summary", "include_function_content_in_summary", "auto_reduce"), o["invoked_by"],
     )  # fmt: skip
     open_ai = requires("semantic_kernel.connectors.ai.open_ai", EXTRA)
     service = open_ai.OpenAIChatCompletion(ai_model_id=settings.model, async_client=settings.async_client)

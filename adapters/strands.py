@@ -27,7 +27,7 @@ import inspect
 import tempfile
 from typing import Any
 
-from ._common import CannotDrive, factory, make, options, release, requires
+from ._common import CannotDrive, accepts, factory, make, options, release, requires
 from ._native import declared, double_refuses
 
 FRAMEWORK = "Strands Agents"
@@ -35,9 +35,10 @@ DISTRIBUTIONS = ("strands-agents",)
 EXTRA = "strands"
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
 
-SUPPORTED: dict[str, str] = {"strands-agents": ">=1.16,<2"}
-"""Releases of the last twelve months (agreed interface 3). The proactive path needs Strands >= 1.40
-(``proactive_compression``); below it that path is a contract error (`CannotDrive`)."""
+SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
+"""Agreed interface 3: the 1.x releases (1.0.0, July 2025, on). The proactive path needs Strands >= 1.40
+(``proactive_compression``), a structured-output summarizing agent an ``Agent`` taking
+``structured_output_model``; below them that configuration is a contract error (`CannotDrive`)."""
 SWEEP_INSTALL = ("strands-agents[anthropic]",)
 """What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``)."""
 
@@ -315,6 +316,8 @@ def summarizing(settings: Any, **given: Any) -> Any:
     proactive = path == "proactive"
     if proactive and release("strands-agents") < (1, 40):
         raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
+    if o["structured_output"] and not accepts(requires("strands", EXTRA).Agent, "structured_output_model"):
+        raise CannotDrive("strands:summarizing", "strands-agents", "its Agent takes no structured_output_model (structured_output)")
     if proactive:
         events = requires("strands.hooks", EXTRA)
         event_loop = requires("strands.event_loop.event_loop", EXTRA)

@@ -1,0 +1,95 @@
+"""How far back each adapter drives (SPEC Part A, "The framework matrix": supported releases, how far
+back): every reported bug's release is inside its adapter's ``SUPPORTED``, and a path an older
+supported release lacks is one contract error naming adapter, distribution, version and what is
+missing, raised when the factory starts, while the other paths run there. An older release is
+stood in for by a double of what it lacks (a release number, a class without a keyword), named so."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from compaction_suite.adapters._common import UnsupportedRelease
+
+BUGS = Path(__file__).resolve().parents[1] / "adapters" / "reported_bugs.json"
+SETTINGS = SimpleNamespace(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", summarizer_timeout=1.0, summary_prompt=None, async_client=None)
+
+
+def _runs() -> list[tuple[str, str, str]]:
+    data = json.loads(BUGS.read_text(encoding="utf-8"))
+    return [
+        (bug["id"], bug["run"]["target"], pin)
+        for bug in data["bugs"] if "run" in bug
+        for pin in bug["run"]["reported"] + (bug["run"].get("fixed") or [])
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("bug", "target", "pin"), _runs())
+def test_every_release_a_bug_runs_at_is_one_its_adapter_supports(bug: str, target: str, pin: str) -> None:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    module = importlib.import_module(target.split(":")[0])
+    distribution, version = re.split(r"==", pin)
+    spec = module.SUPPORTED.get(distribution)
+    assert spec is None or SpecifierSet(spec).contains(Version(version)), f"{bug}: {pin} is outside {module.__name__}.SUPPORTED ({spec})"
+
+
+def _refused(factory: object, *args: object, **options: object) -> str:
+    with pytest.raises(UnsupportedRelease) as raised:
+        factory(*args, **options)  # type: ignore[operator]
+    line = str(raised.value)
+    assert "\n" not in line
+    return line
+
+
+@pytest.mark.parametrize("factory", ["summarization_middleware", "context_editing"])
+def test_langchain_middleware_below_1_0_is_a_contract_error_while_trim_messages_runs(monkeypatch: pytest.MonkeyPatch, factory: str) -> None:
+    pytest.importorskip("langchain.agents.middleware")
+    from compaction_suite.adapters import langchain
+
+    monkeypatch.setattr(langchain, "release", lambda distribution: (0, 3, 28))  # double: langchain 0.3's release number
+    line = _refused(getattr(langchain, factory), SETTINGS)
+    assert line.startswith(f"adapter langchain:{factory} cannot drive langchain ") and "agent middleware arrived in langchain 1.0" in line
+    assert langchain.trim_messages(SETTINGS) is not None
+
+
+def test_strands_structured_output_agent_is_a_contract_error_where_agent_lacks_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("strands.models.anthropic")
+    from compaction_suite.adapters import strands
+
+    monkeypatch.setattr(strands, "accepts", lambda callable_, keyword: keyword != "structured_output_model")  # double: Strands before 1.13
+    options = {"path": "reactive", "summarization_agent": True}
+    line = _refused(strands.summarizing, SETTINGS, **options, structured_output=True)
+    assert "strands:summarizing cannot drive strands-agents" in line and "structured_output_model" in line
+    assert strands.summarizing(SETTINGS, **options) is not None
+
+
+def test_autogen_token_limited_without_a_model_client_is_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    contexts = pytest.importorskip("autogen_core.model_context")
+    from compaction_suite.adapters import autogen
+
+    class TokenLimitedBefore05:  # double: 0.4's context, which took no model client
+        def __init__(self, token_limit: int, initial_messages: list[object] | None = None) -> None: ...
+
+    monkeypatch.setattr(contexts, "TokenLimitedChatCompletionContext", TokenLimitedBefore05)
+    line = _refused(autogen.token_limited, SETTINGS)
+    assert line.startswith("the autogen adapter cannot drive autogen-core ") and "takes no 'model_client'" in line
+    assert autogen.buffered(SETTINGS) is not None
+
+
+def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("semantic_kernel.agents")
+    from compaction_suite.adapters import semantic_kernel
+
+    real = semantic_kernel.requires
+    before_threads = SimpleNamespace()  # double: semantic_kernel.agents before its agent threads
+    monkeypatch.setattr(semantic_kernel, "requires", lambda name, extra: before_threads if name == "semantic_kernel.agents" else real(name, extra))
+    line = _refused(semantic_kernel.truncation_reducer, SETTINGS, invoked_by="agent_thread")
+    assert line.startswith("the semantic_kernel adapter cannot drive semantic-kernel ") and "ChatHistoryAgentThread" in line
+    assert semantic_kernel.truncation_reducer(SETTINGS, invoked_by="reduce") is not None
