@@ -21,6 +21,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
   ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
+- ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
+  asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
+  declared, and WIN-1 is not applicable. Anything else is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -62,6 +65,8 @@ class Capabilities:
     """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
     trigger: Trigger | None = None
     """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared."""
+    summarizer_window: int | None = None
+    """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -86,6 +91,9 @@ class Capabilities:
         if self.trigger is None:
             for clause_id in waived_by("trigger", "none"):
                 found[clause_id] = "no trigger declared (capabilities['trigger']): when the framework should compact is not known"
+        if self.summarizer_window is None:
+            for clause_id in waived_by("summarizer_window", "none"):
+                found[clause_id] = "no summarizer window declared (capabilities['summarizer_window']): the summarizer model's context window is not known"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -107,7 +115,8 @@ class Capabilities:
         return {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}
+        trigger = self.trigger.as_dict() if self.trigger else None
+        return {**self.choices(), "providers": list(self.providers), "trigger": trigger, "summarizer_window": self.summarizer_window}
 
 
 def declared(compactor: Any) -> Capabilities:
@@ -125,7 +134,20 @@ def declared(compactor: Any) -> Capabilities:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:
         raise CapabilityError(str(error)) from error
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger)
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_window=_window(raw.get("summarizer_window")))
+
+
+SMALLEST_WINDOW = 1000
+"""The smallest ``summarizer_window`` declared: no chat model has less, and a summarizer's own prompt needs room."""
+
+
+def _window(raw: Any) -> int | None:
+    """The declared summarizer window (SPEC WIN-1); raises `CapabilityError` for anything but an integer >= `SMALLEST_WINDOW`."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < SMALLEST_WINDOW:
+        raise CapabilityError(f"capabilities['summarizer_window'] is {raw!r}; expected the summarizer model's context window, an integer of at least {SMALLEST_WINDOW} tokens")
+    return raw
 
 
 def _providers(raw: Any) -> tuple[str, ...]:

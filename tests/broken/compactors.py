@@ -27,7 +27,7 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.rounds import flatten
-from compaction_suite.reference.strategies import StructuredSummarize, split_system
+from compaction_suite.reference.strategies import StructuredSummarize, Summarize, split_system
 from compaction_suite.reference.summarizer import Summary
 from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript
 from compaction_suite.reference.triggers import Observation
@@ -689,6 +689,16 @@ def window_request(settings: Any) -> _WindowRequest:
     return _WindowRequest(settings)
 
 
+def sends_whole_history(settings: Any) -> Any:
+    """Declares its summary model's window but sends the whole older part however large
+    (deepagents#5913: trim_tokens_to_summarize=None): over the window the provider answers HTTP 400."""
+    compactor = seed_000(settings)
+    strategy = compactor.strategy
+    assert isinstance(strategy, Summarize)
+    strategy.summarizer.window = None
+    return compactor
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -835,6 +845,7 @@ CONTROLS: dict[str, Control] = {
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
+    "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*maximum context length is 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
