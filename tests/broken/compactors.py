@@ -27,7 +27,7 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.rounds import flatten
-from compaction_suite.reference.strategies import StructuredSummarize, Summarize, split_system
+from compaction_suite.reference.strategies import StructuredSummarize, split_system
 from compaction_suite.reference.summarizer import Summary
 from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript
 from compaction_suite.reference.triggers import Observation
