@@ -1,6 +1,6 @@
 """Core, the summarizer's own context window: a summarizing target handed a history larger than
 the context window of the model its summarizer asks (``capabilities["summarizer_window"]``) still
-compacts it, every request it sends fitting that window (SPEC WIN-1).
+compacts it, trimming or chunking what it sends to fit that window (SPEC WIN-1).
 
 The history the agent overflowed is the one that reaches the compactor: a tool result that filled
 the context at once, a reactive path called after the provider's own overflow error, a trigger set
@@ -88,7 +88,8 @@ def _joined(suite: Suite, history: Any, rounds: list[dict[str, Any]]) -> Any:
 @WINDOW_SWEEP
 @given(history=substantial_in_format)
 def test_compacts_a_history_larger_than_its_summarizers_window(suite, history):
-    """Every summarizer request fits the declared window, and the output is compacted."""
+    """The output is compacted; a request over the window fails unless the compaction recovered
+    from the provider's answer (a smaller request answered, the output compacted)."""
     window = suite.capabilities.summarizer_window
     history = oversized(suite, summarizing(suite, history), window)
     suite.reset_server()
@@ -101,7 +102,9 @@ def test_compacts_a_history_larger_than_its_summarizers_window(suite, history):
         pass
     finally:
         suite.server.window(None)
-    require(judges.within_window(suite.server.exchanges), history, out)
-    if out is not None and suite.format.well_formed(out):
-        compacted = changed(history, out)
-        require(None if compacted else Violation("not-compacted-over-window", f"a history of more than {OVER} summarizer windows ({window} tokens each) came back unchanged"), history, out)
+    over = judges.within_window(suite.server.exchanges)
+    if out is not None and changed(history, out):
+        over = None  # compacted: a request over the window it recovered from (a smaller one answered) is allowed
+    elif out is not None:
+        over = over or Violation("not-compacted-over-window", f"a history of more than {OVER} summarizer windows ({window} tokens each) came back unchanged")
+    require(over, history, out)  # a crash is also CORE-10's
