@@ -379,18 +379,19 @@ def api_for(path: str) -> Api | None:
 # --- a request over the model's context window (SPEC WIN-1): each API's own HTTP 400
 
 OVER_WINDOW: dict[str, str] = {
-    "chat": "This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. "
+    "chat": "Input tokens exceed the configured limit of {window} tokens. Your messages resulted in {tokens} tokens. "
     "Please reduce the length of the messages.",
     "responses": "Your input exceeds the context window of this model. Please adjust your input and try again.",
     "anthropic": "prompt is too long: {tokens} tokens > {window} maximum",
 }
 """What each API answers a request whose prompt exceeds the model's context window, with HTTP 400:
 chat-completions ``invalid_request_error``, param ``messages``, code ``context_length_exceeded``
-(quoted in crewAIInc/crewAI-examples#121, rahul2002m/ChatPDF#6, langchain-ai/deepagents#5913);
+in the wording quoted in langchain-ai/deepagents#5913 (August 2026; the older "This model's maximum
+context length is N tokens. However, your messages resulted in M tokens." of
+crewAIInc/crewAI-examples#121 and rahul2002m/ChatPDF#6 carries the same type, param and code);
 Responses (and its compact endpoint) the same code, param ``input`` (dyad-sh/dyad#1672,
 the-open-agent/openagent#2344); Anthropic Messages ``invalid_request_error`` (anthropics/claude-code#59696,
 stackblitz-labs/bolt.diy#401)."""
-OVER_WINDOW_SOURCES = "crewAIInc/crewAI-examples#121; dyad-sh/dyad#1672; anthropics/claude-code#59696"
 
 
 def over_window_error(api_name: str, tokens: int, window: int, label: str) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def test_openai_apis_answer_context_length_exceeded(server: SummarizerServer, ap
     tokens = prompt_tokens([{"role": "user", "content": LONG}])
     if api == "chat":
         assert error["param"] == "messages"
-        assert error["message"].startswith(f"This model's maximum context length is {WINDOW} tokens. However, your messages resulted in {tokens} tokens.")
+        assert error["message"].startswith(f"Input tokens exceed the configured limit of {WINDOW} tokens. Your messages resulted in {tokens} tokens.")
     else:
         assert error["param"] == "input" and error["message"].startswith("Your input exceeds the context window of this model.")
     assert "test double" in error["message"]
