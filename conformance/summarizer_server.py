@@ -465,7 +465,8 @@ class SummarizerServer:
 
     def mode(self) -> dict[str, Any]:
         """How the next request will be answered: ``{"fault": name or None, "params": {...},
-        "reply": fixed text or None}`` (None reply: the deterministic summary). Reports carry it
+        "reply": fixed text or None, "window": tokens or None}`` (None reply: the deterministic
+        summary; None window: none, SPEC WIN-1). Reports carry it
         so a failure can be replayed."""
         with self._cond:
             fault = self._fault
