@@ -139,3 +139,13 @@ def test_a_window_too_small_for_any_transcript_is_a_summarizer_error(server: Sum
     with pytest.raises(SummarizerError, match="WindowTooSmall"):
         Summarizer("m", client=oai(server), window=300, max_tokens=100).summarize(LONG)
     assert server.bodies == []
+
+
+def test_the_reference_async_summarizer_chunks_alike(server: SummarizerServer) -> None:
+    import asyncio
+
+    server.window(WINDOW)
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=10)
+    summary = asyncio.run(Summarizer("m", async_client=client, window=WINDOW, max_tokens=100).asummarize(LONG))
+    assert len(server.bodies) >= 4 and all(e.over_window is None for e in server.exchanges)
+    assert summary.text == server.exchanges[-1].answer
