@@ -65,6 +65,14 @@ DOCUMENTED: list[dict[str, Any]] = [
 ]  # fmt: skip
 """Agreed interface 4: a history whose kept part cannot fit the model, and a summarizer error, raise by design."""
 
+WHY = {
+    "summarization": (
+        "core only: a trigger at 85% of the model's window (no iteration trigger); the summary is a HumanMessage "
+        "naming the backend file of the offloaded history, keeping 10% of the window; summarizer errors propagate; no event"
+    ),
+}
+"""Why each factory claims only ``core``."""
+
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
