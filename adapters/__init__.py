@@ -59,6 +59,7 @@ class Framework:
 
 FRAMEWORKS = (
     Framework("LangChain", "compaction_suite.adapters.langchain", "langchain_core", "langchain"),
+    Framework("LangChain (deepagents)", "compaction_suite.adapters.deepagents", "deepagents", "deepagents"),
     Framework("Semantic Kernel", "compaction_suite.adapters.semantic_kernel", "semantic_kernel", "semantic-kernel"),
     Framework("Microsoft Agent Framework", "compaction_suite.adapters.agent_framework", "agent_framework", "agent-framework"),
     Framework("AutoGen", "compaction_suite.adapters.autogen", "autogen_core", "autogen"),

@@ -88,7 +88,7 @@ CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
 
 NOT_ADAPTED = (
     "deepagents' own SummarizationMiddleware (create_deep_agent since deepagents 0.4: wrap_model_call with backend "
-    "offload), not adapted: deepagents#270 itself was in langchain's SummarizationMiddleware, adapted here; "
+    "offload) is adapters/deepagents.py's; deepagents#270 itself was in langchain's SummarizationMiddleware, adapted here; "
     "ContextEditingMiddleware edits other than ClearToolUsesEdit (none ship)"
 )
 

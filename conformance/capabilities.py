@@ -24,6 +24,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
   ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
+- ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
+  asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
+  declared, and WIN-1 is not applicable. Anything else is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -73,6 +76,8 @@ class Capabilities:
     """``sequential``: one agent loop owns the session, so no task appends during a compaction (waives STORE-14)."""
     summarizer_providers: tuple[str, ...] = ()
     """The provider sets whose request rules the summarizer requests keep (SPEC CORE-13 Decision); empty: none."""
+    summarizer_window: int | None = None
+    """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -97,6 +102,9 @@ class Capabilities:
         if self.trigger is None:
             for clause_id in waived_by("trigger", "none"):
                 found[clause_id] = "no trigger declared (capabilities['trigger']): when the framework should compact is not known"
+        if self.summarizer_window is None:
+            for clause_id in waived_by("summarizer_window", "none"):
+                found[clause_id] = "no summarizer window declared (capabilities['summarizer_window']): the summarizer model's context window is not known"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -120,7 +128,7 @@ class Capabilities:
         return found | {key: value for key, value in session.items() if value != CHOICES[key][0]}  # a session's declarations, where made
 
     def as_dict(self) -> dict[str, Any]:
-        found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None}
+        found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}
         return {**found, "summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else found
 
 
@@ -140,7 +148,20 @@ def declared(compactor: Any) -> Capabilities:
     except TriggerError as error:
         raise CapabilityError(str(error)) from error
     summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer)
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")))
+
+
+SMALLEST_WINDOW = 1000
+"""The smallest ``summarizer_window`` declared: no chat model has less, and a summarizer's own prompt needs room."""
+
+
+def _window(raw: Any) -> int | None:
+    """The declared summarizer window (SPEC WIN-1); raises `CapabilityError` for anything but an integer >= `SMALLEST_WINDOW`."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < SMALLEST_WINDOW:
+        raise CapabilityError(f"capabilities['summarizer_window'] is {raw!r}; expected the summarizer model's context window, an integer of at least {SMALLEST_WINDOW} tokens")
+    return raw
 
 
 def _providers(raw: Any, key: str = "providers") -> tuple[str, ...]:

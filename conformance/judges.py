@@ -297,3 +297,19 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-17": providers.broken(declared, fmt, history, out),
         "CORE-18": summary_kept(fmt, history, out, exchanges),
     }
+
+
+# --- WIN-1: no summarizer request over the summarizer model's context window
+
+
+def within_window(exchanges: Sequence[Exchange]) -> Violation | None:
+    """WIN-1: no summarizer request of this call held more than the summarizer model's context
+    window (the test double answered it HTTP 400 as the provider does: ``context_length_exceeded``,
+    "prompt is too long")."""
+    for exchange in exchanges:
+        if exchange.over_window is not None:
+            return Violation(
+                "summarizer-request-over-window",
+                f"the summarizer request to {exchange.request.path} exceeds the summarizer's context window: the provider answers HTTP 400 {str(exchange.over_window)!r}",
+            )
+    return None

@@ -27,7 +27,11 @@ client. The conformance suite points that client at this local HTTP server
   broken, answered HTTP 400 with the provider's own error text, as the real API
   answers it (a half call/result pair in a summarizer request, SPEC CORE-13), and with
   the request rules of the providers the target says its summarizer requests reach as sent
-  (``answer_as``: Bedrock's tool config, `conformance.providers.REQUEST_RULES`).
+  (``answer_as``: Bedrock's tool config, `conformance.providers.REQUEST_RULES`);
+* a context window: ``window(N)`` makes the model's context window ``N`` tokens; a request whose
+  prompt (its ``usage.prompt_tokens``) exceeds it is answered HTTP 400 as each API answers it
+  (`summarizer_apis.OVER_WINDOW`: ``context_length_exceeded``, "prompt is too long"; SPEC WIN-1).
+  None (the default): no window.
 
 Every request is kept with what it got (`Exchange`: status, the answer's text, the items
 returned, the rejection), so the suite can tell whether a summary in a compactor's output
@@ -69,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
 from . import providers, tool_call_answers
-from .summarizer_apis import Api, api_for, chat_rejects, sends
+from .summarizer_apis import Api, api_for, chat_rejects, over_window_error, sends
 from .violation import Violation
 
 TEST_DOUBLE_HEADER = "X-Test-Double"
@@ -149,6 +153,8 @@ class Exchange:
     """The provider's HTTP 400 text, when the request broke one of its rules (SPEC CORE-13)."""
     fault: str | None = None
     """The fault this request was answered with."""
+    over_window: Violation | None = None
+    """The provider's HTTP 400 text, when the request's prompt exceeded the context window (SPEC WIN-1)."""
 
 
 def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
@@ -357,6 +363,7 @@ class SummarizerServer:
         self._fault: _Fault | None = None
         self._fixed: str | None = None
         self._providers: tuple[str, ...] = ()
+        self._window: int | None = None
         self._in_flight = 0
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -461,9 +468,23 @@ class SummarizerServer:
         request while something else happens to the session (SPEC STORE-14), then lets it finish."""
         self._released.set()
 
+    def window(self, tokens: int | None) -> None:
+        """The model's context window: a request whose prompt holds more than ``tokens`` tokens is
+        answered HTTP 400 as its API answers it (SPEC WIN-1); None: no window (the default)."""
+        if tokens is not None and tokens < 1:
+            raise ValueError("a context window holds at least 1 token (or None for no window)")
+        with self._cond:
+            self._window = tokens
+
+    @property
+    def context_window(self) -> int | None:
+        with self._cond:
+            return self._window
+
     def mode(self) -> dict[str, Any]:
         """How the next request will be answered: ``{"fault": name or None, "params": {...},
-        "reply": fixed text or None}`` (None reply: the deterministic summary). Reports carry it
+        "reply": fixed text or None, "window": tokens or None}`` (None reply: the deterministic
+        summary; None window: none, SPEC WIN-1). Reports carry it
         so a failure can be replayed."""
         with self._cond:
             fault = self._fault
@@ -472,11 +493,13 @@ class SummarizerServer:
                 "params": dict(fault.params) if fault else {},
                 "times": fault.remaining if fault else None,
                 "reply": self._fixed,
+                "window": self._window,
             }
 
     def set_mode(self, mode: Mapping[str, Any]) -> None:
         """Answer as `mode` says (what `mode()` returned)."""
         self.reply_with(mode.get("reply"))
+        self.window(mode.get("window"))
         self.fault(mode.get("fault"), times=mode.get("times"), **(mode.get("params") or {}))
 
     # what happened
@@ -522,9 +545,10 @@ class SummarizerServer:
             return self._cond.wait_for(lambda: len(self._requests) >= count, timeout=timeout)
 
     def reset(self) -> None:
-        """Back to the deterministic mode with no fault, and forget what was recorded."""
+        """Back to the deterministic mode with no fault and no window, and forget what was recorded."""
         self.reply_with(None)
         self.fault(None)
+        self.window(None)
         self.clear()
 
     def clear(self) -> None:
@@ -595,6 +619,9 @@ class SummarizerServer:
             self._count("bad_request")
             exchange.rejected = rejected
             return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+        over = self._over_window(exchange, body, api)
+        if over is not None:
+            return over
         forced = tool_call_answers.forced(exchange.api, body) if exchange.api != "compact" else None
         if forced is not None:
             self._count("tool_call_forced")
@@ -609,6 +636,21 @@ class SummarizerServer:
         response, output = _answer(body, content, api=api)
         exchange.answer, exchange.output = content, tuple(output)
         return response
+
+    def _over_window(self, exchange: Exchange, body: dict[str, Any], api: Api | None) -> Response | None:
+        """HTTP 400 in ``api``'s words when the request's prompt (counted as its ``usage`` is)
+        exceeds the context window (SPEC WIN-1), else None."""
+        with self._cond:
+            window = self._window
+        if window is None:
+            return None
+        tokens = prompt_tokens(_messages(body, api))
+        if tokens <= window:
+            return None
+        self._count("over_window")
+        error = over_window_error(exchange.api, tokens, window, "[compaction-suite test double]")
+        exchange.over_window = Violation("summarizer-request-over-window", str(error["error"]["message"]))
+        return _json_response(error, 400)
 
     def _next_mode(self, api: str, body: Mapping[str, Any]) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply. A fault

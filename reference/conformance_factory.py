@@ -16,12 +16,18 @@ from .store import SQLiteStore
 from .summarizer import DEFAULT_PROMPT, STRUCTURED_PROMPT
 from .triggers import IterationsOrTokens
 
+SUMMARIZER_WINDOW = 8_000
+"""The context window these factories give the summary model (SUMZ-5), declared to the suite,
+which answers a request over it as the provider does (SPEC WIN-1). Small, so the histories larger
+than it stay cheap to draw; a deployment passes its model's own (gpt-4o-mini: 128,000)."""
+
 
 def declaring_trigger(compactor: Compactor, settings: Any) -> Compactor:
     """``compactor`` declaring the token half of its trigger: it compacts once the history holds
     ``max_context_tokens`` by chars/4 (RT-1, TOK-1), which the suite checks (SPEC FIRE-1, FIRE-2).
-    The iteration half is no size of the history, so it is not declared."""
-    compactor.capabilities = {"trigger": {"tokens": settings.max_context_tokens}}
+    The iteration half is no size of the history, so it is not declared. It declares its summary
+    model's window too (SPEC WIN-1)."""
+    compactor.capabilities = {"trigger": {"tokens": settings.max_context_tokens}, "summarizer_window": SUMMARIZER_WINDOW}
     return compactor
 
 
@@ -35,6 +41,7 @@ def seed_000(settings: Any) -> Compactor:
         max_context_tokens=settings.max_context_tokens,
         keep_recent_rounds=settings.keep_recent_rounds,
         prompt=settings.summary_prompt or DEFAULT_PROMPT,
+        summarizer_window=SUMMARIZER_WINDOW,
     )
     return declaring_trigger(compactor, settings)
 
@@ -46,6 +53,7 @@ def seed_001(settings: Any) -> Compactor:
         client=settings.client,
         async_client=settings.async_client,
         prompt=settings.summary_prompt or STRUCTURED_PROMPT,
+        summarizer_window=SUMMARIZER_WINDOW,
     )
     compactor.trigger = IterationsOrTokens(settings.threshold_iterations, settings.max_context_tokens)
     return declaring_trigger(compactor, settings)

@@ -31,9 +31,11 @@ def openai_azure(
     max_context_tokens: int = 80_000,
     keep_recent_rounds: int = 2,
     prompt: str = DEFAULT_PROMPT,
+    summarizer_window: int | None = None,
 ) -> Compactor:
-    """Seed 000 (PRESET-000): iterations >= 8 OR chars/4 >= 80000; one summary; last 2 rounds."""
-    summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt)
+    """Seed 000 (PRESET-000): iterations >= 8 OR chars/4 >= 80000; one summary; last 2 rounds.
+    ``summarizer_window``: the summary model's context window (SUMZ-5; gpt-4o-mini's is 128,000)."""
+    summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt, window=summarizer_window)
     return Compactor(
         Summarize(summarizer, keep_rounds=keep_recent_rounds),
         IterationsOrTokens(threshold_iterations, max_context_tokens),
@@ -51,10 +53,12 @@ def structured_admin_chat(
     prompt: str = STRUCTURED_PROMPT,
     entity_rule: EntityRule = DEFAULT_RULE,
     task_lists: Sequence[TaskListTool] = (REPORT_PROGRESS,),
+    summarizer_window: int | None = None,
 ) -> Compactor:
     """Seed 001 (PRESET-001): over 60k tokens, a structured summary, at least 10 messages kept.
-    ``entity_rule`` and ``task_lists`` say where ids and the task list are (ENT-1, ENT-2)."""
-    summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt)
+    ``entity_rule`` and ``task_lists`` say where ids and the task list are (ENT-1, ENT-2);
+    ``summarizer_window`` the summary model's context window (SUMZ-5)."""
+    summarizer = Summarizer(model, client=client, async_client=async_client, prompt=prompt, window=summarizer_window)
     return Compactor(
         StructuredSummarize(summarizer, keep_messages=keep_messages, entity_rule=entity_rule, task_lists=task_lists),
         TokenThreshold(threshold_tokens),

@@ -1,7 +1,9 @@
-"""The summarizer: one chat-completions call through the official ``openai`` client.
+"""The summarizer: chat-completions calls through the official ``openai`` client.
 
 SPEC SUMZ-1 (the request), SUMZ-2 (failures become `SummarizerError`, which the
-compactor turns into a non-fatal failure event) and SUMZ-4 (the prompt hash).
+compactor turns into a non-fatal failure event), SUMZ-4 (the prompt hash) and SUMZ-5 (a
+transcript larger than the model's context window is summarized in pieces, then the pieces'
+summaries are summarized).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+
+from compaction_suite.text import count_tokens, prompt_tokens
 
 DEFAULT_PROMPT = """\
 You compact the history of a long-running tool-using agent so it can continue its task.
@@ -69,12 +73,15 @@ class Summarizer:
         async_client: openai.AsyncOpenAI | None = None,
         prompt: str = DEFAULT_PROMPT,
         max_tokens: int | None = None,
+        window: int | None = None,
     ) -> None:
         self.model = model
         self.client = client
         self.async_client = async_client
         self.prompt = prompt
         self.max_tokens = max_tokens
+        self.window = window
+        """The model's context window in tokens (SUMZ-5); None: every transcript is sent whole."""
 
     @property
     def prompt_hash(self) -> str:
@@ -94,17 +101,46 @@ class Summarizer:
             request["max_tokens"] = self.max_tokens
         return request
 
+    def pieces(self, transcript: str) -> list[str]:
+        """``transcript`` cut at line ends into pieces whose request fits the window, room for the
+        answer kept (SUMZ-5); the whole transcript when it fits or no window is set. A line too
+        long for one piece is cut every ``room`` characters (a token holds at least one)."""
+        if self.window is None or self._fits(transcript):
+            return [transcript]
+        room = self.window - (self.max_tokens or 0) - prompt_tokens(self.request("")["messages"])
+        if room < MIN_PIECE_TOKENS:
+            raise SummarizerError("WindowTooSmall", f"the window of {self.window} tokens leaves {room} for the transcript")
+        pieces: list[str] = []
+        lines: list[str] = []
+        held = 0
+        for line in (cut for whole in transcript.split("\n") for cut in _cuts(whole, room)):
+            cost = count_tokens(line) + 1  # the line and its newline, counted apart
+            if lines and held + cost > room:
+                pieces.append("\n".join(lines))
+                lines, held = [], 0
+            lines.append(line)
+            held += cost
+        return [*pieces, "\n".join(lines)]
+
+    def _fits(self, transcript: str) -> bool:
+        assert self.window is not None
+        return prompt_tokens(self.request(transcript)["messages"]) + (self.max_tokens or 0) <= self.window
+
     def summarize(self, transcript: str) -> Summary:
+        """One answer for ``transcript``; in pieces when it is over the window, then the pieces'
+        summaries summarized (SUMZ-5)."""
         with self._failures():
             if self.client is None:
                 raise SummarizerError("ConfigurationError", "no openai.OpenAI client was given")
-            return _parse(self.client.chat.completions.create(**self.request(transcript)))
+            answers = [_parse(self.client.chat.completions.create(**self.request(piece))) for piece in self.pieces(transcript)]
+            return answers[0] if len(answers) == 1 else _total(answers, self.summarize(_folded(answers, transcript)))
 
     async def asummarize(self, transcript: str) -> Summary:
         with self._failures():
             if self.async_client is None:
                 raise SummarizerError("ConfigurationError", "no openai.AsyncOpenAI client was given")
-            return _parse(await self.async_client.chat.completions.create(**self.request(transcript)))
+            answers = [_parse(await self.async_client.chat.completions.create(**self.request(piece))) for piece in self.pieces(transcript)]
+            return answers[0] if len(answers) == 1 else _total(answers, await self.asummarize(_folded(answers, transcript)))
 
     @contextmanager
     def _failures(self) -> Iterator[None]:
@@ -118,6 +154,35 @@ class Summarizer:
             status = getattr(error, "status_code", None)
             reason = f"HTTP {status}: {error}" if status else str(error) or type(error).__name__
             raise SummarizerError(type(error).__name__, reason, self.prompt_hash) from error
+
+
+MIN_PIECE_TOKENS = 200
+"""The least room for the transcript a request may leave: a smaller window summarizes nothing."""
+
+
+def _cuts(line: str, room: int) -> list[str]:
+    return [line[at : at + room] for at in range(0, len(line), room)] or [""]
+
+
+def _folded(answers: list[Summary], transcript: str) -> str:
+    """The pieces' summaries, in order, as the transcript of the summary of summaries (SUMZ-5);
+    a `SummarizerError` when they are no shorter than what they summarize (it would never end)."""
+    folded = "\n\n".join(f"summary of part {n}:\n{answer.text}" for n, answer in enumerate(answers, 1))
+    if len(folded) >= len(transcript):
+        raise SummarizerError("WindowTooSmall", "the summaries of the transcript's pieces are no shorter than the transcript")
+    return folded
+
+
+def _total(answers: list[Summary], final: Summary) -> Summary:
+    """``final``'s text with the usage of every call that led to it."""
+    calls = [*answers, final]
+    prompt = [a.prompt_tokens for a in calls]
+    completion = [a.completion_tokens for a in calls]
+    return Summary(
+        final.text,
+        None if None in prompt else sum(p for p in prompt if p is not None),
+        None if None in completion else sum(c for c in completion if c is not None),
+    )
 
 
 def _parse(response: Any) -> Summary:

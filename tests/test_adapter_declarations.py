@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ("langchain", "pydantic_ai", "openai_agents", "strands")
+MODULES = ("langchain", "deepagents", "pydantic_ai", "openai_agents", "strands")
 BUGS = Path(__file__).resolve().parents[1] / "adapters" / "reported_bugs.json"
 DOCUMENTED_KEYS = {"factory", "clause", "options", "quote", "source"}
 FRAMEWORK_NAMES = ("LangChain", "Pydantic AI", "OpenAI Agents SDK", "Strands Agents", "Semantic Kernel", "Microsoft Agent Framework", "AutoGen")

@@ -713,6 +713,16 @@ def history_request_without_tools(settings: Any) -> _HistoryRequest:
     return _HistoryRequest(settings)
 
 
+def sends_whole_history(settings: Any) -> Any:
+    """Declares its summary model's window but sends the whole older part however large
+    (deepagents#5913: trim_tokens_to_summarize=None): over the window the provider answers HTTP 400."""
+    compactor = seed_000(settings)
+    strategy = compactor.strategy
+    assert isinstance(strategy, Summarize)
+    strategy.summarizer.window = None
+    return compactor
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -860,6 +870,7 @@ CONTROLS: dict[str, Control] = {
     "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
+    "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {

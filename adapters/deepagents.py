@@ -1,0 +1,131 @@
+"""Deep Agents (``deepagents``, on LangChain): the summarization middleware ``create_deep_agent`` installs.
+
+Target (options in ``$COMPACTION_ADAPTER_OPTIONS``; research and declarations in ``adapters/README.md``)::
+
+    compaction-suite check compaction_suite.adapters.deepagents:summarization
+
+``create_deep_agent(model, ...)`` puts ``create_summarization_middleware(model, backend)`` in its
+middleware stack (deepagents 0.4 on): a ``wrap_model_call`` that, before each model call, replaces
+the older messages of the request by a summary written by the agent's own model, after offloading
+them to ``/conversation_history/<session>.md`` on the backend; the graph state keeps every message.
+The adapter runs it as the agent loop does: ``wrap_model_call`` on a model request holding the
+history, the system prompt apart (``create_deep_agent``'s ``system_prompt`` goes in the request's
+``system_message``), and the messages the model call receives are the output. Conversion is the
+LangChain adapter's (``ChatOpenAI`` on the suite's summarizer, whose profile gives the model's
+context window). Proven by ``tests/test_deepagents_loop.py`` with ``create_deep_agent``'s own loop.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from ._common import Message, capabilities, factory, make, options, requires
+from .langchain import from_langchain, to_langchain
+
+FRAMEWORK = "LangChain (deepagents)"
+SUPPORTED: dict[str, str] = {"deepagents": ">=0.7,<0.8", "langchain": ">=1.3,<2", "langchain-core": ">=1.6,<2", "langchain-openai": ">=1.0,<2"}
+"""Agreed interface 3: the 0.7 releases (July 2026 on), whose middleware keeps its history in a
+summarization event and its offload file under a session id carried in the state."""
+DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai")
+EXTRA = "deepagents"
+
+DEFAULTS: dict[str, Any] = {
+    "window": 8000,
+    "trim_tokens_to_summarize": "factory",
+    "tool_messages": "plain",
+}
+"""``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
+``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
+the window of its summarizer, which is the same model. ``trim_tokens_to_summarize``: ``"factory"``
+calls the factory as ``create_deep_agent`` does, without it (deepagents#5913: the factory's own
+default, ``None`` in 0.7.x, sends the whole older history); an integer or ``None`` passes it."""
+
+TRIGGER_FRACTION = 0.85
+"""``compute_summarization_defaults``: ``trigger=("fraction", 0.85)`` of ``max_input_tokens``
+(deepagents 0.7.x, ``deepagents/middleware/summarization.py``), counted by
+``count_tokens_approximately`` (about chars/4) over the messages, system message and tools."""
+
+SESSION_KEY = "_summarization_session_id"
+SESSION = "session_compaction_suite"
+"""The offload file's session id, as the state carries it after a thread's first summarization
+(``_get_session_id``): fixed, so the same history gives the same summary message."""
+
+DOCUMENTED: list[dict[str, Any]] = [
+    {
+        "factory": "summarization", "clause": "CORE-10", "options": {},
+        "quote": "The complete request is checked against the input budget after summarization. Irreducible input raises `ContextOverflowError`.",
+        "source": "deepagents 0.7.32, deepagents/middleware/summarization.py (SummarizationMiddleware.wrap_model_call docstring)",
+    },
+    {
+        "factory": "summarization", "clause": "CORE-10", "options": {},
+        "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
+        "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring, whose summary call deepagents makes)",
+    },
+]  # fmt: skip
+"""Agreed interface 4: a history whose kept part cannot fit the model, and a summarizer error, raise by design."""
+
+WHY = {
+    "summarization": (
+        "core only: a trigger at 85% of the model's window (no iteration trigger); the summary is a HumanMessage "
+        "naming the backend file of the offloaded history, keeping 10% of the window; summarizer errors propagate; no event"
+    ),
+}
+"""Why each factory claims only ``core``."""
+
+CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("summarization", {}),
+    ("summarization", {"trim_tokens_to_summarize": 4000}),
+]
+"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default)."""
+
+
+def _middleware(model: Any, backend: Any, trim: Any) -> Any:
+    """``create_summarization_middleware`` as ``create_deep_agent`` calls it (``"factory"``), or with
+    ``trim_tokens_to_summarize`` given."""
+    create = requires("deepagents.middleware.summarization", EXTRA).create_summarization_middleware
+    if trim == "factory":
+        return create(model, backend)
+    if trim is not None and (isinstance(trim, bool) or not isinstance(trim, int) or trim < 1):
+        raise ValueError(f"trim_tokens_to_summarize must be 'factory', a positive integer or null, got {trim!r}")
+    return create(model, backend, trim_tokens_to_summarize=trim)
+
+
+@factory
+def summarization(settings: Any, **given: Any) -> Any:
+    """``create_summarization_middleware(model, backend)`` with the model a ``ChatOpenAI`` on the suite's
+    summarizer whose profile says its window, and a ``FilesystemBackend`` in a temporary directory."""
+    o = options(DEFAULTS, given)
+    window = int(o["window"])
+    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
+    backends = requires("deepagents.backends", EXTRA)
+    middleware_module = requires("langchain.agents.middleware", EXTRA)
+    lc = requires("langchain_core.messages", EXTRA)
+    model = chat_openai(
+        model=settings.model, base_url=settings.base_url, api_key=settings.api_key,
+        timeout=settings.summarizer_timeout, max_retries=0, profile={"max_input_tokens": window},
+    )  # fmt: skip
+    offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
+    middleware = _middleware(model, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"])
+    declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+        sent: list[Any] = []
+
+        def model_call(request: Any) -> Any:
+            sent.extend(request.messages)
+            return lc.AIMessage("")
+
+        state = {"messages": list(converted), SESSION_KEY: SESSION}
+        request = middleware_module.ModelRequest(model=model, messages=list(converted), tools=[], state=state, runtime=None)
+        middleware.wrap_model_call(request, model_call)
+        return from_langchain(sent, notes)
+
+    def estimate(messages: list[Message]) -> int:
+        return int(lc.utils.count_tokens_approximately(to_langchain(messages)[0]))
+
+    compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+    compactor.offload = offload  # the backend's directory lives as long as the compactor
+    return compactor
