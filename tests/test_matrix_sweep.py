@@ -148,3 +148,50 @@ def test_sweep_requirements_keep_the_extras_an_adapter_installs_the_release_with
     strands = next(fw for fw in FRAMEWORKS if fw.name == "Strands Agents")
     job = Job("Strands", {}, "sliding_window", f"{strands.module}:sliding_window", {}, module=strands.module)
     assert sweep.requirements([job], "strands-agents", "1.35.0") == ["strands-agents[anthropic]==1.35.0"]
+
+
+def test_a_held_environment_waits_for_the_run_holding_it(tmp_path: Path) -> None:
+    """Two runs sharing a cache (another checkout's sweep) take an environment one after the other:
+    the second is held out until the first's block ends, so it cannot replace the suite under it."""
+    import threading
+
+    from compaction_suite.matrix.environments import _held
+
+    lock, order = tmp_path / "env.lock", []
+    first_in, second_tried = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with _held(lock):
+            order.append("first in")
+            first_in.set()
+            second_tried.wait(5)
+            order.append("first out")
+
+    def second() -> None:
+        first_in.wait(5)
+        second_tried.set()
+        with _held(lock):
+            order.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert order == ["first in", "first out", "second in"]
+
+
+def test_each_builder_builds_its_wheel_in_a_folder_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A builder's wheel of the checkout lives in its own folder, so another builder sharing the
+    cache (another checkout's run) neither deletes nor replaces it."""
+    from compaction_suite.matrix import environments
+
+    def pretend_build(command: list[str], log: Path, name: str | None = None) -> None:  # a TEST DOUBLE of `pip wheel`
+        folder = Path(command[command.index("-w") + 1])
+        (folder / "compaction_suite-0.2.0-py3-none-any.whl").write_bytes(folder.name.encode())
+
+    monkeypatch.setattr(environments, "_run", pretend_build)
+    one = environments.Builder(tmp_path)._wheel(tmp_path)
+    two = environments.Builder(tmp_path)._wheel(tmp_path)
+    assert one.parent != two.parent and one.exists() and two.exists()
+    assert one.parent.parent == two.parent.parent == tmp_path / "wheels"

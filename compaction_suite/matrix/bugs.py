@@ -27,6 +27,8 @@ releases", reported bugs.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import re
 from collections.abc import Callable
@@ -174,15 +176,16 @@ def run(
         runs = []
         for bug, when in group:
             job = bug.job()
-            try:
-                python = builder.environment(environment_requirements(job, pins), folder / "install.log")
-            except InstallFailed as error:
-                echo(f"{bug.id} at {', '.join(pins)}: not installed: {error}")
-                results[(bug.id, when)] = {"pins": list(pins), "status": "not-installed", "error": str(error)}
-                continue
-            installed = versions(python, sorted({_name(p) for p in pins} | {_name(r) for r in environment_requirements(job, pins)}))
-            echo(f"{bug.id}: {bug.target} at {', '.join(pins)} ...")
-            r = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=(bug.clause,))
+            with contextlib.ExitStack() as held:
+                try:
+                    python = held.enter_context(builder.using(environment_requirements(job, pins), folder / "install.log"))
+                except InstallFailed as error:
+                    echo(f"{bug.id} at {', '.join(pins)}: not installed: {error}")
+                    results[(bug.id, when)] = {"pins": list(pins), "status": "not-installed", "error": str(error)}
+                    continue
+                installed = versions(python, sorted({_name(p) for p in pins} | {_name(r) for r in environment_requirements(job, pins)}))
+                echo(f"{bug.id}: {bug.target} at {', '.join(pins)} ...")
+                r = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=(bug.clause,))
             echo(f"  {r['status']} in {r['seconds']:.0f}s")
             runs.append(r)
             results[(bug.id, when)] = {"pins": list(pins), "run": len(runs) - 1, "folder": folder}

@@ -6,7 +6,10 @@ installed release from the index) and the pinned framework release with its own 
 Environments live in a cache directory outside any source tree, by default
 ``$XDG_CACHE_HOME/compaction-suite/envs`` (``~/.cache/compaction-suite/envs``), named by the
 requirements they hold, and are reused: a later sweep only reinstalls compaction-suite into them
-when it changed. Nothing is written to the checkout.
+when it changed. Nothing is written to the checkout. Runs sharing the cache may run at once: each
+builds its wheel in a folder of its own, and holds an environment (a lock file beside it) from
+installing into it until its checks there are done, so a run from another checkout waits instead
+of replacing the suite under it (`Builder.using`; POSIX ``flock``, where the platform has it).
 
 ``share_suite=True`` (the matrix's ``--share-suite``) installs only the framework release and lets
 the environment import compaction-suite and its dependencies from this interpreter, after its own
@@ -16,6 +19,8 @@ from ``--find-links``.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -23,7 +28,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,12 +72,25 @@ class Builder:
     tool: str = field(default_factory=installer)
     _suite: tuple[str, str] | None = None
 
-    def environment(self, requirements: Sequence[str], log: Path) -> Path:
-        """The interpreter of an environment holding ``requirements`` and compaction-suite, built on
-        first use; `InstallFailed` when the installer fails."""
+    @contextlib.contextmanager
+    def using(self, requirements: Sequence[str], log: Path) -> Iterator[Path]:
+        """The interpreter of an environment holding ``requirements`` and this compaction-suite, built
+        on first use and held by this run until the block ends (`_held`): `InstallFailed` when the
+        installer fails."""
+        home = self._home(requirements)
+        with _held(home.with_name(home.name + ".lock")):
+            yield self.environment(requirements, log)
+
+    def _home(self, requirements: Sequence[str]) -> Path:
         key = hashlib.sha256(json.dumps([sys.version.split()[0], self.share_suite, sorted(requirements)]).encode()).hexdigest()[:12]
         name = "-".join(r.replace("==", "-").replace("[", "").replace("]", "") for r in requirements)[:80]
-        home = self.root / f"{name}-{key}"
+        return self.root / f"{name}-{key}"
+
+    def environment(self, requirements: Sequence[str], log: Path) -> Path:
+        """The interpreter of an environment holding ``requirements`` and compaction-suite, built on
+        first use; `InstallFailed` when the installer fails. Unheld: a run that checks there takes
+        it through `using`."""
+        home = self._home(requirements)
         python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         marker = home / "compaction-suite-env.json"
         suite, digest = self.suite_requirement()
@@ -107,10 +126,11 @@ class Builder:
         return self._suite
 
     def _wheel(self, root: Path) -> Path:
-        wheels = self.root / "wheels"
-        wheels.mkdir(parents=True, exist_ok=True)
-        for old in wheels.glob("compaction_suite-*.whl"):
-            old.unlink()
+        """A wheel of the checkout, in a folder of this builder's own (removed when the process ends):
+        a run from another checkout sharing the cache builds its own beside it."""
+        (self.root / "wheels").mkdir(parents=True, exist_ok=True)
+        wheels = Path(tempfile.mkdtemp(prefix="build-", dir=self.root / "wheels"))
+        atexit.register(shutil.rmtree, wheels, True)
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(root)], wheels / "build.log")
         built = sorted(wheels.glob("compaction_suite-*.whl"))
         if not built:
@@ -139,6 +159,24 @@ class Builder:
         # files (an editable install's finder among them), after the environment's packages.
         line = "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in paths)
         Path(purelib, "zz-compaction-suite-shared.pth").write_text(line + "\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[None]:
+    """An exclusive lock on ``lock`` for the block (POSIX ``flock``; where the platform has no
+    ``fcntl``, nothing is held and concurrent runs must not share a cache)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:

@@ -15,6 +15,8 @@ unsupported release), is said so in its column; neither is a finding.
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import re
 from dataclasses import dataclass, field
@@ -101,20 +103,21 @@ def run(
     sweep = Sweep(distribution, releases)
     for version in releases:
         folder = out / "releases" / slug(f"{distribution}-{version}")
-        try:
-            python = builder.environment(requirements(jobs, distribution, version), folder / "install.log")
-        except InstallFailed as error:
-            sweep.problems[version] = str(error)
-            echo(f"{distribution} {version}: not installed: {error}")
-            continue
-        installed = versions(python, sorted({distribution, *(d for j in jobs for d in _distributions(j))}))
-        sweep.installed[version] = installed
-        runs = []
-        for job in jobs:
-            echo(f"checking {job.framework} {job.factory} ({job.label}) at {distribution} {version} ...")
-            result = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=clauses)
-            echo(f"  {result['status']} in {result['seconds']:.0f}s")
-            runs.append(result)
+        with contextlib.ExitStack() as held:
+            try:
+                python = held.enter_context(builder.using(requirements(jobs, distribution, version), folder / "install.log"))
+            except InstallFailed as error:
+                sweep.problems[version] = str(error)
+                echo(f"{distribution} {version}: not installed: {error}")
+                continue
+            installed = versions(python, sorted({distribution, *(d for j in jobs for d in _distributions(j))}))
+            sweep.installed[version] = installed
+            runs = []
+            for job in jobs:
+                echo(f"checking {job.framework} {job.factory} ({job.label}) at {distribution} {version} ...")
+                result = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=clauses)
+                echo(f"  {result['status']} in {result['seconds']:.0f}s")
+                runs.append(result)
         document = build(runs, [], fast, max_examples, folder, 0.0)
         (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
