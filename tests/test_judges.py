@@ -382,6 +382,8 @@ def test_core14_decision_a_newest_turn_joined_with_its_neighbour_is_kept() -> No
         {"role": "assistant", "content": [{"type": "text", "text": "first part"}, {"type": "text", "text": "second part"}]},
     ]}  # fmt: skip
     assert judges.newest_round_kept(anthropic_format.FORMAT, history, joined) is None
+    history["messages"][-1] = {"role": "assistant", "content": [{"type": "text", "text": "second part", "cache_control": {"type": "ephemeral"}}]}
+    assert judges.newest_round_kept(anthropic_format.FORMAT, history, joined) is None  # a breakpoint is not what the model reads
     altered = {"messages": [joined["messages"][0], {"role": "assistant", "content": [{"type": "text", "text": "first part"}, {"type": "text", "text": "second"}]}]}
     assert judges.newest_round_kept(anthropic_format.FORMAT, history, altered) is not None
 

@@ -364,17 +364,24 @@ def combined(before: Any, after: Sequence[Any]) -> bool:
     """Whether input message ``before`` is kept inside an output message of its role that joins it
     with neighbouring messages of that role: its blocks, all of them and in order, are one run of
     that message's blocks. The Messages API combines consecutive user or assistant turns into one
-    turn (ANTH-5 Decision), so such a join keeps what the model reads (SPEC CORE-14 Decision)."""
-    mine = [canonical(b) for b in blocks(before)]
+    turn (ANTH-5 Decision), so such a join keeps what the model reads (SPEC CORE-14 Decision); a
+    ``cache_control`` breakpoint is no part of what is read."""
+    mine = [_read(b) for b in blocks(before)]
     if not mine:
         return False
     for message in after:
         if role(message) != role(before):
             continue
-        theirs = [canonical(b) for b in blocks(message)]
+        theirs = [_read(b) for b in blocks(message)]
         if any(theirs[i : i + len(mine)] == mine for i in range(len(theirs) - len(mine) + 1)):
             return True
     return False
+
+
+def _read(block: dict[str, Any]) -> str:
+    """A block as the model reads it: its `canonical` form without ``cache_control``, a caching
+    breakpoint that changes what is cached, not what is read (a join may move the breakpoint)."""
+    return canonical({k: v for k, v in block.items() if k != "cache_control"})
 
 
 def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
