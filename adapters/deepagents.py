@@ -21,7 +21,7 @@ import tempfile
 from typing import Any
 
 from ._common import Message, capabilities, factory, make, options, requires
-from .langchain import from_langchain, to_langchain
+from .langchain import approximate_tokens, from_langchain, model_sees, to_langchain
 
 FRAMEWORK = "LangChain (deepagents)"
 SUPPORTED: dict[str, str] = {"deepagents": ">=0.7,<0.8", "langchain": ">=1.3,<2", "langchain-core": ">=1.6,<2", "langchain-openai": ">=1.0,<2"}
@@ -100,8 +100,6 @@ def summarization(settings: Any, **given: Any) -> Any:
     window = int(o["window"])
     chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     backends = requires("deepagents.backends", EXTRA)
-    middleware_module = requires("langchain.agents.middleware", EXTRA)
-    lc = requires("langchain_core.messages", EXTRA)
     model = chat_openai(
         model=settings.model, base_url=settings.base_url, api_key=settings.api_key,
         timeout=settings.summarizer_timeout, max_retries=0, profile={"max_input_tokens": window},
@@ -112,20 +110,8 @@ def summarization(settings: Any, **given: Any) -> Any:
 
     def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
-        sent: list[Any] = []
+        return from_langchain(model_sees(middleware, model, converted, {SESSION_KEY: SESSION}), notes)
 
-        def model_call(request: Any) -> Any:
-            sent.extend(request.messages)
-            return lc.AIMessage("")
-
-        state = {"messages": list(converted), SESSION_KEY: SESSION}
-        request = middleware_module.ModelRequest(model=model, messages=list(converted), tools=[], state=state, runtime=None)
-        middleware.wrap_model_call(request, model_call)
-        return from_langchain(sent, notes)
-
-    def estimate(messages: list[Message]) -> int:
-        return int(lc.utils.count_tokens_approximately(to_langchain(messages)[0]))
-
-    compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+    compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=approximate_tokens)
     compactor.offload = offload  # the backend's directory lives as long as the compactor
     return compactor

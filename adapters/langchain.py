@@ -369,7 +369,6 @@ def context_editing(settings: Any, **given: Any) -> Any:
     o = options(CONTEXT_EDITING_DEFAULTS, given)
     middleware_module = _middleware("context_editing")
     chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
-    lc = requires("langchain_core.messages", EXTRA)
     edit = middleware_module.ClearToolUsesEdit(
         trigger=int(o["trigger"]), keep=int(o["keep"]), clear_at_least=int(o["clear_at_least"]),
         clear_tool_inputs=bool(o["clear_tool_inputs"]), placeholder=str(o["placeholder"]),
@@ -380,21 +379,32 @@ def context_editing(settings: Any, **given: Any) -> Any:
 
     def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
-        sent: list[Any] = []
+        return from_langchain(model_sees(middleware, model, converted, {}), notes)
 
-        def model_call(request: Any) -> Any:
-            sent.extend(request.messages)
-            return lc.AIMessage("")
+    return make("langchain.ContextEditingMiddleware", {"core"}, run, declared=declared, estimate=approximate_tokens)
 
-        # Every field named: 1.0's ModelRequest has no defaults for them.
-        request = middleware_module.ModelRequest(
-            model=model, messages=list(converted), system_prompt=None, tool_choice=None, tools=[], response_format=None,
-            state={"messages": list(converted)}, runtime=None,
-        )  # fmt: skip
-        middleware.wrap_model_call(request, model_call)
-        return from_langchain(sent, notes)
 
-    def estimate(messages: list[Message]) -> int:
-        return int(lc.utils.count_tokens_approximately(to_langchain(messages)[0]))
+def model_sees(middleware: Any, model: Any, converted: list[Any], state: dict[str, Any]) -> list[Any]:
+    """The messages ``middleware.wrap_model_call`` passes on to the model for a request holding
+    ``converted`` (LangChain messages), the agent's ``state`` besides its messages: what the model
+    is sent on this call (the model itself answers nothing)."""
+    lc = requires("langchain_core.messages", EXTRA)
+    module = requires("langchain.agents.middleware", EXTRA)
+    sent: list[Any] = []
 
-    return make("langchain.ContextEditingMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+    def model_call(request: Any) -> Any:
+        sent.extend(request.messages)
+        return lc.AIMessage("")
+
+    # Every field named: 1.0's ModelRequest has no defaults for them.
+    request = module.ModelRequest(
+        model=model, messages=list(converted), system_prompt=None, tool_choice=None, tools=[], response_format=None,
+        state={"messages": list(converted), **state}, runtime=None,
+    )  # fmt: skip
+    middleware.wrap_model_call(request, model_call)
+    return sent
+
+
+def approximate_tokens(messages: list[Message]) -> int:
+    """LangChain's ``count_tokens_approximately`` over the history: a middleware's own estimate."""
+    return int(requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately(to_langchain(messages)[0]))
