@@ -50,9 +50,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000},
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
-        "path": "proactive", "summarization_agent": False, "structured_output": False,
+        "path": "proactive", "summarization_agent": False, "structured_output": False, "thinking": False,
     },
-    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive"},
+    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False},
     "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None},
 }  # fmt: skip
 WHY = {
@@ -200,25 +200,36 @@ def _system_text(system: Any) -> str | None:
 # --- the compactor ---------------------------------------------------------------------------
 
 
-def _agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, *, agent_args: dict[str, Any] | None = None, **config: Any) -> Any:
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+"""Extended thinking as a Strands user turns it on for ``AnthropicModel`` (``params``: the smallest
+budget the API takes, under ``max_tokens``); the model then answers every call, summaries included,
+with a thinking block first."""
+
+
+def _agent(
+    settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, *, agent_args: dict[str, Any] | None = None, thinking: bool = False, **config: Any
+) -> Any:
     """A Strands ``Agent`` whose model is Strands' ``AnthropicModel`` on the suite's summarizer
-    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself); ``agent_args`` go to ``Agent``."""
+    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself), with extended ``thinking`` on
+    when asked (`THINKING`); ``agent_args`` go to ``Agent``."""
     strands = requires("strands", EXTRA)
     anthropic_model = requires("strands.models.anthropic", EXTRA)
     base_url = (settings.base_url or "").removesuffix("/v1") or None
+    if thinking:
+        config["params"] = {"thinking": dict(THINKING)}
     model = anthropic_model.AnthropicModel(
         client_args={"base_url": base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout},
-        model_id=settings.model, max_tokens=1024, **config,
+        model_id=settings.model, max_tokens=2048 if thinking else 1024, **config,
     )  # fmt: skip
     return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None, **(agent_args or {}))
 
 
-def _summarization_agent(settings: Any, structured: bool) -> Any:
+def _summarization_agent(settings: Any, structured: bool, thinking: bool = False) -> Any:
     """A dedicated summarizing ``Agent`` (``SummarizingConversationManager(summarization_agent=...)``) on
     the suite's summarizer, as a user builds one: its own ``AnthropicModel``, no tools (Strands adds its
     no-op tool while it summarizes), with ``structured_output`` a default structured-output model whose
     one field has a default (so the test double's empty tool input validates)."""
-    agent = _agent(settings, None, [], None)
+    agent = _agent(settings, None, [], None, thinking=thinking)
     if structured:
         pydantic = requires("pydantic", EXTRA)
         model = pydantic.create_model("Summary", summary=(str, ""))
@@ -306,7 +317,8 @@ def summarizing(settings: Any, **given: Any) -> Any:
     manager's before-model-call hook, which summarizes when the estimate reaches ``compression_threshold``
     of ``context_window_limit``; ``reactive`` is `_reactively` over a window of ``context_window_limit`` tokens.
     ``summarization_agent`` summarizes through a dedicated agent instead (`_summarization_agent`; with
-    ``structured_output``, one that has a default structured-output model)."""
+    ``structured_output``, one that has a default structured-output model). ``thinking`` turns extended
+    thinking on for the model that summarizes (`THINKING`), so each summary answer opens with a thinking block."""
     o = options(DEFAULTS["summarizing"], given)
     path = _path(o["path"], ("proactive", "reactive"))
     if o["structured_output"] and not o["summarization_agent"]:
@@ -329,10 +341,10 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if proactive:
             kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
         if o["summarization_agent"]:
-            kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]))
+            kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]), bool(o["thinking"]))
         manager = managers.SummarizingConversationManager(**kwargs)
         config: dict[str, Any] = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
-        agent = _agent(settings, request.get("system"), conversion.strands, manager, **config)
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, thinking=bool(o["thinking"]), **config)
         if proactive:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
@@ -357,7 +369,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     of the next call's input tokens and fires ``BeforeModelCallEvent`` through the agent's hooks, as
     the event loop does before each model call; ``reactive`` fires ``AfterModelCallEvent`` with the
     overflow error while the request is over the window and the manager asks for a retry, as the
-    event loop does after an overflow (`_retried`)."""
+    event loop does after an overflow (`_retried`); ``thinking`` as in `summarizing`."""
     o = options(DEFAULTS["context_manager"], given)
     path = _path(o["path"], ("proactive", "reactive"))
     requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
@@ -371,7 +383,10 @@ def context_manager(settings: Any, **given: Any) -> Any:
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
-        agent = _agent(settings, request.get("system"), conversion.strands, None, agent_args={"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]))
+        agent = _agent(
+            settings, request.get("system"), conversion.strands, None,
+            agent_args={"context_manager": chosen}, thinking=bool(o["thinking"]), context_window_limit=int(o["context_window_limit"]),
+        )  # fmt: skip
         if path == "proactive":
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             run_async(lambda: agent.hooks.invoke_callbacks_async(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected)))

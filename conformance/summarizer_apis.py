@@ -335,11 +335,31 @@ def _compacted_message(item: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "message", "role": "user", "content": _input_parts(item.get("content"))}
 
 
+THINKING_TYPES = ("enabled", "adaptive")
+"""The Messages API's ``thinking.type`` values that turn extended thinking on; a model so asked answers
+with a ``thinking`` block (its text and an opaque ``signature``) before its text (Anthropic's extended
+thinking guide, docs.anthropic.com/en/docs/build-with-claude/extended-thinking)."""
+
+
+def thinks(body: Mapping[str, Any]) -> bool:
+    """Whether the request turns extended thinking on (SPEC ANTH-5 Decision on summaries from a thinking model)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in THINKING_TYPES
+
+
+def thinking_block(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The test double's thinking block: fixed text, a base64 signature unique to the request."""
+    signature = base64.b64encode(f"testdouble-signature-{_digest(body)}".encode()).decode()
+    return {"type": "thinking", "thinking": "testdouble: what the summary must keep", "signature": signature}
+
+
 def anthropic_body(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> dict[str, Any]:
-    """A Messages API ``message`` whose content is one text block with ``content``."""
+    """A Messages API ``message`` whose content is one text block with ``content``, after a thinking
+    block when the request turns thinking on (`thinks`)."""
+    blocks = ([thinking_block(body)] if thinks(body) else []) + [{"type": "text", "text": content}]
     return {
         "id": f"msg_testdouble_{_digest(body)}", "type": "message", "role": "assistant", "model": body.get("model"),
-        "content": [{"type": "text", "text": content}] if with_output else [],
+        "content": blocks if with_output else [],
         "stop_reason": "end_turn", "stop_sequence": None,
         "usage": {"input_tokens": prompt, "output_tokens": completion},
     }
@@ -350,15 +370,24 @@ STREAM_PIECE_CHARS = 40
 
 def anthropic_events(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> list[tuple[str, dict[str, Any]]]:
     """The Messages API's server-sent events for `anthropic_body` (``"stream": true``):
-    ``message_start``, one text block in ``text_delta`` pieces, ``message_delta``, ``message_stop``."""
+    ``message_start``, a thinking block (``thinking_delta``, ``signature_delta``) when the request turns
+    thinking on, one text block in ``text_delta`` pieces, ``message_delta``, ``message_stop``."""
     message = {**anthropic_body(body, content, prompt, completion, with_output=False), "stop_reason": None, "usage": {"input_tokens": prompt, "output_tokens": 0}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": message})]
     if with_output:
+        index = 0
+        if thinks(body):
+            block = thinking_block(body)
+            events.append(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+            index = 1
         text = content or ""
-        events.append(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}))
         for at in range(0, len(text), STREAM_PIECE_CHARS):
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text[at : at + STREAM_PIECE_CHARS]}}))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text[at : at + STREAM_PIECE_CHARS]}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": completion}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return events

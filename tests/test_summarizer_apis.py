@@ -194,6 +194,24 @@ def test_anthropic_streaming_answers_the_same_text(server: SummarizerServer) -> 
         assert stream.get_final_message().content == []
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_a_request_with_thinking_on_is_answered_with_a_thinking_block_first(server: SummarizerServer, stream: bool) -> None:
+    """A model asked with ``thinking`` on answers with a thinking block (text and signature) before
+    its text, as extended thinking does; the same request without it gets text only."""
+    _, claude = clients(server)
+    asked: Any = {"model": "claude-x", "max_tokens": 2048, "messages": sent_messages(MESSAGES)}
+    thinking: Any = {"type": "enabled", "budget_tokens": 1024}
+    if stream:
+        with claude.messages.stream(**asked, thinking=thinking) as answer:
+            content = answer.get_final_message().content
+    else:
+        content = claude.messages.create(**asked, thinking=thinking).content
+    blocks = [block.model_dump() for block in content]
+    assert [block["type"] for block in blocks] == ["thinking", "text"]
+    assert blocks[0]["thinking"] and blocks[0]["signature"] and blocks[1]["text"] == text_of("anthropic", claude.messages.create(**asked).content)
+    assert [block.type for block in claude.messages.create(**asked, thinking={"type": "disabled"}).content] == ["text"]
+
+
 @pytest.mark.parametrize("fault", ["429", "503", "drop", "truncated_stream"])
 def test_anthropic_streaming_faults_raise(server: SummarizerServer, fault: str) -> None:
     server.fault(fault, times=1)
