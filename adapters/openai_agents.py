@@ -217,7 +217,7 @@ def scripted_model(models: Any, answer: Any) -> Any:
     (``extra_body``), ``answer(input_items)``: the suite's double answers it with those items, stores
     and chains the response as the API does (a model scripted through the double, no network)."""
 
-    class Scripted(models.OpenAIResponsesModel):  # type: ignore[misc,name-defined]
+    class Scripted(models.OpenAIResponsesModel):
         def _scripted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
             import dataclasses
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from .violation import Violation
 
@@ -57,7 +57,7 @@ class Refusal(Violation):
     param: str | None
 
     def __new__(cls, reason_id: str, reason: str, code: str | None = None, param: str | None = None) -> Refusal:
-        self = super().__new__(cls, reason_id, reason)
+        self = cast(Refusal, super().__new__(cls, reason_id, reason))
         self.code, self.param = code, param
         return self
 
