@@ -28,9 +28,9 @@ from ._native import declared, double_refuses
 FRAMEWORK = "OpenAI Agents SDK"
 SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.6,<0.25"}
 """Agreed interface 3: from 0.6.6, where ``OpenAIResponsesCompactionSession`` arrived. Its ``input`` mode
-(what an offline check drives) arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by
-``previous_response_id``, which the suite's double cannot answer (it keeps no response chains), so
-``responses_compaction`` is a contract error there (`CannotDrive`)."""
+arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by ``previous_response_id``, so
+``responses_compaction`` (``input`` mode) is a contract error there (`CannotDrive`) and ``runner`` drives
+that mode through the SDK's ``Runner`` against the double's stored response chains."""
 
 DOCUMENTED: list[dict[str, Any]] = []
 """Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error
@@ -100,7 +100,7 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
     threshold = int(o["threshold"])
     parameters = inspect.signature(memory.OpenAIResponsesCompactionSession.__init__).parameters
     if "compaction_mode" not in parameters:
-        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode='input' before 0.6.9")
+        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode='input' before 0.6.9 (openai_agents:runner drives its previous_response_id mode through the Runner)")
     if o["session_limit"] is not None and not hasattr(memory, "SessionSettings"):
         raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "SessionSettings (session_limit) is missing")
 
