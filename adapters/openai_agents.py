@@ -7,10 +7,13 @@ Target (research and declarations in ``adapters/README.md``)::
 ``compact(items)`` stores the items in the SDK's ``SQLiteSession`` (in memory; ``session_limit`` sets its
 documented read limit), wraps it in ``OpenAIResponsesCompactionSession`` with an ``AsyncOpenAI`` on the
 suite's summarizer test double (``/v1/responses/compact``), calls ``run_compaction`` as the ``Runner``
-does after a model response, in ``input`` mode, and returns every stored item. The ``Runner``'s other
-path, compaction through ``previous_response_id`` (the chain the server stored), needs a server that keeps
-chains: ``tests/test_openai_agents_paths.py`` drives it with a stand-in; the suite's double keeps none.
-Declarations proven by ``tests/test_adapter_format_loops.py`` and ``tests/test_openai_agents_paths.py``.
+does after a model response, in ``input`` mode, and returns every stored item. ``runner`` is the ``Runner``'s
+path: ``Runner.run`` (or ``run_streamed``) with the compaction session, its agent model the SDK's
+``OpenAIResponsesModel`` on the suite's double scripted with the history's last step, so the SDK's own
+loop writes the session and compacts after the response as it does for users, by ``previous_response_id``
+where the release (0.6.6-0.6.8: the only mode) or ``compaction_mode`` says so, against the chains the
+double stored (`conformance.response_chains`). Declarations proven by ``tests/test_adapter_format_loops.py``
+and ``tests/test_openai_agents_paths.py``.
 """
 
 from __future__ import annotations
@@ -19,15 +22,15 @@ import inspect
 import itertools
 from typing import Any
 
-from ._common import CannotDrive, factory, make, options, requires
+from ._common import CannotDrive, accepts, factory, make, options, requires
 from ._native import declared, double_refuses
 
 FRAMEWORK = "OpenAI Agents SDK"
 SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.6,<0.25"}
 """Agreed interface 3: from 0.6.6, where ``OpenAIResponsesCompactionSession`` arrived. Its ``input`` mode
-(what an offline check drives) arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by
-``previous_response_id``, which the suite's double cannot answer (it keeps no response chains), so
-``responses_compaction`` is a contract error there (`CannotDrive`)."""
+arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by ``previous_response_id``, so
+``responses_compaction`` (``input`` mode) is a contract error there (`CannotDrive`) and ``runner`` drives
+that mode through the SDK's ``Runner`` against the double's stored response chains."""
 
 DOCUMENTED: list[dict[str, Any]] = []
 """Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error
@@ -37,7 +40,11 @@ EXTRA = "openai-agents"
 COMPACT_MODEL = "gpt-4.1"
 """The SDK accepts only OpenAI model names here; the suite's double answers any name."""
 
-DEFAULTS: dict[str, dict[str, Any]] = {"responses_compaction": {"threshold": 10, "session_limit": None}, "responses_session": {"threshold": 4}}
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "responses_compaction": {"threshold": 10, "session_limit": None},
+    "responses_session": {"threshold": 4},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None},
+}
 """``session_limit``: the underlying session's ``SessionSettings(limit=...)`` (how many items its reads
 return), a documented session setting the compaction session reads its candidates through."""
 WHY = {
@@ -49,17 +56,27 @@ WHY = {
         "session only: OpenAIResponsesCompactionSession over a file SQLiteSession, its stored history under a refused "
         "write (STORE-13), appends while responses.compact is in flight (STORE-14) and reopening (STORE-15)"
     ),
+    "runner": (
+        "core only: Runner.run (run_streamed with streamed) replaying the history's last step through the SDK's own loop, "
+        "compacting as the Runner does after a response (by previous_response_id where the release or compaction_mode says "
+        "so, against the double's stored chains); store: ModelSettings(store=...); no declared trigger (the Runner compacts "
+        "after a response, on candidate items)"
+    ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
     ("responses_compaction", {"threshold": 10}),
     ("responses_compaction", {"threshold": 4, "session_limit": 8}),
     ("responses_session", {"threshold": 4}),
+    ("runner", {"threshold": 4}),
+    ("runner", {"threshold": 4, "streamed": True}),
+    ("runner", {"threshold": 4, "store": False}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
-    "previous_response_id compaction in the check (the suite's summarizer double keeps no response chains; the "
-    "Runner's previous_response_id path is proven with a stand-in in tests/test_openai_agents_paths.py); "
+    "the Runner replays a history's last step only when the SDK's loop can produce it (model items, then the outputs of "
+    "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
+    "the Runner's own previous_response_id / conversation_id (server-managed state, no local session to compact); "
     "OpenAIConversationsSession (server-side history, never compacted locally)"
 )
 
@@ -83,7 +100,7 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
     threshold = int(o["threshold"])
     parameters = inspect.signature(memory.OpenAIResponsesCompactionSession.__init__).parameters
     if "compaction_mode" not in parameters:
-        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode='input' before 0.6.9")
+        raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode='input' before 0.6.9 (openai_agents:runner drives its previous_response_id mode through the Runner)")
     if o["session_limit"] is not None and not hasattr(memory, "SessionSettings"):
         raise CannotDrive("openai_agents:responses_compaction", "openai-agents", "SessionSettings (session_limit) is missing")
 
@@ -156,3 +173,144 @@ def responses_session(settings: Any, **given: Any) -> Any:
     compactor.profiles = frozenset({"session"})
     compactor.session = lambda path: _Session(memory, openai, settings, path, threshold)
     return compactor
+
+
+# --- the Runner's path (SPEC Part A, "Wire formats", Decision: response chains)
+
+SCRIPTED = "testdouble_output"
+"""The key of a request body the suite's double answers as a scripted model (`conformance.summarizer_apis.SCRIPTED`)."""
+
+
+def _kind(item: dict[str, Any]) -> str:
+    return str(item.get("type", "message" if "role" in item else ""))
+
+
+def _said_by_model(item: dict[str, Any]) -> bool:
+    return _kind(item) in ("reasoning", "function_call") or (_kind(item) == "message" and item.get("role") == "assistant")
+
+
+def last_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[Any], dict[str, Any]] | None:
+    """The history as the ``Runner`` would have written it in one run: (the items stored before the run,
+    the run's input from the last user message up to the last model step, that step's items, its calls'
+    outputs by ``call_id``); None when the SDK's loop cannot have produced the last step (no user message,
+    a custom tool call, an item between a call and its output, outputs not those of the step's calls in
+    their order, a call still without its output)."""
+    users = [n for n, i in enumerate(items) if _kind(i) == "message" and i.get("role") == "user"]
+    if not users:
+        return None
+    turn = items[users[-1] :]
+    end = len(turn)
+    while end > 1 and _kind(turn[end - 1]) == "function_call_output":
+        end -= 1
+    start = end
+    while start > 1 and _said_by_model(turn[start - 1]):
+        start -= 1
+    step, outputs = turn[start:end], turn[end:]
+    calls = [i.get("call_id") for i in step if _kind(i) == "function_call"]
+    if not step or [o.get("call_id") for o in outputs] != calls:
+        return None
+    return items[: users[-1]], turn[:start], step, {str(o["call_id"]): o.get("output") for o in outputs}
+
+
+def scripted_model(models: Any, answer: Any) -> Any:
+    """The SDK's ``OpenAIResponsesModel`` whose every request carries the items to answer with
+    (``extra_body``), ``answer(input_items)``: the suite's double answers it with those items, stores
+    and chains the response as the API does (a model scripted through the double, no network)."""
+
+    class Scripted(models.OpenAIResponsesModel):
+        def _scripted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            import dataclasses
+
+            named = "model_settings" in kwargs
+            settings = kwargs["model_settings"] if named else args[2]
+            given = kwargs["input"] if "input" in kwargs else args[1]
+            given = [{"type": "message", "role": "user", "content": given}] if isinstance(given, str) else [i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in given]
+            scripted = dataclasses.replace(settings, extra_body={**(settings.extra_body or {}), SCRIPTED: answer(given)})
+            return (args, {**kwargs, "model_settings": scripted}) if named else ((*args[:2], scripted, *args[3:]), kwargs)
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            args, kwargs = self._scripted(args, kwargs)
+            return await super().get_response(*args, **kwargs)
+
+        async def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            args, kwargs = self._scripted(args, kwargs)
+            async for event in super().stream_response(*args, **kwargs):
+                yield event
+
+    return Scripted
+
+
+@factory
+def runner(settings: Any, **given: Any) -> Any:
+    """``Runner.run`` (``streamed``: ``run_streamed``) with ``OpenAIResponsesCompactionSession`` over an
+    in-memory ``SQLiteSession``: ``compact(items)`` stores the items before the history's last user message
+    (earlier runs), runs the last turn with the agent's model answering the history's last step and its tools
+    answering that step's calls with the history's outputs, and returns every stored item. The SDK's loop
+    writes the turn and compacts after the response (``threshold`` candidate items), with ``store`` in the
+    model settings and the SDK's default ``compaction_mode`` unless one is given."""
+    o = options(DEFAULTS["runner"], given)
+    agents = requires("agents", EXTRA)
+    memory = requires("agents.memory", EXTRA)
+    models = requires("agents.models.openai_responses", EXTRA)
+    openai = requires("openai", EXTRA)
+    threshold = int(o["threshold"])
+    mode = {"compaction_mode": o["compaction_mode"]} if o["compaction_mode"] is not None else {}
+    if mode and not accepts(memory.OpenAIResponsesCompactionSession.__init__, "compaction_mode"):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode before 0.6.9")
+    try:
+        agents.RunContextWrapper(context=None)
+    except Exception as error:  # the SDK's loop cannot start here: a contract error, not a finding
+        raise CannotDrive("openai_agents:runner", "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        plan = last_step(items)
+        if plan is None:
+            return list(items)  # no run of the SDK's loop ends in this history
+        stored, turn, step, outputs = plan
+        n = next(_ids)
+        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        store = memory.SQLiteSession(f"compaction-suite-runner-{n}")
+        try:
+            await store.add_items(stored)
+            session = memory.OpenAIResponsesCompactionSession(
+                f"compaction-suite-runner-{n}", store, client=client, model=COMPACT_MODEL,
+                should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
+            )  # fmt: skip
+            agent = agents.Agent(
+                name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client),
+                tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=bool(o["store"])),
+            )  # fmt: skip
+            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]))
+            return list(await store.get_items())
+        finally:
+            store.close()
+            await client.close()
+
+    capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
+    return make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
+    """One ``FunctionTool`` per name the step calls, answering each call with the history's output for it."""
+
+    async def answer(context: Any, _arguments: str) -> Any:
+        return outputs[context.tool_call_id]
+
+    names = dict.fromkeys(str(i.get("name")) for i in step if _kind(i) == "function_call")
+    schema = {"type": "object", "properties": {}, "additionalProperties": True}
+    return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False) for name in names]
+
+
+async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool) -> None:
+    """One run of the turn, ended after the scripted step (``max_turns=1``: a step of calls ends in
+    ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there)."""
+    config = agents.RunConfig(session_input_callback=lambda history, new: history + new, tracing_disabled=True)
+    try:
+        if streamed:
+            result = agents.Runner.run_streamed(agent, turn, session=session, run_config=config, max_turns=1)
+            async for _ in result.stream_events():
+                pass
+        else:
+            await agents.Runner.run(agent, turn, session=session, run_config=config, max_turns=1)
+    except agents.MaxTurnsExceeded:
+        pass

@@ -115,7 +115,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
         return Violation("summary-without-summarizer-answer", f"{_where(fmt, out, j)} stands for removed items, but the summarizer was {asked} ({_preview(item)})")
     if not held:
         return None
-    sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.request.body)))
+    sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.body)))
     for item in removed(fmt, history, out):
         needle = _needle(fmt.said(item))
         if needle and needle not in sent:
@@ -134,7 +134,7 @@ def _and_summarized(answering: Sequence[Exchange], exchanges: Sequence[Exchange]
     each overflow, the earlier summary first in the next request)."""
     found = list(answering)
     for exchange in found:  # grows while it is walked: a breadth-first closure
-        sent = alnum("\n".join(strings(exchange.request.body)))
+        sent = alnum("\n".join(strings(exchange.body)))
         found += [e for e in exchanges if e not in found and e.answer and alnum(e.answer) and alnum(e.answer) in sent]
     return found
 
@@ -178,7 +178,7 @@ def _folded(item: Any, out: Any, fmt: WireFormat, exchanges: Sequence[Exchange])
 
 
 def _input(exchange: Exchange) -> list[Any]:
-    body = exchange.request.body
+    body = exchange.body
     items = body.get("input") if isinstance(body, dict) else None
     return items if isinstance(items, list) else []
 
@@ -243,7 +243,7 @@ def carried_answers(out_text: str, answered: Sequence[Exchange]) -> list[Exchang
     carried = [e for e in answered if _carried(e, out_text)]
     grew = True
     while grew:
-        sent = [alnum("\n".join(strings(e.request.body))) for e in carried]
+        sent = [alnum("\n".join(strings(e.body))) for e in carried]
         more = [e for e in answered if e not in carried and any(_carried(e, s) for s in sent)]
         carried += more
         grew = bool(more)
@@ -263,8 +263,8 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         return None
     out_text = alnum("\n".join(strings(fmt.items(out))))
     carried = carried_answers(out_text, answered)
-    read_by = [(e, alnum("\n".join(strings(e.request.body)))) for e in answered]
-    kept_by = alnum("\n".join(s for e in carried for s in strings(e.request.body)))
+    read_by = [(e, alnum("\n".join(strings(e.body)))) for e in answered]
+    kept_by = alnum("\n".join(s for e in carried for s in strings(e.body)))
     for item in gone:
         needle = _needle(fmt.said(item))
         if not needle or needle in kept_by or not any(needle in sent for _, sent in read_by):

@@ -18,8 +18,12 @@
   it folds), so a test can read what was "compacted" and RESP-5 can tell an earlier compaction
   item kept beside the new one that folds it; a compactor must treat it as opaque.
 - ``anthropic``: Anthropic Messages, ``POST /v1/messages``: the summary is one ``text`` block,
-  also streamed (``"stream": true``: the Messages API's server-sent events). The Responses API
-  is answered unstreamed only.
+  also streamed (``"stream": true``: the Messages API's server-sent events), as the Responses API
+  is (its ``response.*`` events, `events_of`).
+
+``responses`` and ``compact`` resolve ``previous_response_id`` against the responses the double
+stored, and refuse a chain where the API does (`conformance.response_chains`); a ``responses``
+request carrying `SCRIPTED` is an agent's model scripted by its caller, answered with its items.
 
 Each API checks a request with its provider's own rules and answers what the provider answers
 when one is broken: HTTP 400 with the provider's error text (`rejects`; SPEC CORE-13), apart from
@@ -110,10 +114,6 @@ def invalid_responses(body: Any) -> str | None:
     return None
 
 
-def unsupported_responses(body: Any) -> str | None:
-    return "streaming is not supported by the test double for this API" if isinstance(body, dict) and body.get("stream") else None
-
-
 def invalid_compact(body: Any) -> str | None:
     if not isinstance(body, dict) or "model" not in body:
         return "the body must be a JSON object with 'model'"
@@ -123,10 +123,6 @@ def invalid_compact(body: Any) -> str | None:
     if items is not None and not (isinstance(items, str) or (isinstance(items, list) and all(isinstance(i, dict) for i in items))):
         return "'input' must be a string or a list of items"
     return None
-
-
-def unsupported_compact(body: Any) -> str | None:
-    return "the test double keeps no responses: give 'input'" if isinstance(body, dict) and body.get("previous_response_id") else None
 
 
 def invalid_anthropic(body: Any) -> str | None:
@@ -266,6 +262,39 @@ def responses_body(body: Mapping[str, Any], content: str | None, prompt: int, co
         "incomplete_details": None if with_output else {"reason": "max_output_tokens"},
         "metadata": {}, "usage": _responses_usage(prompt, completion),
     }
+
+
+SCRIPTED = "testdouble_output"
+"""A ``POST /v1/responses`` body key only this TEST DOUBLE reads: the output items to answer with. An
+agent's model scripted by its caller (an adapter replaying a history through a framework's own agent
+loop, the framework's client sending it as ``extra_body``) is answered exactly that, stored and
+chained as any response; it is the agent's model, not the summarizer: no fault, window or summary
+applies, and it is no summarizer exchange (`SummarizerServer.model_requests`)."""
+
+
+def scripted_body(body: Mapping[str, Any], output: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A completed ``response`` answering ``body`` with the scripted ``output`` items."""
+    answered = responses_body(body, "", 0, 0)
+    return {**answered, "output": [dict(o) for o in output]}
+
+
+def responses_events(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """The Responses API's server-sent events for `responses_body` (``"stream": true``): see `events_of`."""
+    return events_of(responses_body(body, content, prompt, completion, with_output=with_output))
+
+
+def events_of(response: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A ``response`` streamed as the Responses API streams it: ``response.created`` (in progress, no
+    output), each output item ``added`` and ``done``, then ``response.completed`` (``incomplete`` for an
+    incomplete one) with the whole response, each event numbered by ``sequence_number``."""
+    started = {**response, "status": "in_progress", "output": []}
+    events: list[tuple[str, dict[str, Any]]] = [("response.created", {"type": "response.created", "response": started})]
+    for index, item in enumerate(response.get("output") or []):
+        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": index, "item": item}))
+        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item}))
+    last = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    events.append((last, {"type": last, "response": dict(response)}))
+    return [(name, {**data, "sequence_number": n}) for n, (name, data) in enumerate(events)]
 
 
 def compaction_digest(item: Mapping[str, Any]) -> str:
@@ -427,8 +456,10 @@ class Api:
     """The status this API answers instead of another for the same fault (Anthropic's 529 for 503)."""
 
 
-RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c), rejects=responses_rejects, unsupported=unsupported_responses)
-COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact, responses_messages, compact_body, lambda m, t, c, s: openai_error(m, t, c), rejects=responses_rejects, unsupported=unsupported_compact)
+RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c), responses_events, rejects=responses_rejects)
+COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact, responses_messages, compact_body, lambda m, t, c, s: openai_error(m, t, c), rejects=responses_rejects)
+CHAINED = frozenset({"responses", "compact"})
+"""The APIs that resolve ``previous_response_id`` against the responses the double stored (`response_chains`)."""
 ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events, rejects=anthropic_rejects, statuses={503: 529})
 APIS = (RESPONSES, COMPACT, ANTHROPIC)
 """The APIs besides chat-completions, matched by path."""

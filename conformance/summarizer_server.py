@@ -73,7 +73,8 @@ from werkzeug.wrappers import Request, Response
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
 from . import providers, tool_call_answers
-from .summarizer_apis import Api, api_for, chat_rejects, over_window_error, sends
+from .response_chains import Refusal, ResponseStore
+from .summarizer_apis import CHAINED, SCRIPTED, Api, api_for, chat_rejects, events_of, over_window_error, scripted_body, sends
 from .violation import Violation
 
 TEST_DOUBLE_HEADER = "X-Test-Double"
@@ -155,6 +156,14 @@ class Exchange:
     """The fault this request was answered with."""
     over_window: Violation | None = None
     """The provider's HTTP 400 text, when the request's prompt exceeded the context window (SPEC WIN-1)."""
+    sent: Any = None
+    """The request as the API reads it, when that differs from its body: its ``previous_response_id``
+    resolved into the stored chain before its ``input`` (`response_chains`)."""
+
+    @property
+    def body(self) -> Any:
+        """What the request stood for: `sent` when the API resolved a chain, else the body received."""
+        return self.sent if self.sent is not None else self.request.body
 
 
 def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
@@ -364,6 +373,8 @@ class SummarizerServer:
         self._fixed: str | None = None
         self._providers: tuple[str, ...] = ()
         self._window: int | None = None
+        self._chains = ResponseStore()
+        self._model_requests: list[RecordedRequest] = []
         self._in_flight = 0
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -517,6 +528,17 @@ class SummarizerServer:
             return list(self._exchanges)
 
     @property
+    def model_requests(self) -> list[RecordedRequest]:
+        """The scripted agent-model requests received (`summarizer_apis.SCRIPTED`), in order (a copy):
+        no summarizer exchange, so never judged as one."""
+        with self._cond:
+            return list(self._model_requests)
+
+    def stored(self, response_id: str) -> bool:
+        """Whether the double stored the response ``response_id`` (a later request may chain it)."""
+        return response_id in self._chains
+
+    @property
     def bodies(self) -> list[Any]:
         """The parsed JSON bodies of ``requests``."""
         return [recorded.body for recorded in self.requests]
@@ -552,12 +574,14 @@ class SummarizerServer:
         self.clear()
 
     def clear(self) -> None:
-        """Forget recorded requests, counts and errors (the mode and fault stay)."""
+        """Forget recorded requests, counts, errors and stored responses (the mode and fault stay)."""
         with self._cond:
             self._requests.clear()
             self._exchanges.clear()
+            self._model_requests.clear()
             self._counts.clear()
             self._errors.clear()
+        self._chains.clear()
 
     # the WSGI application
 
@@ -599,6 +623,8 @@ class SummarizerServer:
 
     def _handle(self, request: Request) -> Response:
         api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
+        if api is not None and api.name == "responses" and request.method == "POST" and isinstance(_parsed(request), dict) and SCRIPTED in _parsed(request):
+            return self._scripted(request, api)
         exchange = self._record(request, "chat" if CHAT_PATHS.match(request.path) else api.name if api else "")
         body = exchange.request.body
         if api is None and not CHAT_PATHS.match(request.path):
@@ -613,6 +639,13 @@ class SummarizerServer:
             self._count("unsupported")
             return _error_response(400, unsupported, "invalid_request_error", "unsupported_by_test_double", api=api)
         problem = _invalid(body) if api is None else api.invalid(body)
+        if problem is None and api is not None and api.name in CHAINED:
+            body, refusal = self._chains.resolve(body)
+            exchange.sent = body if refusal is None and body != exchange.request.body else None
+            if refusal is not None:
+                self._count("bad_request")
+                exchange.rejected = refusal
+                return _refused(refusal, api)
         rejected = Violation("summarizer-request-invalid", problem) if problem else (chat_rejects(body) if api is None else api.rejects(body))
         rejected = rejected or providers.request_broken(self._providers, exchange.api, body)
         if rejected:
@@ -633,9 +666,33 @@ class SummarizerServer:
             return self._faulty(request, body, fault, api)
         content = fixed if fixed is not None else deterministic_summary(_messages(body, api))
         self._count("fixed" if fixed is not None else "summary")
-        response, output = _answer(body, content, api=api)
+        response, output, answered = _answer(body, content, api=api)
         exchange.answer, exchange.output = content, tuple(output)
+        if api is not None and api.name == "responses" and answered is not None:
+            self._chains.keep(body, answered)
         return response
+
+    def _scripted(self, request: Request, api: Api) -> Response:
+        """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and
+        judged by the API's rules as any request's, then answered with the scripted items and stored."""
+        body = _parsed(request)
+        with self._cond:
+            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        output = body.get(SCRIPTED)
+        problem = api.invalid(body) or (None if isinstance(output, list) and all(isinstance(o, dict) for o in output) else f"'{SCRIPTED}' must be a list of items")
+        if problem:
+            return _error_response(400, problem, "invalid_request_error", None, api=api)
+        resolved, refusal = self._chains.resolve({k: v for k, v in body.items() if k != SCRIPTED})
+        if refusal is not None:
+            return _refused(refusal, api)
+        rejected = api.rejects(resolved)
+        if rejected:
+            return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+        answered = scripted_body(resolved, output)
+        self._chains.keep(resolved, answered)
+        if body.get("stream"):
+            return Response(iter([f"event: {name}\n".encode() + sse(data) for name, data in events_of(answered)]), mimetype="text/event-stream")
+        return _json_response(answered)
 
     def _over_window(self, exchange: Exchange, body: dict[str, Any], api: Api | None) -> Response | None:
         """HTTP 400 in ``api``'s words when the request's prompt (counted as its ``usage`` is)
@@ -708,6 +765,25 @@ class SummarizerServer:
         return _answer(body, fixed if fixed is not None else deterministic_summary(_messages(body, api)), api=api)[0]
 
 
+def _parsed(request: Request) -> Any:
+    """The request's JSON body (None when it is not JSON)."""
+    raw = request.get_data(cache=True)
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def _refused(refusal: Refusal, api: Api) -> Response:
+    """The API's HTTP 400 for a chain it refuses (`response_chains`), its ``code`` and ``param`` with it."""
+    response = _error_response(400, refusal, "invalid_request_error", refusal.code, api=api, provider_text=True)
+    if refusal.param:
+        body = json.loads(response.get_data())
+        body["error"]["param"] = refusal.param
+        response.set_data(json.dumps(body, ensure_ascii=False))
+    return response
+
+
 def _invalid(body: Any) -> str | None:
     """Why ``body`` is not a chat-completions request, or ``None``."""
     if not isinstance(body, dict):
@@ -735,18 +811,22 @@ def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_cho
     return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
 
 
-def _answer(body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None, finish_reason: str = "stop") -> tuple[Response, list[dict[str, Any]]]:
-    """The answer, and the output items it holds (the compact endpoint's, to recognise them later)."""
-    if api is not None and body.get("stream"):
-        return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream"), []
+def _answer(
+    body: dict[str, Any], content: str | None, *, with_choices: bool = True, api: Api | None = None, finish_reason: str = "stop"
+) -> tuple[Response, list[dict[str, Any]], dict[str, Any] | None]:
+    """The answer, the output items it holds (the compact endpoint's, to recognise them later) and, for
+    another API than chat-completions, the answer's body (a Responses answer is stored: `response_chains`)."""
     if api is not None:
         answered = _api_body(body, content, api, with_choices=with_choices)
         output = answered.get("output") if api.name == "compact" else None
-        return _json_response(answered), [o for o in output or [] if isinstance(o, dict)]
+        kept = [o for o in output or [] if isinstance(o, dict)]
+        if body.get("stream"):
+            return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream"), kept, answered
+        return _json_response(answered), kept, answered
     if not body.get("stream"):
-        return _json_response(completion_body(body, content, with_choices=with_choices, finish_reason=finish_reason)), []
+        return _json_response(completion_body(body, content, with_choices=with_choices, finish_reason=finish_reason)), [], None
     events = [sse(chunk) for chunk in stream_chunks(body, content, with_choices=with_choices)]
-    return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream"), []
+    return Response(iter([*events, sse("[DONE]")]), mimetype="text/event-stream"), [], None
 
 
 def _tool_call(body: dict[str, Any], name: str, api: Api | None) -> Response:
@@ -764,8 +844,10 @@ def _tool_call(body: dict[str, Any], name: str, api: Api | None) -> Response:
             return Response(iter([f"event: {event}\n".encode() + sse(data) for event, data in pairs]), mimetype="text/event-stream")
         answered = _api_body(body, None, api, with_choices=False)
         return _json_response({**answered, "content": [block], "stop_reason": "tool_use"})
-    answered = _api_body(body, None, api, with_choices=False)
-    return _json_response({**answered, "status": "completed", "incomplete_details": None, "output": [tool_call_answers.responses_item(body, name)]})
+    answered = {**_api_body(body, None, api, with_choices=False), "status": "completed", "incomplete_details": None, "output": [tool_call_answers.responses_item(body, name)]}
+    if body.get("stream"):
+        return Response(iter([f"event: {event}\n".encode() + sse(data) for event, data in events_of(answered)]), mimetype="text/event-stream")
+    return _json_response(answered)
 
 
 def _chat_tool_call(body: dict[str, Any], name: str) -> Response:

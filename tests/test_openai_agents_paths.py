@@ -1,10 +1,11 @@
 """The OpenAI Agents SDK's ``Runner`` path through ``previous_response_id``, and the session read limit,
 proven with the SDK's own loop (issue 21, points 1 and 4).
 
-The agent model is the SDK's ``OpenAIResponsesModel`` on ``tests/responses_endpoint.py``, a stand-in
-Responses API on 127.0.0.1 (a TEST DOUBLE) that keeps response chains and refuses what the real API
-refuses (HTTP 400 for a chain with an unanswered call, openai/openai-agents-python#2317; HTTP 404 for a
-response it did not store, #2333). The compaction session compacts through the same server.
+The agent model is the SDK's ``OpenAIResponsesModel`` on the suite's summarizer TEST DOUBLE, scripted
+per request (``tests/scripted_agent.py``: tool rounds, then a text answer). The double keeps response chains and refuses what the real API refuses
+(`conformance.response_chains`: HTTP 400 for a chain with an unanswered call,
+openai/openai-agents-python#2317; for a response it did not store, #2333). The compaction session
+compacts through the same server.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from responses_endpoint import ResponsesEndpoint, unanswered
+from scripted_agent import agent_model
 
 from compaction_suite.conformance.formats import responses as responses_format
 from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
 
 TURNS = 3
 INSTRUCTIONS = "You are a coding agent. (loop test)"
@@ -27,10 +30,9 @@ def read_file(path: str) -> str:
     return f"contents of {path}"
 
 
-def _run(endpoint, *, mode: str, store: bool, streamed: bool):
+def _run(server: SummarizerServer, *, mode: str, store: bool, streamed: bool):
     from agents import Agent, ModelSettings, Runner, SQLiteSession, function_tool, set_tracing_disabled
     from agents.memory import OpenAIResponsesCompactionSession
-    from agents.models.openai_responses import OpenAIResponsesModel
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
@@ -45,8 +47,8 @@ def _run(endpoint, *, mode: str, store: bool, streamed: bool):
                 compactions.append((before, after))
 
     async def main():
-        client = AsyncOpenAI(api_key="test-double", base_url=endpoint.base_url, max_retries=0)
-        model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
+        client = AsyncOpenAI(api_key="test-double", base_url=server.base_url, max_retries=0)
+        model = agent_model(client)
         agent = Agent(name="loop", instructions=INSTRUCTIONS, model=model, tools=[function_tool(read_file)], model_settings=ModelSettings(store=store))
         session = Recording(
             "loop", SQLiteSession("loop"), client=client, model="gpt-4.1", compaction_mode=mode,
@@ -71,22 +73,61 @@ def _run(endpoint, *, mode: str, store: bool, streamed: bool):
 )
 def test_openai_agents_runner_compacts_complete_chains_only(mode, store, streamed):
     """The Runner's compaction through ``previous_response_id`` (or ``input`` for an unstored response, in
-    ``auto`` mode): the server never refuses a compaction, each compacts a chain whose calls all have
+    ``auto`` mode): the double never refuses a compaction, each compacts a chain whose calls all have
     their outputs (``called: between_rounds``), and the session ends holding the compaction item."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
-    with ResponsesEndpoint() as endpoint:
-        compactions = _run(endpoint, mode=mode, store=store, streamed=streamed)
-        compacts = [body for path, body in endpoint.requests if path.endswith("/compact")]
-        refusals = endpoint.refusals
-        chains = [endpoint.stored.get(body.get("previous_response_id"), body.get("input") or []) for body in compacts]
+    with SummarizerServer() as server:
+        compactions = _run(server, mode=mode, store=store, streamed=streamed)
+        compacts = [e for e in server.exchanges if e.api == "compact"]
     assert compacts and compactions, "the session never compacted"
-    assert refusals == [], refusals
-    assert all(unanswered(chain) is None for chain in chains)
-    by_reference = [b for b in compacts if b.get("previous_response_id")]
-    assert bool(by_reference) is (mode == "previous_response_id" or store), compacts  # auto + store=False sends input
+    assert [e.rejected for e in compacts if e.rejected] == []
+    assert all(responses_format.in_flight(e.body["input"]) is False for e in compacts)
+    by_reference = [e for e in compacts if e.request.body.get("previous_response_id")]
+    assert bool(by_reference) is (mode == "previous_response_id" or store), [e.request.body for e in compacts]  # auto + store=False sends input
     for before, after in compactions:
         assert not responses_format.in_flight(before)
         assert any(responses_format.kind(i) == "compaction" for i in after)
+
+
+def test_the_runner_configuration_compacts_as_the_loop_does():
+    """``openai_agents:runner`` replays a history's last step through ``Runner.run``: a step of calls is
+    written with its outputs and not compacted (the Runner defers a turn with local tool outputs), a final
+    answer is compacted by ``previous_response_id`` as in the loop above."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = []
+    for i in range(3):
+        items += [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i} about the repository"}]},
+            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
+            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
+            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
+        ]
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        kept = asyncio.run(runner(settings, threshold=4).compact(items[:-1], iteration=1))
+        assert kept == items[:-1] and server.exchanges == []
+        compacted = asyncio.run(runner(settings, threshold=4).compact(items, iteration=1))
+        chained = server.exchanges[-1]
+    assert chained.request.body.get("previous_response_id") and chained.rejected is None
+    assert chained.body["input"] == items  # the stored chain is the history, as the SDK wrote it
+    assert [responses_format.kind(i) for i in compacted][-1] == "compaction"
+
+
+def test_the_runner_replays_only_steps_its_loop_produces():
+    from compaction_suite.adapters.openai_agents import last_step
+
+    user = {"type": "message", "role": "user", "content": "go"}
+    call = {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "x"}
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+    assert last_step([user, call, output]) == ([], [user], [call], {"c1": "x"})
+    assert last_step([user, call, output, said]) == ([], [user, call, output], [said], {})
+    assert last_step([said, user, said]) == ([said], [user], [said], {})
+    assert last_step([user, call, said, output]) == ([], [user], [call, said], {"c1": "x"})  # one response: a call and commentary
+    assert last_step([user, call, user, output]) is None  # a user message between a call and its output
+    assert last_step([user, call]) is None  # a call still without its output
+    assert last_step([user, {**call, "type": "custom_tool_call", "input": "x"}, {**output, "type": "custom_tool_call_output"}]) is None
+    assert last_step([said]) is None
 
 
 def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
@@ -94,7 +135,6 @@ def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     session sends only the last N items to the compact endpoint and then replaces the *whole* store with
     the result, so the older items (user messages included) are gone and stood for by nothing
     (loss; openai/openai-agents-python#5010, reported at 0.22)."""
-    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     from compaction_suite.adapters.openai_agents import responses_compaction
 
     items = []

@@ -87,21 +87,20 @@ def test_openai_agents_runner_writes_and_compacts_through_the_adapters_session(t
     file reads back what the session gives (what STORE-15 reopens)."""
     pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
     from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
-    from agents.models.openai_responses import OpenAIResponsesModel
     from openai import AsyncOpenAI
-    from responses_endpoint import ResponsesEndpoint
+    from scripted_agent import agent_model
 
     from compaction_suite.adapters.openai_agents import responses_session
 
     set_tracing_disabled(True)
     path = str(tmp_path / "session.db")
-    with ResponsesEndpoint() as endpoint:
+    with SummarizerServer() as endpoint:
         settings = connected(Settings(), endpoint.base_url)
 
         async def main():
             session = responses_session(settings, threshold=2).session(path)
             client = AsyncOpenAI(api_key="test-double", base_url=endpoint.base_url, max_retries=0)
-            agent = Agent(name="loop", instructions=INSTRUCTIONS, model=OpenAIResponsesModel(model="gpt-4.1", openai_client=client), tools=[function_tool(read_file)])
+            agent = Agent(name="loop", instructions=INSTRUCTIONS, model=agent_model(client), tools=[function_tool(read_file)])
             for turn in range(3):
                 await Runner.run(agent, f"turn {turn}", session=session._session)
             held = await session.load()
@@ -110,7 +109,7 @@ def test_openai_agents_runner_writes_and_compacts_through_the_adapters_session(t
             return held, await SQLiteSession("compaction-suite", path).get_items()
 
         held, again = asyncio.run(main())
-        compacts = [path for path, _ in endpoint.requests if path.endswith("/compact")]
+        compacts = [e for e in endpoint.exchanges if e.api == "compact"]
     assert compacts, "the Runner never compacted through the session"
     assert any(item.get("type") == "compaction" for item in held)
     assert again == held

@@ -168,7 +168,7 @@ def test_hang_times_the_client_out(server: SummarizerServer, api: str) -> None:
     [
         ("/v1/messages", {"model": "c", "messages": []}, "max_tokens"),
         ("/v1/responses", {"input": "x"}, "model"),
-        ("/v1/responses/compact", {"model": "m", "previous_response_id": "resp_1"}, "keeps no responses"),
+        ("/v1/responses/compact", {"model": "m", "previous_response_id": "resp_1"}, "Previous response with id 'resp_1' not found."),
     ],
 )
 def test_invalid_requests_are_http_400(server: SummarizerServer, path: str, body: dict, says: str) -> None:

@@ -1,0 +1,117 @@
+"""The response chains the Responses API keeps, as the summarizer TEST DOUBLE keeps them (SPEC Part A,
+"Wire formats", Decision: response chains; CORE-13).
+
+The Responses API stores each response it answers unless the request says ``"store": false``: its
+input, resolved through the ``previous_response_id`` it named, and its output. A later
+``POST /v1/responses`` or ``POST /v1/responses/compact`` naming that response as its
+``previous_response_id`` stands for the stored chain followed by its own ``input``
+(OpenAI's "Conversation state" guide; "Compact a response" takes ``previous_response_id`` in place of
+``input``). The compact endpoint keeps nothing (its id cannot be chained: pydantic/pydantic-ai#5086).
+
+Where the API refuses a chain, the double refuses it with the API's HTTP 400 and text:
+
+* a ``previous_response_id`` it never stored (unknown, or answered with ``store`` false):
+  "Previous response with id '…' not found.", code ``previous_response_not_found``, param
+  ``previous_response_id`` (maximhq/bifrost#2441, bigduu/Bamboo-agent#513 for a ``store=false``
+  turn, pydantic/pydantic-ai#5086; openai/openai-agents-python#2333: the OpenAI Agents SDK's
+  compaction session naming an unstored response);
+* a stored response holding a ``function_call`` whose ``function_call_output`` neither the chain nor
+  the request supplies: "No tool output found for function call …." (openai/openai-agents-python#2317:
+  the SDK compacting, by ``previous_response_id``, a response whose calls its tools were still
+  answering locally).
+
+Standard library only; `summarizer_server` holds one `ResponseStore` per server.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping
+from typing import Any, cast
+
+from .violation import Violation
+
+NOT_FOUND = "summarizer-request-previous-response-not-found"
+UNANSWERED = "summarizer-request-previous-response-unanswered-tool-call"
+CALLS = {"function_call": "function", "custom_tool_call": "custom tool"}
+OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+
+
+def _kind(item: Mapping[str, Any]) -> str:
+    return str(item.get("type", "message" if "role" in item else ""))
+
+
+def _items(value: Any) -> list[dict[str, Any]]:
+    """A request's ``input`` as items (a string is one user message)."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return [dict(i) for i in value or [] if isinstance(i, Mapping)]
+
+
+class Refusal(Violation):
+    """A chain the API refuses: the `Violation` (reason id and the API's text) with its error ``code``
+    and ``param``, as the API's error body carries them."""
+
+    code: str | None
+    param: str | None
+
+    def __new__(cls, reason_id: str, reason: str, code: str | None = None, param: str | None = None) -> Refusal:
+        self = cast(Refusal, super().__new__(cls, reason_id, reason))
+        self.code, self.param = code, param
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Refusal, (self.reason_id, str(self), self.code, self.param))
+
+
+def unanswered_stored_call(stored: list[dict[str, Any]], given: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The first call of the ``stored`` chain (kind, ``call_id``) whose output is in neither the
+    stored chain nor the ``given`` input, or None."""
+    answered = {(OUTPUTS[_kind(i)], i.get("call_id")) for i in [*stored, *given] if _kind(i) in OUTPUTS}
+    return next(((_kind(i), str(i.get("call_id"))) for i in stored if _kind(i) in CALLS and (_kind(i), i.get("call_id")) not in answered), None)
+
+
+class ResponseStore:
+    """What the double stored: response id -> the chain that response ends (its resolved input, then
+    its output). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._chains: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], Refusal | None]:
+        """``body`` as the API reads it: its ``previous_response_id`` replaced by the stored chain before
+        its ``input`` (a body without one is returned as it is), or the API's refusal."""
+        previous = body.get("previous_response_id")
+        if not previous:
+            return dict(body), None
+        with self._lock:
+            stored = copy.deepcopy(self._chains.get(str(previous)))
+        if stored is None:
+            return dict(body), Refusal(NOT_FOUND, f"Previous response with id '{previous}' not found.", "previous_response_not_found", "previous_response_id")
+        given = _items(body.get("input"))
+        missing = unanswered_stored_call(stored, given)
+        if missing is not None:
+            kind, call_id = missing
+            return dict(body), Refusal(UNANSWERED, f"No tool output found for {CALLS[kind]} call {call_id}.")
+        resolved = {k: v for k, v in body.items() if k != "previous_response_id"}
+        resolved["input"] = stored + given
+        return resolved, None
+
+    def keep(self, resolved: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
+        """Store the response ``answer`` gave to the request ``resolved`` (`resolve`'s body) unless the
+        request said ``"store": false`` (the API's default is to store)."""
+        if resolved.get("store") is False or not isinstance(answer.get("id"), str):
+            return
+        output = [dict(o) for o in answer.get("output") or [] if isinstance(o, Mapping)]
+        with self._lock:
+            self._chains[answer["id"]] = copy.deepcopy(_items(resolved.get("input")) + output)
+
+    def __contains__(self, response_id: object) -> bool:
+        with self._lock:
+            return response_id in self._chains
+
+    def clear(self) -> None:
+        with self._lock:
+            self._chains.clear()

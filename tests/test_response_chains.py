@@ -1,0 +1,100 @@
+"""The summarizer test double keeps response chains as the Responses API does (SPEC Part A, "Wire
+formats", Decision: response chains; `conformance.response_chains`), read with the official client."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from compaction_suite.conformance import judges
+from compaction_suite.conformance.response_chains import NOT_FOUND, UNANSWERED, ResponseStore
+from compaction_suite.conformance.summarizer_apis import SCRIPTED
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Read the two files and tell me what differs."}]}
+CALLS = [{"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "read_file", "arguments": f'{{"path": "f{n}.py"}}', "status": "completed"} for n in (1, 2)]
+OUTPUTS = [{"type": "function_call_output", "call_id": f"call_{n}", "output": f"contents of f{n}.py"} for n in (1, 2)]
+
+
+@pytest.fixture
+def server():
+    with SummarizerServer() as running:
+        yield running
+
+
+def client(server: SummarizerServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.base_url, api_key="test-double", max_retries=0)
+
+
+def scripted(server: SummarizerServer, output: list, **body) -> str:
+    """A response the agent's model gave (scripted), stored unless ``store`` is false: its id."""
+    return client(server).responses.create(model="gpt-4.1", input=body.pop("input", [USER]), extra_body={SCRIPTED: output}, **body).id
+
+
+def test_a_chained_request_stands_for_the_stored_chain(server):
+    first = client(server).responses.create(model="gpt-4.1", input=[USER])
+    second = client(server).responses.create(model="gpt-4.1", previous_response_id=first.id, input="And now summarize.")
+    sent = server.exchanges[-1].body["input"]
+    assert "previous_response_id" not in server.exchanges[-1].body and second.status == "completed"
+    assert [i.get("role") for i in sent] == ["user", "assistant", "user"] and sent[1]["id"] == first.output[0].id
+    assert server.exchanges[-1].request.body["previous_response_id"] == first.id  # what was received stays as received
+
+
+def test_compacting_a_response_whose_calls_have_no_output_is_refused(server):
+    """openai/openai-agents-python#2317: ``responses.compact(previous_response_id=...)`` of a response
+    holding calls whose outputs were never sent: HTTP 400 "No tool output found for function call ..."."""
+    response_id = scripted(server, CALLS)
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).responses.compact(model="gpt-4.1", previous_response_id=response_id)
+    assert "No tool output found for function call call_1." in refused.value.message
+    assert server.exchanges[-1].rejected.reason_id == UNANSWERED
+    assert judges.requests_accepted(server.exchanges).reason_id == UNANSWERED  # CORE-13 names it
+
+
+def test_the_outputs_given_with_the_chain_answer_its_calls(server):
+    response_id = scripted(server, CALLS)
+    compacted = client(server).responses.compact(model="gpt-4.1", previous_response_id=response_id, input=OUTPUTS)
+    assert [o.type for o in compacted.output] == ["message", "compaction"]  # the chain's user message, then the item
+    assert server.exchanges[-1].body["input"] == [USER, *CALLS, *OUTPUTS]
+    assert judges.requests_accepted(server.exchanges) is None
+
+
+@pytest.mark.parametrize("store", [False, None])
+def test_an_unstored_or_unknown_response_is_not_found(server, store):
+    """openai/openai-agents-python#2333: a response answered with ``store=false`` cannot be chained:
+    HTTP 400 "Previous response with id '...' not found.", code ``previous_response_not_found``."""
+    response_id = scripted(server, [{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}], store=False) if store is False else "resp_never_answered"
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).responses.compact(model="gpt-4.1", previous_response_id=response_id)
+    assert refused.value.code == "previous_response_not_found" and refused.value.param == "previous_response_id"
+    assert f"Previous response with id '{response_id}' not found." in refused.value.message
+    assert server.exchanges[-1].rejected.reason_id == NOT_FOUND and not server.stored(response_id)
+
+
+def test_the_compact_endpoint_keeps_nothing(server):
+    compacted = client(server).responses.compact(model="gpt-4.1", input=[USER])
+    assert not server.stored(compacted.id)
+
+
+def test_a_scripted_model_request_is_no_summarizer_exchange(server):
+    """The agent's model, scripted: answered with its items, stored, chained, never judged as a summarizer request."""
+    server.fault("500")
+    response_id = scripted(server, CALLS)
+    assert server.exchanges == [] and len(server.model_requests) == 1 and server.stored(response_id)
+    assert server.counts == {}  # no fault was sent to it
+
+
+def test_a_streamed_response_ends_with_the_whole_response(server):
+    with client(server).responses.stream(model="gpt-4.1", input=[USER]) as stream:
+        final = stream.get_final_response()
+    assert final.output_text.startswith("Deterministic test-double summary") and server.stored(final.id)
+
+
+def test_the_store_resolves_and_refuses_without_a_server():
+    store = ResponseStore()
+    store.keep({"input": [USER]}, {"id": "resp_a", "output": CALLS})
+    store.keep({"input": [USER], "store": False}, {"id": "resp_b", "output": []})
+    assert store.resolve({"previous_response_id": "resp_a", "input": OUTPUTS})[0]["input"] == [USER, *CALLS, *OUTPUTS]
+    assert store.resolve({"previous_response_id": "resp_a", "input": OUTPUTS[:1]})[1].reason_id == UNANSWERED
+    assert store.resolve({"previous_response_id": "resp_b"})[1].reason_id == NOT_FOUND
+    assert store.resolve({"input": "hi"}) == ({"input": "hi"}, None)
