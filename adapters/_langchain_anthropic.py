@@ -45,23 +45,28 @@ def chat_anthropic(**settings: Any) -> Any:
 
 
 def _ai_message(model: Any, message: dict[str, Any], mid: str) -> Any:
-    """The ``AIMessage`` ``ChatAnthropic`` stores for a reply whose content is ``message``'s."""
+    """The ``AIMessage`` ``ChatAnthropic`` stores for a reply whose content is ``message``'s: the API's
+    ``Message`` as the SDK parses it, through ``ChatAnthropic._format_output``."""
     types = requires("anthropic.types", "langchain")
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else copy.deepcopy(content or [])
-    reply = types.Message.model_construct(
-        id=f"msg_{mid}", type="message", role="assistant", model=MODEL, content=[_Block(b) for b in blocks],
-        stop_reason="tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn", stop_sequence=None,
-        usage=types.Usage(input_tokens=0, output_tokens=0),
-    )  # fmt: skip
-    ai = model._format_output(reply).generations[0].message
+    reply = {
+        "id": f"msg_{mid}", "type": "message", "role": "assistant", "model": MODEL, "content": blocks,
+        "stop_reason": "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }  # fmt: skip
+    try:
+        parsed = types.Message.model_validate(reply)
+    except ValueError:  # a block type this SDK release does not know: kept as it was sent
+        parsed = types.Message.model_construct(**{**reply, "content": [_Block(b) for b in blocks], "usage": types.Usage(input_tokens=0, output_tokens=0)})
+    ai = model._format_output(parsed).generations[0].message
     ai.id = mid
     ai.usage_metadata = None  # the history says nothing of what the provider reported: the middleware counts
     return ai
 
 
-class _Block(dict):  # type: ignore[type-arg]
-    """A content block as the SDK's response models dump it (``model_dump`` gives the dict back)."""
+class _Block(dict[str, Any]):
+    """A content block the SDK's response types do not know, dumped as it was (``model_dump``)."""
 
     def model_dump(self, **_: Any) -> dict[str, Any]:
         return copy.deepcopy(dict(self))
@@ -168,13 +173,20 @@ def _originals_back(conversion: Conversion, messages: list[Any], formatted: list
     """``formatted`` with each message that is sent exactly as a row of request messages' LangChain
     messages, kept unchanged and in order, is sent alone, replaced by those request messages (a row of
     several: consecutive turns of one role, which ``langchain-anthropic`` joins as the API does)."""
+    lc = requires("langchain_core.messages", "langchain")
     runs = _runs(conversion, messages)
-    alone: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    alone: dict[tuple[int, int], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+
+    def renderings(j: int, e: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The row sent last in a request, and sent before another turn (only the last is stripped)."""
+        if (j, e) not in alone:
+            row = [m for _, run in runs[j:e] for m in run]
+            after = lc.HumanMessage("next") if isinstance(row[-1], lc.AIMessage) else lc.AIMessage("next")
+            alone[(j, e)] = (sent(model, row)["messages"], sent(model, [*row, after])["messages"][:-1])
+        return alone[(j, e)]
 
     def rendered(j: int, e: int) -> list[dict[str, Any]]:
-        if (j, e) not in alone:
-            alone[(j, e)] = sent(model, [m for _, run in runs[j:e] for m in run])["messages"]
-        return alone[(j, e)]
+        return renderings(j, e)[0]
 
     out: list[dict[str, Any]] = []
     position = 0
@@ -184,7 +196,7 @@ def _originals_back(conversion: Conversion, messages: list[Any], formatted: list
             e = j
             while found is None and e < len(runs) and runs[e][0] is not None and len(rendered(j, e + 1)) == 1:
                 e += 1
-                if rendered(j, e) == [message]:
+                if [message] in renderings(j, e):
                     found = (j, e)
             if found:
                 break
@@ -200,15 +212,15 @@ def _runs(conversion: Conversion, messages: list[Any]) -> list[tuple[int | None,
     """``messages`` split into runs: ``(index, run)`` for exactly the LangChain messages request message
     ``index`` became, unchanged and in order, else ``(None, [message])``."""
     expected: dict[int, list[str]] = {}
-    for mid, i in conversion.origin.items():
-        expected.setdefault(i, []).append(mid)
+    for mid, index in conversion.origin.items():
+        expected.setdefault(index, []).append(mid)
     runs: list[tuple[int | None, list[Any]]] = []
     k = 0
     while k < len(messages):
         i = conversion.origin.get(messages[k].id) if messages[k].id else None
         ids = expected.get(i, []) if i is not None else []
         run = messages[k : k + len(ids)]
-        if ids and [m.id for m in run] == ids and all(_unchanged(conversion, m) for m in run):
+        if i is not None and ids and [m.id for m in run] == ids and all(_unchanged(conversion, m) for m in run):
             runs.append((i, run))
             k += len(ids)
         else:

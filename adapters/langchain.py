@@ -280,7 +280,7 @@ def compacting(o: dict[str, Any], compact: Any) -> Any:
 
         def run_anthropic(request: dict[str, Any]) -> dict[str, Any]:
             conversion = anthropic.to_langchain(request, system_in_state=o.get("system") == "state", tool_messages=o["tool_messages"], model=model)
-            return anthropic.from_langchain(conversion, compact(conversion.messages), model=model)  # type: ignore[no-any-return]
+            return anthropic.from_langchain(conversion, compact(conversion.messages), model=model)
 
         return run_anthropic
 
@@ -294,7 +294,7 @@ def compacting(o: dict[str, Any], compact: Any) -> Any:
 def langchain_messages(o: dict[str, Any], history: Any) -> list[Any]:
     """The LangChain messages the agent holds for ``history`` in the configuration's ``format``."""
     if _format(o) == ANTHROPIC:
-        return _anthropic().to_langchain(history, system_in_state=o.get("system") == "state").messages  # type: ignore[no-any-return]
+        return _anthropic().to_langchain(history, system_in_state=o.get("system") == "state").messages
     return to_langchain(history)[0]
 
 

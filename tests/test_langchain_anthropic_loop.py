@@ -136,10 +136,10 @@ def _agent_loop(scripted: ScriptedMessages, summarizer_url: str) -> tuple[list[l
             return super().before_model(state, runtime)
 
     settings = Settings(base_url=summarizer_url)
-    summarizer = ChatAnthropic(model=settings.model, base_url=summarizer_url.removesuffix("/v1"), api_key=settings.api_key, max_retries=0)
-    model = ChatAnthropic(
-        model="scripted", base_url=scripted.base_url, api_key="scripted", max_retries=0, max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024}
-    )
+    summarizing: dict[str, Any] = {"model": settings.model, "base_url": summarizer_url.removesuffix("/v1"), "api_key": settings.api_key, "max_retries": 0}
+    thinking: dict[str, Any] = {"model": "scripted", "base_url": scripted.base_url, "api_key": "scripted", "max_retries": 0, "max_tokens": 2048}
+    summarizer = ChatAnthropic(**summarizing)
+    model = ChatAnthropic(**thinking, thinking={"type": "enabled", "budget_tokens": 1024})
     agent = create_agent(model, tools=[tool(read_file)], system_prompt=SYSTEM_PROMPT, middleware=[Recording(summarizer, trigger=("messages", TRIGGER), keep=("messages", KEEP))])
     try:
         agent.invoke({"messages": [HumanMessage("read the files")]})
