@@ -12,7 +12,8 @@ The adapter runs it as the agent loop does: ``wrap_model_call`` on a model reque
 history, the system prompt apart (``create_deep_agent``'s ``system_prompt`` goes in the request's
 ``system_message``), and the messages the model call receives are the output. Conversion is the
 LangChain adapter's (``ChatOpenAI`` on the suite's summarizer, whose profile gives the model's
-context window). Proven by ``tests/test_deepagents_loop.py`` with ``create_deep_agent``'s own loop.
+context window; ``format: "anthropic-messages"``: ``ChatAnthropic``, ``create_deep_agent``'s default
+model, on the suite's ``/v1/messages``, with the Anthropic histories drawn as it stores them). Proven by ``tests/test_deepagents_loop.py`` with ``create_deep_agent``'s own loop.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ FRAMEWORK = "LangChain (deepagents)"
 SUPPORTED: dict[str, str] = {"deepagents": ">=0.7,<0.8", "langchain": ">=1.3,<2", "langchain-core": ">=1.6,<2", "langchain-openai": ">=1.0,<2"}
 """Agreed interface 3: the 0.7 releases (July 2026 on), whose middleware keeps its history in a
 summarization event and its offload file under a session id carried in the state."""
-DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai")
+DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 EXTRA = "deepagents"
 
 DEFAULTS: dict[str, Any] = {
@@ -77,9 +78,11 @@ WHY = {
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
+    ("summarization", {"format": "anthropic-messages"}),
 ]
-"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
-that trims what it summarizes to 4,000 tokens (the middleware class's own default)."""
+"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default), and its own
+configuration on ``ChatAnthropic``, ``create_deep_agent``'s default model."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:

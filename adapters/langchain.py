@@ -11,6 +11,11 @@ Conversion follows ``langchain_openai``'s own (one ``ToolMessage`` per result; `
 ``SystemMessage`` marked ``__openai_role__``); every message gets ``id = "oai-<index>"`` and its note
 is found by that id. ``tool_messages: "native"`` gives each ``ToolMessage`` what LangChain's tool node
 records beside the content the model sees (an ``artifact``; ``status="error"`` for its error text).
+``format: "anthropic-messages"`` (every path) is an agent on ``ChatAnthropic``: the suite's Anthropic
+histories drawn as ``ChatAnthropic`` stores them (``AIMessage`` content blocks with ``thinking``,
+``redacted_thinking``, ``text``, ``tool_use`` and ``tool_calls``; a ``ToolMessage`` per ``tool_result``)
+and sent back as ``langchain-anthropic`` sends them (``adapters/_langchain_anthropic.py``), the summarizer
+``ChatAnthropic`` on the suite's ``/v1/messages`` (``tests/test_langchain_anthropic_loop.py``).
 The middleware run where ``create_agent`` runs them: ``before_model`` (summarization) and
 ``wrap_model_call`` (context editing), proven by ``tests/test_adapter_loops.py`` and
 ``tests/test_langchain_paths.py``.
@@ -46,7 +51,10 @@ SUPPORTED: dict[str, str] = {"langchain": ">=0.3,<2", "langchain-core": ">=0.3,<
 ``approximate`` counter on a core without ``count_tokens_approximately``. Releases whose
 ``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
 message-keep configurations and refuse the others (`CannotDrive`)."""
-DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
+DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
+"""``langchain-anthropic`` for ``format: anthropic-messages`` (``ChatAnthropic``'s conversion), not in
+``SUPPORTED``: the chat-completions configurations run without it; an anthropic one without it fails
+to start, naming the extra."""
 EXTRA = "langchain"
 
 TRIM_DEFAULTS: dict[str, Any] = {
@@ -134,6 +142,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("context_editing", {"trigger": 500, "keep": 1}),
     ("context_editing", {"trigger": 1000, "keep": 3, "clear_tool_inputs": True}),
     ("context_editing", {"trigger": 500, "keep": 1, "tool_messages": "native"}),
+    ("trim_messages", {"max_tokens": 1024, "format": "anthropic-messages"}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "format": "anthropic-messages"}),
+    ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20, "format": "anthropic-messages"}),
+    ("context_editing", {"trigger": 500, "keep": 1, "format": "anthropic-messages"}),
 ]
 """What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
 
