@@ -14,11 +14,13 @@ LangChain's compactors see:
   message (a reminder after the results) a ``HumanMessage`` after them;
 - any other user message a ``HumanMessage`` with its content as sent.
 
-The way back is what the model is sent: ``ChatAnthropic._get_request_payload`` on the messages
-(its ``_format_messages`` joins a run of tool and human messages into one user message, as the
-API itself joins consecutive turns). A message the compactor left as it was (the same LangChain
-messages, unchanged, in a row) comes back as the original, as for every adapter
-(`adapters/_common.finish`): re-encoding by the provider client is not the compactor's doing.
+The way back is what the model is sent: ``ChatAnthropic._get_request_payload`` on each request
+message's LangChain messages (its ``_format_messages`` joins a run of tool and human messages into one
+user message). Messages from different request messages stay apart, where the client would join a run
+of user turns into one as the API itself does (SPEC ANTH-5 Decision): what the compactor did stays
+apart from what the client does. A request message whose LangChain messages the compactor left exactly
+as they were comes back as the original, as for every adapter (`adapters/_common.finish`): re-encoding
+by the provider client (``"is_error": false`` added) is not the compactor's doing.
 SPEC ANTH-1..ANTH-6.
 """
 
@@ -147,20 +149,39 @@ def sent(model: Any, messages: list[Any]) -> Request:
 
 def from_langchain(conversion: Conversion, messages: list[Any], *, model: Any = None) -> Request:
     """The request part the model is sent for ``messages`` (the compactor's output; a leading
-    ``SystemMessage`` when the system prompt lives in the state, else the request's ``system`` sent
-    first as ``create_agent`` sends its ``system_prompt``), each run of messages the compactor left as
-    they were given back as the request message it came from."""
+    ``SystemMessage`` when the system prompt lives in the state, else the request's ``system``, sent
+    first as ``create_agent`` sends its ``system_prompt``).
+
+    Each request message's LangChain messages are sent as ``langchain-anthropic`` sends them, and the
+    messages the compactor left exactly as they were come back as the request message they came from;
+    messages from different request messages stay apart (``langchain-anthropic`` would join a run of user
+    turns into one, as the API itself joins consecutive turns: SPEC ANTH-5 Decision; keeping them apart
+    keeps what the compactor did apart from what the client does)."""
     lc = requires("langchain_core.messages", "langchain")
     model = model or chat_anthropic()
     kept = [m for m in messages if not isinstance(m, lc.RemoveMessage)]
-    in_state = bool(kept) and isinstance(kept[0], lc.SystemMessage)
-    apart = conversion.system is not None and not conversion.in_state
-    head = [lc.SystemMessage(content=copy.deepcopy(conversion.system))] if apart else []
-    request = sent(model, head + kept)
-    if apart or (in_state and _unchanged(conversion, kept[0])):
+    leading = bool(kept) and isinstance(kept[0], lc.SystemMessage)
+    rest = kept[1:] if leading else kept
+    if any(isinstance(m, lc.SystemMessage) for m in rest):  # a system message moved inside: the client hoists it
+        return sent(model, ([lc.SystemMessage(content=copy.deepcopy(conversion.system))] if not conversion.in_state and conversion.system is not None else []) + kept)
+    request: Request = {}
+    if conversion.system is not None and (not conversion.in_state or (leading and _unchanged(conversion, kept[0]))):
         request["system"] = copy.deepcopy(conversion.system)
-    rest = kept[1:] if in_state else kept
-    request["messages"] = _originals_back(conversion, rest, request["messages"], model)
+    elif leading:
+        system = sent(model, [kept[0]]).get("system")
+        if system is not None:
+            request["system"] = system
+    groups = _groups(conversion, rest)
+    out: list[dict[str, Any]] = []
+    for n, (origin, group) in enumerate(groups):
+        if origin is not None and _whole(conversion, origin, group):
+            out.append(copy.deepcopy(conversion.originals[origin]))
+        elif n == len(groups) - 1:
+            out.extend(sent(model, group)["messages"])
+        else:  # sent before another turn: only the request's last assistant message is stripped
+            after = lc.HumanMessage("next") if isinstance(group[-1], lc.AIMessage) else lc.AIMessage("next")
+            out.extend(sent(model, [*group, after])["messages"][:-1])
+    request["messages"] = out
     return request
 
 
@@ -169,61 +190,19 @@ def _unchanged(conversion: Conversion, message: Any) -> bool:
     return snapshot is not None and snapshot == message
 
 
-def _originals_back(conversion: Conversion, messages: list[Any], formatted: list[dict[str, Any]], model: Any) -> list[dict[str, Any]]:
-    """``formatted`` with each message that is sent exactly as a row of request messages' LangChain
-    messages, kept unchanged and in order, is sent alone, replaced by those request messages (a row of
-    several: consecutive turns of one role, which ``langchain-anthropic`` joins as the API does)."""
-    lc = requires("langchain_core.messages", "langchain")
-    runs = _runs(conversion, messages)
-    alone: dict[tuple[int, int], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-
-    def renderings(j: int, e: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The row sent last in a request, and sent before another turn (only the last is stripped)."""
-        if (j, e) not in alone:
-            row = [m for _, run in runs[j:e] for m in run]
-            after = lc.HumanMessage("next") if isinstance(row[-1], lc.AIMessage) else lc.AIMessage("next")
-            alone[(j, e)] = (sent(model, row)["messages"], sent(model, [*row, after])["messages"][:-1])
-        return alone[(j, e)]
-
-    def rendered(j: int, e: int) -> list[dict[str, Any]]:
-        return renderings(j, e)[0]
-
-    out: list[dict[str, Any]] = []
-    position = 0
-    for message in formatted:
-        found = None
-        for j in range(position, len(runs)):
-            e = j
-            while found is None and e < len(runs) and runs[e][0] is not None and len(rendered(j, e + 1)) == 1:
-                e += 1
-                if [message] in renderings(j, e):
-                    found = (j, e)
-            if found:
-                break
-        if found is None:
-            out.append(message)
-            continue
-        position = found[1]
-        out.extend(copy.deepcopy(conversion.originals[i]) for i, _ in runs[found[0] : found[1]] if i is not None)
-    return out
-
-
-def _runs(conversion: Conversion, messages: list[Any]) -> list[tuple[int | None, list[Any]]]:
-    """``messages`` split into runs: ``(index, run)`` for exactly the LangChain messages request message
-    ``index`` became, unchanged and in order, else ``(None, [message])``."""
-    expected: dict[int, list[str]] = {}
-    for mid, index in conversion.origin.items():
-        expected.setdefault(index, []).append(mid)
-    runs: list[tuple[int | None, list[Any]]] = []
-    k = 0
-    while k < len(messages):
-        i = conversion.origin.get(messages[k].id) if messages[k].id else None
-        ids = expected.get(i, []) if i is not None else []
-        run = messages[k : k + len(ids)]
-        if i is not None and ids and [m.id for m in run] == ids and all(_unchanged(conversion, m) for m in run):
-            runs.append((i, run))
-            k += len(ids)
+def _groups(conversion: Conversion, messages: list[Any]) -> list[tuple[int | None, list[Any]]]:
+    """``messages`` in runs by the request message they came from (``None``: messages the compactor made)."""
+    groups: list[tuple[int | None, list[Any]]] = []
+    for message in messages:
+        origin = conversion.origin.get(message.id) if message.id else None
+        if groups and groups[-1][0] == origin:
+            groups[-1][1].append(message)
         else:
-            runs.append((None, [messages[k]]))
-            k += 1
-    return runs
+            groups.append((origin, [message]))
+    return groups
+
+
+def _whole(conversion: Conversion, origin: int, group: list[Any]) -> bool:
+    """Whether ``group`` is exactly the LangChain messages request message ``origin`` became, unchanged."""
+    ids = [mid for mid, i in conversion.origin.items() if i == origin]
+    return [m.id for m in group] == ids and all(_unchanged(conversion, m) for m in group)

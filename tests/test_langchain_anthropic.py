@@ -124,3 +124,21 @@ def test_every_drawn_history_comes_back_exactly_when_nothing_changed():
             assert native.from_langchain(conversion, conversion.messages) == history
 
     round_trip()
+
+
+def test_context_editing_masks_results_and_inputs_in_place_and_keeps_request_messages_apart():
+    """``ClearToolUsesEdit(clear_tool_inputs=True)`` on the LangChain messages: a cleared call's input and
+    its result are masked in place (``corresponds``, as chat-completions takes a call masked in place),
+    the thinking blocks stay, and two user turns the client would join stay two messages."""
+    from compaction_suite.adapters.langchain import context_editing
+
+    request = copy.deepcopy({"messages": [*REQUEST["messages"][1:6], {"role": "user", "content": "Now run the tests."}, REQUEST["messages"][6]]})
+    compactor = context_editing(Settings(base_url="http://127.0.0.1:9/v1"), trigger=1, keep=0, clear_tool_inputs=True, format="anthropic-messages")
+    out = compactor.compact(copy.deepcopy(request), iteration=1)
+    assert len(out["messages"]) == len(request["messages"])
+    cleared = out["messages"][1]
+    assert [b["type"] for b in cleared["content"]] == ["thinking", "text", "tool_use", "tool_use"] and cleared["content"][0] == request["messages"][1]["content"][0]
+    assert cleared["content"][2]["input"] == {} and anth.corresponds(request["messages"][1], cleared)
+    assert out["messages"][4]["content"][0]["content"] == "[cleared]" and out["messages"][5] == request["messages"][5]  # not joined
+    assert all(anth.corresponds(before, after) for before, after in zip(request["messages"], out["messages"], strict=True))
+    assert anth.check_final_turn_opens_with_thinking(request, out["messages"]) is None
