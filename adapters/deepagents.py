@@ -12,7 +12,8 @@ The adapter runs it as the agent loop does: ``wrap_model_call`` on a model reque
 history, the system prompt apart (``create_deep_agent``'s ``system_prompt`` goes in the request's
 ``system_message``), and the messages the model call receives are the output. Conversion is the
 LangChain adapter's (``ChatOpenAI`` on the suite's summarizer, whose profile gives the model's
-context window). Proven by ``tests/test_deepagents_loop.py`` with ``create_deep_agent``'s own loop.
+context window; ``format: "anthropic-messages"``: ``ChatAnthropic``, ``create_deep_agent``'s default
+model, on the suite's ``/v1/messages``, with the Anthropic histories drawn as it stores them). Proven by ``tests/test_deepagents_loop.py`` with ``create_deep_agent``'s own loop.
 """
 
 from __future__ import annotations
@@ -20,20 +21,21 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-from ._common import Message, capabilities, factory, make, options, requires
-from .langchain import approximate_tokens, from_langchain, model_sees, to_langchain
+from ._common import capabilities, factory, make, options, requires
+from .langchain import approximate_tokens, chat_model, compacting, langchain_messages, model_sees
 
 FRAMEWORK = "LangChain (deepagents)"
 SUPPORTED: dict[str, str] = {"deepagents": ">=0.7,<0.8", "langchain": ">=1.3,<2", "langchain-core": ">=1.6,<2", "langchain-openai": ">=1.0,<2"}
 """Agreed interface 3: the 0.7 releases (July 2026 on), whose middleware keeps its history in a
 summarization event and its offload file under a session id carried in the state."""
-DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai")
+DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 EXTRA = "deepagents"
 
 DEFAULTS: dict[str, Any] = {
     "window": 8000,
     "trim_tokens_to_summarize": "factory",
     "tool_messages": "plain",
+    "format": "chat-completions",  # or "anthropic-messages": the model is ChatAnthropic, create_deep_agent's default
 }
 """``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
 ``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
@@ -76,9 +78,11 @@ WHY = {
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
+    ("summarization", {"format": "anthropic-messages"}),
 ]
-"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
-that trims what it summarizes to 4,000 tokens (the middleware class's own default)."""
+"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default), and its own
+configuration on ``ChatAnthropic``, ``create_deep_agent``'s default model."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:
@@ -94,24 +98,23 @@ def _middleware(model: Any, backend: Any, trim: Any) -> Any:
 
 @factory
 def summarization(settings: Any, **given: Any) -> Any:
-    """``create_summarization_middleware(model, backend)`` with the model a ``ChatOpenAI`` on the suite's
-    summarizer whose profile says its window, and a ``FilesystemBackend`` in a temporary directory."""
+    """``create_summarization_middleware(model, backend)`` with the model on the suite's summarizer
+    (``ChatOpenAI``, or ``ChatAnthropic`` for ``format: anthropic-messages``) whose profile says its
+    window, and a ``FilesystemBackend`` in a temporary directory."""
     o = options(DEFAULTS, given)
     window = int(o["window"])
-    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     backends = requires("deepagents.backends", EXTRA)
-    model = chat_openai(
-        model=settings.model, base_url=settings.base_url, api_key=settings.api_key,
-        timeout=settings.summarizer_timeout, max_retries=0, profile={"max_input_tokens": window},
-    )  # fmt: skip
+    model = chat_model(settings, o, profile={"max_input_tokens": window})
     offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
     middleware = _middleware(model, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"])
     declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
+    if o["format"] == "anthropic-messages":
+        declared["wire_format"] = "anthropic-messages"
+    run = compacting(o, lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION}))
 
-    def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
-        return from_langchain(model_sees(middleware, model, converted, {SESSION_KEY: SESSION}), notes)
+    def estimate(history: Any) -> int:
+        return approximate_tokens(langchain_messages(o, history))
 
-    compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=approximate_tokens)
+    compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
     compactor.offload = offload  # the backend's directory lives as long as the compactor
     return compactor

@@ -11,6 +11,11 @@ Conversion follows ``langchain_openai``'s own (one ``ToolMessage`` per result; `
 ``SystemMessage`` marked ``__openai_role__``); every message gets ``id = "oai-<index>"`` and its note
 is found by that id. ``tool_messages: "native"`` gives each ``ToolMessage`` what LangChain's tool node
 records beside the content the model sees (an ``artifact``; ``status="error"`` for its error text).
+``format: "anthropic-messages"`` (every path) is an agent on ``ChatAnthropic``: the suite's Anthropic
+histories drawn as ``ChatAnthropic`` stores them (``AIMessage`` content blocks with ``thinking``,
+``redacted_thinking``, ``text``, ``tool_use`` and ``tool_calls``; a ``ToolMessage`` per ``tool_result``)
+and sent back as ``langchain-anthropic`` sends them (``adapters/_langchain_anthropic.py``), the summarizer
+``ChatAnthropic`` on the suite's ``/v1/messages`` (``tests/test_langchain_anthropic_loop.py``).
 The middleware run where ``create_agent`` runs them: ``before_model`` (summarization) and
 ``wrap_model_call`` (context editing), proven by ``tests/test_adapter_loops.py`` and
 ``tests/test_langchain_paths.py``.
@@ -46,7 +51,10 @@ SUPPORTED: dict[str, str] = {"langchain": ">=0.3,<2", "langchain-core": ">=0.3,<
 ``approximate`` counter on a core without ``count_tokens_approximately``. Releases whose
 ``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
 message-keep configurations and refuse the others (`CannotDrive`)."""
-DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai")
+DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
+"""``langchain-anthropic`` for ``format: anthropic-messages`` (``ChatAnthropic``'s conversion), not in
+``SUPPORTED``: the chat-completions configurations run without it; an anthropic one without it fails
+to start, naming the extra."""
 EXTRA = "langchain"
 
 TRIM_DEFAULTS: dict[str, Any] = {
@@ -59,6 +67,7 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "allow_partial": False,
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
     "tool_messages": "plain",
+    "format": "chat-completions",  # or "anthropic-messages": the agent's model is ChatAnthropic
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
 end on a human or tool message, keep the system message)."""
@@ -71,6 +80,7 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "trim_tokens_to_summarize": 4000,
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
     "tool_messages": "plain",
+    "format": "chat-completions",  # or "anthropic-messages": the agent's model (and summarizer) ChatAnthropic
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger."""
@@ -83,6 +93,7 @@ CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
     "placeholder": "[cleared]",
     "system": "agent",
     "tool_messages": "plain",
+    "format": "chat-completions",  # or "anthropic-messages": the agent's model is ChatAnthropic
 }
 """``ClearToolUsesEdit``'s knobs (its default trigger, 100,000 tokens, never fires on the suite's histories)."""
 
@@ -131,6 +142,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("context_editing", {"trigger": 500, "keep": 1}),
     ("context_editing", {"trigger": 1000, "keep": 3, "clear_tool_inputs": True}),
     ("context_editing", {"trigger": 500, "keep": 1, "tool_messages": "native"}),
+    ("trim_messages", {"max_tokens": 1024, "format": "anthropic-messages"}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "format": "anthropic-messages"}),
+    ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20, "format": "anthropic-messages"}),
+    ("context_editing", {"trigger": 500, "keep": 1, "format": "anthropic-messages"}),
 ]
 """What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
 
@@ -247,6 +262,67 @@ def _call(original: dict[str, Any] | None, call_id: Any, name: Any, arguments: s
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+CHAT, ANTHROPIC = "chat-completions", "anthropic-messages"
+FORMATS = (CHAT, ANTHROPIC)
+"""The ``format`` option: the history an agent on ``ChatOpenAI`` keeps (``to_langchain``), or one on
+``ChatAnthropic`` (``_langchain_anthropic``: ``AIMessage`` content blocks with thinking and
+``tool_use``, ``ToolMessage`` per ``tool_result``, sent back as ``langchain-anthropic`` sends it)."""
+
+
+def _format(o: dict[str, Any]) -> str:
+    if o["format"] not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {o['format']!r}")
+    return str(o["format"])
+
+
+def _anthropic() -> Any:
+    from . import _langchain_anthropic
+
+    requires("langchain_anthropic", EXTRA)
+    return _langchain_anthropic
+
+
+def compacting(o: dict[str, Any], compact: Any) -> Any:
+    """The adapter's ``run`` for the configuration's ``format``: the history as the LangChain messages
+    the agent holds, ``compact`` (LangChain messages in, LangChain messages out) on them, and back as
+    the model is sent them."""
+    if _format(o) == ANTHROPIC:
+        anthropic = _anthropic()
+        model = anthropic.chat_anthropic()
+
+        def run_anthropic(request: dict[str, Any]) -> dict[str, Any]:
+            conversion = anthropic.to_langchain(request, system_in_state=o.get("system") == "state", tool_messages=o["tool_messages"], model=model)
+            return anthropic.from_langchain(conversion, compact(conversion.messages), model=model)
+
+        return run_anthropic
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+        return from_langchain(compact(converted), notes)
+
+    return run
+
+
+def langchain_messages(o: dict[str, Any], history: Any) -> list[Any]:
+    """The LangChain messages the agent holds for ``history`` in the configuration's ``format``."""
+    if _format(o) == ANTHROPIC:
+        return _anthropic().to_langchain(history, system_in_state=o.get("system") == "state").messages
+    return to_langchain(history)[0]
+
+
+def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
+    """The agent's chat model on the suite's server: ``ChatOpenAI`` (its ``/v1/chat/completions``), or for
+    ``format: anthropic-messages`` ``ChatAnthropic`` (its ``/v1/messages``; the Anthropic client adds ``/v1``)."""
+    if _format(o) == ANTHROPIC:
+        base_url = (settings.base_url or "").removesuffix("/v1") or None
+        return requires("langchain_anthropic", EXTRA).ChatAnthropic(
+            model=settings.model, base_url=base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
+        )
+    return requires("langchain_openai", EXTRA).ChatOpenAI(
+        model=settings.model, base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
+    )
+
+
 # --- factories ------------------------------------------------------------------------------------
 
 
@@ -284,24 +360,24 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     # Without start_on/end_on, trim_messages returns a history its counter says fits max_tokens as it is;
     # with them it also cuts to a human turn below the budget, so no size says when it changes the history.
     trimmed_by_size = o["start_on"] is None and o["end_on"] is None
-    declared = _declared(o["system"], {"messages" if o["token_counter"] == "len" else "tokens": o["max_tokens"]} if trimmed_by_size else None)
+    declared = _declared(o, {"messages" if o["token_counter"] == "len" else "tokens": o["max_tokens"]} if trimmed_by_size else None)
 
-    def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
-        return from_langchain(lc.trim_messages(converted, **kwargs), notes)
+    def estimate(history: Any) -> int:
+        return int(counter(langchain_messages(o, history)))
 
-    def estimate(messages: list[Message]) -> int:
-        return int(counter(to_langchain(messages)[0]))
-
+    run = compacting(o, lambda converted: lc.trim_messages(converted, **kwargs))
     return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
 
 
-def _declared(system: str, trigger: dict[str, int] | None = None) -> dict[str, Any]:
+def _declared(o: dict[str, Any], trigger: dict[str, int] | None = None) -> dict[str, Any]:
     """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state);
-    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2)."""
+    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2); ``wire_format``
+    for ``format: anthropic-messages`` (SPEC Part A, "Wire formats")."""
+    system = o["system"]
     if system not in ("agent", "state"):
         raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
-    return capabilities("outside" if system == "agent" else "in_list", trigger)
+    declared = capabilities("outside" if system == "agent" else "in_list", trigger)
+    return {**declared, "wire_format": ANTHROPIC} if _format(o) == ANTHROPIC else declared
 
 
 def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int]) -> Any:
@@ -326,18 +402,12 @@ def _middleware(path: str) -> Any:
 
 @factory
 def summarization_middleware(settings: Any, **given: Any) -> Any:
-    """``SummarizationMiddleware`` with its summarizer a ``ChatOpenAI`` on the suite's server."""
+    """``SummarizationMiddleware`` with its summarizer the agent's model on the suite's server (``ChatOpenAI``,
+    or ``ChatAnthropic`` for ``format: anthropic-messages``)."""
     o = options(SUMMARIZATION_DEFAULTS, given)
     middleware_module = _middleware("summarization_middleware")
-    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     lc = requires("langchain_core.messages", EXTRA)
-    model = chat_openai(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        timeout=settings.summarizer_timeout,
-        max_retries=0,
-    )
+    model = chat_model(settings, o)
     trigger: list[tuple[str, int]] = []
     if o["trigger_tokens"] is not None:
         trigger.append(("tokens", int(o["trigger_tokens"])))
@@ -347,17 +417,16 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
     # One trigger: it summarizes once count_tokens_approximately, or len(messages), reaches it
     # (_should_summarize); two are either one, which no single size says.
-    declared = _declared(o["system"], dict(trigger) if len(trigger) == 1 else None)
+    declared = _declared(o, dict(trigger) if len(trigger) == 1 else None)
 
-    def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+    def summarized(converted: list[Any]) -> list[Any]:
         update = middleware.before_model({"messages": converted}, None)
-        result = converted if update is None else [m for m in update["messages"] if not isinstance(m, lc.RemoveMessage)]
-        return from_langchain(result, notes)
+        return converted if update is None else [m for m in update["messages"] if not isinstance(m, lc.RemoveMessage)]
 
-    def estimate(messages: list[Message]) -> int:
-        return int(middleware.token_counter(to_langchain(messages)[0]))
+    def estimate(history: Any) -> int:
+        return int(middleware.token_counter(langchain_messages(o, history)))
 
+    run = compacting(o, summarized)
     return make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
 
 
@@ -368,20 +437,19 @@ def context_editing(settings: Any, **given: Any) -> Any:
     whose messages are the adapter's output (the state itself is left as it was: the edit is per request)."""
     o = options(CONTEXT_EDITING_DEFAULTS, given)
     middleware_module = _middleware("context_editing")
-    chat_openai = requires("langchain_openai", EXTRA).ChatOpenAI
     edit = middleware_module.ClearToolUsesEdit(
         trigger=int(o["trigger"]), keep=int(o["keep"]), clear_at_least=int(o["clear_at_least"]),
         clear_tool_inputs=bool(o["clear_tool_inputs"]), placeholder=str(o["placeholder"]),
     )  # fmt: skip
     middleware = middleware_module.ContextEditingMiddleware(edits=[edit])
-    model = chat_openai(model=settings.model, base_url=settings.base_url, api_key=settings.api_key, max_retries=0)
-    declared = _declared(o["system"])
+    model = chat_model(settings, o)
+    declared = _declared(o)
+    run = compacting(o, lambda converted: model_sees(middleware, model, converted, {}))
 
-    def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
-        return from_langchain(model_sees(middleware, model, converted, {}), notes)
+    def estimate(history: Any) -> int:
+        return approximate_tokens(langchain_messages(o, history))
 
-    return make("langchain.ContextEditingMiddleware", {"core"}, run, declared=declared, estimate=approximate_tokens)
+    return make("langchain.ContextEditingMiddleware", {"core"}, run, declared=declared, estimate=estimate)
 
 
 def model_sees(middleware: Any, model: Any, converted: list[Any], state: dict[str, Any]) -> list[Any]:
@@ -405,6 +473,6 @@ def model_sees(middleware: Any, model: Any, converted: list[Any], state: dict[st
     return sent
 
 
-def approximate_tokens(messages: list[Message]) -> int:
-    """LangChain's ``count_tokens_approximately`` over the history: a middleware's own estimate."""
-    return int(requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately(to_langchain(messages)[0]))
+def approximate_tokens(messages: list[Any]) -> int:
+    """LangChain's ``count_tokens_approximately`` over the LangChain messages: a middleware's own estimate."""
+    return int(requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately(messages))

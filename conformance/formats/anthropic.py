@@ -351,13 +351,19 @@ def role(message: Any) -> str | None:
 
 def corresponds(before: Any, after: Any) -> bool:
     """Whether output message ``after`` is input message ``before`` kept: verbatim, or made of its
-    blocks (some dropped) with ``tool_result`` blocks masked in place (same ``tool_use_id``)."""
+    blocks (some dropped) with ``tool_result`` blocks (same ``tool_use_id``) or ``tool_use`` blocks
+    (same ``id``: a call's input cleared, as LangChain's ``ClearToolUsesEdit(clear_tool_inputs=True)``
+    does) masked in place, as chat-completions' `chat.corresponds` takes a message for the same calls."""
     if same(before, after):
         return True
     if not (isinstance(before, dict) and isinstance(after, dict)) or before.get("role") != after.get("role"):
         return False
-    old, answered = blocks(before), set(tool_results(before))
-    return bool(blocks(after)) and all(any(same(b, o) for o in old) or (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) for b in blocks(after))
+    old, answered, called = blocks(before), set(tool_results(before)), set(tool_uses(before))
+
+    def masked(b: dict[str, Any]) -> bool:
+        return (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) or (b.get("type") == "tool_use" and b.get("id") in called)
+
+    return bool(blocks(after)) and all(any(same(b, o) for o in old) or masked(b) for b in blocks(after))
 
 
 def combined(before: Any, after: Sequence[Any]) -> bool:
