@@ -15,9 +15,9 @@ from compaction_suite.conformance import eventstream
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 boto3 = pytest.importorskip("boto3", reason="boto3 comes with the frameworks extra (strands-agents)")
-from botocore.config import Config  # noqa: E402
-from botocore.eventstream import EventStreamBuffer  # noqa: E402
-from botocore.exceptions import ClientError  # noqa: E402
+Config = pytest.importorskip("botocore.config").Config
+EventStreamBuffer = pytest.importorskip("botocore.eventstream").EventStreamBuffer
+ClientError = pytest.importorskip("botocore.exceptions").ClientError
 
 MODEL = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 ASK = {"role": "user", "content": [{"text": "Please fix the failing build"}]}

@@ -46,9 +46,13 @@ def _history() -> dict[str, Any]:
     return {"system": SYSTEM, "messages": messages}
 
 
+def _strands(messages: list[dict[str, Any]]) -> Any:
+    return adapter.Conversion(copy.deepcopy(messages)).strands
+
+
 def _sent(model: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What ``BedrockModel`` sends for Anthropic ``messages`` (through the adapter's conversion)."""
-    return model._format_bedrock_messages(adapter.Conversion(copy.deepcopy(messages)).strands)
+    return model._format_bedrock_messages(_strands(messages))
 
 
 def test_the_bedrock_loop_sends_what_the_adapter_judges() -> None:
@@ -63,7 +67,7 @@ def test_the_bedrock_loop_sends_what_the_adapter_judges() -> None:
         server.window(prompt_tokens(first) - 1)  # the agent's request is one token over the model's window
 
         agent = Agent(
-            model=model, system_prompt=SYSTEM, messages=adapter.Conversion(copy.deepcopy(history["messages"])).strands,
+            model=model, system_prompt=SYSTEM, messages=_strands(history["messages"]),
             conversation_manager=SummarizingConversationManager(summary_ratio=0.3, preserve_recent_messages=4), callback_handler=None,
         )  # fmt: skip
         agent()
