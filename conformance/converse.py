@@ -122,8 +122,12 @@ def rejects(body: Mapping[str, Any]) -> Violation | None:
     return None
 
 
+PROVIDER = "bedrock-converse"
+"""The provider rule set whose reason ids the double's rejections carry (``bedrock-converse:<rule>``)."""
+
+
 def _violation(rule: str, says: str, where: str, source: str) -> Violation:
-    return Violation(f"bedrock-converse:{rule}", f"{says} (bedrock-converse: {where}; {source})")
+    return Violation(f"{PROVIDER}:{rule}", f"{says} ({PROVIDER}: {where}; {source})")
 
 
 # --- answers
