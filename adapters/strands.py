@@ -232,12 +232,15 @@ def _model(settings: Any, kind: str, **config: Any) -> Any:
 def _bedrock_model(settings: Any, **config: Any) -> Any:
     """Strands' ``BedrockModel`` at its default model id, on the suite's summarizer: a boto3 session whose
     AWS config names the double's address as its ``endpoint_url`` (every release from 1.0 takes a
-    ``boto_session``; ``BedrockModel(endpoint_url=...)`` arrived only in 1.8), dummy credentials (the
-    double reads no signature), one attempt per call and the suite's timeout, as for ``AnthropicModel``."""
+    ``boto_session``; ``BedrockModel(endpoint_url=...)``, given too where it exists, arrived in 1.8), dummy
+    credentials (the double reads no signature), one attempt per call and the suite's timeout, as for
+    ``AnthropicModel``."""
     bedrock = requires("strands.models.bedrock", EXTRA)
     client_config = requires("botocore.config", EXTRA).Config(retries={"total_max_attempts": 1}, read_timeout=settings.summarizer_timeout, connect_timeout=settings.summarizer_timeout)
+    endpoint = (settings.base_url or "").removesuffix("/v1")
+    explicit = {"endpoint_url": endpoint} if accepts(bedrock.BedrockModel, "endpoint_url") else {}  # over an AWS_ENDPOINT_URL* in the environment
     with tempfile.TemporaryDirectory(prefix="compaction-suite-aws-") as folder:
-        return bedrock.BedrockModel(boto_session=_boto_session(folder, (settings.base_url or "").removesuffix("/v1")), boto_client_config=client_config, max_tokens=1024, **config)
+        return bedrock.BedrockModel(boto_session=_boto_session(folder, endpoint), boto_client_config=client_config, max_tokens=1024, **explicit, **config)
 
 
 def _boto_session(folder: str, endpoint: str) -> Any:
