@@ -106,3 +106,15 @@ def test_bedrock_blocks_read_back_as_the_anthropic_blocks_they_came_from() -> No
 def test_the_model_option_is_checked() -> None:
     with pytest.raises(ValueError, match="model must be one of anthropic, bedrock"):
         adapter.sliding_window(Settings(), model="vertex")
+
+
+def test_the_boto_session_alone_reaches_the_double(tmp_path, monkeypatch) -> None:
+    """Releases before 1.8 take no ``endpoint_url``: the session's own AWS config file routes the client
+    to the double, whatever AWS profile the environment names, with the dummy credentials."""
+    monkeypatch.setenv("AWS_PROFILE", "someone-elses")
+    with SummarizerServer() as server:
+        session = adapter._boto_session(str(tmp_path), server.base_url.removesuffix("/v1"))
+        bedrock = session.client("bedrock-runtime")
+        answer = bedrock.converse(modelId="m", messages=[{"role": "user", "content": [{"text": "Fix the build."}]}])
+        assert answer["output"]["message"]["content"][0]["text"].startswith("Deterministic test-double summary")
+        assert bedrock.meta.region_name == adapter.BEDROCK_REGION and len(server.exchanges) == 1
