@@ -126,6 +126,11 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
 ]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
+BEDROCK: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "model": "bedrock"}),
+]
+"""With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
+agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -511,7 +516,7 @@ def __getattr__(name: str) -> Any:
     if name == "CONFIGURATIONS":
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
+        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
         return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
