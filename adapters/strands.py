@@ -15,6 +15,13 @@ Strands >= 1.55 (strategy pipelines of offload, summarize and truncate steps), o
 (before-model-call) and reactive (after an overflow) paths. History: ``agent.messages`` in Bedrock Converse blocks, mapped to and
 from Anthropic blocks by Strands' own ``AnthropicModel`` formatter. Declarations proven by
 ``tests/test_adapter_format_loops.py`` and ``tests/test_strands_paths.py``.
+
+Every factory takes ``model``: ``anthropic`` (the default above) or ``bedrock``, Strands' default
+``BedrockModel`` on the double's Converse API through boto3 (`MODELS`), where each request Strands
+sends is judged as what Bedrock receives and the history is read back from what ``BedrockModel``
+sends; proven by ``tests/test_strands_bedrock.py``::
+
+    COMPACTION_ADAPTER_OPTIONS='{"model": "bedrock", "path": "reactive"}' compaction-suite check compaction_suite.adapters.strands:summarizing
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import binascii
 import copy
 import functools
 import inspect
+import json
 import tempfile
 from typing import Any
 
@@ -47,14 +55,22 @@ PROVIDERS = ["anthropic", "bedrock-converse"]
 ``AnthropicModel``, so both rule sets apply to what Strands keeps."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000},
+    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000, "model": "anthropic"},
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
-        "path": "proactive", "summarization_agent": False, "structured_output": False, "thinking": False,
+        "path": "proactive", "summarization_agent": False, "structured_output": False, "thinking": False, "model": "anthropic",
     },
-    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False},
-    "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None},
+    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic"},
+    "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
 }  # fmt: skip
+MODELS = ("anthropic", "bedrock")
+"""The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``, or
+``BedrockModel`` (Strands' default model) on its Converse API, ``/model/{modelId}/converse-stream``
+(`conformance.converse`), through boto3 with the double's address as the endpoint. With ``bedrock``
+every request Strands sends (the summarizer's and, in the loop, the agent's) is what Bedrock
+receives, checked with Bedrock's own rules."""
+BEDROCK_REGION = "us-west-2"
+"""Strands' own default region (``DEFAULT_BEDROCK_REGION``); its default model id is used as it is."""
 WHY = {
     "summarizing_session": (
         "session only: an Agent with SummarizingConversationManager (or, manager=sliding_window, the sliding window; "
@@ -110,6 +126,11 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
 ]
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
+BEDROCK: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "model": "bedrock"}),
+]
+"""With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
+agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -206,30 +227,68 @@ budget the API takes, under ``max_tokens``); the model then answers every call, 
 with a thinking block first."""
 
 
-def _agent(
-    settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, *, agent_args: dict[str, Any] | None = None, thinking: bool = False, **config: Any
-) -> Any:
-    """A Strands ``Agent`` whose model is Strands' ``AnthropicModel`` on the suite's summarizer
-    (its ``/v1/messages``; the Anthropic client adds ``/v1`` itself), with extended ``thinking`` on
-    when asked (`THINKING`); ``agent_args`` go to ``Agent``."""
-    strands = requires("strands", EXTRA)
-    anthropic_model = requires("strands.models.anthropic", EXTRA)
-    base_url = (settings.base_url or "").removesuffix("/v1") or None
+def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -> Any:
+    """The agent's model on the suite's summarizer (`MODELS`): ``AnthropicModel`` on its ``/v1/messages``
+    (the Anthropic client adds ``/v1`` itself), with extended ``thinking`` on when asked (`THINKING`),
+    or `_bedrock_model`."""
+    if kind == "bedrock":
+        return _bedrock_model(settings, **config)
     if thinking:
         config["params"] = {"thinking": dict(THINKING)}
-    model = anthropic_model.AnthropicModel(
+    anthropic_model = requires("strands.models.anthropic", EXTRA)
+    base_url = (settings.base_url or "").removesuffix("/v1") or None
+    return anthropic_model.AnthropicModel(
         client_args={"base_url": base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout},
         model_id=settings.model, max_tokens=2048 if thinking else 1024, **config,
     )  # fmt: skip
-    return strands.Agent(model=model, system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None, **(agent_args or {}))
 
 
-def _summarization_agent(settings: Any, structured: bool, thinking: bool = False) -> Any:
+def _bedrock_model(settings: Any, **config: Any) -> Any:
+    """Strands' ``BedrockModel`` at its default model id, on the suite's summarizer: a boto3 session whose
+    AWS config names the double's address as its ``endpoint_url`` (every release from 1.0 takes a
+    ``boto_session``; ``BedrockModel(endpoint_url=...)``, given too where it exists, arrived in 1.8), dummy
+    credentials (the double reads no signature), one attempt per call and the suite's timeout, as for
+    ``AnthropicModel``."""
+    bedrock = requires("strands.models.bedrock", EXTRA)
+    client_config = requires("botocore.config", EXTRA).Config(retries={"total_max_attempts": 1}, read_timeout=settings.summarizer_timeout, connect_timeout=settings.summarizer_timeout)
+    endpoint = (settings.base_url or "").removesuffix("/v1")
+    explicit = {"endpoint_url": endpoint} if accepts(bedrock.BedrockModel, "endpoint_url") else {}  # over an AWS_ENDPOINT_URL* in the environment
+    with tempfile.TemporaryDirectory(prefix="compaction-suite-aws-") as folder:
+        return bedrock.BedrockModel(boto_session=_boto_session(folder, endpoint), boto_client_config=client_config, max_tokens=1024, **explicit, **config)
+
+
+def _boto_session(folder: str, endpoint: str) -> Any:
+    """A boto3 session reading its region and ``endpoint_url`` from an AWS config file of its own in
+    ``folder`` (the shared-config ``endpoint_url`` setting), with dummy credentials; the user's AWS
+    files are not read. The file is read when the client is made, so ``folder`` may go after that."""
+    import os
+
+    botocore_session = requires("botocore.session", EXTRA).Session()
+    path = os.path.join(folder, "config")
+    with open(path, "w", encoding="utf-8") as config:
+        config.write(f"[profile compaction-suite]\nregion = {BEDROCK_REGION}\nendpoint_url = {endpoint}\n")
+    botocore_session.set_config_variable("config_file", path)
+    botocore_session.set_config_variable("credentials_file", os.path.join(folder, "credentials"))
+    botocore_session.set_config_variable("profile", "compaction-suite")
+    botocore_session.set_credentials("compaction-suite-test-double", "compaction-suite-test-double")
+    return requires("boto3", EXTRA).Session(botocore_session=botocore_session)
+
+
+def _agent(
+    settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, *,
+    kind: str = "anthropic", thinking: bool = False, agent_args: dict[str, Any] | None = None, **config: Any,
+) -> Any:  # fmt: skip
+    """A Strands ``Agent`` whose model is `_model` (``kind``, ``thinking``) on the suite's summarizer; ``agent_args`` go to ``Agent``."""
+    strands = requires("strands", EXTRA)
+    return strands.Agent(model=_model(settings, kind, thinking=thinking, **config), system_prompt=_system_text(system), messages=messages, conversation_manager=manager, callback_handler=None, **(agent_args or {}))
+
+
+def _summarization_agent(settings: Any, structured: bool, kind: str = "anthropic", thinking: bool = False) -> Any:
     """A dedicated summarizing ``Agent`` (``SummarizingConversationManager(summarization_agent=...)``) on
     the suite's summarizer, as a user builds one: its own ``AnthropicModel``, no tools (Strands adds its
     no-op tool while it summarizes), with ``structured_output`` a default structured-output model whose
     one field has a default (so the test double's empty tool input validates)."""
-    agent = _agent(settings, None, [], None, thinking=thinking)
+    agent = _agent(settings, None, [], None, kind=kind, thinking=thinking)
     if structured:
         pydantic = requires("pydantic", EXTRA)
         model = pydantic.create_model("Summary", summary=(str, ""))
@@ -237,10 +296,45 @@ def _summarization_agent(settings: Any, structured: bool, thinking: bool = False
     return agent
 
 
+def _from_converse(block: Any) -> Any:
+    """One Converse content block (what ``BedrockModel`` sends) as an Anthropic block, the inverse of
+    `_block`; a ``cachePoint`` marker is no block (None), an unknown block stays as it is."""
+    if not isinstance(block, dict) or len(block) != 1:
+        return copy.deepcopy(block)
+    (kind, value), = block.items()
+    if kind == "text":
+        return {"type": "text", "text": value}
+    if kind == "toolUse":
+        return {"type": "tool_use", "id": value.get("toolUseId"), "name": value.get("name"), "input": copy.deepcopy(value.get("input"))}
+    if kind == "toolResult":
+        parts = [_from_converse({"text": json.dumps(p["json"])} if "json" in p else p) for p in value.get("content") or []]
+        found = {"type": "tool_result", "tool_use_id": value.get("toolUseId"), "content": parts}
+        return {**found, "is_error": True} if value.get("status") == "error" else found
+    if kind == "reasoningContent" and "reasoningText" in value:
+        return {"type": "thinking", "thinking": value["reasoningText"].get("text", ""), "signature": value["reasoningText"].get("signature", "")}
+    if kind == "reasoningContent" and "redactedContent" in value:
+        return {"type": "redacted_thinking", "data": base64.b64encode(value["redactedContent"]).decode("ascii")}
+    if kind == "image" and isinstance(value.get("source", {}).get("bytes"), bytes):
+        media = next((m for m, f in IMAGE_FORMATS.items() if f == value.get("format")), f"image/{value.get('format')}")
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": base64.b64encode(value["source"]["bytes"]).decode("ascii")}}
+    if kind == "cachePoint":
+        return None
+    return copy.deepcopy(block)
+
+
+def renderer(model: Any) -> Any:
+    """How ``model`` sends one Strands content block, as an Anthropic block (None: not sent):
+    ``AnthropicModel``'s own formatter, or ``BedrockModel``'s read back from Converse (`_from_converse`)."""
+    render = model._format_request_message_content
+    if type(model).__name__ != "BedrockModel":
+        return render
+    return lambda block: _from_converse(render(block))
+
+
 def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[str, Any]:
     """The request with the agent's messages after the manager ran, as Strands would send them."""
     out = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
-    out["messages"] = conversion.back(agent.messages, agent.model._format_request_message_content)
+    out["messages"] = conversion.back(agent.messages, renderer(agent.model))
     if agent.system_prompt != _system_text(request.get("system")):
         out["system"] = agent.system_prompt  # never seen: Strands' managers leave the system prompt alone
     return out
@@ -255,10 +349,20 @@ def _declared(path: str, *, routine: bool = False) -> dict[str, Any]:
     return found
 
 
-def _path(value: Any, allowed: tuple[str, ...]) -> str:
+def _path(value: Any, allowed: tuple[str, ...], name: str = "path") -> str:
     if value not in allowed:
-        raise ValueError(f"path must be one of {', '.join(allowed)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return str(value)
+
+
+def _model_kind(value: Any, thinking: Any = False) -> str:
+    """The ``model`` option (`MODELS`), its Strands module imported now: a missing one is a contract
+    error at once, never a crash finding; ``thinking`` is driven on ``AnthropicModel`` only."""
+    kind = _path(value, MODELS, "model")
+    if thinking and kind == "bedrock":
+        raise ValueError("thinking is driven on model=anthropic only (the Converse double answers no reasoning content)")
+    requires("strands.models.bedrock" if kind == "bedrock" else "strands.models.anthropic", EXTRA)
+    return kind
 
 
 def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: Conversion, window: int) -> None:
@@ -291,12 +395,12 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"], given)
     path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
-    requires("strands.models.anthropic", EXTRA)  # the agent's model, imported when each call builds it: missing is a contract error now, never a crash finding
+    kind = _model_kind(o["model"])
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = Conversion(list(request.get("messages") or []))
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
-        agent = _agent(settings, request.get("system"), conversion.strands, manager)
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
             manager.apply_management(agent)
         else:
@@ -324,7 +428,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
     if o["structured_output"] and not o["summarization_agent"]:
         raise ValueError("structured_output applies to a summarization_agent: set summarization_agent too")
     managers = requires("strands.agent.conversation_manager", EXTRA)
-    requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
+    kind = _model_kind(o["model"], o["thinking"])
     proactive = path == "proactive"
     if proactive and release("strands-agents") < (1, 40):
         raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
@@ -341,10 +445,10 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if proactive:
             kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
         if o["summarization_agent"]:
-            kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]), bool(o["thinking"]))
+            kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]), kind, bool(o["thinking"]))
         manager = managers.SummarizingConversationManager(**kwargs)
         config: dict[str, Any] = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
-        agent = _agent(settings, request.get("system"), conversion.strands, manager, thinking=bool(o["thinking"]), **config)
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind, thinking=bool(o["thinking"]), **config)
         if proactive:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
@@ -372,7 +476,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     event loop does after an overflow (`_retried`); ``thinking`` as in `summarizing`."""
     o = options(DEFAULTS["context_manager"], given)
     path = _path(o["path"], ("proactive", "reactive"))
-    requires("strands.models.anthropic", EXTRA)  # as in `sliding_window`
+    kind = _model_kind(o["model"], o["thinking"])
     if release("strands-agents") < (1, 55):
         raise CannotDrive("strands:context_manager", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
     events = requires("strands.hooks", EXTRA)
@@ -385,7 +489,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
         conversion = Conversion(list(request.get("messages") or []))
         agent = _agent(
             settings, request.get("system"), conversion.strands, None,
-            agent_args={"context_manager": chosen}, thinking=bool(o["thinking"]), context_window_limit=int(o["context_window_limit"]),
+            kind=kind, thinking=bool(o["thinking"]), agent_args={"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]),
         )  # fmt: skip
         if path == "proactive":
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
@@ -430,7 +534,7 @@ def __getattr__(name: str) -> Any:
     if name == "CONFIGURATIONS":
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
+        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
         return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
@@ -447,10 +551,10 @@ class _Session:
     context overflow (``reduce_context(agent, e=overflow)``) and then at the end of its invocation (the
     session manager's ``sync_agent``, its ``AfterInvocationEvent`` hook), which stores the manager's state."""
 
-    def __init__(self, settings: Any, path: str, manager: Any) -> None:
+    def __init__(self, settings: Any, path: str, manager: Any, kind: str = "anthropic") -> None:
         strands_files = requires("strands.session.file_session_manager", EXTRA)
         self._store = strands_files.FileSessionManager(session_id="compaction-suite", storage_dir=path)
-        model = _agent(settings, None, [], None).model
+        model = _model(settings, kind)
         strands = requires("strands", EXTRA)
         self._agent = strands.Agent(agent_id="compaction-suite", model=model, conversation_manager=manager, session_manager=self._store, callback_handler=None)
 
@@ -458,7 +562,7 @@ class _Session:
         await self._agent._append_messages(*Conversion(list(request.get("messages") or [])).strands)
 
     def load(self) -> dict[str, Any]:
-        render = self._agent.model._format_request_message_content
+        render = renderer(self._agent.model)
         messages = [{"role": m.get("role"), "content": [b for b in (render(block) for block in m.get("content", [])) if b is not None]} for m in self._agent.messages]
         return {"messages": messages}
 
@@ -481,19 +585,20 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing_session"], given)
     managers = requires("strands.agent.conversation_manager", EXTRA)
     requires("strands.session.file_session_manager", EXTRA)
+    kind = _model_kind(o["model"])
     sliding = _path(o["manager"], ("summarizing", "sliding_window")) == "sliding_window"
-    kind = managers.SlidingWindowConversationManager if sliding else managers.SummarizingConversationManager
+    manager = managers.SlidingWindowConversationManager if sliding else managers.SummarizingConversationManager
     kwargs: dict[str, Any] = (
         {"window_size": int(o["window_size"])} if sliding
         else {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
     )  # fmt: skip
     if o["pin_first"] is not None:
-        if "pin_first" not in inspect.signature(kind.__init__).parameters:
-            raise CannotDrive("strands:summarizing_session", "strands-agents", f"{kind.__name__} has no pin_first")
+        if "pin_first" not in inspect.signature(manager.__init__).parameters:
+            raise CannotDrive("strands:summarizing_session", "strands-agents", f"{manager.__name__} has no pin_first")
         kwargs["pin_first"] = int(o["pin_first"])
 
     def session(path: str) -> _Session:
-        return _Session(settings, path, kind(**kwargs))
+        return _Session(settings, path, manager(**kwargs), kind)
 
     async def run(request: dict[str, Any]) -> dict[str, Any]:
         """A history through a fresh session: appended, compacted, loaded (what the agent sends next)."""
@@ -504,6 +609,6 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
             return {**{k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}, **stored.load()}
 
     declared = {**_declared("reactive"), "session_appends": "sequential"}  # one agent loop owns the session
-    compactor = make(f"strands.{kind.__name__}[FileSessionManager]", {"session"}, run, declared=declared, is_async=True)
+    compactor = make(f"strands.{manager.__name__}[FileSessionManager]", {"session"}, run, declared=declared, is_async=True)
     compactor.session = session
     return compactor

@@ -20,6 +20,9 @@
 - ``anthropic``: Anthropic Messages, ``POST /v1/messages``: the summary is one ``text`` block,
   also streamed (``"stream": true``: the Messages API's server-sent events), as the Responses API
   is (its ``response.*`` events, `events_of`).
+- ``converse``: Amazon Bedrock's Converse API, ``POST /model/{modelId}/converse`` and, streamed in
+  the AWS event-stream framing, ``/converse-stream`` (`conformance.converse`): what boto3's
+  ``bedrock-runtime`` client calls with an ``endpoint_url``, as Strands' ``BedrockModel`` does.
 
 ``responses`` and ``compact`` resolve ``previous_response_id`` against the responses the double
 stored, and refuse a chain where the API does (`conformance.response_chains`); a ``responses``
@@ -43,10 +46,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import oracle
+from . import converse, eventstream, oracle
 from .violation import Violation
 
 COMPACTION_PREFIX = "testdouble-compaction:"
@@ -454,6 +457,22 @@ class Api:
     """What only this test double cannot answer (never a provider's rejection, never CORE-13's)."""
     statuses: Mapping[int, int] = field(default_factory=dict)
     """The status this API answers instead of another for the same fault (Anthropic's 529 for 503)."""
+    streams: bool = False
+    """Every request to this path is answered streamed (Converse's ``/converse-stream``), whatever its body."""
+    frame: Callable[[str, dict[str, Any]], bytes] = lambda name, data: sse_event(name, data)
+    """One streamed event as sent (server-sent events; Converse: the AWS event-stream framing)."""
+    stream_mimetype: str = "text/event-stream"
+    error_headers: Callable[[int], Mapping[str, str]] = lambda status: {}
+    """Headers an error answer carries (Converse's ``x-amzn-ErrorType``, where botocore reads the code)."""
+
+    def streamed(self, body: Mapping[str, Any]) -> bool:
+        """Whether the answer to ``body`` is streamed."""
+        return self.streams or bool(body.get("stream"))
+
+
+def sse_event(name: str, data: Any) -> bytes:
+    """A named server-sent event."""
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
 RESPONSES = Api("responses", re.compile(r"^/v1/responses$"), invalid_responses, responses_messages, responses_body, lambda m, t, c, s: openai_error(m, t, c), responses_events, rejects=responses_rejects)
@@ -461,7 +480,9 @@ COMPACT = Api("compact", re.compile(r"^/v1/responses/compact$"), invalid_compact
 CHAINED = frozenset({"responses", "compact"})
 """The APIs that resolve ``previous_response_id`` against the responses the double stored (`response_chains`)."""
 ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events, rejects=anthropic_rejects, statuses={503: 529})
-APIS = (RESPONSES, COMPACT, ANTHROPIC)
+CONVERSE = Api("converse", converse.PATH, converse.invalid, converse.as_messages, converse.body, lambda m, t, c, s: converse.error(m, s), converse.events, rejects=converse.rejects, error_headers=converse.error_headers)
+CONVERSE_STREAM = replace(CONVERSE, path=converse.STREAM_PATH, streams=True, frame=converse.frame, stream_mimetype=eventstream.MIMETYPE)
+APIS = (RESPONSES, COMPACT, ANTHROPIC, CONVERSE, CONVERSE_STREAM)
 """The APIs besides chat-completions, matched by path."""
 
 
@@ -476,6 +497,7 @@ OVER_WINDOW: dict[str, str] = {
     "Please reduce the length of the messages.",
     "responses": "Your input exceeds the context window of this model. Please adjust your input and try again.",
     "anthropic": "prompt is too long: {tokens} tokens > {window} maximum",
+    "converse": converse.OVER_WINDOW,
 }
 """What each API answers a request whose prompt exceeds the model's context window, with HTTP 400:
 chat-completions ``invalid_request_error``, param ``messages``, code ``context_length_exceeded``
@@ -492,6 +514,8 @@ def over_window_error(api_name: str, tokens: int, window: int, label: str) -> di
     context window (`OVER_WINDOW`), its message followed by ``label`` (the test double says so)."""
     if api_name == "anthropic":
         return anthropic_error(f"{OVER_WINDOW['anthropic'].format(tokens=tokens, window=window)} {label}", 400)
+    if api_name == "converse":
+        return converse.error(f"{converse.OVER_WINDOW} {label}", 400)
     text = OVER_WINDOW["chat" if api_name == "chat" else "responses"].format(tokens=tokens, window=window)
     error = openai_error(f"{text} {label}", "invalid_request_error", "context_length_exceeded")
     error["error"]["param"] = "messages" if api_name == "chat" else "input"
@@ -502,6 +526,7 @@ def over_window_error(api_name: str, tokens: int, window: int, label: str) -> di
 
 OPENAI_ERROR_CODES = "OpenAI's error codes guide (platform.openai.com/docs/guides/error-codes)"
 ANTHROPIC_ERRORS_PAGE = "Anthropic's API errors page (docs.anthropic.com/en/api/errors)"
+CONVERSE_ERRORS = "the Converse API reference, Errors (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html)"
 OPENAI_COMMON: dict[str, str] = {
     "429": f"{OPENAI_ERROR_CODES}: 429 'Rate limit reached for requests'",
     "500": f"{OPENAI_ERROR_CODES}: 500 'The server had an error while processing your request'",
@@ -543,13 +568,20 @@ SENT: dict[str, dict[str, str]] = {
         "truncated_stream": "kortix-ai/suna#66: an Anthropic stream ending in 'peer closed connection without sending complete message body'",
         "tool_call": TOOL_CALL.format(guide="Anthropic's tool-use guide (docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use)"),
     },
+    "converse": {
+        "429": f"{CONVERSE_ERRORS}: 429 ThrottlingException",
+        "500": f"{CONVERSE_ERRORS}: 500 InternalServerException",
+        "503": f"{CONVERSE_ERRORS}: 503 ServiceUnavailableException",
+        "tool_call": TOOL_CALL.format(guide="Bedrock's tool-use guide (docs.aws.amazon.com/bedrock/latest/userguide/tool-use-inference-call.html: stopReason tool_use)"),
+    },
 }
 """For each API the test double answers, the faults that API is known to send, each with the
 provider's documentation or a public report showing it. A fault absent here is never sent on that
 API: the compact endpoint answers no empty or missing compaction item (no report of one), Anthropic
-no null text and no body that is not JSON, and the Responses API no null text."""
+no null text and no body that is not JSON, the Responses API no null text, and Converse only its
+documented error statuses and tool calls (no report found of its other faults)."""
 
 
 def sends(api_name: str, fault: str) -> bool:
-    """Whether the API ``api_name`` (``chat``, ``responses``, ``compact``, ``anthropic``) is known to send ``fault``."""
+    """Whether the API ``api_name`` (``chat``, ``responses``, ``compact``, ``anthropic``, ``converse``) is known to send ``fault``."""
     return fault in SENT.get(api_name, {})

@@ -1,7 +1,8 @@
 """A TEST DOUBLE of the OpenAI chat-completions API: the suite's summarizer model.
 
 It also answers the OpenAI Responses API (``POST /v1/responses``), its compact endpoint
-(``POST /v1/responses/compact``) and the Anthropic Messages API (``POST /v1/messages``), with the
+(``POST /v1/responses/compact``), the Anthropic Messages API (``POST /v1/messages``) and Amazon
+Bedrock's Converse API (``POST /model/{modelId}/converse`` and ``/converse-stream``), with the
 same modes and faults, in each API's own shapes (`conformance.summarizer_apis`; SPEC Part A,
 "Wire formats"), so compactors that summarize through those APIs are checked too.
 
@@ -72,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import providers, tool_call_answers
+from . import converse, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import CHAINED, SCRIPTED, Api, api_for, chat_rejects, events_of, over_window_error, scripted_body, sends
 from .violation import Violation
@@ -311,7 +312,7 @@ def _error_response(
     (``provider_text``) is given as the provider words it, the label after it."""
     text = f"{message} (compaction-suite test double)" if not provider_text else f"{message} [compaction-suite test double]"
     body = error_body(text, error_type, code) if api is None else api.error(text, error_type, code, status)
-    return _json_response(body, status, headers)
+    return _json_response(body, status, {**(api.error_headers(status) if api is not None else {}), **(headers or {})})
 
 
 # --- connection tricks -------------------------------------------------------------
@@ -706,8 +707,8 @@ class SummarizerServer:
             return None
         self._count("over_window")
         error = over_window_error(exchange.api, tokens, window, "[compaction-suite test double]")
-        exchange.over_window = Violation("summarizer-request-over-window", str(error["error"]["message"]))
-        return _json_response(error, 400)
+        exchange.over_window = Violation("summarizer-request-over-window", str(error["error"]["message"] if "error" in error else error["message"]))
+        return _json_response(error, 400, api.error_headers(400) if api is not None else None)
 
     def _next_mode(self, api: str, body: Mapping[str, Any]) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply. A fault
@@ -808,7 +809,7 @@ def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_cho
     assert api.events is not None
     prompt = prompt_tokens(api.as_messages(body))
     pairs = api.events(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
-    return [f"event: {name}\n".encode() + sse(data) for name, data in pairs]
+    return [api.frame(name, data) for name, data in pairs]
 
 
 def _answer(
@@ -820,8 +821,8 @@ def _answer(
         answered = _api_body(body, content, api, with_choices=with_choices)
         output = answered.get("output") if api.name == "compact" else None
         kept = [o for o in output or [] if isinstance(o, dict)]
-        if body.get("stream"):
-            return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype="text/event-stream"), kept, answered
+        if api.streamed(body):
+            return Response(iter(_api_events(body, content, api, with_choices=with_choices)), mimetype=api.stream_mimetype), kept, answered
         return _json_response(answered), kept, answered
     if not body.get("stream"):
         return _json_response(completion_body(body, content, with_choices=with_choices, finish_reason=finish_reason)), [], None
@@ -844,10 +845,22 @@ def _tool_call(body: dict[str, Any], name: str, api: Api | None) -> Response:
             return Response(iter([f"event: {event}\n".encode() + sse(data) for event, data in pairs]), mimetype="text/event-stream")
         answered = _api_body(body, None, api, with_choices=False)
         return _json_response({**answered, "content": [block], "stop_reason": "tool_use"})
+    if api.name == "converse":
+        return _converse_tool_call(body, name, api)
     answered = {**_api_body(body, None, api, with_choices=False), "status": "completed", "incomplete_details": None, "output": [tool_call_answers.responses_item(body, name)]}
     if body.get("stream"):
         return Response(iter([f"event: {event}\n".encode() + sse(data) for event, data in events_of(answered)]), mimetype="text/event-stream")
     return _json_response(answered)
+
+
+def _converse_tool_call(body: dict[str, Any], name: str, api: Api) -> Response:
+    """Converse's answer calling ``name``: a ``toolUse`` block, stop reason ``tool_use`` (streamed on ``/converse-stream``)."""
+    call = tool_call_answers.converse_block(body, name)
+    if api.streamed(body):
+        pairs = converse.tool_call_events(call, prompt_tokens(api.as_messages(body)))
+        return Response(iter([api.frame(event, data) for event, data in pairs]), mimetype=api.stream_mimetype)
+    answered = _api_body(body, None, api, with_choices=False)
+    return _json_response({**answered, "output": {"message": {"role": "assistant", "content": [call]}}, "stopReason": "tool_use"})
 
 
 def _chat_tool_call(body: dict[str, Any], name: str) -> Response:
@@ -879,9 +892,9 @@ def _malformed(body: dict[str, Any], content_type: str) -> Response:
 def _truncated(request: Request, body: dict[str, Any], chunks: int, api: Api | None = None) -> Response:
     """A stream cut after ``chunks`` SSE events (no [DONE]); a JSON body cut in half otherwise."""
     sock = _raw_socket(request)
-    if api is not None and body.get("stream"):
+    if api is not None and api.streamed(body):
         events = _api_events(body, deterministic_summary(api.as_messages(body)), api)[:chunks]
-        return Response(_then_close(events, sock), mimetype="text/event-stream")
+        return Response(_then_close(events, sock), mimetype=api.stream_mimetype)
     if api is not None:
         payload = json.dumps(_api_body(body, deterministic_summary(api.as_messages(body)), api)).encode("utf-8")
         response = Response(_then_close([payload[: len(payload) // 2]], sock), mimetype="application/json")

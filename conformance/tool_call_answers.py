@@ -24,8 +24,14 @@ CALL_ID_PREFIX = "call_testdouble_"
 
 
 def _names(api: str, body: Mapping[str, Any]) -> list[str]:
-    """The names of the function tools ``body`` offers, in order (``api``: ``chat``, ``responses``, ``anthropic``)."""
+    """The names of the function tools ``body`` offers, in order (``api``: ``chat``, ``responses``, ``anthropic``,
+    ``converse``: its ``toolConfig.tools[].toolSpec``)."""
     names: list[str] = []
+    if api == "converse":
+        config = body.get("toolConfig")
+        tools = config.get("tools") if isinstance(config, Mapping) else None
+        specs = [t.get("toolSpec") for t in tools or [] if isinstance(t, Mapping)]
+        return [str(spec["name"]) for spec in specs if isinstance(spec, Mapping) and isinstance(spec.get("name"), str) and spec["name"]]
     for tool in body.get("tools") or []:
         if not isinstance(tool, Mapping):
             continue
@@ -44,7 +50,7 @@ def offered(api: str, body: Mapping[str, Any]) -> str | None:
     """The tool a tool-call answer to ``body`` calls: the one ``tool_choice`` names, else the
     first offered; None when the request offers none (or forbids calls: ``tool_choice: "none"``)."""
     names = _names(api, body)
-    if not names or _choice(body) == "none":
+    if not names or _choice(api, body) == "none":
         return None
     named = _named(api, body)
     return named if named in names else names[0]
@@ -52,13 +58,19 @@ def offered(api: str, body: Mapping[str, Any]) -> str | None:
 
 def forced(api: str, body: Mapping[str, Any]) -> str | None:
     """The tool ``body`` forces the model to call (the API then always answers a call), or None."""
-    choice = _choice(body)
+    choice = _choice(api, body)
     if choice in ("required", "any") or _named(api, body) is not None:
         return offered(api, body)
     return None
 
 
-def _choice(body: Mapping[str, Any]) -> str | None:
+def _choice(api: str, body: Mapping[str, Any]) -> str | None:
+    """The kind of tool choice: a string, an object's ``type``, or Converse's ``toolChoice`` key
+    (``auto``, ``any``, ``tool``)."""
+    if api == "converse":
+        config = body.get("toolConfig")
+        chosen = config.get("toolChoice") if isinstance(config, Mapping) else None
+        return next(iter(chosen), None) if isinstance(chosen, Mapping) else None
     choice = body.get("tool_choice")
     if isinstance(choice, str):
         return choice
@@ -66,6 +78,11 @@ def _choice(body: Mapping[str, Any]) -> str | None:
 
 
 def _named(api: str, body: Mapping[str, Any]) -> str | None:
+    if api == "converse":
+        config = body.get("toolConfig")
+        chosen = config.get("toolChoice") if isinstance(config, Mapping) else None
+        tool = chosen.get("tool") if isinstance(chosen, Mapping) else None
+        return str(tool.get("name")) if isinstance(tool, Mapping) and tool.get("name") else None
     choice = body.get("tool_choice")
     if not isinstance(choice, Mapping):
         return None
@@ -129,3 +146,11 @@ def anthropic_events(block: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]
         ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
     ]
+
+
+# --- Bedrock Converse
+
+
+def converse_block(body: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The ``toolUse`` block of a Converse answer calling ``name`` (``stopReason: "tool_use"``)."""
+    return {"toolUse": {"toolUseId": "tooluse_" + call_id(body)[len("call_") :], "name": name, "input": {}}}
