@@ -70,7 +70,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "sliding_window": {"keep_last_groups": 6, "preserve_system": True},
     "selective_tool_call": {"keep_last_tool_call_groups": 1},
     "tool_result": {"keep_last_tool_call_groups": 1},
-    "summarization": {"target_count": 4, "threshold": 2, "max_summary_input_tokens": 8000},
+    "summarization": {"target_count": 4, "threshold": 2, "max_summary_input_tokens": 8000, "summarizer_window": None},
     "token_budget": {"token_budget": 2000, "strategies": ["tool_result", "sliding_window"], "keep_last_groups": 6},
     "context_window": {"max_context_window_tokens": 4000, "max_output_tokens": 1000, "keep_last_tool_call_groups": 4},
     "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000, "target_count": 4, "threshold": 2},
@@ -116,6 +116,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("tool_result", {"keep_last_tool_call_groups": 1}),
     ("summarization", {"target_count": 4, "threshold": 2}),
     ("summarization", {"target_count": 12, "threshold": 2}),
+    ("summarization", {"target_count": 4, "threshold": 2, "summarizer_window": 8000}),
     ("token_budget", {"token_budget": 500}),
     ("token_budget", {"token_budget": 2000}),
     ("context_window", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
@@ -298,8 +299,12 @@ def _arguments(value: Any) -> str:
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None, trigger: dict[str, int] | None = None) -> Any:
-    """``trigger``: the size past which the strategy documents it compacts (SPEC FIRE-1, FIRE-2)."""
+def _compactor(
+    name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None, trigger: dict[str, int] | None = None,
+    window: int | None = None,
+) -> Any:
+    """``trigger``: the size past which the strategy documents it compacts (SPEC FIRE-1, FIRE-2);
+    ``window``: the context window of the model its summarizer asks (SPEC WIN-1)."""
     af = requires("agent_framework", EXTRA)
 
     async def run(messages: list[Message]) -> list[Message]:
@@ -316,7 +321,8 @@ def _compactor(name: str, strategy_of: Any, tool_results: str, profiles: set[str
             compaction.annotate_token_counts(converted, tokenizer=tokenizer)
             return int(compaction.included_token_count(converted))
 
-    return make(f"agent_framework.{name}", profiles, run, declared=capabilities("in_list", trigger), estimate=estimate, is_async=True)
+    declared = capabilities("in_list", trigger) | ({} if window is None else {"summarizer_window": window})
+    return make(f"agent_framework.{name}", profiles, run, declared=declared, estimate=estimate, is_async=True)
 
 
 def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -395,7 +401,12 @@ def tool_result(settings: Any, **given: Any) -> Any:
 
 @factory
 def summarization(settings: Any, **given: Any) -> Any:
-    """``SummarizationStrategy`` with ``OpenAIChatCompletionClient(async_client=settings.async_client)``."""
+    """``SummarizationStrategy`` with ``OpenAIChatCompletionClient(async_client=settings.async_client)``.
+
+    ``summarizer_window``: the context window, in tokens, of the deployment that client asks (SPEC
+    WIN-1), which AF does not know: declared as given, none by default. From 1.13.0 the strategy
+    bounds what it sends by ``max_summary_input_tokens`` (AF's default 8,000, estimated as chars/4);
+    before it, it sends every older message whole (agent-framework#7214)."""
     o = _opts("summarization", given)
     af = requires("agent_framework", EXTRA)
     client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
@@ -409,7 +420,10 @@ def summarization(settings: Any, **given: Any) -> Any:
         )  # fmt: skip
 
     # "that count grows beyond ``target_count + threshold``" (included non-system messages)
-    return _compactor("SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"}, trigger={"messages": o["target_count"] + o["threshold"]})
+    return _compactor(
+        "SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"},
+        trigger={"messages": o["target_count"] + o["threshold"]}, window=o["summarizer_window"],
+    )  # fmt: skip
 
 
 def _named(af: Any, name: str, o: dict[str, Any]) -> Any:

@@ -67,6 +67,7 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "fail_on_error": True,
     "use_single_summary": True,
     "include_function_content_in_summary": False,
+    "summarizer_window": None,
     **SHAPE,
 }
 DEFAULTS = {"truncation_reducer": TRUNCATION_DEFAULTS, "summarization_reducer": SUMMARIZATION_DEFAULTS}
@@ -100,6 +101,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_reducer", {"target_count": 10}),
     ("summarization_reducer", {"target_count": 10, "fail_on_error": False}),
     ("summarization_reducer", {"target_count": 10, "include_function_content_in_summary": True}),
+    ("summarization_reducer", {"target_count": 4, "fail_on_error": False, "summarizer_window": 8000}),
     ("truncation_reducer", {"target_count": 4, "tool_message": "text"}),
     ("truncation_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
     ("summarization_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
@@ -309,7 +311,11 @@ def truncation_reducer(settings: Any, **given: Any) -> Any:
 
 @factory
 def summarization_reducer(settings: Any, **given: Any) -> Any:
-    """``ChatHistorySummarizationReducer`` with ``OpenAIChatCompletion(async_client=settings.async_client)``."""
+    """``ChatHistorySummarizationReducer`` with ``OpenAIChatCompletion(async_client=settings.async_client)``.
+
+    ``summarizer_window``: the context window, in tokens, of the deployment that service asks (SPEC
+    WIN-1), which SK does not know: declared as given, none by default. The reducer sends every
+    message it summarizes in one request, unbounded."""
     o = options(SUMMARIZATION_DEFAULTS, given)
     cls = _reducer_class(
         "semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", "ChatHistorySummarizationReducer",
@@ -332,4 +338,5 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
         )
 
     profiles = {"core"} | (set() if o["fail_on_error"] else {"failure"})
-    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=_declared(o), is_async=True)
+    declared = _declared(o) | ({} if o["summarizer_window"] is None else {"summarizer_window": o["summarizer_window"]})
+    return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=declared, is_async=True)

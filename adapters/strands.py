@@ -190,13 +190,20 @@ def _blocks(content: Any) -> list[Any]:
 
 
 class Conversion:
-    """Anthropic messages as Strands messages, remembering each original for the way back."""
+    """Anthropic messages as Strands messages, remembering each original for the way back.
 
-    def __init__(self, messages: list[dict[str, Any]]) -> None:
+    ``redacted``: whether Strands may hold a ``redactedContent`` block (`formats_redacted`); when it
+    cannot, a ``redacted_thinking`` block is held apart and comes back with its message when the
+    manager returns that message unchanged."""
+
+    def __init__(self, messages: list[dict[str, Any]], *, redacted: bool = True) -> None:
         self.strands: list[dict[str, Any]] = []
         self._originals: dict[int, tuple[dict[str, Any], dict[str, Any], list[Any]]] = {}
         for message in messages:
-            converted: dict[str, Any] = {"role": message.get("role"), "content": _blocks(message.get("content"))}
+            blocks = _blocks(message.get("content"))
+            if not redacted:
+                blocks = [b for b in blocks if not _is_redacted(b)]
+            converted: dict[str, Any] = {"role": message.get("role"), "content": blocks}
             self._originals[id(converted)] = (message, converted, copy.deepcopy(converted["content"]))
             self.strands.append(converted)
 
@@ -210,6 +217,33 @@ class Conversion:
             else:
                 out.append({"role": message.get("role"), "content": [b for b in (render(block) for block in message.get("content", [])) if b is not None]})
         return out
+
+
+def _is_redacted(block: Any) -> bool:
+    return isinstance(block, dict) and "redactedContent" in (block.get("reasoningContent") or {})
+
+
+@functools.cache
+def formats_redacted() -> bool:
+    """Whether this release's ``AnthropicModel`` sends a ``redactedContent`` block. Before 1.62.0 it
+    neither makes one of Anthropic's ``redacted_thinking`` (its stream has no case for it) nor formats
+    one (``KeyError: 'reasoningText'``), so an agent on it never holds one: the adapter does not put
+    one in its history (adapters/README.md, Strands; SPEC "The framework matrix and releases",
+    the Decision on blocks a release's model cannot hold)."""
+    model = requires("strands.models.anthropic", EXTRA).AnthropicModel(
+        client_args={"api_key": "probe", "base_url": "http://127.0.0.1:9"}, model_id="probe", max_tokens=1
+    )
+    try:
+        model._format_request_message_content({"reasoningContent": {"redactedContent": b"probe"}})
+    except KeyError:
+        return False
+    return True
+
+
+def _holds_redacted(kind: str) -> bool:
+    """Whether an agent on the model ``kind`` can hold a ``redactedContent`` block: ``BedrockModel``
+    passes Converse's blocks through at every release; ``AnthropicModel`` as `formats_redacted` says."""
+    return kind == "bedrock" or formats_redacted()
 
 
 def _system_text(system: Any) -> str | None:
@@ -398,7 +432,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     kind = _model_kind(o["model"])
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []))
+        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
@@ -440,7 +474,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         run_async = requires("strands._async", EXTRA).run_async
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []))
+        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
         kwargs: dict[str, Any] = {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
         if proactive:
             kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
@@ -486,7 +520,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []))
+        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
         agent = _agent(
             settings, request.get("system"), conversion.strands, None,
             kind=kind, thinking=bool(o["thinking"]), agent_args={"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]),

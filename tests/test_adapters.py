@@ -619,3 +619,19 @@ def test_matrix_clause_tables_per_wire_format(tmp_path):
     anthropic = by_clause[by_clause.index("### anthropic-messages") :]
     assert "RESP-1" in responses and "ANTH-1" not in responses
     assert "ANTH-1" in anthropic and "RESP-1" not in anthropic
+
+
+@pytest.mark.parametrize(
+    ("module", "factory", "options"),
+    [
+        ("agent_framework", "summarization", {"target_count": 4, "threshold": 2}),
+        ("semantic_kernel", "summarization_reducer", {"target_count": 4}),
+    ],
+)
+def test_a_summarizer_window_is_declared_only_when_given(module, factory, options, suite_settings):
+    """Agent Framework's and Semantic Kernel's summarizers do not know their deployment's window: a
+    given ``summarizer_window`` is declared (SPEC WIN-1 applies), none is declared by default."""
+    adapter = importlib.import_module(f"compaction_suite.adapters.{module}")
+    make = getattr(adapter, factory)
+    assert "summarizer_window" not in make(suite_settings, **options).capabilities
+    assert make(suite_settings, **options, summarizer_window=8000).capabilities["summarizer_window"] == 8000

@@ -176,3 +176,21 @@ def test_strands_proactive_path_is_a_contract_error_before_1_40(monkeypatch):
     with pytest.raises(CannotDrive, match=r"adapter strands:summarizing cannot drive strands-agents 1\.39\.0: .*1\.40"):
         strands.summarizing(Settings(base_url="http://127.0.0.1:9/v1"))
     strands.summarizing(Settings(base_url="http://127.0.0.1:9/v1"), path="reactive")  # the reactive path still runs
+
+
+def test_a_redacted_thinking_block_is_held_apart_where_strands_cannot_hold_one():
+    """Before 1.62.0 Strands' ``AnthropicModel`` neither makes nor formats a ``redactedContent`` block
+    (``KeyError: 'reasoningText'``), so the adapter gives Strands the history without it and returns it
+    with its message when the manager keeps that message unchanged; where Strands formats one (the
+    installed release), it is converted as Strands holds it."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters.strands import Conversion, formats_redacted
+
+    redacted = {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="}
+    turn = {"role": "assistant", "content": [redacted, {"type": "text", "text": "Done."}]}
+    messages = [{"role": "user", "content": "Go."}, turn, {"role": "user", "content": "Again."}]
+    held = Conversion(copy.deepcopy(messages), redacted=False)
+    assert [b for m in held.strands for b in m["content"] if "reasoningContent" in b] == []
+    kept = held.back(held.strands[1:], lambda block: pytest.fail("an unchanged message is returned as it came"))
+    assert kept == messages[1:]
+    assert formats_redacted() is (_to_anthropic([Conversion([turn]).strands[0]])[0]["content"][0] == redacted)

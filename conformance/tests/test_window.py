@@ -36,7 +36,7 @@ T = Settings().threshold_iterations
 OVER = 2
 """The history holds more than this many windows of tokens: no request holding all of it can fit."""
 SHARE = 2
-"""Each added tool result holds at most 1/SHARE of the window, so a compactor that sends whole
+"""Each added part of the log (a tool result, or the text a user pasted) holds at most 1/SHARE of the window, so a compactor that sends whole
 messages in pieces that fit (chunks, a trimmed tail) can: no single message is over the window."""
 WINDOW_SWEEP = hypothesis_settings(max_examples=2, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
 WORDS = ("module", "parser", "build", "tests", "passed", "cache", "deploy", "worker", "queue", "index", "schema", "report")
@@ -55,24 +55,40 @@ def log_text(tokens: int, seed: int) -> str:
 
 
 def oversized(suite: Suite, history: Any, window: int) -> Any:
-    """``history`` with tool rounds of its own before its first turn (after the system prompt),
-    each tool result holding half the window, until the added text alone holds more than `OVER`
-    windows and the whole is well past a declared trigger (SPEC WIN-1 Decision)."""
+    """``history`` with rounds of its own before its first turn (after the system prompt), each
+    holding half the window of build log, until the added text alone holds more than `OVER`
+    windows and the whole is well past a declared trigger (SPEC WIN-1 Decision). The log is pasted
+    in the user's message in the first round and every other one after it, and read by a tool in
+    the others: a compactor that sends the summarizer only the messages' text, or only the tool
+    results, still sends more than a window when it sends all of that whole."""
     rounds: list[dict[str, Any]] = []
     held = n = 0
     trigger = suite.capabilities.trigger
     while held <= OVER * window or (trigger is not None and not trigger.well_past(suite.format, _joined(suite, history, rounds))):
         n += 1
         text = log_text(window // SHARE, n)
-        call = {"id": f"call_window_{n}", "type": "function", "function": {"name": "readBuildLog", "arguments": json.dumps({"part": n})}}
-        rounds += [
-            {"role": "user", "content": f"Read part {n} of the build log and tell me what it says."},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": call["id"], "content": text},
-            {"role": "assistant", "content": f"Part {n} of the build log shows every module finished without warnings."},
-        ]
+        rounds += _pasted(n, text) if n % 2 else _read(n, text)
         held += count_tokens(text)
     return _joined(suite, history, rounds)
+
+
+def _pasted(n: int, text: str) -> list[dict[str, Any]]:
+    """A round whose user pastes part ``n`` of the log into the conversation."""
+    return [
+        {"role": "user", "content": f"Here is part {n} of the build log; tell me what it says.\n{text}"},
+        {"role": "assistant", "content": f"Part {n} of the build log shows every module finished without warnings."},
+    ]
+
+
+def _read(n: int, text: str) -> list[dict[str, Any]]:
+    """A round whose tool reads part ``n`` of the log."""
+    call = {"id": f"call_window_{n}", "type": "function", "function": {"name": "readBuildLog", "arguments": json.dumps({"part": n})}}
+    return [
+        {"role": "user", "content": f"Read part {n} of the build log and tell me what it says."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": text},
+        {"role": "assistant", "content": f"Part {n} of the build log shows every module finished without warnings."},
+    ]
 
 
 def _joined(suite: Suite, history: Any, rounds: list[dict[str, Any]]) -> Any:

@@ -723,6 +723,27 @@ def sends_whole_history(settings: Any) -> Any:
     return compactor
 
 
+class _TextOnlySummarizer(Summarizer):
+    """Writes each tool result into the transcript by its kind alone, as Agent Framework's
+    SummarizationStrategy did before 1.18.0 ('[tool] function_result'), and the rest whole."""
+
+    def pieces(self, transcript: str) -> list[str]:
+        blocks = [block.split("\n", 1)[0] if block.startswith("tool result (") else block for block in transcript.split("\n\n")]
+        return ["\n\n".join(blocks)]
+
+
+def sends_text_whole(settings: Any) -> Any:
+    """Declares its summary model's window, leaves the tool results' text out of what it sends and
+    sends the messages' own text whole however large (agent-framework#7214, at releases whose
+    transcript held no tool result text): the text users pasted is over the window."""
+    compactor = seed_000(settings)
+    strategy = compactor.strategy
+    assert isinstance(strategy, Summarize)
+    old = strategy.summarizer
+    strategy.summarizer = _TextOnlySummarizer(old.model, client=old.client, async_client=old.async_client, prompt=old.prompt, max_tokens=old.max_tokens)
+    return compactor
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -871,6 +892,7 @@ CONTROLS: dict[str, Control] = {
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
+    "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
