@@ -78,11 +78,13 @@ WHY = {
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
-    ("summarization", {"format": "anthropic-messages"}),
 ]
-"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, the one
-that trims what it summarizes to 4,000 tokens (the middleware class's own default), and its own
-configuration on ``ChatAnthropic``, ``create_deep_agent``'s default model."""
+"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default). Not yet its
+configuration on ``ChatAnthropic`` (``format: "anthropic-messages"``): deepagents drops Claude's
+reasoning blocks from the messages it keeps after a summary on purpose (``_drop_bound_reasoning``,
+0.7.32), which ANTH-3's Decision judges in every turn while the API accepts it in a closed one
+(``adapters/README.md``, Deep Agents)."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:
