@@ -285,17 +285,83 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
     return None
 
 
+# --- CORE-21: a placeholder that states how many messages it stands for states the true count
+
+
+_REMOVED_VERB = r"(?:skipped|removed|omitted|dropped|truncated|elided|trimmed|pruned|deleted|cleared|hidden|summari[sz]ed|condensed|compacted)"
+_OF_MESSAGES = r"(?:(?:earlier|older|previous|prior|more|other|intermediate|middle)\s+)?(?:(?:chat|conversation)\s+)?messages?\b"
+STATED_COUNT = (
+    re.compile(rf"(?i)\b{_REMOVED_VERB}\s+(\d+)\s+{_OF_MESSAGES}"),
+    re.compile(rf"(?i)\b(\d+)\s+{_OF_MESSAGES}\s+(?:(?:were|was|have\s+been|has\s+been|are|got)\s+)?{_REMOVED_VERB}\b"),
+)
+"""How a placeholder states the number of messages it stands for: "Skipped 4 messages.", "4 earlier
+messages were omitted", "[12 messages removed]" (SPEC CORE-21)."""
+
+
+def stated_counts(text: str) -> list[tuple[str, int]]:
+    """Each statement in ``text`` of a number of messages removed: the words, and the number."""
+    return [(m.group(0), int(m.group(1))) for pattern in STATED_COUNT for m in pattern.finditer(text)]
+
+
+def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[int, Any]]) -> tuple[int, int]:
+    """How many input items the output no longer holds, as a framework counting its own messages may
+    count them: at least the removed items with each run of neighbours of one role counted once (a
+    framework holding parallel tool results in one message), at most every removed item (or, when
+    duplicates hide removals, the input's items less the output's kept ones)."""
+    before = fmt.items(history)
+    gone = {id(item) for item in removed(fmt, history, out)}
+    low, previous = 0, None
+    for index, item in enumerate(before):
+        if id(item) not in gone:
+            previous = None
+            continue
+        role = fmt.role(item)
+        low += previous != (index - 1, role)
+        previous = (index, role)
+    return low, max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+
+
+def count_stated(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-21: an output item standing for nothing of the input that states how many messages were
+    removed ("Skipped 4 messages.") states a number between the removed items counted as a framework
+    grouping parallel tool results would and all of them. A summarizer's answer inside the item is
+    not read: only what the compactor itself wrote."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    new = new_items(fmt, history, out)
+    if not new:
+        return None
+    low, high = None, 0
+    for j, item in new:
+        text = "\n".join(strings(item))
+        for exchange in exchanges:
+            if exchange.answer:
+                text = text.replace(exchange.answer, "")
+        for words, count in stated_counts(text):
+            if low is None:
+                low, high = _removed_count(fmt, history, out, new)
+            if not low <= count <= high:
+                between = f"{low}" if low == high else f"{low} to {high}"
+                return Violation(
+                    "placeholder-count-wrong",
+                    f"{_where(fmt, out, j)} says {words!r}, but the compaction removed {between} message(s) "
+                    f"({high} input item(s); {low} counting each run of one role as one message)",
+                )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17 and CORE-18 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18 and CORE-21 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
         "CORE-16": something_left(fmt, history, out),
         "CORE-17": providers.broken(declared, fmt, history, out),
         "CORE-18": summary_kept(fmt, history, out, exchanges),
+        "CORE-21": count_stated(fmt, history, out, exchanges),
     }
 
 

@@ -723,6 +723,29 @@ def sends_whole_history(settings: Any) -> Any:
     return compactor
 
 
+class _MiscountsSkipped(_Fires):
+    """Keeps the first round and the last K whole, and writes "Skipped N messages." in place of the
+    rounds between, N counting the calls it removed but not their results."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        rounds = split_rounds(messages)
+        others = [r for r in rounds if r.kind != "system"]
+        k = self.settings.keep_recent_rounds
+        if call_in_flight(rounds) or not self.fires(messages, iteration) or len(others) <= k + 1:
+            return messages
+        middle = flatten(others[1:-k])
+        counted = sum(m["role"] != "tool" for m in middle)
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        return system + flatten(others[:1]) + [{"role": "user", "content": f"Skipped {counted} messages."}] + flatten(others[-k:])
+
+
+def miscounts_skipped(settings: Any) -> _MiscountsSkipped:
+    """Replaces the middle rounds with a "Skipped N messages." placeholder whose N leaves out the
+    tool results it removed (AutoGen's head-and-tail context not counting the call messages its
+    guards drop, microsoft/autogen#8070)."""
+    return _MiscountsSkipped(settings)
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -878,4 +901,5 @@ SHOULD_CONTROLS: dict[str, Control] = {
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
+    "miscounts_skipped": Control("CORE-21", ("core",), r"says 'Skipped \d+ messages', but the compaction removed \d+", reason_id="placeholder-count-wrong"),
 }
