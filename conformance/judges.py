@@ -102,7 +102,8 @@ ACCEPTED = "CORE-13"
 def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
     """CORE-12: when the output holds items standing for removed ones, one of them carries a
     summarizer answer given during this call, and (``held``) the requests answered held every
-    removed item that says something (the first `NEEDLE` letters and digits of its first line)."""
+    removed item that says something (the first `NEEDLE` letters and digits of its first line)
+    and every image it refers to by URL (`media_urls`)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
     new = new_items(fmt, history, out)
@@ -124,7 +125,40 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
                 "summary-of-unsent-messages",
                 f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
             )
+        unsent = [url for url in media_urls(item) if alnum(url) not in sent]
+        if unsent:
+            index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
+            return Violation(
+                "summary-of-unsent-media",
+                f"the summary replaces input item {index} ({fmt.role(item)}), whose image {unsent[0]!r} the summarizer request it answers did not hold "
+                f"(the request held its text, not its {len(unsent)} image reference(s))",
+            )
     return None
+
+
+MEDIA_KEYS = ("url", "image_url", "file_url")
+"""The keys under which a content part refers to an image or file by URL: chat-completions
+``image_url.url``, Responses ``input_image.image_url``, Anthropic ``source.url``."""
+
+
+def media_urls(item: Any) -> list[str]:
+    """The http(s) URLs by which ``item``'s content parts refer to images or files (SPEC CORE-12
+    Decision: media). A ``data:`` URL is the payload itself, which a transcript may leave out."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in MEDIA_KEYS and isinstance(inner, str) and inner.startswith(("https://", "http://")):
+                    found.append(inner)
+                else:
+                    walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(item)
+    return found
 
 
 def _and_summarized(answering: Sequence[Exchange], exchanges: Sequence[Exchange]) -> list[Exchange]:

@@ -723,6 +723,26 @@ def sends_whole_history(settings: Any) -> Any:
     return compactor
 
 
+class _TextOnly(Summarizer):
+    """Sends the summarizer the transcript without its ``[image: URL]`` lines."""
+
+    def __init__(self, inner: Summarizer) -> None:
+        super().__init__(inner.model, client=inner.client, prompt=inner.prompt)
+
+    def request(self, transcript: str) -> dict[str, Any]:
+        return super().request("\n".join(line for line in transcript.splitlines() if not line.startswith("[image: ")))
+
+
+def summarizes_text_only(settings: Any) -> Compactor:
+    """Summarizes as seed 000, but sends the summarizer only the text of the messages it replaces,
+    not the images they refer to by URL (LangChain's SummarizationMiddleware rendering them with
+    get_buffer_string before langchain 1.3.10, langchain-ai/deepagents#2873)."""
+    compactor = seed_000(settings)
+    strategy = summarizing(compactor)
+    strategy.summarizer = _TextOnly(strategy.summarizer)
+    return compactor
+
+
 class _MiscountsSkipped(_Fires):
     """Keeps the first round and the last K whole, and writes "Skipped N messages." in place of the
     rounds between, N counting the calls it removed but not their results."""
@@ -892,6 +912,7 @@ CONTROLS: dict[str, Control] = {
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
+    "summarizes_text_only": Control("CORE-12", ("core",), r"whose image 'https://images\.example\.com/\d+-[0-9a-f]{8}\.png' the summarizer request it answers did not hold", reason_id="summary-of-unsent-media"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
