@@ -117,7 +117,8 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
     if not held:
         return None
     sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.request.body)))
-    for item in removed(fmt, history, out):
+    gone = removed(fmt, history, out)
+    for item in gone:
         needle = _needle(fmt.said(item))
         if needle and needle not in sent:
             index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
@@ -125,6 +126,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
                 "summary-of-unsent-messages",
                 f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
             )
+    for item in gone:  # a message the request never held is named first, its images after
         unsent = [url for url in media_urls(item) if alnum(url) not in sent]
         if unsent:
             index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
