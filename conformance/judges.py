@@ -324,7 +324,7 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
 # --- CORE-21: a placeholder that states how many messages it stands for states the true count
 
 
-_REMOVED_VERB = r"(?:skipped|removed|omitted|dropped|truncated|elided|trimmed|pruned|deleted|cleared|hidden|summari[sz]ed|condensed|compacted)"
+_REMOVED_VERB = r"(?:skipped|removed|omitted|dropped|truncated|elided|trimmed|pruned|deleted|cleared|hidden)"
 _OF_MESSAGES = r"(?:(?:earlier|older|previous|prior|more|other|intermediate|middle)\s+)?(?:(?:chat|conversation)\s+)?messages?\b"
 STATED_COUNT = (
     re.compile(rf"(?i)\b{_REMOVED_VERB}\s+(\d+)\s+{_OF_MESSAGES}"),
@@ -339,13 +339,16 @@ def stated_counts(text: str) -> list[tuple[str, int]]:
     return [(m.group(0), int(m.group(1))) for pattern in STATED_COUNT for m in pattern.finditer(text)]
 
 
-def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[int, Any]]) -> tuple[int, int]:
+def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[int, Any]]) -> tuple[int, int | None, int]:
     """How many input items the output no longer holds, as a framework counting its own messages may
     count them: at least the removed items with each run of neighbours of one role counted once (a
     framework holding parallel tool results in one message), at most every removed item (or, when
-    duplicates hide removals, the input's items less the output's kept ones)."""
+    duplicates hide removals, the input's items less the output's kept ones); without a bound when
+    an earlier summary was removed (None), since the count may be of everything removed so far.
+    Returns (the least, the most, the removed items)."""
     before = fmt.items(history)
-    gone = {id(item) for item in removed(fmt, history, out)}
+    gone_items = removed(fmt, history, out)
+    gone = {id(item) for item in gone_items}
     low, previous = 0, None
     for index, item in enumerate(before):
         if id(item) not in gone:
@@ -354,7 +357,8 @@ def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[
         role = fmt.role(item)
         low += previous != (index - 1, role)
         previous = (index, role)
-    return low, max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+    total = max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+    return low, None if any(fmt.is_summary(item) for item in gone_items) else total, total
 
 
 def count_stated(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
@@ -367,21 +371,21 @@ def count_stated(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
     new = new_items(fmt, history, out)
     if not new:
         return None
-    low, high = None, 0
+    counted: tuple[int, int | None, int] | None = None
     for j, item in new:
         text = "\n".join(strings(item))
         for exchange in exchanges:
             if exchange.answer:
                 text = text.replace(exchange.answer, "")
         for words, count in stated_counts(text):
-            if low is None:
-                low, high = _removed_count(fmt, history, out, new)
-            if not low <= count <= high:
-                between = f"{low}" if low == high else f"{low} to {high}"
+            counted = counted or _removed_count(fmt, history, out, new)
+            low, high, total = counted
+            if count < low or (high is not None and count > high):
+                between = f"at least {low}" if high is None else f"{low}" if low == high else f"{low} to {high}"
                 return Violation(
                     "placeholder-count-wrong",
                     f"{_where(fmt, out, j)} says {words!r}, but the compaction removed {between} message(s) "
-                    f"({high} input item(s); {low} counting each run of one role as one message)",
+                    f"({total} input item(s); {low} counting each run of one role as one message)",
                 )
     return None
 

@@ -141,6 +141,9 @@ def test_core21_a_placeholder_understating_what_it_removed_fails_and_the_true_co
     assert judges.count_stated(CHAT, history, [history[0], _skipped(4), history[-1]]) is None
     assert judges.count_stated(CHAT, history, [history[0], _skipped(5), history[-1]]) is not None
     assert judges.count_stated(CHAT, history, [history[0], {"role": "user", "content": "Earlier messages were removed."}, history[-1]]) is None
+    earlier = [{"role": "user", "content": "[Context Summary]\nThe payments build was fixed."}, *history]  # a count may be of all removed so far
+    assert judges.count_stated(CHAT, earlier, [_skipped(40), earlier[-1]]) is None
+    assert judges.count_stated(CHAT, earlier, [_skipped(2), earlier[-1]]) is not None
     assert judges.stated_counts("[12 older messages removed] and 3 messages were omitted") == [("12 older messages removed", 12), ("3 messages were omitted", 3)]
 
 
