@@ -922,5 +922,5 @@ SHOULD_CONTROLS: dict[str, Control] = {
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
-    "miscounts_skipped": Control("CORE-21", ("core",), r"says 'Skipped \d+ messages', but the compaction removed \d+", reason_id="placeholder-count-wrong"),
+    "miscounts_skipped": Control("CORE-21", ("core",), r"says 'Skipped \d+ messages', but the compaction removed (at least )?\d+", reason_id="placeholder-count-wrong"),
 }
