@@ -24,6 +24,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
   ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
+- ``images``: ``"by_url"`` (default) or ``"inline"``: the framework holds an image as its bytes
+  only, so the suite draws every image inline (a ``data:`` URL), none referred to by an https URL;
+  a target declaring the ``bedrock-converse`` provider is drawn so too (Converse takes image bytes).
 - ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
   asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
   declared, and WIN-1 is not applicable. Anything else is a contract error.
@@ -48,6 +51,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     formats.KEY: formats.NAMES,
     "session_store": ("files", "elsewhere"),
     "session_appends": ("concurrent", "sequential"),
+    "images": ("by_url", "inline"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -78,6 +82,8 @@ class Capabilities:
     """The provider sets whose request rules the summarizer requests keep (SPEC CORE-13 Decision); empty: none."""
     summarizer_window: int | None = None
     """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
+    images: str = "by_url"
+    """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -90,6 +96,13 @@ class Capabilities:
     @property
     def system_outside(self) -> bool:
         return self.system_prompt == "outside"
+
+    @property
+    def image_urls(self) -> bool:
+        """Whether the suite draws images referred to by URL: unless declared ``inline``, or a
+        declared provider takes image bytes only (Bedrock Converse: an image block's source is
+        ``bytes`` or an S3 location)."""
+        return self.images == "by_url" and "bedrock-converse" not in self.providers
 
     def waived(self) -> dict[str, str]:
         """{clause id: the declaration that makes it unreachable}."""
@@ -124,8 +137,8 @@ class Capabilities:
     def choices(self) -> dict[str, str]:
         """The declarations that take one value of `CHOICES`."""
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
-        session = {"session_store": self.session_store, "session_appends": self.session_appends}
-        return found | {key: value for key, value in session.items() if value != CHOICES[key][0]}  # a session's declarations, where made
+        made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images}
+        return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def as_dict(self) -> dict[str, Any]:
         found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}

@@ -101,6 +101,8 @@ __all__ = [
     "entity_ids",
     "histories",
     "image_parts",
+    "IMAGE_HOST",
+    "draw_images_by_url",
     "latest_task_list",
     "long_tool_outputs",
     "multimodal_contents",
@@ -319,11 +321,26 @@ def _png(width: int, height: int, seed: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
+IMAGE_HOST = "https://images.example.com/"
+"""Where an image referred to by URL lives (`image_parts`): a host no test fetches."""
+_IMAGES_BY_URL = [True]
+
+
+def draw_images_by_url(allowed: bool) -> None:
+    """Whether the images the histories draw from now on may be referred to by URL: the suite says
+    not for a target whose framework holds images as bytes only (SPEC Part A, Declarations:
+    ``images``); every strategy of this module, and of the formats built on it, follows."""
+    _IMAGES_BY_URL[0] = allowed
+
+
 @st.composite
 def _image_parts(draw: st.DrawFn) -> dict[str, Any]:
     side = _pick(draw, (1, 2, 8, 32, 64))
-    png = _png(side, side, draw(_below(2**32)))
-    image_url = {"url": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}
+    seed = draw(_below(2**32))
+    if _IMAGES_BY_URL[0] and seed % 3 == 0:  # one in three by URL, from the same draws as an inline one
+        image_url = {"url": f"{IMAGE_HOST}{side:02d}-{seed:08x}.png"}
+    else:
+        image_url = {"url": "data:image/png;base64," + base64.b64encode(_png(side, side, seed)).decode("ascii")}
     detail = _pick(draw, (None, "auto", "low", "high"))
     if detail is not None:
         image_url["detail"] = detail
@@ -335,7 +352,9 @@ def image_parts() -> SearchStrategy[dict[str, Any]]:
     """An ``image_url`` content part: ``{"type": "image_url", "image_url": {"url", "detail"?}}``.
 
     The url is ``data:image/png;base64,...`` holding a valid square PNG of 1 to 64
-    pixels a side (up to about 16 kB of base64).
+    pixels a side (up to about 16 kB of base64), or, one in three unless `draw_images_by_url`
+    said otherwise, an https URL the API would fetch it from (``https://images.example.com/...png``,
+    unique per draw).
     """
     return _image_parts()
 
@@ -892,8 +911,9 @@ def histories(
     is true; it counts as one of the rounds, and a user turn or summary precedes it.
     Otherwise every call is answered. ``max_parallel_calls`` bounds the calls per tool
     round (a ``wide-round``'s and an ``entity-burst``'s aside), ``tools`` restricts the tools
-    used, ``multimodal`` allows image parts in user turns and ``long_outputs`` tool outputs of
-    tens of kB (and the ``huge-result`` and ``newest-over-budget`` shapes).
+    used, ``multimodal`` allows image parts in user turns (some referred to by URL unless
+    `draw_images_by_url` said otherwise) and ``long_outputs`` tool outputs of tens of kB (and the
+    ``huge-result`` and ``newest-over-budget`` shapes).
 
     ``min_tokens`` and ``min_messages`` size every history to a target's own trigger (so a
     summarizing target really summarizes): `padded` inserts filler tool rounds after the first

@@ -102,7 +102,8 @@ ACCEPTED = "CORE-13"
 def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
     """CORE-12: when the output holds items standing for removed ones, one of them carries a
     summarizer answer given during this call, and (``held``) the requests answered held every
-    removed item that says something (the first `NEEDLE` letters and digits of its first line)."""
+    removed item that says something (the first `NEEDLE` letters and digits of its first line)
+    and every image it refers to by URL (`media_urls`)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
     new = new_items(fmt, history, out)
@@ -116,7 +117,8 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
     if not held:
         return None
     sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.body)))
-    for item in removed(fmt, history, out):
+    gone = removed(fmt, history, out)
+    for item in gone:
         needle = _needle(fmt.said(item))
         if needle and needle not in sent:
             index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
@@ -124,7 +126,41 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
                 "summary-of-unsent-messages",
                 f"the summary replaces input item {index} ({fmt.role(item)}), which the summarizer request it answers did not hold ({_preview(item)})",
             )
+    for item in gone:  # a message the request never held is named first, its images after
+        unsent = [url for url in media_urls(item) if alnum(url) not in sent]
+        if unsent:
+            index = next(i for i, b in enumerate(fmt.items(history)) if b is item)
+            return Violation(
+                "summary-of-unsent-media",
+                f"the summary replaces input item {index} ({fmt.role(item)}), whose image {unsent[0]!r} the summarizer request it answers did not hold "
+                f"(the request held its text, not its {len(unsent)} image reference(s))",
+            )
     return None
+
+
+MEDIA_KEYS = ("url", "image_url", "file_url")
+"""The keys under which a content part refers to an image or file by URL: chat-completions
+``image_url.url``, Responses ``input_image.image_url``, Anthropic ``source.url``."""
+
+
+def media_urls(item: Any) -> list[str]:
+    """The http(s) URLs by which ``item``'s content parts refer to images or files (SPEC CORE-12
+    Decision: media). A ``data:`` URL is the payload itself, which a transcript may leave out."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in MEDIA_KEYS and isinstance(inner, str) and inner.startswith(("https://", "http://")):
+                    found.append(inner)
+                else:
+                    walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(item)
+    return found
 
 
 def _and_summarized(answering: Sequence[Exchange], exchanges: Sequence[Exchange]) -> list[Exchange]:
@@ -285,17 +321,87 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
     return None
 
 
+# --- CORE-21: a placeholder that states how many messages it stands for states the true count
+
+
+_REMOVED_VERB = r"(?:skipped|removed|omitted|dropped|truncated|elided|trimmed|pruned|deleted|cleared|hidden)"
+_OF_MESSAGES = r"(?:(?:earlier|older|previous|prior|more|other|intermediate|middle)\s+)?(?:(?:chat|conversation)\s+)?messages?\b"
+STATED_COUNT = (
+    re.compile(rf"(?i)\b{_REMOVED_VERB}\s+(\d+)\s+{_OF_MESSAGES}"),
+    re.compile(rf"(?i)\b(\d+)\s+{_OF_MESSAGES}\s+(?:(?:were|was|have\s+been|has\s+been|are|got)\s+)?{_REMOVED_VERB}\b"),
+)
+"""How a placeholder states the number of messages it stands for: "Skipped 4 messages.", "4 earlier
+messages were omitted", "[12 messages removed]" (SPEC CORE-21)."""
+
+
+def stated_counts(text: str) -> list[tuple[str, int]]:
+    """Each statement in ``text`` of a number of messages removed: the words, and the number."""
+    return [(m.group(0), int(m.group(1))) for pattern in STATED_COUNT for m in pattern.finditer(text)]
+
+
+def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[int, Any]]) -> tuple[int, int | None, int]:
+    """How many input items the output no longer holds, as a framework counting its own messages may
+    count them: at least the removed items with each run of neighbours of one role counted once (a
+    framework holding parallel tool results in one message), at most every removed item (or, when
+    duplicates hide removals, the input's items less the output's kept ones); without a bound when
+    an earlier summary was removed (None), since the count may be of everything removed so far.
+    Returns (the least, the most, the removed items)."""
+    before = fmt.items(history)
+    gone_items = removed(fmt, history, out)
+    gone = {id(item) for item in gone_items}
+    low, previous = 0, None
+    for index, item in enumerate(before):
+        if id(item) not in gone:
+            previous = None
+            continue
+        role = fmt.role(item)
+        low += previous != (index - 1, role)
+        previous = (index, role)
+    total = max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+    return low, None if any(fmt.is_summary(item) for item in gone_items) else total, total
+
+
+def count_stated(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-21: an output item standing for nothing of the input that states how many messages were
+    removed ("Skipped 4 messages.") states a number between the removed items counted as a framework
+    grouping parallel tool results would and all of them. A summarizer's answer inside the item is
+    not read: only what the compactor itself wrote."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    new = new_items(fmt, history, out)
+    if not new:
+        return None
+    counted: tuple[int, int | None, int] | None = None
+    for j, item in new:
+        text = "\n".join(strings(item))
+        for exchange in exchanges:
+            if exchange.answer:
+                text = text.replace(exchange.answer, "")
+        for words, count in stated_counts(text):
+            counted = counted or _removed_count(fmt, history, out, new)
+            low, high, total = counted
+            if count < low or (high is not None and count > high):
+                between = f"at least {low}" if high is None else f"{low}" if low == high else f"{low} to {high}"
+                return Violation(
+                    "placeholder-count-wrong",
+                    f"{_where(fmt, out, j)} says {words!r}, but the compaction removed {between} message(s) "
+                    f"({total} input item(s); {low} counting each run of one role as one message)",
+                )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17 and CORE-18 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18 and CORE-21 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
         "CORE-16": something_left(fmt, history, out),
         "CORE-17": providers.broken(declared, fmt, history, out),
         "CORE-18": summary_kept(fmt, history, out, exchanges),
+        "CORE-21": count_stated(fmt, history, out, exchanges),
     }
 
 

@@ -31,6 +31,15 @@ def text_of(message: Message) -> str:
     return ""
 
 
+def image_urls(message: Message) -> list[str]:
+    """The URLs of the images a message refers to by URL; an inline ``data:`` image has no
+    reference to keep, and its bytes are no text for the summarizer to read (SPEC CORE-12 Decision: media)."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else []
+    urls = [(p.get("image_url") or {}).get("url", "") for p in parts if isinstance(p, dict) and p.get("type") == "image_url"]
+    return [url for url in urls if url.startswith(("https://", "http://"))]
+
+
 def is_summary(message: Message) -> bool:
     """A summary is a user message whose text starts with ``[Context Summary]`` (SUM-2)."""
     return message.get("role") == "user" and text_of(message).startswith(SUMMARY_PREFIX)
@@ -49,7 +58,7 @@ def transcript(messages: Iterable[Message]) -> str:
         if role == "tool":
             blocks.append(f"tool result ({message['tool_call_id']}):\n{text_of(message)}")
             continue
-        lines = [f"{role}:"] + ([text_of(message)] if text_of(message) else [])
+        lines = [f"{role}:"] + ([text_of(message)] if text_of(message) else []) + [f"[image: {url}]" for url in image_urls(message)]
         for call in message.get("tool_calls") or []:
             function = call.get("function", {})
             lines.append(f"called {function.get('name')}({function.get('arguments')}) [{call['id']}]")

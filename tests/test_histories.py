@@ -27,12 +27,14 @@ from compaction_suite.conformance import histories as histories_module
 from compaction_suite.conformance.entities import entity_ids, id_rule, latest_task_list
 from compaction_suite.conformance.histories import (
     ENTITY_TOOL,
+    IMAGE_HOST,
     PROGRESS_TOOL,
     SUMMARY_PREFIX,
     TASK_STATUSES,
     TOOL_NAMES,
     Message,
     assistant_replies,
+    draw_images_by_url,
     earlier_summaries,
     histories,
     image_parts,
@@ -348,13 +350,29 @@ def test_multimodal_contents_are_text_and_png_parts(parts: list[dict[str, Any]])
 @PROPERTY
 @given(image_parts())
 def test_image_urls_hold_valid_pngs(part: dict[str, Any]) -> None:
+    """Inline, a valid PNG; by URL (SPEC CORE-12 Decision: media), a png on the host no test fetches."""
     prefix = "data:image/png;base64,"
     url = part["image_url"]["url"]
+    if url.startswith(IMAGE_HOST):
+        assert re.fullmatch(r"\d\d-[0-9a-f]{8}\.png", url[len(IMAGE_HOST) :])
+        return
     assert url.startswith(prefix)
     png = base64.b64decode(url[len(prefix) :], validate=True)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
     width, height = struct.unpack(">II", png[16:24])
     assert width == height and 1 <= width <= 64
+
+
+def test_images_by_url_are_drawn_unless_the_target_holds_bytes_only() -> None:
+    """One image in three by URL; none once `draw_images_by_url(False)` (SPEC Declarations: ``images: inline``)."""
+    by_url = lambda part: part["image_url"]["url"].startswith(IMAGE_HOST)  # noqa: E731
+    assert by_url(search(image_parts(), by_url)) and not by_url(search(image_parts(), lambda p: not by_url(p)))
+    draw_images_by_url(False)
+    try:
+        with pytest.raises(Exception, match="No examples found"):
+            search(image_parts(), by_url)
+    finally:
+        draw_images_by_url(True)
 
 
 @PROPERTY

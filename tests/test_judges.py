@@ -101,6 +101,53 @@ def test_a_summary_of_an_earlier_summary_of_the_same_call_stands_for_what_that_o
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
 
 
+IMAGE = "https://images.example.com/08-0badc0de.png"
+SEEN: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": "What does the failing dashboard in this screenshot show?"}, {"type": "image_url", "image_url": {"url": IMAGE}}]}
+
+
+def test_core12_media_a_summary_of_a_message_whose_image_the_request_never_held_fails(server: SummarizerServer) -> None:
+    """SPEC CORE-12 Decision (media): the request held the message's text but not the image it
+    refers to by URL (a transcript keeping only text); one naming the URL, as an XML or
+    ``[image: URL]`` transcript does, held it; an inline image asks for nothing."""
+    history = [SYSTEM, SEEN, *HISTORY[2:]]
+    summary = lambda answer: [SYSTEM, {"role": "user", "content": f"[Context Summary]\n{answer}"}, HISTORY[-1]]  # noqa: E731
+    answer, exchanges = summarize(server, [{"role": "user", "content": SEEN["content"][0]["text"]}, *HISTORY[2:5]])
+    found = judges.summary_stands_for_answer(CHAT, history, summary(answer), exchanges)
+    assert found is not None and found.reason_id == "summary-of-unsent-media" and IMAGE in found
+    answer, exchanges = summarize(server, [{"role": "user", "content": f'{SEEN["content"][0]["text"]} <image url="{IMAGE}" />'}, *HISTORY[2:5]])
+    assert judges.summary_stands_for_answer(CHAT, history, summary(answer), exchanges) is None
+    inline = [SYSTEM, {**SEEN, "content": [SEEN["content"][0], {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}, *HISTORY[2:]]
+    answer, exchanges = summarize(server, [{"role": "user", "content": SEEN["content"][0]["text"]}, *HISTORY[2:5]])
+    assert judges.summary_stands_for_answer(CHAT, inline, summary(answer), exchanges) is None
+    assert judges.media_urls(ANTH.from_chat(history)) == [IMAGE] == judges.media_urls(RESP.from_chat(history))
+
+
+# --- CORE-21
+
+
+def _skipped(n: int) -> dict[str, Any]:
+    return {"role": "user", "content": f"Skipped {n} messages."}
+
+
+def test_core21_a_placeholder_understating_what_it_removed_fails_and_the_true_count_passes() -> None:
+    """autogen#8070: head 2 (the user turn, its call dropped by the head guard), tail 1; the call,
+    its result and the reply were removed. A framework holding a round's results in one message
+    may count them as one (SPEC CORE-21 Decision: the unit)."""
+    calls = [CALL, {**CALL, "id": "call_2"}]
+    history = [HISTORY[1], {"role": "assistant", "content": None, "tool_calls": calls}, *({"role": "tool", "tool_call_id": c["id"], "content": f"ok {c['id']}"} for c in calls), HISTORY[4], HISTORY[5]]
+    found = judges.count_stated(CHAT, history, [history[0], _skipped(1), history[-1]])
+    assert found is not None and found.reason_id == "placeholder-count-wrong" and "'Skipped 1 messages'" in found and "removed 3 to 4 message(s)" in found
+    assert judges.count_stated(CHAT, history, [history[0], _skipped(3), history[-1]]) is None
+    assert judges.count_stated(CHAT, history, [history[0], _skipped(4), history[-1]]) is None
+    assert judges.count_stated(CHAT, history, [history[0], _skipped(5), history[-1]]) is not None
+    assert judges.count_stated(CHAT, history, [history[0], {"role": "user", "content": "Earlier messages were removed."}, history[-1]]) is None
+    earlier = [{"role": "user", "content": "[Context Summary]\nThe payments build was fixed."}, *history]  # a count may be of all removed so far
+    assert judges.count_stated(CHAT, earlier, [_skipped(40), earlier[-1]]) is None
+    assert judges.count_stated(CHAT, earlier, [_skipped(2), earlier[-1]]) is not None
+    assert judges.stated_counts("[12 older messages removed] and 3 messages were omitted") == [("12 older messages removed", 12), ("3 messages were omitted", 3)]
+
+
+
 @pytest.mark.parametrize("name", formats.NAMES)
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())

@@ -433,6 +433,8 @@ def _user_content(content: Any) -> str | list[dict[str, Any]]:
     for part in content:
         if part.get("type") == "text":
             out.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url" and part["image_url"]["url"].startswith(("https://", "http://")):
+            out.append({"type": "image", "source": {"type": "url", "url": part["image_url"]["url"]}})
         elif part.get("type") == "image_url":
             media, _, data = part["image_url"]["url"].removeprefix("data:").partition(";base64,")
             out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})

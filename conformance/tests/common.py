@@ -11,11 +11,13 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, oracle
-from compaction_suite.conformance.histories import agent_shaped
+from compaction_suite.conformance.histories import agent_shaped, draw_images_by_url
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from compaction_suite.conformance.summarizer_apis import sends
+
+draw_images_by_url(declared_capabilities().image_urls)  # imported afresh for each run, after the target started
 
 
 def as_declared(history: list[dict]) -> list[dict]:

@@ -337,6 +337,17 @@ def test_something_besides_the_system_prompt_is_left(suite, history):
 
 
 @TARGET_FORMAT
+@clause("CORE-21")
+@FEW
+@given(history=substantial_in_format)
+def test_placeholder_states_true_count(suite, history):
+    """SHOULD: a placeholder the compactor writes in place of removed messages, when it says how
+    many ("Skipped 4 messages."), says how many it removed; judged on every output too."""
+    out = _forced(suite, history)
+    require(judges.count_stated(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
 @clause("CORE-17")
 @FEW
 @given(history=substantial_in_format)

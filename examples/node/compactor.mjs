@@ -181,6 +181,10 @@ function transcript(messages) {
       if (message.role === "tool") return `tool result (${message.tool_call_id}):\n${textOf(message)}`;
       const lines = [`${message.role}:`];
       if (textOf(message)) lines.push(textOf(message));
+      for (const part of Array.isArray(message.content) ? message.content : []) {
+        const url = part?.type === "image_url" ? String(part.image_url?.url ?? "") : "";
+        if (/^https?:\/\//.test(url)) lines.push(`[image: ${url}]`); // images by URL reach the summarizer (SPEC CORE-12 Decision: media)
+      }
       for (const call of message.tool_calls ?? []) {
         const fn = call.function ?? {};
         lines.push(`called ${fn.name}(${fn.arguments}) [${call.id}]`);

@@ -744,6 +744,49 @@ def sends_text_whole(settings: Any) -> Any:
     return compactor
 
 
+class _TextOnly(Summarizer):
+    """Sends the summarizer the transcript without its ``[image: URL]`` lines."""
+
+    def __init__(self, inner: Summarizer) -> None:
+        super().__init__(inner.model, client=inner.client, prompt=inner.prompt)
+
+    def request(self, transcript: str) -> dict[str, Any]:
+        return super().request("\n".join(line for line in transcript.splitlines() if not line.startswith("[image: ")))
+
+
+def summarizes_text_only(settings: Any) -> Compactor:
+    """Summarizes as seed 000, but sends the summarizer only the text of the messages it replaces,
+    not the images they refer to by URL (LangChain's SummarizationMiddleware rendering them with
+    get_buffer_string before langchain 1.3.10, langchain-ai/deepagents#2873)."""
+    compactor = seed_000(settings)
+    strategy = summarizing(compactor)
+    strategy.summarizer = _TextOnly(strategy.summarizer)
+    return compactor
+
+
+class _MiscountsSkipped(_Fires):
+    """Keeps the first round and the last K whole, and writes "Skipped N messages." in place of the
+    rounds between, N counting the calls it removed but not their results."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        rounds = split_rounds(messages)
+        others = [r for r in rounds if r.kind != "system"]
+        k = self.settings.keep_recent_rounds
+        if call_in_flight(rounds) or not self.fires(messages, iteration) or len(others) <= k + 1:
+            return messages
+        middle = flatten(others[1:-k])
+        counted = sum(m["role"] != "tool" for m in middle)
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        return system + flatten(others[:1]) + [{"role": "user", "content": f"Skipped {counted} messages."}] + flatten(others[-k:])
+
+
+def miscounts_skipped(settings: Any) -> _MiscountsSkipped:
+    """Replaces the middle rounds with a "Skipped N messages." placeholder whose N leaves out the
+    tool results it removed (AutoGen's head-and-tail context not counting the call messages its
+    guards drop, microsoft/autogen#8070)."""
+    return _MiscountsSkipped(settings)
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -890,6 +933,7 @@ CONTROLS: dict[str, Control] = {
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
+    "summarizes_text_only": Control("CORE-12", ("core",), r"whose image 'https://images\.example\.com/\d+-[0-9a-f]{8}\.png' the summarizer request it answers did not hold", reason_id="summary-of-unsent-media"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
@@ -900,4 +944,5 @@ SHOULD_CONTROLS: dict[str, Control] = {
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
+    "miscounts_skipped": Control("CORE-21", ("core",), r"says 'Skipped \d+ messages', but the compaction removed (at least )?\d+", reason_id="placeholder-count-wrong"),
 }

@@ -26,6 +26,14 @@ def _text(message: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _said(message: dict) -> str:
+    """What the summarizer is sent of a message: its text, and the images it refers to by URL (SPEC CORE-12 Decision: media)."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else []
+    urls = [(p.get("image_url") or {}).get("url", "") for p in parts if isinstance(p, dict) and p.get("type") == "image_url"]
+    return "\n".join([_text(message), *(f"[image: {u}]" for u in urls if u.startswith(("https://", "http://")))])
+
+
 def _rounds(messages: list[dict]) -> list[list[dict]]:
     grouped: list[list[dict]] = []
     for message in messages:
@@ -110,7 +118,7 @@ class StructuredSummary:
                 model=s.model,
                 messages=[
                     {"role": "system", "content": s.summary_prompt or "Summarize this conversation for the agent that continues it."},
-                    {"role": "user", "content": "\n".join(f"{m['role']}: {_text(m)}" for m in older)},
+                    {"role": "user", "content": "\n".join(f"{m['role']}: {_said(m)}" for m in older)},
                 ],
             )
             free_text = (answer.choices[0].message.content or "").strip()
