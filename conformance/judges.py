@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import providers
 from .oracle import canonical, same
+from .placeholders import stated_counts
 from .violation import Violation
 
 if TYPE_CHECKING:
@@ -322,21 +323,6 @@ def summary_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
 
 
 # --- CORE-21: a placeholder that states how many messages it stands for states the true count
-
-
-_REMOVED_VERB = r"(?:skipped|removed|omitted|dropped|truncated|elided|trimmed|pruned|deleted|cleared|hidden)"
-_OF_MESSAGES = r"(?:(?:earlier|older|previous|prior|more|other|intermediate|middle)\s+)?(?:(?:chat|conversation)\s+)?messages?\b"
-STATED_COUNT = (
-    re.compile(rf"(?i)\b{_REMOVED_VERB}\s+(\d+)\s+{_OF_MESSAGES}"),
-    re.compile(rf"(?i)\b(\d+)\s+{_OF_MESSAGES}\s+(?:(?:were|was|have\s+been|has\s+been|are|got)\s+)?{_REMOVED_VERB}\b"),
-)
-"""How a placeholder states the number of messages it stands for: "Skipped 4 messages.", "4 earlier
-messages were omitted", "[12 messages removed]" (SPEC CORE-21)."""
-
-
-def stated_counts(text: str) -> list[tuple[str, int]]:
-    """Each statement in ``text`` of a number of messages removed: the words, and the number."""
-    return [(m.group(0), int(m.group(1))) for pattern in STATED_COUNT for m in pattern.finditer(text)]
 
 
 def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[int, Any]]) -> tuple[int, int | None, int]:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import formats, judges, providers
+from compaction_suite.conformance import formats, judges, placeholders, providers
 from compaction_suite.conformance.capabilities import CapabilityError, declared
 from compaction_suite.conformance.formats import responses
 from compaction_suite.conformance.summarizer_apis import SENT, compaction_item, folded, sends
@@ -144,7 +144,26 @@ def test_core21_a_placeholder_understating_what_it_removed_fails_and_the_true_co
     earlier = [{"role": "user", "content": "[Context Summary]\nThe payments build was fixed."}, *history]  # a count may be of all removed so far
     assert judges.count_stated(CHAT, earlier, [_skipped(40), earlier[-1]]) is None
     assert judges.count_stated(CHAT, earlier, [_skipped(2), earlier[-1]]) is not None
-    assert judges.stated_counts("[12 older messages removed] and 3 messages were omitted") == [("12 older messages removed", 12), ("3 messages were omitted", 3)]
+    assert placeholders.stated_counts("[12 older messages removed] and 3 messages were omitted") == [("12 older messages removed", 12), ("3 messages were omitted", 3)]
+
+
+def test_a_placeholder_is_a_truncation_marker_not_a_failed_summary() -> None:
+    """CORE-11 Decision (placeholders): after a summarizer fault, a message made only of a statement of
+    how many messages were removed, standing alone or added as its own block to a kept message (Strands'
+    context manager writes "[... 3 messages elided ...]" into the next kept assistant message), is a
+    truncation's marker; a marker with any other words is still a summary nobody wrote."""
+    assert placeholders.only_placeholder("[... 3 messages elided ...]") and placeholders.only_placeholder("Skipped 4 messages.")
+    assert not placeholders.only_placeholder("[3 messages elided] The user asked to fix the build.")
+    assert not placeholders.only_placeholder("Here is a summary of the conversation to date:")
+    use = {"role": "assistant", "content": [{"type": "thinking", "thinking": "Run make.", "signature": "c2ln"}, {"type": "tool_use", "id": "t1", "name": "run", "input": {}}]}
+    request = {"messages": [{"role": "user", "content": "Fix the build"}, {"role": "user", "content": "and the tests"}, use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}
+    marked = {**use, "content": [*use["content"], {"type": "text", "text": "[... 2 messages elided ...]"}]}
+    said = {**use, "content": [*use["content"], {"type": "text", "text": "[2 messages elided: the user asked to fix the build]"}]}
+    assert ANTH.no_failed_summary(request, {"messages": [marked, request["messages"][-1]]}) is None
+    assert ANTH.no_failed_summary(request, {"messages": [said, request["messages"][-1]]}) is not None
+    history = [{"role": "user", "content": "Fix the build"}, {"role": "assistant", "content": "On it."}, {"role": "user", "content": "Thanks"}]
+    assert CHAT.no_failed_summary(history, [{"role": "user", "content": "Skipped 2 messages."}, history[-1]]) is None
+    assert CHAT.no_failed_summary(history, [{"role": "user", "content": "Here is a summary of the conversation to date:"}, history[-1]]) is not None
 
 
 

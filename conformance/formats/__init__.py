@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction_suite.message import Message
 
+from .. import placeholders
 from ..violation import Violation
 
 if TYPE_CHECKING:
@@ -178,6 +179,16 @@ def strings(value: Any) -> list[str]:
     if isinstance(value, dict):
         value = list(value.values())
     return [s for v in value for s in strings(v)] if isinstance(value, list) else []
+
+
+def kept_or_marked(before: Sequence[Any], item: Any, corresponds: Callable[[Any, Any], bool]) -> bool:
+    """CORE-11: ``item`` is one of the input's (``corresponds``), or a truncation's placeholder
+    ("[... 3 messages elided ...]") standing alone or added to one of them: a marker of what was
+    removed, not a summary (SPEC CORE-11 Decision: placeholders; CORE-21 judges its count)."""
+    if any(corresponds(b, item) for b in before) or placeholders.is_placeholder(item):
+        return True
+    bare = placeholders.without_placeholders(item)
+    return bare != item and any(corresponds(b, bare) for b in before)
 
 
 def failed_summary(label: str, item: Any, empty: bool) -> Violation:

@@ -25,7 +25,7 @@ from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import anthropic_messages
 from ..violation import Violation
-from . import WireFormat, canonical, failed_summary, same
+from . import WireFormat, canonical, failed_summary, kept_or_marked, same
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -397,7 +397,7 @@ def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
     if messages is None or before is None or same(before, messages):
         return None
     for j, m in enumerate(messages):
-        if not any(corresponds(b, m) for b in before):
+        if not kept_or_marked(before, m, corresponds):
             return failed_summary(where(messages, j), m, not said(m).replace(SUMMARY_PREFIX, "").strip())
     return None
 

@@ -25,7 +25,7 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..violation import Violation
-from . import WireFormat, failed_summary, same, strings
+from . import WireFormat, failed_summary, kept_or_marked, same, strings
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -353,7 +353,7 @@ def check_no_failed_summary(history: Sequence[Message], out: Any) -> Violation |
     if not isinstance(out, list) or same(history, out):
         return None
     for j, message in enumerate(out):
-        if not any(corresponds(b, message) for b in history):
+        if not kept_or_marked(history, message, corresponds):
             return failed_summary(where(out, j), message, not said(message).replace(SUMMARY_PREFIX, "").strip())
     return None
 

@@ -25,7 +25,7 @@ from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import compaction_digest, folded, responses_messages
 from ..violation import Violation
-from . import WireFormat, failed_summary, same
+from . import WireFormat, failed_summary, kept_or_marked, same
 from .chat import content_text
 
 if TYPE_CHECKING:
@@ -424,7 +424,7 @@ def check_no_failed_summary(history: Any, out: Any) -> Violation | None:
     if items is None or before is None or same(before, items):
         return None
     for j, item in enumerate(items):
-        if not any(corresponds(b, item) for b in before):
+        if not kept_or_marked(before, item, corresponds):
             empty = not item.get("encrypted_content") if kind(item) == "compaction" else not said(item).replace(SUMMARY_PREFIX, "").strip()
             return failed_summary(where(items, j), item, empty)
     return None
