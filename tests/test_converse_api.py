@@ -6,7 +6,6 @@ Bedrock is documented to send."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,17 +25,6 @@ RESULT = {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "conten
 SAID = {"role": "assistant", "content": [{"text": "It builds."}]}
 THEN = {"role": "user", "content": [{"text": "Summarize this conversation."}]}
 TOOLS = {"tools": [{"toolSpec": {"name": "noop", "description": "Does nothing.", "inputSchema": {"json": {"type": "object", "properties": {}}}}}]}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[SummarizerServer]:
-    with SummarizerServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def _clean(server: SummarizerServer) -> None:
-    server.reset()
 
 
 def client(server: SummarizerServer) -> Any:
