@@ -240,6 +240,11 @@ def formats_redacted() -> bool:
     return True
 
 
+def _conversion(request: dict[str, Any], kind: str) -> Conversion:
+    """The request's messages as Strands messages for an agent on the model ``kind`` (`_holds_redacted`)."""
+    return Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+
+
 def _holds_redacted(kind: str) -> bool:
     """Whether an agent on the model ``kind`` can hold a ``redactedContent`` block: ``BedrockModel``
     passes Converse's blocks through at every release; ``AnthropicModel`` as `formats_redacted` says."""
@@ -432,7 +437,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     kind = _model_kind(o["model"])
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+        conversion = _conversion(request, kind)
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
@@ -474,7 +479,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         run_async = requires("strands._async", EXTRA).run_async
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+        conversion = _conversion(request, kind)
         kwargs: dict[str, Any] = {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
         if proactive:
             kwargs["proactive_compression"] = {"compression_threshold": float(o["compression_threshold"])}
@@ -520,7 +525,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
-        conversion = Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+        conversion = _conversion(request, kind)
         agent = _agent(
             settings, request.get("system"), conversion.strands, None,
             kind=kind, thinking=bool(o["thinking"]), agent_args={"context_manager": chosen}, context_window_limit=int(o["context_window_limit"]),
