@@ -43,10 +43,13 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None},
 }
-"""``session_limit``: the underlying session's ``SessionSettings(limit=...)`` (how many items its reads
-return), a documented session setting the compaction session reads its candidates through."""
+"""``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
+(how many items its reads return), a documented session setting the compaction session reads its
+candidates through; for ``runner`` the run's ``RunConfig(session_settings=SessionSettings(limit=...))``
+(0.8.0 on), the documented setting by which the ``Runner`` reads only the newest items of the session
+into the model's input (what it sends the model is judged by the double as the API judges it)."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -59,8 +62,9 @@ WHY = {
     "runner": (
         "core only: Runner.run (run_streamed with streamed) replaying the history's last step through the SDK's own loop, "
         "compacting as the Runner does after a response (by previous_response_id where the release or compaction_mode says "
-        "so, against the double's stored chains); store: ModelSettings(store=...); no declared trigger (the Runner compacts "
-        "after a response, on candidate items)"
+        "so, against the double's stored chains); store: ModelSettings(store=...); session_limit: RunConfig(session_settings="
+        "SessionSettings(limit=...)), the session items the Runner reads into the model's input; no declared trigger (the Runner "
+        "compacts after a response, on candidate items)"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -71,6 +75,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4}),
     ("runner", {"threshold": 4, "streamed": True}),
     ("runner", {"threshold": 4, "store": False}),
+    ("runner", {"threshold": 4, "session_limit": 8}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
@@ -257,6 +262,10 @@ def runner(settings: Any, **given: Any) -> Any:
     mode = {"compaction_mode": o["compaction_mode"]} if o["compaction_mode"] is not None else {}
     if mode and not accepts(memory.OpenAIResponsesCompactionSession.__init__, "compaction_mode"):
         raise CannotDrive("openai_agents:runner", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode before 0.6.9")
+    limit = o["session_limit"]
+    if limit is not None and not (hasattr(memory, "SessionSettings") and accepts(agents.RunConfig, "session_settings")):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no session_settings (session_limit) before 0.8.0")
+    read = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
     try:
         agents.RunContextWrapper(context=None)
     except Exception as error:  # the SDK's loop cannot start here: a contract error, not a finding
@@ -280,7 +289,7 @@ def runner(settings: Any, **given: Any) -> Any:
                 name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client),
                 tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=bool(o["store"])),
             )  # fmt: skip
-            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]))
+            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), **read)
             return list(await store.get_items())
         finally:
             store.close()
@@ -301,10 +310,14 @@ def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
     return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False) for name in names]
 
 
-async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool) -> None:
+async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, **read: Any) -> None:
     """One run of the turn, ended after the scripted step (``max_turns=1``: a step of calls ends in
-    ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there)."""
-    config = agents.RunConfig(session_input_callback=lambda history, new: history + new, tracing_disabled=True)
+    ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there). Without
+    ``read`` the merge is given as ``session_input_callback`` (history, then the turn), which 0.6.x
+    requires for a list input; with ``read`` (the run's ``session_settings``, 0.8.0 on) the Runner's
+    default merge, the same order, as users of a read limit run it."""
+    merge = {} if read else {"session_input_callback": lambda history, new: history + new}
+    config = agents.RunConfig(tracing_disabled=True, **merge, **read)
     try:
         if streamed:
             result = agents.Runner.run_streamed(agent, turn, session=session, run_config=config, max_turns=1)

@@ -153,3 +153,37 @@ def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     users = lambda out: [i["content"][0]["text"] for i in out if i.get("role") == "user"]  # noqa: E731
     assert users(whole) == [f"question {i}" for i in range(6)]
     assert len(sent) == 8 and users(windowed) == ["question 4", "question 5"]  # questions 0-3: neither sent nor kept
+
+
+def test_the_runner_reads_the_session_through_its_limit():
+    """``runner`` with ``session_limit`` (``RunConfig(session_settings=SessionSettings(limit=N))``): the
+    Runner reads only the newest N stored items into the model's input, which the double judges as the
+    API does. A limit cutting between a call and its output leaves the output without its call; since
+    0.20.0 the Runner drops such an output, before it sent it and the API answered HTTP 400 "No tool
+    call found for function call output" (openai/openai-agents-python#4322, reported at 0.19.4)."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = []
+    for i in range(3):
+        items += [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i}"}]},
+            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
+            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
+            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
+        ]
+    turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, {**items[3], "id": "msg_3"}]
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        if Version(version("openai-agents")) < Version("0.20.0"):
+            with pytest.raises(Exception, match="No tool call found for function call output with call_id call_2"):
+                asyncio.run(runner(settings, threshold=100, session_limit=2).compact(items + turn, iteration=1))
+            return
+        kept = asyncio.run(runner(settings, threshold=100, session_limit=2).compact(items + turn, iteration=1))
+        sent = server.model_requests[0].body["input"]
+    assert kept[: len(items)] == items  # the limit bounds what the model reads, never what the session stores
+    assert [i.get("call_id") or i.get("id") for i in sent if i.get("role") != "user"][:1] == ["msg_2"]  # output_2 dropped: its call was past the limit
+    assert not [i for i in sent if responses_format.kind(i) == "function_call_output"]
