@@ -59,7 +59,7 @@ EXTRA = "langchain"
 
 TRIM_DEFAULTS: dict[str, Any] = {
     "max_tokens": 1024,
-    "token_counter": "approximate",  # "approximate" (count_tokens_approximately) or "len" (count messages)
+    "token_counter": "approximate",  # "approximate" (count_tokens_approximately), "len" (count messages) or "model" (the agent's chat model)
     "strategy": "last",
     "start_on": "human",
     "end_on": ["human", "tool"],
@@ -326,7 +326,16 @@ def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
 # --- factories ------------------------------------------------------------------------------------
 
 
-def _counter(name: str) -> Any:
+def _counter(name: str, settings: Any = None, o: dict[str, Any] | None = None) -> Any:
+    """``trim_messages``'s ``token_counter``: ``count_tokens_approximately``, ``len``, or ``model``: the
+    agent's chat model, whose ``get_num_tokens_from_messages`` LangChain documents as a counter; for
+    ``format: anthropic-messages`` ``ChatAnthropic``, which asks the provider's token counting endpoint
+    (the suite's double judges those requests as the API does, `summarizer_apis.COUNT_TOKENS`).
+    ``ChatOpenAI`` counts with tiktoken, whose encodings load from the network: not run offline."""
+    if name == "model":
+        if o is None or _format(o) != ANTHROPIC:
+            raise ValueError("token_counter 'model' needs format 'anthropic-messages' (ChatOpenAI counts with tiktoken, which downloads its encodings)")
+        return chat_model(settings, o)
     if name == "approximate":
         utils = requires("langchain_core.messages", EXTRA).utils
         if not hasattr(utils, "count_tokens_approximately"):
@@ -334,7 +343,7 @@ def _counter(name: str) -> Any:
         return utils.count_tokens_approximately
     if name == "len":
         return len
-    raise ValueError(f"token_counter must be 'approximate' or 'len', got {name!r}")
+    raise ValueError(f"token_counter must be 'approximate', 'len' or 'model', got {name!r}")
 
 
 def _types(value: Any) -> Any:
@@ -346,7 +355,7 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     """``trim_messages`` with ``TRIM_DEFAULTS`` (updated by the options) on every call."""
     o = options(TRIM_DEFAULTS, given)
     lc = requires("langchain_core.messages", EXTRA)
-    counter = _counter(o["token_counter"])
+    counter = _counter(o["token_counter"], settings, o)
     kwargs: dict[str, Any] = {"max_tokens": o["max_tokens"], "token_counter": counter, "strategy": o["strategy"]}
     if o["strategy"] == "last":
         kwargs.update(include_system=o["include_system"], allow_partial=o["allow_partial"])
@@ -363,6 +372,8 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     declared = _declared(o, {"messages" if o["token_counter"] == "len" else "tokens": o["max_tokens"]} if trimmed_by_size else None)
 
     def estimate(history: Any) -> int:
+        if o["token_counter"] == "model":
+            return int(counter.get_num_tokens_from_messages(langchain_messages(o, history)))
         return int(counter(langchain_messages(o, history)))
 
     run = compacting(o, lambda converted: lc.trim_messages(converted, **kwargs))

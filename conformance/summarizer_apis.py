@@ -275,6 +275,26 @@ chained as any response; it is the agent's model, not the summarizer: no fault, 
 applies, and it is no summarizer exchange (`SummarizerServer.model_requests`)."""
 
 
+COUNT_TOKENS = re.compile(r"^/v1/messages/count_tokens$")
+"""Anthropic's token counting endpoint, which a compactor may call to size a history (``ChatAnthropic``
+as LangChain's ``token_counter``). It is no summarizer exchange: the double judges its request by the
+Messages API's own rules, as the endpoint does ("Anthropic's countTokens API validates message
+structure the same way as the chat API": RooCodeInc/Roo-Code#9873, quoting its HTTP 400
+"messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks"; UKGovernmentBEIS/inspect_ai#3108,
+"`tool_use` ids were found without `tool_result` blocks immediately after" from ``/messages/count_tokens``),
+and answers ``{"input_tokens": n}``, n counted as the prompt of a request (SPEC Part A, "Wire formats",
+Decision: the token counting endpoint)."""
+
+
+def count_tokens_rejects(body: Any) -> str | None:
+    """What the token counting endpoint answers ``body`` with HTTP 400: a malformed body (its text),
+    or a request the Messages API's rules refuse (`anthropic_rejects`); None when it counts it. The
+    endpoint takes no ``max_tokens``."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        return "the body must be a JSON object with a string 'model'"
+    return invalid_anthropic({**body, "max_tokens": 1}) or anthropic_rejects(body)
+
+
 def scripted_body(body: Mapping[str, Any], output: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A completed ``response`` answering ``body`` with the scripted ``output`` items."""
     answered = responses_body(body, "", 0, 0)

@@ -75,7 +75,21 @@ from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
 from . import converse, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
-from .summarizer_apis import CHAINED, SCRIPTED, Api, api_for, chat_rejects, events_of, over_window_error, scripted_body, sends
+from .summarizer_apis import (
+    ANTHROPIC,
+    CHAINED,
+    COUNT_TOKENS,
+    SCRIPTED,
+    Api,
+    anthropic_messages,
+    api_for,
+    chat_rejects,
+    count_tokens_rejects,
+    events_of,
+    over_window_error,
+    scripted_body,
+    sends,
+)
 from .violation import Violation
 
 TEST_DOUBLE_HEADER = "X-Test-Double"
@@ -376,6 +390,7 @@ class SummarizerServer:
         self._window: int | None = None
         self._chains = ResponseStore()
         self._model_requests: list[RecordedRequest] = []
+        self._token_counts: list[RecordedRequest] = []
         self._in_flight = 0
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -535,6 +550,13 @@ class SummarizerServer:
         with self._cond:
             return list(self._model_requests)
 
+    @property
+    def token_counts(self) -> list[RecordedRequest]:
+        """The token counting requests received (`summarizer_apis.COUNT_TOKENS`), in order (a copy):
+        no summarizer exchange, so never judged as one."""
+        with self._cond:
+            return list(self._token_counts)
+
     def stored(self, response_id: str) -> bool:
         """Whether the double stored the response ``response_id`` (a later request may chain it)."""
         return response_id in self._chains
@@ -580,6 +602,7 @@ class SummarizerServer:
             self._requests.clear()
             self._exchanges.clear()
             self._model_requests.clear()
+            self._token_counts.clear()
             self._counts.clear()
             self._errors.clear()
         self._chains.clear()
@@ -623,6 +646,8 @@ class SummarizerServer:
             self._counts[mode] += 1
 
     def _handle(self, request: Request) -> Response:
+        if COUNT_TOKENS.match(request.path) and request.method == "POST":
+            return self._count_tokens(request)
         api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
         if api is not None and api.name == "responses" and request.method == "POST" and isinstance(_parsed(request), dict) and SCRIPTED in _parsed(request):
             return self._scripted(request, api)
@@ -672,6 +697,17 @@ class SummarizerServer:
         if api is not None and api.name == "responses" and answered is not None:
             self._chains.keep(body, answered)
         return response
+
+    def _count_tokens(self, request: Request) -> Response:
+        """Anthropic's token counting endpoint (`summarizer_apis.COUNT_TOKENS`): the request judged by
+        the Messages API's rules, answered with its prompt's size; no fault, window or summary applies."""
+        body = _parsed(request)
+        with self._cond:
+            self._token_counts.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        refused = count_tokens_rejects(body)
+        if refused is not None:
+            return _error_response(400, refused, "invalid_request_error", None, api=ANTHROPIC, provider_text=True)
+        return _json_response({"input_tokens": prompt_tokens(anthropic_messages(body))})
 
     def _scripted(self, request: Request, api: Api) -> Response:
         """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and

@@ -142,3 +142,30 @@ def test_context_editing_masks_results_and_inputs_in_place_and_keeps_request_mes
     assert out["messages"][4]["content"][0]["content"] == "[cleared]" and out["messages"][5] == request["messages"][5]  # not joined
     assert all(anth.corresponds(before, after) for before, after in zip(request["messages"], out["messages"], strict=True))
     assert anth.check_final_turn_opens_with_thinking(request, out["messages"]) is None
+
+
+def test_trim_messages_counting_with_chat_anthropic_sends_the_endpoint_reversed_prefixes():
+    """``token_counter: model`` (``ChatAnthropic`` as ``trim_messages``'s counter, as LangChain documents a
+    chat model counter): ``strategy="last"`` sizes prefixes of the *reversed* history, so the provider's
+    token counting endpoint receives a ``tool_result`` before its ``tool_use`` and answers HTTP 400, which
+    escapes ``trim_messages`` (crash; langchain-ai/langchain#29637, open). SPEC "Wire formats", Decision
+    (the token counting endpoint)."""
+    from compaction_suite.adapters.langchain import trim_messages
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+    history = {"messages": []}
+    for i in range(3):
+        history["messages"] += [
+            {"role": "user", "content": f"read file {i}"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {"path": f"f{i}"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x " * 200}]},
+            {"role": "assistant", "content": f"file {i} read"},
+        ]
+    with SummarizerServer() as server:
+        compactor = trim_messages(Settings(base_url=server.base_url), format="anthropic-messages", token_counter="model", max_tokens=300)
+        with pytest.raises(Exception, match="unexpected `tool_use_id` found in `tool_result` blocks"):
+            compactor.compact(history, iteration=1)
+        refused = server.token_counts[-1].body["messages"]
+    assert refused[0]["role"] == "user" and refused[0]["content"][0]["type"] == "tool_result"  # the newest result first: reversed
+    with pytest.raises(ValueError, match="anthropic-messages"):
+        trim_messages(Settings(), token_counter="model")  # ChatOpenAI counts with tiktoken, which needs the network

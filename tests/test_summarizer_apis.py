@@ -283,3 +283,20 @@ def test_a_reasoning_item_needs_the_item_it_preceded(server: SummarizerServer, p
         urllib.request.urlopen(request, timeout=5)
     assert raised.value.code == 400 and says in raised.value.read().decode()
     assert server.exchanges[-1].rejected is not None and server.exchanges[-1].rejected.reason_id == "summarizer-request-reasoning-without-its-item"
+
+
+def test_the_token_counting_endpoint_counts_what_the_messages_api_accepts(server: SummarizerServer) -> None:
+    """SPEC "Wire formats", Decision (the token counting endpoint): ``count_tokens`` answers the size of a
+    request the Messages API accepts and refuses, in the API's words, one it refuses; never a summarizer
+    exchange, whatever fault is set."""
+    _, claude = clients(server)
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}
+    server.fault("500")
+    counted = claude.messages.count_tokens(model="claude-x", system="Be brief.", messages=[{"role": "user", "content": "read a"}, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}])
+    assert counted.input_tokens > 0
+    with pytest.raises(anthropic.BadRequestError, match="unexpected `tool_use_id` found in `tool_result` blocks: toolu_1"):
+        claude.messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": [result]}, {"role": "assistant", "content": [use]}])  # a reversed prefix
+    with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"):
+        claude.messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": "read a"}, {"role": "assistant", "content": [use]}])
+    assert len(server.token_counts) == 3 and server.exchanges == []
