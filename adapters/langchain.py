@@ -143,6 +143,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("context_editing", {"trigger": 1000, "keep": 3, "clear_tool_inputs": True}),
     ("context_editing", {"trigger": 500, "keep": 1, "tool_messages": "native"}),
     ("trim_messages", {"max_tokens": 1024, "format": "anthropic-messages"}),
+    ("trim_messages", {"max_tokens": 1024, "format": "anthropic-messages", "token_counter": "model"}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "format": "anthropic-messages"}),
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20, "format": "anthropic-messages"}),
     ("context_editing", {"trigger": 500, "keep": 1, "format": "anthropic-messages"}),
