@@ -8,7 +8,8 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
 ``invoked_by`` picks the path SK reduces on: ``"reduce"`` (the caller's ``await reducer.reduce()``,
 as SK's samples do between agent turns), ``"add_message_async"`` (``auto_reduce=True``: the history
 reduces itself as each message is added), ``"agent_thread"`` (``ChatHistoryAgentThread`` adds each
-message as ``ChatCompletionAgent`` does). ``tool_message`` picks the native shape of a tool result:
+message as ``ChatCompletionAgent`` does), ``"agent_thread_reduce"`` (the same, then the caller's
+``await thread.reduce()``, as SK's agent history-reducer samples do after each turn). ``tool_message`` picks the native shape of a tool result:
 ``"function_result"`` (``FunctionResultContent``, what SK's function calling adds) or ``"text"`` (a
 TOOL message holding text only, what ``ChatHistory.add_tool_message(str)`` built before 1.35.1).
 Declarations (``called: between_rounds``, ``system_prompt: in_list``) are proven by
@@ -58,7 +59,7 @@ SWEEP_INSTALL = ("semantic-kernel", "httpx")
 """What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
 to openai 1.x to bring (openai 3.x brings httpx2 instead)."""
 
-PATHS = ("reduce", "add_message_async", "agent_thread")
+PATHS = ("reduce", "add_message_async", "agent_thread", "agent_thread_reduce")
 SHAPE = {"tool_results": "separate", "tool_message": "function_result", "invoked_by": "reduce"}
 TRUNCATION_DEFAULTS: dict[str, Any] = {"target_count": 10, "threshold_count": 0, **SHAPE}
 SUMMARIZATION_DEFAULTS: dict[str, Any] = {
@@ -107,6 +108,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_reducer", {"target_count": 4, "invoked_by": "add_message_async"}),
     ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
     ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
+    ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
+    ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: each path and native shape SK reduces (the loop
 tests show where each arises)."""
@@ -250,7 +253,7 @@ def _runner(reducer_of: Any, o: dict[str, Any]) -> Any:
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_semantic_kernel(messages, tool_results=o["tool_results"], tool_message=o["tool_message"])
-        reducer = reducer_of(auto_reduce=o["invoked_by"] != "reduce")
+        reducer = reducer_of(auto_reduce=o["invoked_by"] not in ("reduce", "agent_thread_reduce"))
         if o["invoked_by"] == "reduce":
             reducer.messages = converted
             await reducer.reduce()
@@ -261,6 +264,8 @@ def _runner(reducer_of: Any, o: dict[str, Any]) -> Any:
             thread = _agent_thread(reducer)
             for message in converted:  # how ChatCompletionAgent adds each message to its thread
                 await thread.on_new_message(message)
+            if o["invoked_by"] == "agent_thread_reduce":
+                await thread.reduce()  # python/samples/concepts/agents/chat_completion_agent/*_history_reducer_single_agent.py
             reducer = thread._chat_history
         return from_semantic_kernel(list(reducer.messages), notes)
 
@@ -277,8 +282,8 @@ def _reducer_class(module: str, name: str, keywords: tuple[str, ...], invoked_by
     agent thread (a release without one cannot be driven)."""
     from ._common import accepts
 
-    if invoked_by == "agent_thread" and not hasattr(requires("semantic_kernel.agents", EXTRA), "ChatHistoryAgentThread"):
-        raise cannot_drive(__name__, "semantic-kernel", "no ChatHistoryAgentThread (invoked_by agent_thread)")
+    if invoked_by.startswith("agent_thread") and not hasattr(requires("semantic_kernel.agents", EXTRA), "ChatHistoryAgentThread"):
+        raise cannot_drive(__name__, "semantic-kernel", f"no ChatHistoryAgentThread (invoked_by {invoked_by})")
     cls = getattr(requires(module, EXTRA), name)
     for keyword in keywords:
         if not accepts(cls, keyword) and keyword not in getattr(cls, "model_fields", {}):

@@ -104,6 +104,46 @@ def test_semantic_kernel_agent_thread_path_matches_chat_completion_agent():
         assert len(kept) > 2 and adapter == kept  # the agent never reduced (#12303): nor does the adapter's path
 
 
+def test_semantic_kernel_agent_thread_reduce_path_matches_the_samples_loop():
+    """``invoked_by="agent_thread_reduce"``: SK's history-reducer agent samples give
+    ``ChatHistoryAgentThread`` a new (empty) reducer and call ``await thread.reduce()`` after each turn.
+    Where the thread keeps the reducer, it reduces and so does the adapter's path on the same history;
+    where the thread swaps an empty reducer for a plain ``ChatHistory`` (its ``chat_history or
+    ChatHistory()``, before 1.30.0: microsoft/semantic-kernel#11976) ``thread.reduce()`` does nothing,
+    nor does the path."""
+    pytest.importorskip("semantic_kernel", reason=SK)
+    from semantic_kernel.agents import ChatHistoryAgentThread
+    from semantic_kernel.contents.history_reducer.chat_history_truncation_reducer import ChatHistoryTruncationReducer
+
+    from compaction_suite.adapters.semantic_kernel import from_semantic_kernel, truncation_reducer
+
+    before: list[list[dict]] = []
+
+    class Recording(ChatHistoryTruncationReducer):
+        async def reduce(self):
+            before.append(from_semantic_kernel(list(self.messages)))
+            return await super().reduce()
+
+    with ScriptedServer("files-read_file") as server:
+        agent = _sk_agent(server)
+        thread = ChatHistoryAgentThread(chat_history=Recording(target_count=2))
+
+        async def run() -> Any:
+            nonlocal thread
+            for turn in range(TURNS):
+                thread = (await agent.get_response(messages=f"turn {turn}: read the files", thread=thread)).thread
+                await thread.reduce()
+            return thread._chat_history
+
+        history = asyncio.run(run())
+        assert not server.rejected
+    if isinstance(history, Recording):  # the thread kept the reducer: each reduce() saw the whole thread
+        assert before and len(compact(truncation_reducer(Settings(), target_count=2, invoked_by="agent_thread_reduce"), before[-1])) < len(before[-1])
+    else:  # swapped for a plain ChatHistory: reduce() never reached a reducer, and the path leaves the history as it is
+        kept = from_semantic_kernel(list(history.messages))
+        assert not before and len(kept) > 2 and compact(truncation_reducer(Settings(), target_count=2, invoked_by="agent_thread_reduce"), kept) == kept
+
+
 def test_semantic_kernel_add_message_async_path_reduces_between_rounds():
     """``invoked_by="add_message_async"``: with ``auto_reduce=True`` SK's history reduces in
     ``add_message_async``, which the caller uses; the kernel's function calling adds each round's results
