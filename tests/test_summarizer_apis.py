@@ -290,13 +290,17 @@ def test_the_token_counting_endpoint_counts_what_the_messages_api_accepts(server
     request the Messages API accepts and refuses, in the API's words, one it refuses; never a summarizer
     exchange, whatever fault is set."""
     _, claude = clients(server)
-    use = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}
-    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}
+    use: Any = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}]}
+    result: Any = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]}
+    asked: Any = {"role": "user", "content": "read a"}
+
+    def count(messages: Any, **system: Any) -> int:
+        return claude.messages.count_tokens(model="claude-x", messages=messages, **system).input_tokens
+
     server.fault("500")
-    counted = claude.messages.count_tokens(model="claude-x", system="Be brief.", messages=[{"role": "user", "content": "read a"}, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}])
-    assert counted.input_tokens > 0
+    assert count([asked, use, result], system="Be brief.") > 0
     with pytest.raises(anthropic.BadRequestError, match="unexpected `tool_use_id` found in `tool_result` blocks: toolu_1"):
-        claude.messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": [result]}, {"role": "assistant", "content": [use]}])  # a reversed prefix
+        count([result, use])  # a reversed prefix
     with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"):
-        claude.messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": "read a"}, {"role": "assistant", "content": [use]}])
+        count([asked, use])
     assert len(server.token_counts) == 3 and server.exchanges == []
