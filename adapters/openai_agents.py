@@ -12,8 +12,10 @@ path: ``Runner.run`` (or ``run_streamed``) with the compaction session, its agen
 ``OpenAIResponsesModel`` on the suite's double scripted with the history's last step, so the SDK's own
 loop writes the session and compacts after the response as it does for users, by ``previous_response_id``
 where the release (0.6.6-0.6.8: the only mode) or ``compaction_mode`` says so, against the chains the
-double stored (`conformance.response_chains`). Declarations proven by ``tests/test_adapter_format_loops.py``
-and ``tests/test_openai_agents_paths.py``.
+double stored (`conformance.response_chains`). ``runner_session`` is the stored session as the ``Runner``
+writes it (each appended turn run through ``Runner.run``), with the session's own removals (``pop_item``,
+``clear_session``) and its documented manual compaction. Declarations proven by
+``tests/test_adapter_format_loops.py``, ``tests/test_openai_agents_paths.py`` and ``tests/test_session_loops.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None},
+    "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
@@ -59,6 +62,12 @@ WHY = {
         "session only: OpenAIResponsesCompactionSession over a file SQLiteSession, its stored history under a refused "
         "write (STORE-13), appends while responses.compact is in flight (STORE-14) and reopening (STORE-15)"
     ),
+    "runner_session": (
+        "session only: OpenAIResponsesCompactionSession over a file SQLiteSession written by Runner.run (each appended turn "
+        "replayed through the SDK's loop, so the double stores its response chain), with pop_item and clear_session "
+        "(STORE-18, STORE-19) and the documented manual run_compaction(force), which compacts by the response id the "
+        "session kept (previous_response_id where stored); threshold: the Runner's own trigger after each turn"
+    ),
     "runner": (
         "core only: Runner.run (run_streamed with streamed) replaying the history's last step through the SDK's own loop, "
         "compacting as the Runner does after a response (by previous_response_id where the release or compaction_mode says "
@@ -72,6 +81,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 10}),
     ("responses_compaction", {"threshold": 4, "session_limit": 8}),
     ("responses_session", {"threshold": 4}),
+    ("runner_session", {}),
     ("runner", {"threshold": 4}),
     ("runner", {"threshold": 4, "streamed": True}),
     ("runner", {"threshold": 4, "store": False}),
@@ -159,6 +169,14 @@ class _Session:
     async def compact(self) -> None:
         await self._session.run_compaction({"response_id": f"resp_compaction_suite_{next(_ids)}", "store": False})
 
+    async def pop(self) -> Any:
+        """``Session.pop_item``: the newest item, removed (SPEC STORE-18)."""
+        return await self._session.pop_item()
+
+    async def clear(self) -> None:
+        """``Session.clear_session`` (SPEC STORE-19)."""
+        await self._session.clear_session()
+
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -176,8 +194,13 @@ def responses_session(settings: Any, **given: Any) -> Any:
     threshold = int(o["threshold"])
     compactor = responses_compaction(settings, threshold=threshold)
     compactor.profiles = frozenset({"session"})
+    compactor.capabilities = {**compactor.capabilities, "session_removes": list(REMOVES)}
     compactor.session = lambda path: _Session(memory, openai, settings, path, threshold)
     return compactor
+
+
+REMOVES = ("pop", "clear")
+"""What the SDK's ``Session`` protocol has that removes items: ``pop_item`` and ``clear_session`` (no removal by id)."""
 
 
 # --- the Runner's path (SPEC Part A, "Wire formats", Decision: response chains)
@@ -285,10 +308,7 @@ def runner(settings: Any, **given: Any) -> Any:
                 f"compaction-suite-runner-{n}", store, client=client, model=COMPACT_MODEL,
                 should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
             )  # fmt: skip
-            agent = agents.Agent(
-                name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client),
-                tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=bool(o["store"])),
-            )  # fmt: skip
+            agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]))
             await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), **read)
             return list(await store.get_items())
         finally:
@@ -297,6 +317,12 @@ def runner(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
     return make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool) -> Any:
+    """The agent whose model answers with ``step`` and whose tools answer its calls with ``outputs``."""
+    model = scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client)
+    return agents.Agent(name="compaction-suite", model=model, tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=store))
 
 
 def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
@@ -327,3 +353,59 @@ async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, s
             await agents.Runner.run(agent, turn, session=session, run_config=config, max_turns=1)
     except agents.MaxTurnsExceeded:
         pass
+
+
+# --- the stored session as the Runner writes it (SPEC STORE-13..15, STORE-18, STORE-19)
+
+
+class _RunnerSession(_Session):
+    """`_Session` written by the SDK's ``Runner``: ``append`` stores what precedes the items' last user
+    message and runs that turn through ``Runner.run`` (the agent's model scripted through the suite's
+    double, which stores the response chain as the API does), so the session keeps the response id the
+    ``Runner`` gave it and compacts after the turn when ``threshold`` candidate items are stored; items
+    the SDK's loop cannot have produced are added as they are. ``compact`` is the documented manual
+    ``run_compaction({"force": True})``: no response id given, the session compacts by the one it kept
+    (``previous_response_id`` where that response was stored, else its items)."""
+
+    def __init__(self, modules: tuple[Any, Any, Any, Any], settings: Any, path: str, o: dict[str, Any]) -> None:
+        self._agents, memory, self._models, openai = modules
+        self._client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        self._store = memory.SQLiteSession("compaction-suite", path)
+        mode = {"compaction_mode": o["compaction_mode"]} if o["compaction_mode"] is not None else {}
+        threshold = int(o["threshold"])
+        self._session = memory.OpenAIResponsesCompactionSession(
+            "compaction-suite", self._store, client=self._client, model=COMPACT_MODEL,
+            should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
+        )  # fmt: skip
+        self._stored = bool(o["store"])
+        self._closed = False
+
+    async def append(self, items: list[dict[str, Any]]) -> None:
+        plan = last_step(items)
+        if plan is None:
+            await self._session.add_items(items)
+            return
+        stored, turn, step, outputs = plan
+        if stored:
+            await self._session.add_items(stored)
+        agent = _replaying(self._agents, self._models, self._client, step, outputs, store=self._stored)
+        await _run_turn(self._agents, agent, turn, self._session, streamed=False)
+
+    async def compact(self) -> None:
+        await self._session.run_compaction({"force": True})
+
+
+@factory
+def runner_session(settings: Any, **given: Any) -> Any:
+    """The SDK's stored session as the ``Runner`` writes it (`_RunnerSession`): ``session(path)`` for
+    profile ``session``, declaring its removals (``pop_item``, ``clear_session``); ``compact`` is
+    `responses_compaction`'s (the profile's tests do not call it)."""
+    o = options(DEFAULTS["runner_session"], given)
+    modules = (requires("agents", EXTRA), requires("agents.memory", EXTRA), requires("agents.models.openai_responses", EXTRA), requires("openai", EXTRA))
+    if o["compaction_mode"] is not None and not accepts(modules[1].OpenAIResponsesCompactionSession.__init__, "compaction_mode"):
+        raise CannotDrive("openai_agents:runner_session", "openai-agents", "OpenAIResponsesCompactionSession has no compaction_mode before 0.6.9")
+    compactor = runner(settings, threshold=int(o["threshold"]), store=bool(o["store"]))  # starts the Runner once: a contract error where it cannot
+    compactor.profiles = frozenset({"session"})
+    compactor.capabilities = {**compactor.capabilities, "session_removes": list(REMOVES)}
+    compactor.session = lambda path: _RunnerSession(modules, settings, path, o)
+    return compactor

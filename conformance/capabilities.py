@@ -30,6 +30,11 @@ reading, so a compactor that declares nothing is checked as before:
 - ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
   asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
   declared, and WIN-1 is not applicable. Anything else is a contract error.
+- ``session_removes``: the operations a framework session (profile ``session``) has that remove
+  items (`REMOVALS`: ``"pop"`` the newest item, ``"remove"`` an item by its position, ``"clear"``
+  everything), as the framework's session API has them; STORE-18 and STORE-19 judge a compaction
+  after them. Default: none declared, and those clauses are not applicable. Anything else is a
+  contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -61,6 +66,12 @@ RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
 clause itself stays applicable and is checked by its other tests."""
 
 
+REMOVALS = ("pop", "remove", "clear")
+"""The session operations that remove items (SPEC Part A, "session", STORE-18, STORE-19): the newest
+item (the OpenAI Agents SDK's ``Session.pop_item``), one item by its position in what the session
+gives (LangGraph's ``RemoveMessage`` by the message's id), everything (``Session.clear_session``)."""
+
+
 class CapabilityError(ValueError):
     """A ``capabilities`` declaration the suite cannot read (a contract error)."""
 
@@ -84,6 +95,8 @@ class Capabilities:
     """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
+    session_removes: tuple[str, ...] = ()
+    """The session operations that remove items (`REMOVALS`; SPEC STORE-18, STORE-19); empty: none declared."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -118,6 +131,10 @@ class Capabilities:
         if self.summarizer_window is None:
             for clause_id in waived_by("summarizer_window", "none"):
                 found[clause_id] = "no summarizer window declared (capabilities['summarizer_window']): the summarizer model's context window is not known"
+        for clause_id, operations in _removal_clauses().items():
+            if not set(operations) & set(self.session_removes):
+                said = f"declared capabilities {{'session_removes': {list(self.session_removes)}}}" if self.session_removes else "no session removal declared (capabilities['session_removes'])"
+                found[clause_id] = f"{said}: the session has no {' or '.join(operations)} to run before a compaction"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -142,7 +159,8 @@ class Capabilities:
 
     def as_dict(self) -> dict[str, Any]:
         found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}
-        return {**found, "summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else found
+        found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
+        return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
 def declared(compactor: Any) -> Capabilities:
@@ -161,7 +179,28 @@ def declared(compactor: Any) -> Capabilities:
     except TriggerError as error:
         raise CapabilityError(str(error)) from error
     summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")))
+    removes = _removals(raw.get("session_removes"))
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")), session_removes=removes)
+
+
+def _removal_clauses() -> dict[str, tuple[str, ...]]:
+    """{clause id: the removal operations any one of which it runs by} (``clauses.json``'s
+    ``session_removes=no-<operation>`` waivers: a clause is waived when none of them is declared)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for operation in REMOVALS:
+        for clause_id in waived_by("session_removes", f"no-{operation}"):
+            found[clause_id] = (*found.get(clause_id, ()), operation)
+    return found
+
+
+def _removals(raw: Any) -> tuple[str, ...]:
+    """The declared session removal operations (SPEC STORE-18, STORE-19); raises `CapabilityError` for
+    anything but a list of `REMOVALS`."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(op, str) and op in REMOVALS for op in raw) or len(set(raw)) != len(raw):
+        raise CapabilityError(f"capabilities['session_removes'] is {raw!r}; expected a list of distinct operations among {', '.join(REMOVALS)}")
+    return tuple(raw)
 
 
 SMALLEST_WINDOW = 1000

@@ -1,4 +1,4 @@
-"""Stored sessions (SPEC STORE-13..15), shown with the frameworks' own objects (issue 21).
+"""Stored sessions (SPEC STORE-13..15, STORE-18), shown with the frameworks' own objects (issue 21).
 
 Strands: an ``Agent`` with ``SummarizingConversationManager`` under a ``FileSessionManager`` summarizes
 in its own loop (proactive compression before a model call; the scripted model of
@@ -11,6 +11,7 @@ adapter's session is the object ``Runner`` writes to and compacts through (``add
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -113,3 +114,64 @@ def test_openai_agents_runner_writes_and_compacts_through_the_adapters_session(t
     assert compacts, "the Runner never compacted through the session"
     assert any(item.get("type") == "compaction" for item in held)
     assert again == held
+
+
+QUESTION = "What is 2 + 2? (the question taken back)"
+ANSWER = "It is 5. (the answer taken back)"
+
+
+def _runner_session_after_correction(tmp_path, *, forced_id: bool) -> tuple[list, list, bool]:
+    """The SDK's documented correction on the adapter's ``runner_session``: a turn the ``Runner`` writes
+    (its model scripted through the double, which stores the response chain), then ``pop_item`` twice
+    (the answer, then the question) and the manual ``run_compaction``. ``forced_id``: the compaction names
+    the popped turn's response id itself (what a session that kept it does, openai-agents-python#4867).
+    Returns (what the session holds after, the compaction requests as the double resolved them, whether
+    the double stored a chain holding the popped turn)."""
+    pytest.importorskip("agents.memory", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
+    from compaction_suite.adapters.openai_agents import runner_session
+
+    turn = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": QUESTION}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": ANSWER}]},
+    ]
+    with SummarizerServer() as endpoint:
+        settings = connected(Settings(), endpoint.base_url)
+
+        async def main():
+            session = runner_session(settings).session(str(tmp_path / "session.db"))
+            try:
+                await session.append([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hello."}]}])
+                await session.append(turn)
+                response_id = session._session._response_id
+                assert [await session.pop() for _ in range(2)][-1]["content"][0]["text"] == QUESTION
+                if forced_id:
+                    await session._session.run_compaction({"force": True, "response_id": response_id, "compaction_mode": "previous_response_id"})
+                else:
+                    await session.compact()
+                return await session.load(), response_id
+            finally:
+                await session.close()
+
+        held, response_id = asyncio.run(main())
+        sent = [e.body for e in endpoint.exchanges if e.api == "compact"]
+        chained = endpoint.stored(response_id)
+    return held, sent, chained
+
+
+def test_openai_agents_runner_session_pop_then_compaction_brings_nothing_back(tmp_path):
+    """At the installed release (0.22.2 onward ``pop_item`` forgets the response id) the manual
+    compaction after the correction compacts the session's own items: nothing of the popped turn in
+    what it sends or what the session holds (STORE-18)."""
+    held, sent, chained = _runner_session_after_correction(tmp_path, forced_id=False)
+    assert chained, "the Runner's turn was not stored as a response chain: the clause would see no stale chain"
+    assert sent and "previous_response_id" not in json.dumps(sent)
+    assert QUESTION not in json.dumps(sent) and QUESTION not in json.dumps(held) and ANSWER not in json.dumps(held)
+
+
+def test_compaction_by_the_popped_turns_response_brings_it_back(tmp_path):
+    """The instrument STORE-18 reads: compacting by the response id the popped turn was answered in (what
+    0.22.0 and 0.22.1 do on their own) sends the chain holding the popped question and answer, and the
+    session holds them again."""
+    held, sent, _ = _runner_session_after_correction(tmp_path, forced_id=True)
+    assert QUESTION in json.dumps(sent) and ANSWER in json.dumps(sent)
+    assert QUESTION in json.dumps(held) and ANSWER in json.dumps(held)

@@ -1,11 +1,14 @@
-"""Profile session: a framework's stored session under compaction (SPEC STORE-13..STORE-15).
+"""Profile session: a framework's stored session under compaction (SPEC STORE-13..STORE-15,
+STORE-18, STORE-19).
 
 The target's ``session(path)`` opens the framework's own session kept in a fresh temporary folder;
 the suite calls its ``append``, ``load``, ``compact`` and ``close`` (plain or ``async``) in one event
 loop and judges what ``load`` gives, before and after the compaction, and from a session reopened
 by a fresh target. The faults are the store's own and real concurrency: a file-size limit the
 store's write runs into (STORE-13) and an append from another task while the summarizer holds the
-compaction's request (STORE-14).
+compaction's request (STORE-14). The removal operations a session declares (``pop``, ``remove``,
+``clear``: `capabilities.REMOVALS`) run before a compaction, which must bring back nothing they
+removed (STORE-18, STORE-19).
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import assume, given, reject
 from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.suite import Suite
 from compaction_suite.conformance.violation import Violation as V
 
-from .common import TARGET_FORMAT, clause, in_format, target_format
+from .common import TARGET_FORMAT, clause, declared_capabilities, in_format, target_format
 
 T = TypeVar("T")
 ROOM = 1 << 20
@@ -125,6 +129,61 @@ def user_turns(texts: list[str]) -> Any:
     return [{"role": "user", "content": t} for t in texts]
 
 
+TAKEN_BACK = "withdrawn-question-q7x"
+"""Words only the turn STORE-18 and STORE-19 remove holds (no drawn history holds them)."""
+FRESH = "a new conversation after the clear (fresh-c4t)"
+"""The first user turn of the conversation STORE-19 starts in the cleared session."""
+
+
+def exchange(question: str, answer: str) -> Any:
+    """A user question and the model's answer, as a history of the target's wire format: the turn a
+    user takes back (the OpenAI Agents SDK's documented correction pops the answer, then the question)."""
+    name = target_format().name
+    if name == "responses":
+        return [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": question}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]},
+        ]
+    if name == "anthropic-messages":
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": question}]}, {"role": "assistant", "content": [{"type": "text", "text": answer}]}]}
+    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+
+
+def taken_back_turn() -> Any:
+    return exchange(f"Please forget this question ({TAKEN_BACK}).", f"An answer to the question the user takes back ({TAKEN_BACK}).")
+
+
+def holds(value: Any, words: str) -> bool:
+    return words in json.dumps(value, default=repr, ensure_ascii=False)
+
+
+async def take_back(session: Any, operation: str) -> list[Any]:
+    """Remove the taken-back turn by ``operation``: ``pop`` the newest item until its question is
+    gone (the answer first, as the SDK's documented correction does), or ``remove`` each of its items
+    by position, newest first. Returns what was removed (popped items, or the items at those positions)."""
+    removed: list[Any] = []
+    if operation == "pop":
+        for _ in range(len(items(loaded(await done(session.load())))) or 1):
+            popped = await done(session.pop())
+            if popped is None:
+                break
+            removed.append(popped)
+            if not holds(items(loaded(await done(session.load()))), TAKEN_BACK):
+                break
+        return removed
+    current = items(loaded(await done(session.load())))
+    for index in reversed([n for n, item in enumerate(current) if holds(item, TAKEN_BACK)]):
+        await done(session.remove(index))
+        removed.append(current[index])
+    return removed
+
+
+def sent_since(suite: Suite, start: int) -> list[Any]:
+    """What the summarizer requests made since ``start`` stood for (a ``previous_response_id`` resolved
+    into the chain the double stored: `summarizer_server.Exchange.body`)."""
+    return [e.body for e in suite.server.exchanges[start:]]
+
+
 def loaded(value: Any) -> Any:
     """What ``load`` gave, as a value of its own (a list, or an Anthropic request)."""
     return list(value) if isinstance(value, (list, tuple)) else value
@@ -209,6 +268,66 @@ def test_reopened_session_gives_the_same_history(suite, history):
         if not same(again, view):
             return V("reopened-session-differs", f"the reopened session gives other history than the one closed after a compaction: {lost(view, again)}"), again
         return None, view
+
+    problem, output = scenario(suite, steps, history)
+    require(problem, history, output)
+
+
+@clause("STORE-18")
+@TARGET_FORMAT
+@few
+@given(history=sessions, data=st.data())
+def test_removed_items_stay_removed(suite, history, data):
+    operations = [op for op in ("pop", "remove") if op in declared_capabilities().session_removes]
+    operation = data.draw(st.sampled_from(operations), label="operation")
+
+    async def steps(session: Any, _folder: str) -> tuple[V | None, Any]:
+        await done(session.append(taken_back_turn()))
+        removed = await take_back(session, operation)
+        after_removal = loaded(await done(session.load()))
+        assume(removed and not holds(after_removal, TAKEN_BACK))  # the operation removed the turn
+        start = len(suite.server.exchanges)
+        with contextlib.suppress(Exception):  # a compaction that raises brings nothing back; STORE-13 judges what it leaves
+            await done(session.compact())
+        after = loaded(await done(session.load()))
+        sent = sent_since(suite, start)
+        assume(sent)  # the compaction asked its summarizer
+        if holds(after, TAKEN_BACK):
+            return V("removed-item-back", f"the session's {operation} removed {len(removed)} items; after the next compaction the session holds them again ({lost(after_removal, after)})"), after
+        if holds(sent, TAKEN_BACK):
+            return V("removed-item-summarized", f"the session's {operation} removed {len(removed)} items; the next compaction sent them to the summarizer, so its summary stands for them"), after
+        return None, after
+
+    problem, output = scenario(suite, steps, history)
+    require(problem, history, output)
+
+
+@clause("STORE-19")
+@TARGET_FORMAT
+@few
+@given(history=sessions)
+def test_cleared_conversation_stays_cleared(suite, history):
+    async def steps(session: Any, _folder: str) -> tuple[V | None, Any]:
+        await done(session.append(taken_back_turn()))
+        await done(session.clear())
+        assume(not items(loaded(await done(session.load()))))  # the clear emptied the session
+        await done(session.append(user_turns([FRESH])))
+        for more in (None, history):  # compact the new conversation's first turn; where that asks no summarizer, a longer one
+            if more is not None:
+                await done(session.append(copy.deepcopy(more)))
+            cleared = loaded(await done(session.load()))
+            start = len(suite.server.exchanges)
+            with contextlib.suppress(Exception):  # a compaction that raises brings nothing back; STORE-13 judges what it leaves
+                await done(session.compact())
+            after = loaded(await done(session.load()))
+            sent = sent_since(suite, start)
+            if holds(after, TAKEN_BACK):
+                return V("cleared-history-back", f"after the session was cleared and a new conversation begun, the next compaction filled it with the old conversation ({lost(cleared, after)})"), after
+            if holds(sent, TAKEN_BACK):
+                return V("cleared-history-summarized", "after the session was cleared, the next compaction sent the old conversation to the summarizer, so its summary stands for it"), after
+            if sent:
+                return None, after
+        return reject()  # no compaction asked the summarizer
 
     problem, output = scenario(suite, steps, history)
     require(problem, history, output)

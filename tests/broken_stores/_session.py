@@ -2,14 +2,15 @@
 broken sessions to break one each: chat-completions messages in a JSON file, written whole to a
 temporary file and renamed over the old one; a compaction summarizes everything through the suite's
 summarizer into one ``[Context Summary]`` user message, holding the session's lock across the
-request so an append waits for it."""
+request so an append waits for it. Its removals (``pop`` the newest message, ``remove`` one by
+position, ``clear``: STORE-18, STORE-19) rewrite the file under the same lock."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 SUMMARY = "[Context Summary]"
 
@@ -38,6 +39,25 @@ class JsonSession:
     async def load(self) -> list[dict[str, Any]]:
         return self.read()
 
+    async def pop(self) -> dict[str, Any] | None:
+        async with self.lock:
+            messages = self.read()
+            if not messages:
+                return None
+            popped = messages.pop()
+            self.write(messages)
+            return popped
+
+    async def remove(self, index: int) -> None:
+        async with self.lock:
+            messages = self.read()
+            del messages[index]
+            self.write(messages)
+
+    async def clear(self) -> None:
+        async with self.lock:
+            self.write([])
+
     async def summary(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         from openai import AsyncOpenAI
 
@@ -58,6 +78,7 @@ class Target:
     """The target: claims only ``session``; ``compact`` is never called for it."""
 
     profiles = frozenset({"session"})
+    capabilities: ClassVar[dict[str, Any]] = {"session_removes": ["pop", "remove", "clear"]}
 
     def __init__(self, settings: Any, session: type[JsonSession]) -> None:
         self.settings, self.kind = settings, session
@@ -67,3 +88,8 @@ class Target:
 
     def session(self, path: str) -> JsonSession:
         return self.kind(self.settings, path)
+
+
+def factory(settings: Any) -> Target:
+    """The session that keeps the rules (tests/test_session_removals.py: STORE-18 and STORE-19 pass on it)."""
+    return Target(settings, JsonSession)
