@@ -71,8 +71,18 @@ class ModelEndpoint:
 def tool_specs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The tools an agent holding ``messages`` offers its model: one spec per tool its history calls
     (Bedrock rejects a history with tool blocks and no toolConfig, SPEC CORE-13)."""
-    seen = sorted({str(b["toolUse"].get("name")) for m in messages for b in m.get("content", []) if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)})
-    return [{"name": name, "description": f"the history's tool {name}", "inputSchema": {"json": {"type": "object", "properties": {}}}} for name in seen]
+    seen = sorted(
+        {
+            str(b["toolUse"].get("name"))
+            for m in messages
+            for b in m.get("content", [])
+            if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)
+        }
+    )
+    return [
+        {"name": name, "description": f"the history's tool {name}", "inputSchema": {"json": {"type": "object", "properties": {}}}}
+        for name in seen
+    ]
 
 
 def call(model: Any, messages: list[dict[str, Any]], system_prompt: str | None) -> None:

@@ -107,7 +107,8 @@ def chosen(api: str, name: str | None = None) -> Overflow:
 
 
 def _output_tokens(body: Mapping[str, Any]) -> int:
-    config = body.get("inferenceConfig") if isinstance(body.get("inferenceConfig"), Mapping) else {}
+    found = body.get("inferenceConfig")
+    config: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     for value in (body.get("max_tokens"), body.get("max_completion_tokens"), body.get("max_output_tokens"), config.get("maxTokens")):
         if isinstance(value, int):
             return value

@@ -99,7 +99,9 @@ def _bedrock_agent(server, messages, manager):
     strands = pytest.importorskip("strands")
     from compaction_suite.adapters.strands import _bedrock_model
 
-    return strands.Agent(model=_bedrock_model(Settings(base_url=server.base_url)), messages=messages, conversation_manager=manager, callback_handler=None)
+    return strands.Agent(
+        model=_bedrock_model(Settings(base_url=server.base_url)), messages=messages, conversation_manager=manager, callback_handler=None
+    )
 
 
 def _strands_messages(history):
@@ -130,7 +132,11 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
     from strands.agent.conversation_manager import SlidingWindowConversationManager
     from strands.models import bedrock
 
-    monkeypatch.setattr(bedrock, "BEDROCK_CONTEXT_WINDOW_OVERFLOW_MESSAGES", [m for m in bedrock.BEDROCK_CONTEXT_WINDOW_OVERFLOW_MESSAGES if "prompt is too long" not in m])
+    monkeypatch.setattr(
+        bedrock,
+        "BEDROCK_CONTEXT_WINDOW_OVERFLOW_MESSAGES",
+        [m for m in bedrock.BEDROCK_CONTEXT_WINDOW_OVERFLOW_MESSAGES if "prompt is too long" not in m],
+    )
     server.window(WINDOW, {"converse": "prompt-too-long"})
     agent = _bedrock_agent(server, _strands_messages(_history(last="assistant")), SlidingWindowConversationManager(window_size=12))
     with pytest.raises(ClientError, match="prompt is too long"):
@@ -140,7 +146,11 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
 # --- the adapter's reactive path, through each model class
 
 
-MODEL_ANSWERS = [(kind, name) for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses")) for name in overflow.names(api)]
+MODEL_ANSWERS = [
+    (kind, name)
+    for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses"))
+    for name in overflow.names(api)
+]
 
 
 @pytest.mark.parametrize(("kind", "name"), MODEL_ANSWERS)
@@ -148,7 +158,9 @@ def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, k
     pytest.importorskip("strands")
     from compaction_suite.adapters.strands import sliding_window
 
-    compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model=kind, overflow_answer=name)
+    compactor = sliding_window(
+        Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model=kind, overflow_answer=name
+    )
     history = _history()
     out = compactor.compact(history, iteration=1)
     assert len(out["messages"]) < len(history["messages"]) and out["messages"][0]["role"] == "user"
@@ -165,7 +177,14 @@ def test_the_adapter_crashes_where_the_model_class_does_not_recognise_the_answer
     from compaction_suite.adapters.strands import sliding_window
 
     monkeypatch.setattr(strands_openai, "classify_openai_error", lambda error: None, raising=False)
-    compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model="openai", overflow_answer="bedrock-gateway")
+    compactor = sliding_window(
+        Settings(base_url=server.base_url),
+        window_size=12,
+        path="reactive",
+        context_window=WINDOW,
+        model="openai",
+        overflow_answer="bedrock-gateway",
+    )
     with pytest.raises(openai.InternalServerError, match="Input is too long for requested model"):
         compactor.compact(_history(), iteration=1)
 
