@@ -128,7 +128,7 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
     """The same loop with ``BedrockModel``'s overflow texts as before 1.26.0 (no "prompt is too long"):
     the raw ``ValidationException`` ends the invocation (strands-agents/harness-sdk#1712, #1912)."""
     pytest.importorskip("strands")
-    from botocore.exceptions import ClientError
+    from botocore.exceptions import ClientError  # type: ignore[import-untyped]
     from strands.agent.conversation_manager import SlidingWindowConversationManager
     from strands.models import bedrock
 
