@@ -462,6 +462,14 @@ def _endpoint(kind: str, path: str, answer: Any, window: int) -> reactive.ModelE
     return None if path != "reactive" or chosen == reactive.ADAPTER else reactive.ModelEndpoint(kind, window, chosen)
 
 
+def _reactive_window(endpoint: reactive.ModelEndpoint | None) -> dict[str, Any]:
+    """``reactive_window`` (SPEC FIRE-5) where the overflow comes from the model's own double, a window the
+    suite takes (at least 1,000 tokens); nothing otherwise."""
+    from compaction_suite.conformance.capabilities import SMALLEST_WINDOW
+
+    return {"reactive_window": endpoint.window_tokens} if endpoint is not None and endpoint.window_tokens >= SMALLEST_WINDOW else {}
+
+
 def _main_model(settings: Any, kind: str, endpoint: reactive.ModelEndpoint, *, thinking: bool = False, **config: Any) -> Any:
     """The agent's model class as `_model` builds it, on ``endpoint`` (the main call's double)."""
     return _model(settings.with_(base_url=endpoint.server().base_url), kind, thinking=thinking, **config)
@@ -496,7 +504,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
             _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    declared = _declared(path, routine=path == "routine")
+    declared = _declared(path, routine=path == "routine") | _reactive_window(endpoint)
     if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
         declared["trigger"] = {"messages": int(o["window_size"])}
     return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=declared, estimate=_tokens)
@@ -549,7 +557,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
             _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
 
 
 CONTEXT_MANAGER_PRESETS = ("auto", "agentic")
@@ -595,7 +603,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
             _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
         return _back(request, agent, conversion)
 
-    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
 
 
 def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window: int, events: Any, run_async: Any) -> None:

@@ -205,3 +205,34 @@ def test_the_overflow_answer_option_is_checked():
 
     with pytest.raises(ValueError, match="no overflow answer 'mantle'"):
         sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), path="reactive", model="openai", overflow_answer="mantle")
+
+
+# --- FIRE-5 (the clause's meta-tests: its control fails it in tests/test_negative_controls.py)
+
+
+def test_fire_5_holds_for_a_reactive_loop_that_recognises_the_answer(tmp_path):
+    from checking import in_process
+
+    checked = in_process(tmp_path, "broken.compactors:ReactiveLoop", clauses=("FIRE-5",))
+    assert checked.exit_code == 0 and checked.clause("FIRE-5")["status"] == "pass", checked.output[-2000:]
+
+
+def test_fire_5_judges_strands_reactive_path_through_its_model_class(tmp_path, monkeypatch):
+    """At the installed release ``OpenAIModel`` recognises a Bedrock-backed gateway's answer and FIRE-5
+    holds; without its classifier (as before harness-sdk#1529) the same run fails FIRE-5 with the
+    provider's words."""
+    pytest.importorskip("strands")
+    from checking import in_process
+    from strands.models import openai as strands_openai
+
+    monkeypatch.setenv("COMPACTION_ADAPTER_OPTIONS", '{"window_size": 12, "path": "reactive", "context_window": 1000, "model": "openai", "overflow_answer": "bedrock-gateway"}')
+    target = "compaction_suite.adapters.strands:sliding_window"
+    (tmp_path / "holds").mkdir()
+    (tmp_path / "fails").mkdir()
+    held = in_process(tmp_path / "holds", target, clauses=("FIRE-5",), fast=True)
+    assert held.clause("FIRE-5")["status"] == "pass", held.output[-2000:]
+    monkeypatch.setattr(strands_openai, "classify_openai_error", lambda error: None, raising=False)
+    broken = in_process(tmp_path / "fails", target, clauses=("FIRE-5",), fast=True)
+    found = broken.clause("FIRE-5")
+    assert found["status"] == "fail" and found["reason_id"] == "overflow-answer-not-recovered", found
+    assert "Input is too long for requested model" in found["reason"]
