@@ -64,6 +64,12 @@ ANTHROPIC = Overflow(
     "anthropic", "Anthropic Messages, quoted in anthropics/claude-code#59696 and stackblitz-labs/bolt.diy#401",
     kind="invalid_request_error",
 )  # fmt: skip
+ANTHROPIC_MAX_TOKENS = Overflow(
+    "max-tokens", 400, "input length and `max_tokens` exceed context limit: {tokens} + {output} > {window}, decrease input length or `max_tokens` and try again",
+    "anthropic", "Anthropic Messages when the prompt and max_tokens together exceed the window, quoted in strands-agents/harness-sdk#1078 "
+    "and use-agent-os/agent-os#615",
+    kind="invalid_request_error",
+)  # fmt: skip
 CONVERSE_INPUT_TOO_LONG = Overflow(
     "input-too-long", 400, "Input is too long for requested model.",
     "converse", "Bedrock ValidationException, quoted in aws-samples/assessment-generator#2 (httpStatusCode 400) and "
@@ -88,7 +94,7 @@ ANSWERS: dict[str, tuple[Overflow, ...]] = {
     "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY),
     "responses": (OPENAI_RESPONSES, BEDROCK_MANTLE),
     "compact": (OPENAI_RESPONSES,),
-    "anthropic": (ANTHROPIC,),
+    "anthropic": (ANTHROPIC, ANTHROPIC_MAX_TOKENS),
     "converse": (CONVERSE_INPUT_TOO_LONG, CONVERSE_PROMPT_TOO_LONG, CONVERSE_MANTLE),
 }
 """Each API's real overflow answers, the first its default (the provider's own words)."""

@@ -153,6 +153,11 @@ MODEL_ANSWERS = [
 ]
 
 
+UNRECOGNISED = {("anthropic", "max-tokens")}
+"""Answers the installed release's model class does not read as an overflow (strands 1.62.0: ``AnthropicModel``
+has no "input length and `max_tokens` exceed context limit"; harness-sdk#1078 was closed unmerged)."""
+
+
 @pytest.mark.parametrize(("kind", "name"), MODEL_ANSWERS)
 def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, kind, name):
     pytest.importorskip("strands")
@@ -162,6 +167,10 @@ def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, k
         Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model=kind, overflow_answer=name
     )
     history = _history()
+    if (kind, name) in UNRECOGNISED:
+        with pytest.raises(Exception, match="exceed context limit"):
+            compactor.compact(history, iteration=1)
+        return
     out = compactor.compact(history, iteration=1)
     assert len(out["messages"]) < len(history["messages"]) and out["messages"][0]["role"] == "user"
 
