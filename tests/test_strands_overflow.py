@@ -231,8 +231,9 @@ def test_fire_5_judges_strands_reactive_path_through_its_model_class(tmp_path, m
     holds; without its classifier (as before harness-sdk#1529) the same run fails FIRE-5 with the
     provider's words."""
     pytest.importorskip("strands")
-    from checking import in_process
     from strands.models import openai as strands_openai
+
+    from checking import in_process
 
     monkeypatch.setenv("COMPACTION_ADAPTER_OPTIONS", '{"window_size": 12, "path": "reactive", "context_window": 1000, "model": "openai", "overflow_answer": "bedrock-gateway"}')
     target = "compaction_suite.adapters.strands:sliding_window"
