@@ -137,6 +137,13 @@ BEDROCK: list[tuple[str, dict[str, Any]]] = [
 """With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
 agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
 
+OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
+    ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
+    for model, answer in (("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"), ("anthropic", "max-tokens"))
+]  # fmt: skip
+"""The reactive path through each model class on the overflow answers other than its API's default
+(SPEC FIRE-5, `_strands_reactive`): whether the class reads its provider's words as an overflow."""
+
 DOCUMENTED: list[dict[str, Any]] = [
     {
         "factory": "summarizing", "clause": "CORE-10", "options": {"path": "reactive"},
@@ -640,7 +647,7 @@ def __getattr__(name: str) -> Any:
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
         summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
-        return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
+        return SLIDING_WINDOW + OVERFLOW_ANSWERS + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
         return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")
