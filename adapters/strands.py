@@ -446,6 +446,15 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
     return kind
 
 
+def _summarizes_with(kind: str) -> str:
+    """``kind`` for a factory that summarizes through the agent's model; ``openai-responses`` is refused:
+    the Responses double streams no ``response.output_text.delta``, which ``OpenAIResponsesModel`` reads an
+    answer from, so every summary would come back empty (a finding of the double, not of Strands)."""
+    if kind == "openai-responses":
+        raise ValueError("model=openai-responses is driven on sliding_window only (the Responses double streams no output_text deltas)")
+    return kind
+
+
 def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: Conversion, window: int) -> None:
     """What ``Agent`` does when its model reports an overflow: ``reduce_context(agent, e=overflow)``, then
     the model call again, which overflows again while the request is over the model's ``window`` tokens
@@ -532,7 +541,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
     if o["structured_output"] and not o["summarization_agent"]:
         raise ValueError("structured_output applies to a summarization_agent: set summarization_agent too")
     managers = requires("strands.agent.conversation_manager", EXTRA)
-    kind = _model_kind(o["model"], o["thinking"])
+    kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
     proactive = path == "proactive"
     if proactive and release("strands-agents") < (1, 40):
         raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
@@ -584,7 +593,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     event loop does after an overflow (`_retried`); ``thinking`` as in `summarizing`."""
     o = options(DEFAULTS["context_manager"], given)
     path = _path(o["path"], ("proactive", "reactive"))
-    kind = _model_kind(o["model"], o["thinking"])
+    kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
     if release("strands-agents") < (1, 55):
         raise CannotDrive("strands:context_manager", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
     events = requires("strands.hooks", EXTRA)
