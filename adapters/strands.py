@@ -35,6 +35,7 @@ import json
 import tempfile
 from typing import Any
 
+from . import _strands_reactive as reactive
 from ._common import CannotDrive, accepts, factory, make, options, release, requires
 from ._native import declared, double_refuses
 
@@ -55,20 +56,24 @@ PROVIDERS = ["anthropic", "bedrock-converse"]
 ``AnthropicModel``, so both rule sets apply to what Strands keeps."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000, "model": "anthropic"},
+    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000, "model": "anthropic", "overflow_answer": None},
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
         "path": "proactive", "summarization_agent": False, "structured_output": False, "thinking": False, "model": "anthropic",
+        "overflow_answer": None,
     },
-    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic"},
+    "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
 }  # fmt: skip
-MODELS = ("anthropic", "bedrock")
-"""The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``, or
+MODELS = ("anthropic", "bedrock", "openai", "openai-responses")
+"""The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``,
 ``BedrockModel`` (Strands' default model) on its Converse API, ``/model/{modelId}/converse-stream``
-(`conformance.converse`), through boto3 with the double's address as the endpoint. With ``bedrock``
-every request Strands sends (the summarizer's and, in the loop, the agent's) is what Bedrock
-receives, checked with Bedrock's own rules."""
+(`conformance.converse`), through boto3 with the double's address as the endpoint, ``OpenAIModel`` on
+its chat-completions API or ``OpenAIResponsesModel`` on its Responses API (the OpenAI-compatible
+endpoints users point them at: vLLM, gateways, Bedrock Mantle). With ``bedrock`` every request Strands
+sends (the summarizer's and, in the loop, the agent's) is what Bedrock receives, checked with Bedrock's
+own rules; with every model the reactive path's overflow is that model class's reading of its
+provider's answer (`_strands_reactive`, ``overflow_answer``)."""
 BEDROCK_REGION = "us-west-2"
 """Strands' own default region (``DEFAULT_BEDROCK_REGION``); its default model id is used as it is."""
 WHY = {
@@ -131,6 +136,13 @@ BEDROCK: list[tuple[str, dict[str, Any]]] = [
 ]
 """With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
 agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
+
+OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
+    ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
+    for model, answer in (("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"), ("anthropic", "max-tokens"))
+]  # fmt: skip
+"""The reactive path through each model class on the overflow answers other than its API's default
+(SPEC FIRE-5, `_strands_reactive`): whether the class reads its provider's words as an overflow."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -272,6 +284,8 @@ def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -
     or `_bedrock_model`."""
     if kind == "bedrock":
         return _bedrock_model(settings, **config)
+    if kind in ("openai", "openai-responses"):
+        return _openai_model(settings, kind, **config)
     if thinking:
         config["params"] = {"thinking": dict(THINKING)}
     anthropic_model = requires("strands.models.anthropic", EXTRA)
@@ -280,6 +294,16 @@ def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -
         client_args={"base_url": base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout},
         model_id=settings.model, max_tokens=2048 if thinking else 1024, **config,
     )  # fmt: skip
+
+
+def _openai_model(settings: Any, kind: str, **config: Any) -> Any:
+    """Strands' ``OpenAIModel`` (chat-completions) or ``OpenAIResponsesModel`` (Responses) on the suite's
+    summarizer, one attempt per call and the suite's timeout, as for ``AnthropicModel``."""
+    client_args = {"base_url": settings.base_url, "api_key": settings.api_key, "max_retries": 0, "timeout": settings.summarizer_timeout}
+    if kind == "openai":
+        return requires("strands.models.openai", EXTRA).OpenAIModel(client_args=client_args, model_id=settings.model, params={"max_tokens": 1024}, **config)
+    responses = requires("strands.models.openai_responses", EXTRA)
+    return responses.OpenAIResponsesModel(client_args=client_args, model_id=settings.model, params={"max_output_tokens": 1024}, **config)
 
 
 def _bedrock_model(settings: Any, **config: Any) -> Any:
@@ -363,11 +387,22 @@ def _from_converse(block: Any) -> Any:
 
 def renderer(model: Any) -> Any:
     """How ``model`` sends one Strands content block, as an Anthropic block (None: not sent):
-    ``AnthropicModel``'s own formatter, or ``BedrockModel``'s read back from Converse (`_from_converse`)."""
-    render = model._format_request_message_content
-    if type(model).__name__ != "BedrockModel":
-        return render
-    return lambda block: _from_converse(render(block))
+    ``AnthropicModel``'s own formatter, ``BedrockModel``'s read back from Converse (`_from_converse`), or,
+    for an OpenAI model class, ``AnthropicModel``'s (the history is Strands' own blocks whatever its model;
+    the target's format is Anthropic's)."""
+    name = type(model).__name__
+    if name == "BedrockModel":
+        render = model._format_request_message_content
+        return lambda block: _from_converse(render(block))
+    return model._format_request_message_content if name == "AnthropicModel" else _anthropic_formatter()._format_request_message_content
+
+
+@functools.cache
+def _anthropic_formatter() -> Any:
+    """An ``AnthropicModel`` used only for its block formatter (it never calls anything)."""
+    return requires("strands.models.anthropic", EXTRA).AnthropicModel(
+        client_args={"api_key": "probe", "base_url": "http://127.0.0.1:9"}, model_id="probe", max_tokens=1
+    )
 
 
 def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[str, Any]:
@@ -398,9 +433,25 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
     """The ``model`` option (`MODELS`), its Strands module imported now: a missing one is a contract
     error at once, never a crash finding; ``thinking`` is driven on ``AnthropicModel`` only."""
     kind = _path(value, MODELS, "model")
-    if thinking and kind == "bedrock":
-        raise ValueError("thinking is driven on model=anthropic only (the Converse double answers no reasoning content)")
-    requires("strands.models.bedrock" if kind == "bedrock" else "strands.models.anthropic", EXTRA)
+    if thinking and kind != "anthropic":
+        raise ValueError("thinking is driven on model=anthropic only (the other doubles answer no reasoning content)")
+    module = {"bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses"}.get(kind, "strands.models.anthropic")
+    try:
+        requires(module, EXTRA)
+    except ImportError:
+        if kind != "openai-responses":
+            raise
+        raise CannotDrive("strands", "strands-agents", "its release has no OpenAIResponsesModel (model=openai-responses)") from None
+    requires("strands.models.anthropic", EXTRA)  # the Anthropic blocks the history is read back in (`renderer`)
+    return kind
+
+
+def _summarizes_with(kind: str) -> str:
+    """``kind`` for a factory that summarizes through the agent's model; ``openai-responses`` is refused:
+    the Responses double streams no ``response.output_text.delta``, which ``OpenAIResponsesModel`` reads an
+    answer from, so every summary would come back empty (a finding of the double, not of Strands)."""
+    if kind == "openai-responses":
+        raise ValueError("model=openai-responses is driven on sliding_window only (the Responses double streams no output_text deltas)")
     return kind
 
 
@@ -420,6 +471,26 @@ def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: C
             return
 
 
+def _endpoint(kind: str, path: str, answer: Any, window: int) -> reactive.ModelEndpoint | None:
+    """The agent model's own double for the reactive path (`_strands_reactive`), None on another path or
+    with ``overflow_answer="adapter"`` (the adapter raising the overflow itself, `_reactively`)."""
+    chosen = reactive.answer_option(kind, answer)
+    return None if path != "reactive" or chosen == reactive.ADAPTER else reactive.ModelEndpoint(kind, window, chosen)
+
+
+def _reactive_window(endpoint: reactive.ModelEndpoint | None) -> dict[str, Any]:
+    """``reactive_window`` (SPEC FIRE-5) where the overflow comes from the model's own double, a window the
+    suite takes (at least 1,000 tokens); nothing otherwise."""
+    from compaction_suite.conformance.capabilities import SMALLEST_WINDOW
+
+    return {"reactive_window": endpoint.window_tokens} if endpoint is not None and endpoint.window_tokens >= SMALLEST_WINDOW else {}
+
+
+def _main_model(settings: Any, kind: str, endpoint: reactive.ModelEndpoint, *, thinking: bool = False, **config: Any) -> Any:
+    """The agent's model class as `_model` builds it, on ``endpoint`` (the main call's double)."""
+    return _model(settings.with_(base_url=endpoint.server().base_url), kind, thinking=thinking, **config)
+
+
 def overflow() -> Exception:
     """The ``ContextWindowOverflowException`` Strands' ``AnthropicModel`` raises for Anthropic's overflow answer."""
     return requires("strands.types.exceptions", EXTRA).ContextWindowOverflowException(OVERFLOW)
@@ -435,6 +506,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
     kind = _model_kind(o["model"])
+    endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = _conversion(request, kind)
@@ -442,11 +514,13 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
             manager.apply_management(agent)
+        elif endpoint is not None:
+            reactive.reactively(agent, _main_model(settings, kind, endpoint), endpoint, reactive.reduced_by(manager, agent))
         else:
             _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    declared = _declared(path, routine=path == "routine")
+    declared = _declared(path, routine=path == "routine") | _reactive_window(endpoint)
     if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
         declared["trigger"] = {"messages": int(o["window_size"])}
     return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=declared, estimate=_tokens)
@@ -467,7 +541,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
     if o["structured_output"] and not o["summarization_agent"]:
         raise ValueError("structured_output applies to a summarization_agent: set summarization_agent too")
     managers = requires("strands.agent.conversation_manager", EXTRA)
-    kind = _model_kind(o["model"], o["thinking"])
+    kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
     proactive = path == "proactive"
     if proactive and release("strands-agents") < (1, 40):
         raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
@@ -477,6 +551,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         events = requires("strands.hooks", EXTRA)
         event_loop = requires("strands.event_loop.event_loop", EXTRA)
         run_async = requires("strands._async", EXTRA).run_async
+    endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window_limit"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = _conversion(request, kind)
@@ -491,11 +566,14 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if proactive:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+        elif endpoint is not None:
+            main = _main_model(settings, kind, endpoint, thinking=bool(o["thinking"]), **config)
+            reactive.reactively(agent, main, endpoint, reactive.reduced_by(manager, agent))
         else:
             _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
 
 
 CONTEXT_MANAGER_PRESETS = ("auto", "agentic")
@@ -515,7 +593,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     event loop does after an overflow (`_retried`); ``thinking`` as in `summarizing`."""
     o = options(DEFAULTS["context_manager"], given)
     path = _path(o["path"], ("proactive", "reactive"))
-    kind = _model_kind(o["model"], o["thinking"])
+    kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
     if release("strands-agents") < (1, 55):
         raise CannotDrive("strands:context_manager", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
     events = requires("strands.hooks", EXTRA)
@@ -523,6 +601,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
     event_loop = requires("strands.event_loop.event_loop", EXTRA)
     preset = str(o["preset"])
     chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
+    endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window_limit"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = _conversion(request, kind)
@@ -533,11 +612,14 @@ def context_manager(settings: Any, **given: Any) -> Any:
         if path == "proactive":
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             run_async(lambda: agent.hooks.invoke_callbacks_async(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected)))
+        elif endpoint is not None:
+            main = _main_model(settings, kind, endpoint, thinking=bool(o["thinking"]), context_window_limit=int(o["context_window_limit"]))
+            reactive.reactively(agent, main, endpoint, reactive.retried_by(agent, events, run_async))
         else:
             _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
         return _back(request, agent, conversion)
 
-    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path), estimate=_tokens)
+    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
 
 
 def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window: int, events: Any, run_async: Any) -> None:
@@ -574,7 +656,7 @@ def __getattr__(name: str) -> Any:
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
         summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
-        return SLIDING_WINDOW + managers + ([] if summarizer_refused() else summarizing_ones)
+        return SLIDING_WINDOW + OVERFLOW_ANSWERS + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
         return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")

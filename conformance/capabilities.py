@@ -35,6 +35,10 @@ reading, so a compactor that declares nothing is checked as before:
   everything), as the framework's session API has them; STORE-18 and STORE-19 judge a compaction
   after them. Default: none declared, and those clauses are not applicable. Anything else is a
   contract error.
+- ``reactive_window``: the context window, in tokens, of the agent's model on the target's reactive
+  path (an integer of at least 1000): a request over it gets the provider's overflow answer, after which
+  the target reduces and retries; FIRE-5 judges a history larger than it. Default: none declared, and
+  FIRE-5 is not applicable. Anything else is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -93,6 +97,9 @@ class Capabilities:
     """The provider sets whose request rules the summarizer requests keep (SPEC CORE-13 Decision); empty: none."""
     summarizer_window: int | None = None
     """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
+    reactive_window: int | None = None
+    """The context window of the agent's model on the target's reactive path, in tokens: a request over it
+    gets the provider's overflow answer, which the target reduces after (SPEC FIRE-5); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     session_removes: tuple[str, ...] = ()
@@ -135,6 +142,9 @@ class Capabilities:
             if not set(operations) & set(self.session_removes):
                 said = f"declared capabilities {{'session_removes': {list(self.session_removes)}}}" if self.session_removes else "no session removal declared (capabilities['session_removes'])"
                 found[clause_id] = f"{said}: the session has no {' or '.join(operations)} to run before a compaction"
+        if self.reactive_window is None:
+            for clause_id in waived_by("reactive_window", "none"):
+                found[clause_id] = "no reactive window declared (capabilities['reactive_window']): the target reduces after no provider overflow answer"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -160,6 +170,7 @@ class Capabilities:
     def as_dict(self) -> dict[str, Any]:
         found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}
         found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
+        found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -180,7 +191,9 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError(str(error)) from error
     summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
     removes = _removals(raw.get("session_removes"))
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")), session_removes=removes)
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
+        reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
+    )  # fmt: skip
 
 
 def _removal_clauses() -> dict[str, tuple[str, ...]]:
@@ -207,12 +220,12 @@ SMALLEST_WINDOW = 1000
 """The smallest ``summarizer_window`` declared: no chat model has less, and a summarizer's own prompt needs room."""
 
 
-def _window(raw: Any) -> int | None:
-    """The declared summarizer window (SPEC WIN-1); raises `CapabilityError` for anything but an integer >= `SMALLEST_WINDOW`."""
+def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarizer model's context window") -> int | None:
+    """A declared window (SPEC WIN-1, FIRE-5); raises `CapabilityError` for anything but an integer >= `SMALLEST_WINDOW`."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < SMALLEST_WINDOW:
-        raise CapabilityError(f"capabilities['summarizer_window'] is {raw!r}; expected the summarizer model's context window, an integer of at least {SMALLEST_WINDOW} tokens")
+        raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, an integer of at least {SMALLEST_WINDOW} tokens")
     return raw
 
 

@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import converse, eventstream, oracle
+from . import converse, eventstream, oracle, overflow
 from .violation import Violation
 
 COMPACTION_PREFIX = "testdouble-compaction:"
@@ -510,36 +510,18 @@ def api_for(path: str) -> Api | None:
     return next((api for api in APIS if api.path.match(path)), None)
 
 
-# --- a request over the model's context window (SPEC WIN-1): each API's own HTTP 400
+# --- a request over the model's context window (SPEC WIN-1): each API's own answer (`conformance.overflow`)
 
-OVER_WINDOW: dict[str, str] = {
-    "chat": "Input tokens exceed the configured limit of {window} tokens. Your messages resulted in {tokens} tokens. "
-    "Please reduce the length of the messages.",
-    "responses": "Your input exceeds the context window of this model. Please adjust your input and try again.",
-    "anthropic": "prompt is too long: {tokens} tokens > {window} maximum",
-    "converse": converse.OVER_WINDOW,
-}
-"""What each API answers a request whose prompt exceeds the model's context window, with HTTP 400:
-chat-completions ``invalid_request_error``, param ``messages``, code ``context_length_exceeded``
-in the wording quoted in langchain-ai/deepagents#5913 (August 2026; the older "This model's maximum
-context length is N tokens. However, your messages resulted in M tokens." of
-crewAIInc/crewAI-examples#121 and rahul2002m/ChatPDF#6 carries the same type, param and code);
-Responses (and its compact endpoint) the same code, param ``input`` (dyad-sh/dyad#1672,
-the-open-agent/openagent#2344); Anthropic Messages ``invalid_request_error`` (anthropics/claude-code#59696,
-stackblitz-labs/bolt.diy#401)."""
+OVER_WINDOW: dict[str, str] = {api: answers[0].text for api, answers in overflow.ANSWERS.items()}
+"""The default text each API answers a request whose prompt exceeds the model's context window
+(`overflow.ANSWERS` holds every real answer, each with its status, code and source)."""
 
 
-def over_window_error(api_name: str, tokens: int, window: int, label: str) -> dict[str, Any]:
+def over_window_error(api_name: str, tokens: int, window: int, label: str, *, answer: str | None = None, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The error body ``api_name`` answers a prompt of ``tokens`` tokens over a ``window``-token
-    context window (`OVER_WINDOW`), its message followed by ``label`` (the test double says so)."""
-    if api_name == "anthropic":
-        return anthropic_error(f"{OVER_WINDOW['anthropic'].format(tokens=tokens, window=window)} {label}", 400)
-    if api_name == "converse":
-        return converse.error(f"{converse.OVER_WINDOW} {label}", 400)
-    text = OVER_WINDOW["chat" if api_name == "chat" else "responses"].format(tokens=tokens, window=window)
-    error = openai_error(f"{text} {label}", "invalid_request_error", "context_length_exceeded")
-    error["error"]["param"] = "messages" if api_name == "chat" else "input"
-    return error
+    context window, its message followed by ``label`` (the test double says so): the API's answer
+    ``answer`` (`overflow.ANSWERS`; None, its default), its numbers read from the request ``body``."""
+    return overflow.answer(api_name, answer, tokens, window, body or {}, label)[1]
 
 
 # --- faults as each provider sends them (SPEC Part A, "Faults"; issue 20 point 3)

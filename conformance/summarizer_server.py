@@ -73,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import converse, providers, tool_call_answers
+from . import converse, overflow, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import (
     ANTHROPIC,
@@ -86,7 +86,6 @@ from .summarizer_apis import (
     chat_rejects,
     count_tokens_rejects,
     events_of,
-    over_window_error,
     scripted_body,
     sends,
 )
@@ -388,6 +387,7 @@ class SummarizerServer:
         self._fixed: str | None = None
         self._providers: tuple[str, ...] = ()
         self._window: int | None = None
+        self._answers: dict[str, str] = {}
         self._chains = ResponseStore()
         self._model_requests: list[RecordedRequest] = []
         self._token_counts: list[RecordedRequest] = []
@@ -495,13 +495,18 @@ class SummarizerServer:
         request while something else happens to the session (SPEC STORE-14), then lets it finish."""
         self._released.set()
 
-    def window(self, tokens: int | None) -> None:
+    def window(self, tokens: int | None, answers: Mapping[str, str] | None = None) -> None:
         """The model's context window: a request whose prompt holds more than ``tokens`` tokens is
-        answered HTTP 400 as its API answers it (SPEC WIN-1); None: no window (the default)."""
+        answered as its API answers it (SPEC WIN-1, FIRE-5): ``answers`` names, per API, which of its
+        real overflow answers (`conformance.overflow.ANSWERS`; an API not named: its default); None:
+        no window (the default)."""
         if tokens is not None and tokens < 1:
             raise ValueError("a context window holds at least 1 token (or None for no window)")
+        for api, name in (answers or {}).items():
+            overflow.chosen(api, name)
         with self._cond:
             self._window = tokens
+            self._answers = dict(answers or {})
 
     @property
     def context_window(self) -> int | None:
@@ -521,12 +526,13 @@ class SummarizerServer:
                 "times": fault.remaining if fault else None,
                 "reply": self._fixed,
                 "window": self._window,
+                **({"overflow": dict(self._answers)} if self._answers else {}),
             }
 
     def set_mode(self, mode: Mapping[str, Any]) -> None:
         """Answer as `mode` says (what `mode()` returned)."""
         self.reply_with(mode.get("reply"))
-        self.window(mode.get("window"))
+        self.window(mode.get("window"), mode.get("overflow"))
         self.fault(mode.get("fault"), times=mode.get("times"), **(mode.get("params") or {}))
 
     # what happened
@@ -735,16 +741,16 @@ class SummarizerServer:
         """HTTP 400 in ``api``'s words when the request's prompt (counted as its ``usage`` is)
         exceeds the context window (SPEC WIN-1), else None."""
         with self._cond:
-            window = self._window
+            window, answers = self._window, self._answers
         if window is None:
             return None
         tokens = prompt_tokens(_messages(body, api))
         if tokens <= window:
             return None
         self._count("over_window")
-        error = over_window_error(exchange.api, tokens, window, "[compaction-suite test double]")
-        exchange.over_window = Violation("summarizer-request-over-window", str(error["error"]["message"] if "error" in error else error["message"]))
-        return _json_response(error, 400, api.error_headers(400) if api is not None else None)
+        status, error = overflow.answer(exchange.api, answers.get(exchange.api), tokens, window, body, "[compaction-suite test double]")
+        exchange.over_window = Violation("summarizer-request-over-window", overflow.message(error))
+        return _json_response(error, status, api.error_headers(status) if api is not None else None)
 
     def _next_mode(self, api: str, body: Mapping[str, Any]) -> tuple[_Fault | None, str | None]:
         """The fault for this request (using up one of its ``times``), and the fixed reply. A fault

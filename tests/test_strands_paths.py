@@ -119,7 +119,7 @@ def test_strands_sliding_window_reactive_path_runs_between_rounds():
         request = {"system": INSTRUCTIONS, "messages": _to_anthropic(before)}
         assert anthropic_format.invalid(request) is None and not anthropic_format.in_flight(request), before
         window = anthropic_format.tokens({"system": INSTRUCTIONS, "messages": _to_anthropic(after)})  # what fitted after one reduction
-        out = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=4, path="reactive", context_window=window).compact(request, iteration=1)
+        out = sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), window_size=4, path="reactive", context_window=window, overflow_answer="adapter").compact(request, iteration=1)  # the window by the scripted model's count
         assert out["messages"] == _to_anthropic(after)
     assert all(r["system_prompt"] == INSTRUCTIONS for r in model.requests)  # system_prompt: outside
 

