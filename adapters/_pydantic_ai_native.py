@@ -15,7 +15,8 @@ the request's input crosses ``compact_threshold`` (OpenAI's compaction guide).
 The output is what the model is sent after the compaction: the ``input`` of the request pydantic-ai
 sends once the step and its outputs are recorded (a step without calls: the request of the next turn,
 its probe user message taken off the end), read on the wire by an ``httpx`` request hook, which ends
-the run there. Standard library at import time.
+the run there. A history pydantic-ai records no run of (an item it has no part for, such as a custom tool
+call; no model step at its end) is returned unchanged. Standard library at import time.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ PROBE = "compaction-suite: next turn (probe)"
 input item of the request read, and taken off the output."""
 MODEL_NAME = "gpt-4.1"
 """An OpenAI model name (pydantic-ai's profile for it speaks the Responses API); the double answers any."""
+
+
+class NotRecorded(ValueError):
+    """A history pydantic-ai's loop does not record (an item type it has no part for, such as a custom tool call)."""
 
 
 class Sent(Exception):
@@ -83,7 +88,7 @@ def _user_content(pm: Any, content: Any) -> Any:
             meta = {"detail": part["detail"]} if part.get("detail") else None
             out.append(pm.BinaryContent.from_data_uri(url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
         else:
-            raise ValueError(f"content part {part!r} has no pydantic-ai form here")
+            raise NotRecorded(f"content part {part!r} has no pydantic-ai form here")
     return out
 
 
@@ -140,7 +145,7 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
             details = {k: v for k, v in item.items() if k != "type"} | {"type": "compaction"}
             response.append(pm.CompactionPart(content=None, id=item.get("id"), provider_name=system, provider_details=details))
         else:
-            raise ValueError(f"item {n}: {kind!r} has no pydantic-ai form here")
+            raise NotRecorded(f"item {n}: {kind!r} has no pydantic-ai form here")
     flush()
     return out, instructions
 
@@ -182,6 +187,10 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
             if len(seen) == 2:  # the request after the step (and its outputs) is recorded
                 raise Sent(json.loads(request.content))
 
+    try:
+        to_messages(items, "openai")
+    except NotRecorded:
+        return list(items)  # pydantic-ai's loop records no such history
     http = httpx.AsyncClient(event_hooks={"request": [read]})
     client = openai.AsyncOpenAI(
         base_url=settings.base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0

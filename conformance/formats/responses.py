@@ -406,13 +406,17 @@ def role(item: Any) -> str | None:
 def corresponds(before: Any, after: Any) -> bool:
     """Whether output item ``after`` is input item ``before`` kept: verbatim, an output masked in
     place (same kind, same ``call_id``), or a message re-encoded (same role and text: the compact
-    endpoint returns the input's user messages as ``input_text`` parts)."""
+    endpoint returns the input's user messages as ``input_text`` parts), or a call re-encoded (same
+    ``call_id``, name and input, its item ``id`` and ``status`` aside: a client replaying its history
+    sends a call without the id of the stored item, as pydantic-ai does, and the model reads the same call)."""
     if same(before, after):
         return True
     if not (isinstance(before, dict) and isinstance(after, dict)) or kind(before) != kind(after):
         return False
     if kind(before) in ANSWERS:
         return before.get("call_id") == after.get("call_id")
+    if kind(before) in ANSWERED_BY:
+        return all(before.get(key) == after.get(key) for key in ("call_id", "name", "arguments", "input"))
     return kind(before) == "message" and _said(before) == _said(after)
 
 
