@@ -407,5 +407,5 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return await native.run(items, settings, openai_models.OpenAICompaction(stateless=stateless, **size))
 
-    capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)

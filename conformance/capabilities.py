@@ -30,6 +30,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
   asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
   declared, and WIN-1 is not applicable. Anything else is a contract error.
+- ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
+  never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
+  draws none.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -52,6 +55,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "session_store": ("files", "elsewhere"),
     "session_appends": ("concurrent", "sequential"),
     "images": ("by_url", "inline"),
+    "tool_calls": ("any", "function"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -84,6 +88,8 @@ class Capabilities:
     """The context window of the model the summarizer asks, in tokens (SPEC WIN-1); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
+    tool_calls: str = "any"
+    """``function``: the framework records only function calls (no Responses ``custom_tool_call``), so the suite draws none."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -137,7 +143,7 @@ class Capabilities:
     def choices(self) -> dict[str, str]:
         """The declarations that take one value of `CHOICES`."""
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
-        made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images}
+        made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def as_dict(self) -> dict[str, Any]:
