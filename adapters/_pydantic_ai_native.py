@@ -166,7 +166,6 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
 
 async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> list[dict[str, Any]]:
     """What pydantic-ai's agent sends the model after the history's last step, with ``capability``."""
-    import httpx
     import openai
     import pydantic_ai
     from pydantic_ai.models.openai import OpenAIResponsesModel
@@ -181,7 +180,7 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
     calls = any(_kind(i) == "function_call" for i in step)
     seen: list[int] = []
 
-    async def read(request: httpx.Request) -> None:
+    async def read(request: Any) -> None:  # an httpx.Request of the client openai uses
         if request.url.path.rstrip("/").endswith("/responses"):
             seen.append(1)
             if len(seen) == 2:  # the request after the step (and its outputs) is recorded
@@ -191,7 +190,7 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
         to_messages(items, "openai")
     except NotRecorded:
         return list(items)  # pydantic-ai's loop records no such history
-    http = httpx.AsyncClient(event_hooks={"request": [read]})
+    http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [read]})
     client = openai.AsyncOpenAI(
         base_url=settings.base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0
     )
