@@ -56,7 +56,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
 }
 DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
-DEFAULTS["openai_compaction"] = {"stateless": True, "message_count_threshold": 4, "token_threshold": None}
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500}
+"""``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
+which the double does not model: SPEC Decision on server-side compaction)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}

@@ -206,7 +206,7 @@ def test_pydantic_ai_adapter_openai_compaction_below_threshold_sends_the_history
     history = _items(1)
     with SummarizerServer() as endpoint:
         out = asyncio.run(
-            openai_compaction(connected(Settings(), endpoint.base_url), message_count_threshold=50).compact(history, iteration=1)
+            openai_compaction(connected(Settings(), endpoint.base_url), stateless=True, message_count_threshold=50).compact(history, iteration=1)
         )
         assert not endpoint.exchanges
     assert not any(i.get("type") == "compaction" for i in out)
