@@ -6,6 +6,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:clear_tool_results
     compaction-suite check compaction_suite.adapters.pydantic_ai:summarizing
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
 
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
 request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
@@ -14,6 +15,11 @@ request_context)``, the result in ``run_context.messages``, the summarizer an ``
 after a tool reveals others (a capability loading), which has no chat message of its own. A part the
 capability kept is its original dict; one it made is rendered by pydantic-ai's ``_map_messages``.
 Declarations proven by ``tests/test_adapter_loops.py`` and ``tests/test_pydantic_ai_paths.py``.
+
+``openai_compaction`` is pydantic-ai's own ``OpenAICompaction`` (stateless: ``/responses/compact``;
+stateful: ``context_management``), driven by pydantic-ai's ``Agent`` loop on the suite's Responses test
+double, judged on what the model is sent after the compaction (`adapters._pydantic_ai_native`;
+``tests/test_pydantic_ai_native.py``).
 """
 
 from __future__ import annotations
@@ -50,15 +56,18 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
 }
 DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500}
+"""``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
+which the double does not model: SPEC Decision on server-side compaction)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction, RelevanceCompaction; "
-    "pydantic-ai's own OpenAICompaction (OpenAI Responses server-side compaction or /responses/compact, an "
-    "encrypted CompactionPart) and AnthropicCompaction (Anthropic API) cannot run against the suite's "
-    "chat-completions test double offline; history_processors is a hook for user code, not a compactor"
+    "pydantic-ai's AnthropicCompaction (the Messages API's context_management compaction: the suite's Anthropic "
+    "double answers no compaction block yet); OpenAICompaction with openai_previous_response_id='auto' "
+    "(server-managed state); history_processors is a hook for user code, not a compactor"
 )
 
 WHY = {
@@ -73,6 +82,12 @@ WHY = {
         "fallback: a summarizer error it selects (ModelAPIError) falls back to the sliding window; others propagate"
     ),
 }
+
+WHY["openai_compaction"] = (
+    "core only: pydantic-ai's own OpenAICompaction in its Agent loop (stateless: /responses/compact from "
+    "before_model_request on a message count; stateful: the Responses API's context_management, the server "
+    "answering a compaction item past compact_threshold); judged on the input the model is sent after it"
+)
 
 DOCUMENTED: list[dict[str, Any]] = []
 """Agreed interface 4. Not ``FallbackCompaction``'s "`fallback_on` defaults to model API errors ... so programming
@@ -91,6 +106,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"max_messages": None, "max_tokens": 500, "keep_messages": 4, "capability_parts": True}),
     ("fallback", {"max_tokens": 500, "keep_messages": 4}),
     ("fallback", {"max_tokens": 2000, "keep_messages": 10}),
+    ("openai_compaction", {"stateless": True, "message_count_threshold": 4}),
+    ("openai_compaction", {"stateless": False, "message_count_threshold": None, "token_threshold": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them."""
 
@@ -369,3 +386,28 @@ def fallback(settings: Any, **given: Any) -> Any:
         return compaction.FallbackCompaction(fallback_chain=chain, max_tokens=o["max_tokens"])
 
     return _compactor("FallbackCompaction", capability, settings, o)
+
+
+@factory
+def openai_compaction(settings: Any, **given: Any) -> Any:
+    """pydantic-ai's ``OpenAICompaction(stateless=..., message_count_threshold=... | token_threshold=...)`` in an
+    ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double (`_pydantic_ai_native.run`)."""
+    from . import _pydantic_ai_native as native
+    from ._native import declared
+
+    o = options(DEFAULTS["openai_compaction"], given)
+    openai_models = requires("pydantic_ai.models.openai", EXTRA)
+    if not hasattr(openai_models, "OpenAICompaction"):
+        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", "OpenAICompaction is missing")
+    stateless = bool(o["stateless"])
+    size = {"message_count_threshold": o["message_count_threshold"]} if stateless else {"token_threshold": o["token_threshold"]}
+    try:
+        openai_models.OpenAICompaction(stateless=stateless, **size)
+    except TypeError as error:  # a release whose OpenAICompaction takes other keywords
+        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", f"OpenAICompaction(stateless=..., {next(iter(size))}=...) is refused: {error}") from error
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await native.run(items, settings, openai_models.OpenAICompaction(stateless=stateless, **size))
+
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
+    return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)

@@ -39,6 +39,9 @@ reading, so a compactor that declares nothing is checked as before:
   path (an integer of at least 1000): a request over it gets the provider's overflow answer, after which
   the target reduces and retries; FIRE-5 judges a history larger than it. Default: none declared, and
   FIRE-5 is not applicable. Anything else is a contract error.
+- ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
+  never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
+  draws none.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -61,6 +64,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "session_store": ("files", "elsewhere"),
     "session_appends": ("concurrent", "sequential"),
     "images": ("by_url", "inline"),
+    "tool_calls": ("any", "function"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -104,6 +108,8 @@ class Capabilities:
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     session_removes: tuple[str, ...] = ()
     """The session operations that remove items (`REMOVALS`; SPEC STORE-18, STORE-19); empty: none declared."""
+    tool_calls: str = "any"
+    """``function``: the framework records only function calls (no Responses ``custom_tool_call``), so the suite draws none."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -164,7 +170,7 @@ class Capabilities:
     def choices(self) -> dict[str, str]:
         """The declarations that take one value of `CHOICES`."""
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
-        made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images}
+        made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def as_dict(self) -> dict[str, Any]:

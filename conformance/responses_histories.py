@@ -56,13 +56,22 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
     return decorated
 
 
+_CUSTOM_TOOL_CALLS = [True]
+
+
+def draw_custom_tool_calls(allowed: bool) -> None:
+    """Whether the histories drawn from now on may hold custom tool calls: the suite says not for a
+    target whose framework records only function calls (SPEC Part A, Declarations: ``tool_calls``)."""
+    _CUSTOM_TOOL_CALLS[0] = allowed
+
+
 def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
     """One item as agents send it: calls with ids, maybe a custom tool call (Codex's
     ``apply_patch``: free-form ``input``, answered by a ``custom_tool_call_output``) or a
     ``status``; outputs maybe as a list of parts; user and system messages maybe without
     ``type`` (the API's EasyInputMessage)."""
     if kind(item) == "function_call":
-        if draw(st.booleans()):
+        if draw(st.booleans()) and _CUSTOM_TOOL_CALLS[0]:  # drawn either way: the same examples otherwise
             custom.add(item["call_id"])
             return {"type": "custom_tool_call", "id": f"ctc_{item['call_id']}", "call_id": item["call_id"], "name": item["name"], "input": item["arguments"]}
         return {**item, "id": f"fc_{item['call_id']}", **({"status": "completed"} if draw(st.booleans()) else {})}

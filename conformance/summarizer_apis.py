@@ -333,6 +333,32 @@ def compaction_item(content: str, folds: Sequence[Mapping[str, Any]] = ()) -> di
     return {"type": "compaction", "id": f"cmp_testdouble_{hashlib.sha256(encoded.encode()).hexdigest()[:24]}", "encrypted_content": encoded}
 
 
+def compact_threshold(body: Mapping[str, Any]) -> int | None:
+    """The ``compact_threshold`` of a ``POST /v1/responses`` body's server-side compaction
+    (``context_management: [{"type": "compaction", "compact_threshold": N}]``), or None. Without a
+    threshold the API picks its own default, which no history the suite draws reaches (taken as none)."""
+    for edit in body.get("context_management") or []:
+        if isinstance(edit, Mapping) and edit.get("type") == "compaction" and isinstance(edit.get("compact_threshold"), int):
+            return int(edit["compact_threshold"])
+    return None
+
+
+def server_compaction(body: Mapping[str, Any], summary: str, tokens: int) -> dict[str, Any] | None:
+    """The compaction item a ``POST /v1/responses`` answer starts with, or None: with server-side
+    compaction on (`compact_threshold`) and the request's rendered input (``tokens``) reaching the
+    threshold, the server compacts before it answers and its output holds the compaction item, then
+    the model's items (OpenAI's compaction guide, developers.openai.com/api/docs/guides/compaction:
+    "When the rendered token count crosses the configured threshold, the server runs server-side
+    compaction ... The response stream includes the encrypted compaction item", emitted in the same
+    stream before inference continues on the reduced context). The item stands for ``summary`` and
+    folds the compaction items the input held."""
+    threshold = compact_threshold(body)
+    if threshold is None or tokens < threshold:
+        return None
+    earlier = [i for i in body.get("input") or [] if isinstance(i, Mapping) and i.get("type") == "compaction"]
+    return compaction_item(summary, earlier)
+
+
 def _payload(item: Any) -> dict[str, Any] | None:
     encoded = item.get("encrypted_content") if isinstance(item, Mapping) else None
     if not isinstance(encoded, str) or not encoded.startswith(COMPACTION_PREFIX):

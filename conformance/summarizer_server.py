@@ -88,6 +88,7 @@ from .summarizer_apis import (
     events_of,
     scripted_body,
     sends,
+    server_compaction,
 )
 from .violation import Violation
 
@@ -717,7 +718,8 @@ class SummarizerServer:
 
     def _scripted(self, request: Request, api: Api) -> Response:
         """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and
-        judged by the API's rules as any request's, then answered with the scripted items and stored."""
+        judged by the API's rules as any request's, then answered with the scripted items and stored; with
+        server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`)."""
         body = _parsed(request)
         with self._cond:
             self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
@@ -731,7 +733,9 @@ class SummarizerServer:
         rejected = api.rejects(resolved)
         if rejected:
             return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
-        answered = scripted_body(resolved, output)
+        messages = api.as_messages(resolved)
+        compacted = server_compaction(resolved, deterministic_summary(messages), prompt_tokens(messages))
+        answered = scripted_body(resolved, [compacted, *output] if compacted else output)
         self._chains.keep(resolved, answered)
         if body.get("stream"):
             return Response(iter([f"event: {name}\n".encode() + sse(data) for name, data in events_of(answered)]), mimetype="text/event-stream")

@@ -1,4 +1,4 @@
-"""The OpenAI Responses API input items: validity, pairing, clause checks (SPEC RESP-1..RESP-9).
+"""The OpenAI Responses API input items: validity, pairing, clause checks (SPEC RESP-1..RESP-9, RESP-20).
 
 A history is the list ``responses.create(input=...)`` takes: ``message`` items (roles
 ``user``, ``assistant``, ``system``, ``developer``; an item with a ``role`` and no ``type`` is a
@@ -383,6 +383,21 @@ def check_reasoning_opaque(history: Sequence[Item], out: Sequence[Item]) -> Viol
     return None
 
 
+def check_compacted_items_not_resent(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
+    """RESP-20: before a compaction item the output adds, no call, call output or reasoning item: the
+    compaction stands for them, and the API reads and bills every item before a compaction item
+    (pydantic/pydantic-ai#7224's live probe), so sending them too reduces nothing. The compact endpoint's
+    own window (the input's messages, then its compaction item) and messages kept beside it pass."""
+    fresh = [j for j, item in _compactions(out) if not any(same(item, b) for _, b in _compactions(history))]
+    if not fresh:
+        return None
+    last = fresh[-1]
+    for j, item in enumerate(out[:last]):
+        if kind(item) in (*ANSWERED_BY, *ANSWERS, "reasoning"):
+            return Violation("compacted-items-resent", f"{where(out, j)} is sent before {where(out, last)}, the compaction item added, which stands for it: the API reads and bills both, so the compaction reduces nothing")
+    return None
+
+
 # --- what an output holds of its input (CORE-11, CORE-12, CORE-14 in Responses items)
 
 
@@ -406,13 +421,17 @@ def role(item: Any) -> str | None:
 def corresponds(before: Any, after: Any) -> bool:
     """Whether output item ``after`` is input item ``before`` kept: verbatim, an output masked in
     place (same kind, same ``call_id``), or a message re-encoded (same role and text: the compact
-    endpoint returns the input's user messages as ``input_text`` parts)."""
+    endpoint returns the input's user messages as ``input_text`` parts), or a call re-encoded (same
+    ``call_id``, name and input, its item ``id`` and ``status`` aside: a client replaying its history
+    sends a call without the id of the stored item, as pydantic-ai does, and the model reads the same call)."""
     if same(before, after):
         return True
     if not (isinstance(before, dict) and isinstance(after, dict)) or kind(before) != kind(after):
         return False
     if kind(before) in ANSWERS:
         return before.get("call_id") == after.get("call_id")
+    if kind(before) in ANSWERED_BY:
+        return all(before.get(key) == after.get(key) for key in ("call_id", "name", "arguments", "input"))
     return kind(before) == "message" and _said(before) == _said(after)
 
 
@@ -451,7 +470,7 @@ def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> Violation
 
 
 def structural(history: Any, out: Any) -> dict[str, Violation | None]:
-    """RESP-1..RESP-7 and RESP-9 on one output (SPEC Part A, "Every output")."""
+    """RESP-1..RESP-7, RESP-9 and RESP-20 on one output (SPEC Part A, "Every output")."""
     items, before = _items(out), _items(history)
     found: dict[str, Violation | None] = {"RESP-6": invalid(out, before or ())}
     if items is None or before is None:
@@ -463,6 +482,7 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
     found["RESP-5"] = check_compaction_not_duplicated(before, items)
     found["RESP-7"] = check_system_kept(before, items)
     found["RESP-9"] = check_reasoning_opaque(before, items)
+    found["RESP-20"] = check_compacted_items_not_resent(before, items)
     return found
 
 

@@ -139,6 +139,13 @@ def test_reasoning_items_kept_opaque(suite, history, iteration, force):
     judged(suite, history, iteration, force)
 
 
+@RESPONSES
+@clause("RESP-20")
+@given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)
+def test_compacted_items_not_resent(suite, history, iteration, force):
+    judged(suite, history, iteration, force)
+
+
 # --- Anthropic Messages API
 
 

@@ -870,6 +870,14 @@ def reinserts_excluded(settings: Any) -> _Reinserts:
     return _Reinserts(settings)
 
 
+def resends_compacted_items(settings: Any) -> Any:
+    """Compacts Responses items through the compact endpoint, then keeps the older calls, outputs and reasoning
+    items it sent there before the compaction item standing for them (RESP-20; pydantic/pydantic-ai#7224)."""
+    from broken.formats import CompactedItemsResent
+
+    return CompactedItemsResent(settings)
+
+
 NOOP_TOOL = {"type": "function", "function": {"name": "noop", "description": "Does nothing.", "parameters": {"type": "object", "properties": {}}}}
 
 
@@ -990,5 +998,6 @@ SHOULD_CONTROLS: dict[str, Control] = {
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
+    "resends_compacted_items": Control("RESP-20", ("core",), r"is sent before item \d+ \(compaction [^)]*\), the compaction item added", reason_id="compacted-items-resent"),
     "miscounts_skipped": Control("CORE-21", ("core",), r"says 'Skipped \d+ messages', but the compaction removed (at least )?\d+", reason_id="placeholder-count-wrong"),
 }

@@ -280,6 +280,23 @@ def KeptAndFolded(settings):
     return _KeptAndFolded(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
 
 
+class _CompactedItemsResent(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        fresh = [j for j, item in enumerate(out) if _kind(item) == "compaction" and item not in items]
+        if not fresh:
+            return out
+        folded = [item for item in items if item not in out and _kind(item) != "message"]
+        return out[: fresh[-1]] + folded + out[fresh[-1] :]
+
+
+def CompactedItemsResent(settings):
+    """Keeps the older calls, outputs and reasoning items it sent the compact endpoint, before the compaction
+    item standing for them (RESP-20: the API reads both, so the compaction reduces nothing; pydantic/pydantic-ai#7224)."""
+    correct = compacting_factory(settings)
+    return _CompactedItemsResent(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 class _KeepsReturnedIds(ResponsesCompacting):
     def compact(self, items, *, iteration):
         out = super().compact(items, iteration=iteration)

@@ -1,0 +1,234 @@
+"""pydantic-ai's own compaction: ``OpenAICompaction`` driven by pydantic-ai's ``Agent`` loop on the
+suite's Responses test double (SPEC Part A, "Wire formats", Decision: pydantic-ai's native compaction).
+
+The history arrives as Responses input items. Its last model step (the assistant items after the
+last request, `last_step`) is what the agent's model answers; everything before it is the
+``message_history`` the ``Agent`` is run with, converted to pydantic-ai's own messages
+(`to_messages`), the system and developer messages as the agent's ``instructions``. The agent's model
+is pydantic-ai's ``OpenAIResponsesModel`` on an ``AsyncOpenAI`` pointed at the double, each request
+carrying the step to answer with (`summarizer_apis.SCRIPTED`, in ``extra_body``); its tools answer the
+step's calls with the history's outputs. ``OpenAICompaction`` compacts as it does for users: stateless,
+through ``POST /v1/responses/compact`` from its ``before_model_request`` hook; stateful, by
+``context_management`` on the request, the double answering a compaction item before the step when
+the request's input crosses ``compact_threshold`` (OpenAI's compaction guide).
+
+The output is what the model is sent after the compaction: the ``input`` of the request pydantic-ai
+sends once the step and its outputs are recorded (a step without calls: the request of the next turn,
+its probe user message taken off the end), read on the wire by an ``httpx`` request hook, which ends
+the run there. A history pydantic-ai records no run of (an item it has no part for, such as a custom tool
+call; no model step at its end) is returned unchanged. Standard library at import time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+PROBE = "compaction-suite: next turn (probe)"
+"""The user prompt of the next turn, sent when the history's last step made no call: it is the last
+input item of the request read, and taken off the output."""
+MODEL_NAME = "gpt-4.1"
+"""An OpenAI model name (pydantic-ai's profile for it speaks the Responses API); the double answers any."""
+
+
+class NotRecorded(ValueError):
+    """A history pydantic-ai's loop does not record (an item type it has no part for, such as a custom tool call)."""
+
+
+class Sent(Exception):
+    """Raised by the request hook once it has read the request after the compaction: ends the run."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__("request read")
+        self.body = body
+
+
+def _kind(item: dict[str, Any]) -> str:
+    return str(item.get("type", "message" if "role" in item else ""))
+
+
+def _said_by_model(item: dict[str, Any]) -> bool:
+    return _kind(item) in ("reasoning", "function_call", "compaction") or (_kind(item) == "message" and item.get("role") == "assistant")
+
+
+def last_step(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]] | None:
+    """(the items before the last model step, the step, its calls' outputs by ``call_id``), or None when
+    pydantic-ai's loop cannot have produced the history's end: no model step after a request, or items
+    after the step other than the outputs of its calls, in their order."""
+    end = len(items)
+    while end > 0 and _kind(items[end - 1]) == "function_call_output":
+        end -= 1
+    start = end
+    while start > 0 and _said_by_model(items[start - 1]):
+        start -= 1
+    step, outputs = items[start:end], items[end:]
+    calls = [i.get("call_id") for i in step if _kind(i) == "function_call"]
+    if not step or start == 0 or [o.get("call_id") for o in outputs] != calls:
+        return None
+    return items[:start], step, {str(o["call_id"]): o.get("output") for o in outputs}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+
+
+def _user_content(pm: Any, content: Any) -> Any:
+    if isinstance(content, str):
+        return content
+    out: list[Any] = []
+    for part in content or []:
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            out.append(part.get("text", ""))
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            url = part["image_url"]
+            meta = {"detail": part["detail"]} if part.get("detail") else None
+            out.append(pm.BinaryContent.from_data_uri(url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
+        else:
+            raise NotRecorded(f"content part {part!r} has no pydantic-ai form here")
+    return out
+
+
+def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any], list[str]]:
+    """pydantic-ai messages for Responses input items (the system and developer messages apart, as the
+    agent's instructions), as pydantic-ai records a Responses conversation: requests of user prompts and
+    tool returns, responses of the model's items (``provider_name`` the model's ``system``)."""
+    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    names = {str(i.get("call_id")): str(i.get("name", "")) for i in items if _kind(i) == "function_call"}
+    instructions: list[str] = []
+    out: list[Any] = []
+    request: list[Any] = []
+    response: list[Any] = []
+
+    def flush() -> None:
+        if request:
+            out.append(pm.ModelRequest(parts=list(request)))
+            request.clear()
+        if response:
+            out.append(pm.ModelResponse(parts=list(response), provider_name=system, model_name=MODEL_NAME))
+            response.clear()
+
+    for n, item in enumerate(items):
+        kind, role = _kind(item), item.get("role")
+        if kind == "message" and role in ("system", "developer"):
+            instructions.append(_text(item.get("content")))
+            continue
+        by_model = _said_by_model(item)
+        if (by_model and request) or (not by_model and response):
+            flush()
+        if kind == "message" and role == "user":
+            request.append(pm.UserPromptPart(content=_user_content(pm, item.get("content"))))
+        elif kind == "function_call_output":
+            call_id = str(item.get("call_id"))
+            request.append(pm.ToolReturnPart(tool_name=names.get(call_id, ""), content=item.get("output"), tool_call_id=call_id))
+        elif kind == "message" and role == "assistant":
+            response.append(pm.TextPart(content=_text(item.get("content")), id=item.get("id"), provider_name=system))
+        elif kind == "function_call":
+            response.append(
+                pm.ToolCallPart(
+                    tool_name=str(item.get("name", "")),
+                    args=item.get("arguments"),
+                    tool_call_id=str(item.get("call_id")),
+                    id=item.get("id"),
+                    provider_name=system,
+                )
+            )
+        elif kind == "reasoning":
+            summary = "\n".join(str(s.get("text", "")) for s in item.get("summary") or [] if isinstance(s, dict))
+            response.append(
+                pm.ThinkingPart(content=summary, id=item.get("id"), signature=item.get("encrypted_content"), provider_name=system)
+            )
+        elif kind == "compaction":
+            details = {k: v for k, v in item.items() if k != "type"} | {"type": "compaction"}
+            response.append(pm.CompactionPart(content=None, id=item.get("id"), provider_name=system, provider_details=details))
+        else:
+            raise NotRecorded(f"item {n}: {kind!r} has no pydantic-ai form here")
+    flush()
+    return out, instructions
+
+
+def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, Any]) -> list[Any]:
+    """One tool per name the step calls, answering each call with the history's output for it."""
+
+    async def answer(ctx: Any, **_arguments: Any) -> Any:
+        return outputs[ctx.tool_call_id]
+
+    names = dict.fromkeys(str(i.get("name")) for i in step if _kind(i) == "function_call")
+    schema = {"type": "object", "properties": {}, "additionalProperties": True}
+    return [
+        pydantic_ai.Tool.from_schema(answer, name=name, description=f"{name} (replayed)", json_schema=schema, takes_ctx=True)
+        for name in names
+    ]
+
+
+async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> list[dict[str, Any]]:
+    """What pydantic-ai's agent sends the model after the history's last step, with ``capability``."""
+    import openai
+    import pydantic_ai
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from compaction_suite.conformance.summarizer_apis import SCRIPTED
+
+    plan = last_step(items)
+    if plan is None:
+        return list(items)  # no run of pydantic-ai's loop ends in this history
+    before, step, outputs = plan
+    calls = any(_kind(i) == "function_call" for i in step)
+    seen: list[int] = []
+
+    async def read(request: Any) -> None:  # an httpx.Request of the client openai uses
+        if request.url.path.rstrip("/").endswith("/responses"):
+            seen.append(1)
+            if len(seen) == 2:  # the request after the step (and its outputs) is recorded
+                raise Sent(json.loads(request.content))
+
+    try:
+        to_messages(items, "openai")
+    except NotRecorded:
+        return list(items)  # pydantic-ai's loop records no such history
+    http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [read]})
+    client = openai.AsyncOpenAI(
+        base_url=settings.base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0
+    )
+    model = OpenAIResponsesModel(MODEL_NAME, provider=OpenAIProvider(openai_client=client))
+    history, instructions = to_messages(before, model.system)
+    agent = pydantic_ai.Agent(
+        model, instructions="\n\n".join(instructions) or None, tools=tools(pydantic_ai, step, outputs),
+        capabilities=[capability], model_settings={"extra_body": {SCRIPTED: step}},
+    )  # fmt: skip
+    try:
+        try:
+            result = await agent.run(None, message_history=history)
+            if not calls:
+                await agent.run(PROBE, message_history=result.all_messages())
+        except Exception as error:
+            sent = _sent(error)
+            if sent is None:
+                raise
+            return _output(sent, probe=not calls)
+        raise RuntimeError("pydantic-ai sent no request after the history's last step")
+    finally:
+        await client.close()
+
+
+def _sent(error: BaseException | None) -> dict[str, Any] | None:
+    """The request body the hook read, from the exception the run ended in (the client may wrap it)."""
+    while error is not None:
+        if isinstance(error, Sent):
+            return error.body
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _output(body: dict[str, Any], *, probe: bool) -> list[dict[str, Any]]:
+    items = [dict(i) for i in body.get("input") or []]
+    if probe:
+        last = items[-1] if items else {}
+        if not (_kind(last) == "message" and last.get("role") == "user" and _text(last.get("content")) == PROBE):
+            raise RuntimeError("the request of the next turn does not end in its probe user message")
+        items = items[:-1]
+    return items

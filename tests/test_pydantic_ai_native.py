@@ -1,0 +1,213 @@
+"""pydantic-ai's own compaction (``OpenAICompaction``) proven with pydantic-ai's ``Agent`` loop on the suite's
+Responses test double (a real HTTP server on 127.0.0.1), and the double's server-side compaction (issue 21).
+
+The agent model is pydantic-ai's ``OpenAIResponsesModel`` on an ``AsyncOpenAI`` pointed at the double, each
+request scripted (`summarizer_apis.SCRIPTED`): after a user prompt one ``read_file`` call, after its result a
+text answer. What the model is sent is read from the double's record of the scripted requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_apis import SCRIPTED, compact_threshold, compacted_text, server_compaction
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+TURNS = 4
+CALL = {
+    "type": "function_call",
+    "call_id": "call_next",
+    "name": "read_file",
+    "arguments": json.dumps({"path": "next.py"}),
+    "status": "completed",
+}
+
+
+def _items(turns: int) -> list[dict]:
+    """A Responses history of ``turns`` finished turns (a call, its output, an answer), then a turn whose call is answered."""
+    items: list[dict] = [{"role": "developer", "content": "You are a coding agent. (loop test)"}]
+    for i in range(turns):
+        items += [
+            {"type": "message", "role": "user", "content": f"Question {i} about module m{i}"},
+            {
+                "type": "function_call",
+                "id": f"fc_{i}",
+                "call_id": f"call_{i}",
+                "name": "read_file",
+                "arguments": json.dumps({"path": f"m{i}.py"}),
+                "status": "completed",
+            },
+            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"def f{i}(): ...\n" * 40},
+            {
+                "type": "message",
+                "id": f"msg_{i}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": f"Module {i}.", "annotations": []}],
+            },
+        ]
+    return [
+        *items,
+        {"type": "message", "role": "user", "content": "And the next one?"},
+        dict(CALL, id="fc_next"),
+        {"type": "function_call_output", "call_id": "call_next", "output": "x = 1\n"},
+    ]
+
+
+def _agent(server, capability):
+    """``Agent`` with ``capability`` and the scripted Responses model: a call after a prompt, text after a result."""
+    import openai
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    def read_file(path: str) -> str:
+        return f"contents of {path}\n" * 20
+
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    model = OpenAIResponsesModel("gpt-4.1", provider=OpenAIProvider(openai_client=client))
+    answers = iter(range(1000))
+
+    def settings_for(ctx):  # each request's scripted answer, from what the run holds so far
+        last = ctx.messages[-1] if ctx.messages else None
+        answered = last is not None and any(p.part_kind == "tool-return" for p in last.parts)
+        n = next(answers)
+        step = (
+            [
+                {
+                    "type": "message",
+                    "id": f"msg_loop{n}",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "done", "annotations": []}],
+                }
+            ]
+            if answered
+            else [dict(CALL, call_id=f"call_loop{n}", id=f"fc_loop{n}")]
+        )
+        return {"extra_body": {SCRIPTED: step}}
+
+    from pydantic_ai.capabilities import AbstractCapability
+
+    class Scripted(AbstractCapability):
+        def get_model_settings(self):
+            return settings_for
+
+    return Agent(model, instructions="You are a coding agent. (loop test)", tools=[Tool(read_file)], capabilities=[capability, Scripted()])
+
+
+def _turns(agent) -> list:
+    history: list = []
+    for turn in range(TURNS):
+        history = asyncio.run(agent.run(f"turn {turn}: read the next file", message_history=history or None)).all_messages()
+    return history
+
+
+def _inputs(server) -> list[list[dict]]:
+    return [r.body["input"] for r in server.model_requests]
+
+
+def test_server_compaction_answers_past_the_threshold_only():
+    """The double's ``context_management`` compaction: an item standing for the request (folding the input's
+    earlier compaction items) when the rendered input reaches ``compact_threshold``; none below it or without it."""
+    body = {
+        "model": "gpt-4.1",
+        "input": [{"role": "user", "content": "hi"}],
+        "context_management": [{"type": "compaction", "compact_threshold": 100}],
+    }
+    assert compact_threshold(body) == 100 and compact_threshold({"context_management": [{"type": "compaction"}]}) is None
+    assert server_compaction(body, "summary", 99) is None
+    item = server_compaction(body, "summary", 100)
+    assert item is not None and item["type"] == "compaction" and compacted_text(item) == "summary"
+    assert server_compaction({"input": body["input"]}, "summary", 10**6) is None
+
+
+def test_openai_compaction_stateless_compacts_before_a_request_through_the_compact_endpoint(server):
+    """Stateless ``OpenAICompaction`` in ``Agent``'s loop: past ``message_count_threshold`` it calls
+    ``/v1/responses/compact`` from ``before_model_request`` and the request sent holds the compaction item
+    first, then the current request: nothing before it."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.models.openai import OpenAICompaction
+
+    def at_a_new_prompt(messages) -> bool:  # a trigger (documented) compacting only when a turn starts
+        return len(messages) > 6 and any(p.part_kind == "user-prompt" for p in messages[-1].parts)
+
+    _turns(_agent(server, OpenAICompaction(trigger=at_a_new_prompt)))
+    compacts = [e for e in server.exchanges if e.request.path.endswith("/responses/compact")]
+    assert compacts, "the compact endpoint was never called"
+    after = [i for i in _inputs(server) if any(x.get("type") == "compaction" for x in i)]
+    assert after and all(i[0].get("type") == "compaction" for i in after)
+
+
+def test_openai_compaction_stateless_mid_turn_sends_the_compact_endpoint_a_call_without_its_output(server):
+    """Past the threshold mid-turn (the current request holding a round's tool returns) stateless
+    ``OpenAICompaction`` sends ``/responses/compact`` every message but the current request: the last holds
+    the round's calls, their outputs left out. The double refuses it as the Responses API refuses such input
+    ("No tool output found for function call ..."; the double applies the rule to the compact endpoint alike)."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.exceptions import ModelHTTPError
+    from pydantic_ai.models.openai import OpenAICompaction
+
+    with pytest.raises(ModelHTTPError, match="No tool output found for function call"):
+        _turns(_agent(server, OpenAICompaction(message_count_threshold=6)))
+    refused = [e for e in server.exchanges if e.rejected is not None]
+    assert refused and refused[-1].request.path.endswith("/responses/compact")
+    assert refused[-1].request.body["input"][-1]["type"] == "function_call"
+
+
+def test_openai_compaction_stateful_sends_the_compaction_item_the_server_answered(server):
+    """Stateful ``OpenAICompaction``: every request carries ``context_management``; past the threshold the
+    double answers a compaction item first, pydantic-ai keeps it as a ``CompactionPart`` and sends it back on the
+    next request, with everything after it. Whether it sends what came before it too is the release's
+    (pydantic/pydantic-ai#7224, trimmed from 2.30.0): checked through the adapter by the bug list."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.models.openai import OpenAICompaction
+
+    history = _turns(_agent(server, OpenAICompaction(token_threshold=300)))
+    bodies = [r.body for r in server.model_requests]
+    assert bodies and all(compact_threshold(b) == 300 for b in bodies)
+    assert any(p.part_kind == "compaction" for m in history for p in m.parts)
+    later = [b["input"] for b in bodies if any(x.get("type") == "compaction" for x in b["input"])]
+    assert later, "no request sent the compaction item back"
+
+
+@pytest.mark.parametrize("stateless", [True, False])
+def test_pydantic_ai_adapter_openai_compaction_matches_the_loop(server, stateless):
+    """The adapter's ``openai_compaction`` is the loop's: one scripted request answers the history's last step
+    (compacted before it, stateless; by the server, stateful), and the output is the input of the request
+    pydantic-ai builds next, read before it is sent: the compaction item, then the step's call and output."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    size = {"message_count_threshold": 4} if stateless else {"message_count_threshold": None, "token_threshold": 500}
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=stateless, **size)
+    history = _items(TURNS)
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    (answered,) = server.model_requests  # the request after the step was read, not sent
+    assert answered.body[SCRIPTED] == history[-2:-1]
+    assert (compact_threshold(answered.body) == 500) is not stateless
+    kinds = [i.get("type", "message") for i in out]
+    assert kinds.count("compaction") == 1 and kinds[-2:] == ["function_call", "function_call_output"]
+    assert out[-1] == history[-1] and len(out) < len(history)
+
+
+def test_pydantic_ai_adapter_openai_compaction_below_threshold_sends_the_history():
+    """Below its threshold nothing is compacted: the request after the step holds every item but the system
+    prompt (the agent's instructions, sent apart)."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+    history = _items(1)
+    with SummarizerServer() as endpoint:
+        out = asyncio.run(
+            openai_compaction(connected(Settings(), endpoint.base_url), stateless=True, message_count_threshold=50).compact(history, iteration=1)
+        )
+        assert not endpoint.exchanges
+    assert not any(i.get("type") == "compaction" for i in out)
+    assert [i.get("call_id") for i in out if i.get("type") == "function_call_output"] == ["call_0", "call_next"]
