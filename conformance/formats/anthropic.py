@@ -397,9 +397,22 @@ def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
     if messages is None or before is None or same(before, messages):
         return None
     for j, m in enumerate(messages):
-        if not kept_or_marked(before, m, corresponds):
+        if not kept_or_marked(before, m, corresponds) and not joined(before, m):
             return failed_summary(where(messages, j), m, not said(m).replace(SUMMARY_PREFIX, "").strip())
     return None
+
+
+def joined(before: Sequence[Any], after: Any) -> bool:
+    """Whether output message ``after`` is input messages of its role joined: its blocks, in order,
+    split into runs that each `corresponds` to one input message. The Messages API combines
+    consecutive turns of one role (ANTH-5 Decision), so a join of kept turns keeps them and stands
+    for nothing removed (SPEC CORE-11 Decision: turns the provider joins)."""
+    mine, kin = blocks(after), [b for b in before if role(b) == role(after)]
+    ends = {0}
+    for start in range(len(mine)):
+        if start in ends:
+            ends |= {start + len(blocks(b)) for b in kin if blocks(b) and corresponds(b, {"role": role(after), "content": mine[start : start + len(blocks(b))]})}
+    return len(mine) > 0 and len(mine) in ends
 
 
 def structural(history: Any, out: Any) -> dict[str, Violation | None]:
