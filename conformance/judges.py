@@ -62,15 +62,16 @@ def _where(fmt: WireFormat, out: Any, index: int) -> str:
 
 
 def new_items(fmt: WireFormat, history: Any, out: Any) -> list[tuple[int, Any]]:
-    """The output's items that stand for nothing of the input: neither kept, masked in place, nor
-    re-encoded (`WireFormat.corresponds`)."""
+    """The output's items that stand for nothing of the input: neither kept, masked in place,
+    re-encoded (`WireFormat.corresponds`), nor input turns joined (`WireFormat.joins`)."""
     before = fmt.items(history)
     verbatim = set(map(canonical, before))
     return [(j, item) for j, item in enumerate(fmt.items(out)) if not _kept(fmt, before, verbatim, item, forward=False)]
 
 
 def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
-    """The input's items the output holds nothing of (neither kept, masked nor re-encoded)."""
+    """The input's items the output holds nothing of (neither kept, masked, re-encoded nor joined
+    with their neighbours)."""
     after = fmt.items(out)
     verbatim = set(map(canonical, after))
     return [item for item in fmt.items(history) if not _kept(fmt, after, verbatim, item)]
@@ -78,12 +79,15 @@ def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
 
 def _kept(fmt: WireFormat, others: Sequence[Any], verbatim: set[str], item: Any, *, forward: bool = True) -> bool:
     """Whether ``item`` corresponds to one of ``others`` (``forward``: ``item`` is the input's,
-    else the output's). ``verbatim`` holds the `canonical` forms of ``others``: every format's
+    else the output's), or sits joined with its neighbours where the provider joins turns
+    (`WireFormat.combined`, `WireFormat.joins`). ``verbatim`` holds the `canonical` forms of ``others``: every format's
     `corresponds` holds for the `same` item, so an item kept verbatim, most of an output, is
     found in the set instead of by comparing it with each of the others as JSON."""
     if canonical(item) in verbatim:
         return True
-    return any(fmt.corresponds(item, o) if forward else fmt.corresponds(o, item) for o in others)
+    if any(fmt.corresponds(item, o) if forward else fmt.corresponds(o, item) for o in others):
+        return True
+    return fmt.combined(item, others) if forward else fmt.joins(others, item) > 0
 
 
 def _answered(item: Any, exchange: Exchange) -> bool:
@@ -329,7 +333,8 @@ def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[
     """How many input items the output no longer holds, as a framework counting its own messages may
     count them: at least the removed items with each run of neighbours of one role counted once (a
     framework holding parallel tool results in one message), at most every removed item (or, when
-    duplicates hide removals, the input's items less the output's kept ones); without a bound when
+    duplicates hide removals, the input's items less those the output keeps, a join counted as the
+    turns it joins); without a bound when
     an earlier summary was removed (None), since the count may be of everything removed so far.
     Returns (the least, the most, the removed items)."""
     before = fmt.items(history)
@@ -343,7 +348,9 @@ def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[
         role = fmt.role(item)
         low += previous != (index - 1, role)
         previous = (index, role)
-    total = max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+    fresh = {j for j, _ in new}
+    kept = sum(max(1, fmt.joins(before, item)) for j, item in enumerate(fmt.items(out)) if j not in fresh)
+    total = max(len(gone), len(before) - kept)
     return low, None if any(fmt.is_summary(item) for item in gone_items) else total, total
 
 
