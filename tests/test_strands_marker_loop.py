@@ -14,13 +14,14 @@ the first overflow.
 from __future__ import annotations
 
 import copy
+import inspect
 
 import pytest
 from test_adapter_format_loops import INSTRUCTIONS, _to_anthropic
 
 from compaction_suite.conformance import formats, judges, placeholders
 
-strands = pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
 
 OVERFLOW_AT = 5
 """The scripted model reports a context overflow for a history of more messages than this."""
@@ -76,7 +77,7 @@ def test_repeated_emergency_truncation_leaves_a_marker_counting_its_last_pass_on
     CORE-21 finding on what the model was really sent."""
     from strands import Agent
 
-    if not hasattr(strands.Agent.__init__, "__code__") or "context_manager" not in strands.Agent.__init__.__code__.co_varnames:
+    if "context_manager" not in inspect.signature(Agent.__init__).parameters:
         pytest.skip("Agent(context_manager=...) arrived in Strands 1.55")
     model = _overflowing_model()
     agent = Agent(model=model, system_prompt=INSTRUCTIONS, context_manager={"strategies": ["stale_tool_cleanup"]}, callback_handler=None)
