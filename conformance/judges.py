@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import providers
+from . import placeholders, providers
+from .formats import kept_or_marked
 from .oracle import canonical, same
 from .placeholders import stated_counts
 from .violation import Violation
@@ -69,6 +70,14 @@ def new_items(fmt: WireFormat, history: Any, out: Any) -> list[tuple[int, Any]]:
     return [(j, item) for j, item in enumerate(fmt.items(out)) if not _kept(fmt, before, verbatim, item, forward=False)]
 
 
+def _marker(fmt: WireFormat, history: Any, item: Any) -> bool:
+    """Whether output item ``item`` is a truncation's marker ("[... 3 messages elided ...]"),
+    standing alone or added to an item of the input or to input turns joined: no summary (SPEC
+    CORE-11 Decision: placeholders; CORE-21 judges the count it states)."""
+    before = fmt.items(history)
+    return kept_or_marked(before, item, fmt.corresponds) or fmt.joins(before, placeholders.without_placeholders(item)) > 0
+
+
 def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
     """The input's items the output holds nothing of (neither kept, masked, re-encoded nor joined
     with their neighbours)."""
@@ -111,7 +120,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
     and every image it refers to by URL (`media_urls`)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
-    new = new_items(fmt, history, out)
+    new = [(j, item) for j, item in new_items(fmt, history, out) if not _marker(fmt, history, item)]
     if not new:
         return None
     answering = [e for e in exchanges if any(_answered(item, e) for _, item in new)]
