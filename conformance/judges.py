@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import providers
+from . import placeholders, providers
+from .formats import kept_or_marked
 from .oracle import canonical, same
 from .placeholders import stated_counts
 from .violation import Violation
@@ -62,15 +63,24 @@ def _where(fmt: WireFormat, out: Any, index: int) -> str:
 
 
 def new_items(fmt: WireFormat, history: Any, out: Any) -> list[tuple[int, Any]]:
-    """The output's items that stand for nothing of the input: neither kept, masked in place, nor
-    re-encoded (`WireFormat.corresponds`)."""
+    """The output's items that stand for nothing of the input: neither kept, masked in place,
+    re-encoded (`WireFormat.corresponds`), nor input turns joined (`WireFormat.joins`)."""
     before = fmt.items(history)
     verbatim = set(map(canonical, before))
     return [(j, item) for j, item in enumerate(fmt.items(out)) if not _kept(fmt, before, verbatim, item, forward=False)]
 
 
+def _marker(fmt: WireFormat, history: Any, item: Any) -> bool:
+    """Whether output item ``item`` is a truncation's marker ("[... 3 messages elided ...]"),
+    standing alone or added to an item of the input or to input turns joined: no summary (SPEC
+    CORE-11 Decision: placeholders; CORE-21 judges the count it states)."""
+    before = fmt.items(history)
+    return kept_or_marked(before, item, fmt.corresponds) or fmt.joins(before, placeholders.without_placeholders(item)) > 0
+
+
 def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
-    """The input's items the output holds nothing of (neither kept, masked nor re-encoded)."""
+    """The input's items the output holds nothing of (neither kept, masked, re-encoded nor joined
+    with their neighbours)."""
     after = fmt.items(out)
     verbatim = set(map(canonical, after))
     return [item for item in fmt.items(history) if not _kept(fmt, after, verbatim, item)]
@@ -78,12 +88,15 @@ def removed(fmt: WireFormat, history: Any, out: Any) -> list[Any]:
 
 def _kept(fmt: WireFormat, others: Sequence[Any], verbatim: set[str], item: Any, *, forward: bool = True) -> bool:
     """Whether ``item`` corresponds to one of ``others`` (``forward``: ``item`` is the input's,
-    else the output's). ``verbatim`` holds the `canonical` forms of ``others``: every format's
+    else the output's), or sits joined with its neighbours where the provider joins turns
+    (`WireFormat.combined`, `WireFormat.joins`). ``verbatim`` holds the `canonical` forms of ``others``: every format's
     `corresponds` holds for the `same` item, so an item kept verbatim, most of an output, is
     found in the set instead of by comparing it with each of the others as JSON."""
     if canonical(item) in verbatim:
         return True
-    return any(fmt.corresponds(item, o) if forward else fmt.corresponds(o, item) for o in others)
+    if any(fmt.corresponds(item, o) if forward else fmt.corresponds(o, item) for o in others):
+        return True
+    return fmt.combined(item, others) if forward else fmt.joins(others, item) > 0
 
 
 def _answered(item: Any, exchange: Exchange) -> bool:
@@ -107,7 +120,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
     and every image it refers to by URL (`media_urls`)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
-    new = new_items(fmt, history, out)
+    new = [(j, item) for j, item in new_items(fmt, history, out) if not _marker(fmt, history, item)]
     if not new:
         return None
     answering = [e for e in exchanges if any(_answered(item, e) for _, item in new)]
@@ -329,7 +342,8 @@ def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[
     """How many input items the output no longer holds, as a framework counting its own messages may
     count them: at least the removed items with each run of neighbours of one role counted once (a
     framework holding parallel tool results in one message), at most every removed item (or, when
-    duplicates hide removals, the input's items less the output's kept ones); without a bound when
+    duplicates hide removals, the input's items less those the output keeps, a join counted as the
+    turns it joins); without a bound when
     an earlier summary was removed (None), since the count may be of everything removed so far.
     Returns (the least, the most, the removed items)."""
     before = fmt.items(history)
@@ -343,7 +357,9 @@ def _removed_count(fmt: WireFormat, history: Any, out: Any, new: Sequence[tuple[
         role = fmt.role(item)
         low += previous != (index - 1, role)
         previous = (index, role)
-    total = max(len(gone), len(before) - (len(fmt.items(out)) - len(new)))
+    fresh = {j for j, _ in new}
+    kept = sum(max(1, fmt.joins(before, item)) for j, item in enumerate(fmt.items(out)) if j not in fresh)
+    total = max(len(gone), len(before) - kept)
     return low, None if any(fmt.is_summary(item) for item in gone_items) else total, total
 
 

@@ -420,6 +420,18 @@ def test_core11_in_each_format_allows_truncation_and_masking_not_a_new_summary()
     assert "messages.0 (user) is new" in (anthropic.check_no_failed_summary(ANTHROPIC_HISTORY, {**ANTHROPIC_HISTORY, "messages": [summary, *M[4:]]}) or "")
 
 
+def test_core11_in_anthropic_reads_a_turn_joined_with_its_neighbour_as_kept_and_a_joined_summary_as_new() -> None:
+    """CORE-11 Decision (turns the provider joins): a tool_result turn and the next user turn sent
+    as one user message (Strands' context manager does so after removing the turns between) are
+    the input's; a summary joined to a kept turn is still new."""
+    history = {**ANTHROPIC_HISTORY, "messages": [*M[:3], {"role": "user", "content": "Use tabs."}, *M[3:]]}
+    result = {**M[2]["content"][0], "is_error": False}
+    joined = {"role": "user", "content": [result, {"type": "text", "text": "Use tabs."}]}
+    with_summary = {"role": "user", "content": [result, {"type": "text", "text": "[Context Summary] the build failed"}]}
+    assert anthropic.check_no_failed_summary(history, {**history, "messages": [*M[:2], joined, *M[3:]]}) is None
+    assert "messages.2 (user) is new" in (anthropic.check_no_failed_summary(history, {**history, "messages": [*M[:2], with_summary, *M[3:]]}) or "")
+
+
 def test_core11_in_responses_reads_a_user_message_re_encoded_by_the_compact_endpoint_as_the_inputs() -> None:
     """The compact endpoint answers the input's user messages as ``input_text`` parts and one
     compaction item: the messages are the input's; an empty compaction item is not."""

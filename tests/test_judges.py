@@ -147,6 +147,37 @@ def test_core21_a_placeholder_understating_what_it_removed_fails_and_the_true_co
     assert placeholders.stated_counts("[12 older messages removed] and 3 messages were omitted") == [("12 older messages removed", 12), ("3 messages were omitted", 3)]
 
 
+def test_core21_counts_turns_the_provider_joined_as_kept() -> None:
+    """Strands' emergency truncation (1.55+) removes two turns, writes "[... 2 messages elided ...]"
+    into the next assistant turn and sends the user turns it joined as one message: the joined
+    turns are kept (CORE-11 Decision: turns the provider joins), so 2 is the true count."""
+    said = [{"role": "user", "content": "[Context Summary]\n- the build"}, {"role": "user", "content": "Fix it."}]
+    rounds = [{"role": "assistant", "content": [{"type": "text", "text": f"step {i}"}]} if i % 2 else {"role": "user", "content": f"go {i}"} for i in range(1, 7)]
+    request = {"messages": [*said, *rounds]}
+    joined = {"role": "user", "content": [{"type": "text", "text": m["content"]} for m in said]}
+    marked = {**rounds[2], "content": [*rounds[2]["content"], {"type": "text", "text": "[... 2 messages elided ...]"}]}
+    out = {"messages": [joined, marked, *rounds[3:]]}
+    assert judges.count_stated(ANTH, request, out) is None
+    assert judges.removed(ANTH, request, out) == rounds[:2]
+    assert judges.count_stated(ANTH, request, {"messages": [joined, {**marked, "content": [*rounds[2]["content"], {"type": "text", "text": "[... 4 messages elided ...]"}]}, *rounds[3:]]}) is not None
+
+
+def test_core12_reads_a_truncation_marker_as_no_summary() -> None:
+    """CORE-11 Decision (placeholders), as CORE-12 reads it: a marker standing alone or added to a
+    kept message stands for nothing the summarizer should have answered; other new words do."""
+    history = [{"role": "user", "content": "Fix the build"}, {"role": "assistant", "content": "On it."}, {"role": "user", "content": "Thanks"}, {"role": "assistant", "content": "Done."}]
+    marked = {"role": "assistant", "content": "Done.\n[... 2 messages elided ...]"}
+    assert judges.summary_stands_for_answer(CHAT, history, [history[0], _skipped(2), history[-1]], []) is None
+    use = {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+    request = {"messages": [*history[:3], use]}
+    tagged = {**use, "content": [*use["content"], {"type": "text", "text": "[... 2 messages elided ...]"}]}
+    assert judges.summary_stands_for_answer(ANTH, request, {"messages": [request["messages"][0], tagged]}, []) is None
+    found = judges.summary_stands_for_answer(CHAT, history, [history[0], {"role": "user", "content": "The user fixed the build."}, history[-1]], [])
+    assert found is not None and found.reason_id == "summary-without-summarizer-answer"
+    # a marker written into a message's own text changes that message: it is judged as new
+    assert judges.summary_stands_for_answer(CHAT, history, [history[0], marked], []) is not None
+
+
 def test_a_placeholder_is_a_truncation_marker_not_a_failed_summary() -> None:
     """CORE-11 Decision (placeholders): after a summarizer fault, a message made only of a statement of
     how many messages were removed, standing alone or added as its own block to a kept message (Strands'

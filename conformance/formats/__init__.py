@@ -136,6 +136,11 @@ class WireFormat:
     items ``after`` that joins it with its neighbours of the same role, where the provider itself
     joins them (the Messages API combines consecutive turns of one role; SPEC CORE-14 Decision).
     No other format's provider joins items: there, never."""
+    joins: Callable[[Sequence[Any], Any], int] = lambda before, after: 0
+    """``joins(before, after)``: how many of the input items ``before`` output item ``after`` joins
+    (0: it is no join), each run of its content one of them kept (`corresponds`), where the
+    provider itself joins items (`combined` seen from the output; SPEC CORE-11 Decision: turns the
+    provider joins). No other format's provider joins items: there, 0."""
 
     def in_flight_changed(self, history: Any, out: Any) -> str | None:
         """The in-flight clause (`in_flight_clause`) on one output: a history waiting for a tool

@@ -353,7 +353,8 @@ def corresponds(before: Any, after: Any) -> bool:
     """Whether output message ``after`` is input message ``before`` kept: verbatim, or made of its
     blocks (some dropped) with ``tool_result`` blocks (same ``tool_use_id``) or ``tool_use`` blocks
     (same ``id``: a call's input cleared, as LangChain's ``ClearToolUsesEdit(clear_tool_inputs=True)``
-    does) masked in place, as chat-completions' `chat.corresponds` takes a message for the same calls."""
+    does) masked in place, as chat-completions' `chat.corresponds` takes a message for the same calls.
+    A block's ``cache_control`` breakpoint is no part of what is read (`_read`): a framework moves it."""
     if same(before, after):
         return True
     if not (isinstance(before, dict) and isinstance(after, dict)) or before.get("role") != after.get("role"):
@@ -363,24 +364,27 @@ def corresponds(before: Any, after: Any) -> bool:
     def masked(b: dict[str, Any]) -> bool:
         return (b.get("type") == "tool_result" and b.get("tool_use_id") in answered) or (b.get("type") == "tool_use" and b.get("id") in called)
 
-    return bool(blocks(after)) and all(any(same(b, o) for o in old) or masked(b) for b in blocks(after))
+    read = {_read(o) for o in old}
+    return bool(blocks(after)) and all(_read(b) in read or masked(b) for b in blocks(after))
 
 
 def combined(before: Any, after: Sequence[Any]) -> bool:
     """Whether input message ``before`` is kept inside an output message of its role that joins it
     with neighbouring messages of that role: its blocks, all of them and in order, are one run of
-    that message's blocks. The Messages API combines consecutive user or assistant turns into one
-    turn (ANTH-5 Decision), so such a join keeps what the model reads (SPEC CORE-14 Decision); a
-    ``cache_control`` breakpoint is no part of what is read."""
-    mine = [_read(b) for b in blocks(before)]
+    that message's blocks, kept or masked in place as `corresponds` reads a message. The
+    Messages API combines consecutive user or assistant turns into one turn (ANTH-5 Decision), so
+    such a join keeps what the model reads (SPEC CORE-14 Decision); a ``cache_control`` breakpoint
+    is no part of what is read."""
+    mine = blocks(before)
     if not mine:
         return False
     for message in after:
         if role(message) != role(before):
             continue
-        theirs = [_read(b) for b in blocks(message)]
-        if any(theirs[i : i + len(mine)] == mine for i in range(len(theirs) - len(mine) + 1)):
-            return True
+        theirs = blocks(message)
+        for i in range(len(theirs) - len(mine) + 1):
+            if corresponds(before, {"role": role(before), "content": theirs[i : i + len(mine)]}):
+                return True
     return False
 
 
@@ -397,9 +401,26 @@ def check_no_failed_summary(request: Any, out: Any) -> Violation | None:
     if messages is None or before is None or same(before, messages):
         return None
     for j, m in enumerate(messages):
-        if not kept_or_marked(before, m, corresponds):
+        if not kept_or_marked(before, m, corresponds) and not joined(before, m):
             return failed_summary(where(messages, j), m, not said(m).replace(SUMMARY_PREFIX, "").strip())
     return None
+
+
+def joined(before: Sequence[Any], after: Any) -> int:
+    """How many input messages of its role output message ``after`` joins (0: it is no join): its
+    blocks, in order, split into runs that each `corresponds` to one input message. The Messages
+    API combines consecutive turns of one role (ANTH-5 Decision), so a join of kept turns keeps
+    them and stands for nothing removed (SPEC CORE-11 Decision: turns the provider joins)."""
+    mine, kin = blocks(after), [b for b in before if role(b) == role(after)]
+    pieces = {0: 0}  # a run's end -> the fewest input messages that make the runs up to it
+    for start in range(len(mine)):
+        if start not in pieces:
+            continue
+        for b in kin:
+            end = start + len(blocks(b))
+            if blocks(b) and end <= len(mine) and corresponds(b, {"role": role(after), "content": mine[start:end]}):
+                pieces[end] = min(pieces.get(end, end), pieces[start] + 1)
+    return pieces.get(len(mine), 0) if mine else 0
 
 
 def structural(history: Any, out: Any) -> dict[str, Violation | None]:
@@ -483,5 +504,5 @@ FORMAT = WireFormat(
     judged=every_output("anthropic-messages"),
     well_formed=well_formed, rounds=rounds, is_summary=is_summary, tokens=tokens,
     without_system=without_system, removed=removed,
-    items=lambda request: messages_of(request) or [], role=role, said=said, corresponds=corresponds, combined=combined,
+    items=lambda request: messages_of(request) or [], role=role, said=said, corresponds=corresponds, combined=combined, joins=joined,
 )
