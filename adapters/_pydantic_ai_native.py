@@ -25,6 +25,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ._native import MODEL_ITEMS, item_kind, last_model_step, said_by_model
+
 PROBE = "compaction-suite: next turn (probe)"
 """The user prompt of the next turn, sent when the history's last step made no call: it is the last
 input item of the request read, and taken off the output."""
@@ -44,29 +46,23 @@ class Sent(Exception):
         self.body = body
 
 
-def _kind(item: dict[str, Any]) -> str:
-    return str(item.get("type", "message" if "role" in item else ""))
+MODEL_SAYS = (*MODEL_ITEMS, "compaction")
+"""What pydantic-ai records as the model's: a compaction item it answered too."""
 
 
 def _said_by_model(item: dict[str, Any]) -> bool:
-    return _kind(item) in ("reasoning", "function_call", "compaction") or (_kind(item) == "message" and item.get("role") == "assistant")
+    return said_by_model(item, MODEL_SAYS)
 
 
 def last_step(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]] | None:
     """(the items before the last model step, the step, its calls' outputs by ``call_id``), or None when
     pydantic-ai's loop cannot have produced the history's end: no model step after a request, or items
     after the step other than the outputs of its calls, in their order."""
-    end = len(items)
-    while end > 0 and _kind(items[end - 1]) == "function_call_output":
-        end -= 1
-    start = end
-    while start > 0 and _said_by_model(items[start - 1]):
-        start -= 1
-    step, outputs = items[start:end], items[end:]
-    calls = [i.get("call_id") for i in step if _kind(i) == "function_call"]
-    if not step or start == 0 or [o.get("call_id") for o in outputs] != calls:
+    found = last_model_step(items, MODEL_SAYS)
+    if found is None or found[0] == 0:
         return None
-    return items[:start], step, {str(o["call_id"]): o.get("output") for o in outputs}
+    start, end, outputs = found
+    return items[:start], items[start:end], outputs
 
 
 def _text(content: Any) -> str:
@@ -97,7 +93,7 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
     agent's instructions), as pydantic-ai records a Responses conversation: requests of user prompts and
     tool returns, responses of the model's items (``provider_name`` the model's ``system``)."""
     pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
-    names = {str(i.get("call_id")): str(i.get("name", "")) for i in items if _kind(i) == "function_call"}
+    names = {str(i.get("call_id")): str(i.get("name", "")) for i in items if item_kind(i) == "function_call"}
     instructions: list[str] = []
     out: list[Any] = []
     request: list[Any] = []
@@ -112,7 +108,7 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
             response.clear()
 
     for n, item in enumerate(items):
-        kind, role = _kind(item), item.get("role")
+        kind, role = item_kind(item), item.get("role")
         if kind == "message" and role in ("system", "developer"):
             instructions.append(_text(item.get("content")))
             continue
@@ -156,7 +152,7 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
     async def answer(ctx: Any, **_arguments: Any) -> Any:
         return outputs[ctx.tool_call_id]
 
-    names = dict.fromkeys(str(i.get("name")) for i in step if _kind(i) == "function_call")
+    names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
     return [
         pydantic_ai.Tool.from_schema(answer, name=name, description=f"{name} (replayed)", json_schema=schema, takes_ctx=True)
@@ -177,7 +173,7 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
     if plan is None:
         return list(items)  # no run of pydantic-ai's loop ends in this history
     before, step, outputs = plan
-    calls = any(_kind(i) == "function_call" for i in step)
+    calls = any(item_kind(i) == "function_call" for i in step)
     seen: list[int] = []
 
     async def read(request: Any) -> None:  # an httpx.Request of the client openai uses
@@ -228,7 +224,7 @@ def _output(body: dict[str, Any], *, probe: bool) -> list[dict[str, Any]]:
     items = [dict(i) for i in body.get("input") or []]
     if probe:
         last = items[-1] if items else {}
-        if not (_kind(last) == "message" and last.get("role") == "user" and _text(last.get("content")) == PROBE):
+        if not (item_kind(last) == "message" and last.get("role") == "user" and _text(last.get("content")) == PROBE):
             raise RuntimeError("the request of the next turn does not end in its probe user message")
         items = items[:-1]
     return items

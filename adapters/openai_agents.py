@@ -25,7 +25,7 @@ import itertools
 from typing import Any
 
 from ._common import CannotDrive, accepts, factory, make, options, requires
-from ._native import declared, double_refuses
+from ._native import declared, double_refuses, item_kind, last_model_step
 
 FRAMEWORK = "OpenAI Agents SDK"
 SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.6,<0.25"}
@@ -209,35 +209,21 @@ SCRIPTED = "testdouble_output"
 """The key of a request body the suite's double answers as a scripted model (`conformance.summarizer_apis.SCRIPTED`)."""
 
 
-def _kind(item: dict[str, Any]) -> str:
-    return str(item.get("type", "message" if "role" in item else ""))
-
-
-def _said_by_model(item: dict[str, Any]) -> bool:
-    return _kind(item) in ("reasoning", "function_call") or (_kind(item) == "message" and item.get("role") == "assistant")
-
-
 def last_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[Any], dict[str, Any]] | None:
     """The history as the ``Runner`` would have written it in one run: (the items stored before the run,
     the run's input from the last user message up to the last model step, that step's items, its calls'
     outputs by ``call_id``); None when the SDK's loop cannot have produced the last step (no user message,
     a custom tool call, an item between a call and its output, outputs not those of the step's calls in
     their order, a call still without its output)."""
-    users = [n for n, i in enumerate(items) if _kind(i) == "message" and i.get("role") == "user"]
+    users = [n for n, i in enumerate(items) if item_kind(i) == "message" and i.get("role") == "user"]
     if not users:
         return None
     turn = items[users[-1] :]
-    end = len(turn)
-    while end > 1 and _kind(turn[end - 1]) == "function_call_output":
-        end -= 1
-    start = end
-    while start > 1 and _said_by_model(turn[start - 1]):
-        start -= 1
-    step, outputs = turn[start:end], turn[end:]
-    calls = [i.get("call_id") for i in step if _kind(i) == "function_call"]
-    if not step or [o.get("call_id") for o in outputs] != calls:
+    found = last_model_step(turn)
+    if found is None:
         return None
-    return items[: users[-1]], turn[:start], step, {str(o["call_id"]): o.get("output") for o in outputs}
+    start, end, outputs = found
+    return items[: users[-1]], turn[:start], turn[start:end], outputs
 
 
 def scripted_model(models: Any, answer: Any) -> Any:
@@ -331,7 +317,7 @@ def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
     async def answer(context: Any, _arguments: str) -> Any:
         return outputs[context.tool_call_id]
 
-    names = dict.fromkeys(str(i.get("name")) for i in step if _kind(i) == "function_call")
+    names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
     return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False) for name in names]
 
