@@ -18,6 +18,7 @@ import inspect
 
 import pytest
 from test_adapter_format_loops import INSTRUCTIONS, _to_anthropic
+from test_strands_open_turn_loop import text_events
 
 from compaction_suite.conformance import formats, judges, placeholders
 
@@ -55,13 +56,7 @@ def _overflowing_model():
             if self.limit is not None and len(messages) > self.limit:
                 raise ContextWindowOverflowException("prompt is too long: 210000 tokens > 200000 maximum")
             self.requests.append(copy.deepcopy(messages))
-            for event in (
-                {"messageStart": {"role": "assistant"}},
-                {"contentBlockStart": {"start": {}}},
-                {"contentBlockDelta": {"delta": {"text": f"answer {len(self.requests)}"}}},
-                {"contentBlockStop": {}},
-                {"messageStop": {"stopReason": "end_turn"}},
-            ):
+            for event in text_events(f"answer {len(self.requests)}", "end_turn"):
                 yield event
 
     return OverflowingModel()

@@ -28,6 +28,17 @@ OVERFLOW_AT = 9
 """The scripted model reports a context overflow for a history of more messages than this."""
 
 
+def text_events(text: str, stop: str) -> list[dict]:
+    """The stream events of a Strands model answering one text block and stopping for ``stop``."""
+    return [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"start": {}}},
+        {"contentBlockDelta": {"delta": {"text": text}}},
+        {"contentBlockStop": {}},
+        {"messageStop": {"stopReason": stop}},
+    ]
+
+
 def _long_turn_model(*, overflow_at: int | None = None, context_window_limit: int | None = None):
     """A TEST DOUBLE of a Strands ``Model`` streaming the events Strands' providers emit: a turn opens
     with a thinking block (text and signature) and one ``toolUse``; each later round of the turn is one
@@ -36,15 +47,6 @@ def _long_turn_model(*, overflow_at: int | None = None, context_window_limit: in
     ``ContextWindowOverflowException`` (what ``AnthropicModel`` raises for "prompt is too long")."""
     from strands.models.model import Model
     from strands.types.exceptions import ContextWindowOverflowException
-
-    def _text(text: str, stop: str) -> list[dict]:
-        return [
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockStart": {"start": {}}},
-            {"contentBlockDelta": {"delta": {"text": text}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": stop}},
-        ]
 
     class LongTurnModel(Model):
         def __init__(self) -> None:
@@ -63,7 +65,7 @@ def _long_turn_model(*, overflow_at: int | None = None, context_window_limit: in
 
         async def stream(self, messages, tool_specs=None, system_prompt=None, **kwargs):
             if not tool_specs:
-                for event in _text(f"summary of {len(messages)} messages", "end_turn"):
+                for event in text_events(f"summary of {len(messages)} messages", "end_turn"):
                     yield event
                 return
             if overflow_at is not None and len(messages) > overflow_at:
@@ -72,7 +74,7 @@ def _long_turn_model(*, overflow_at: int | None = None, context_window_limit: in
             if not any("toolResult" in block for block in messages[-1]["content"]):
                 self.in_turn = 0  # a new user prompt opens a turn
             if self.in_turn >= ROUNDS_PER_TURN:
-                for event in _text("done", "end_turn"):
+                for event in text_events("done", "end_turn"):
                     yield event
                 return
             yield {"messageStart": {"role": "assistant"}}
