@@ -88,20 +88,27 @@ def test_openai_agents_runner_compacts_complete_chains_only(mode, store, streame
         assert any(responses_format.kind(i) == "compaction" for i in after)
 
 
+def _stored_rounds(about: str = "") -> list[dict]:
+    """Three rounds as the Runner stores them (a question, a read_file call with its output, an answer),
+    ids and statuses included; ``about`` ends each question."""
+    items: list[dict] = []
+    for i in range(3):
+        items += [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i} {about}".rstrip()}]},
+            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
+            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
+            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
+        ]
+    return items
+
+
 def test_the_runner_configuration_compacts_as_the_loop_does():
     """``openai_agents:runner`` replays a history's last step through ``Runner.run``: a step of calls is
     written with its outputs and not compacted (the Runner defers a turn with local tool outputs), a final
     answer is compacted by ``previous_response_id`` as in the loop above."""
     from compaction_suite.adapters.openai_agents import runner
 
-    items = []
-    for i in range(3):
-        items += [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i} about the repository"}]},
-            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
-            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
-            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
-        ]
+    items = _stored_rounds("about the repository")
     with SummarizerServer() as server:
         settings = connected(Settings(), server.base_url)
         kept = asyncio.run(runner(settings, threshold=4).compact(items[:-1], iteration=1))
@@ -167,14 +174,7 @@ def test_the_runner_reads_the_session_through_its_limit():
 
     from compaction_suite.adapters.openai_agents import runner
 
-    items = []
-    for i in range(3):
-        items += [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i}"}]},
-            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
-            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
-            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
-        ]
+    items = _stored_rounds()
     turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, {**items[3], "id": "msg_3"}]
     with SummarizerServer() as server:
         settings = connected(Settings(), server.base_url)
