@@ -57,7 +57,5 @@ def without_placeholders(message: Any) -> Any:
 
 def is_placeholder(message: Any) -> bool:
     """Whether ``message`` holds nothing but placeholders (a truncation's marker standing alone)."""
-    if not isinstance(message, dict) or without_placeholders(message) == message:
-        return False
-    content = without_placeholders(message).get("content")
-    return content in ("", [])
+    bare = without_placeholders(message)
+    return isinstance(message, dict) and bare != message and bare.get("content") in ("", [])
