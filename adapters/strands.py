@@ -48,8 +48,10 @@ SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
 """Agreed interface 3: the 1.x releases (1.0.0, July 2025, on). The proactive path needs Strands >= 1.40
 (``proactive_compression``), a structured-output summarizing agent an ``Agent`` taking
 ``structured_output_model``; below them that configuration is a contract error (`CannotDrive`)."""
-SWEEP_INSTALL = ("strands-agents[anthropic]",)
-"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``)."""
+SWEEP_INSTALL = ("strands-agents[anthropic,ollama,mistral]",)
+"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``);
+the ``ollama`` and ``mistralai`` clients for ``OllamaModel`` and ``MistralModel`` (`MODELS`), each at the
+range that release's extra names (``mistralai`` 1.x before strands-agents 1.46, 2.x from it)."""
 
 PROVIDERS = ["anthropic", "bedrock-converse"]
 """Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
@@ -65,12 +67,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
 }  # fmt: skip
-MODELS = ("anthropic", "bedrock", "openai", "openai-responses")
+MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral")
 """The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``,
 ``BedrockModel`` (Strands' default model) on its Converse API, ``/model/{modelId}/converse-stream``
 (`conformance.converse`), through boto3 with the double's address as the endpoint, ``OpenAIModel`` on
 its chat-completions API or ``OpenAIResponsesModel`` on its Responses API (the OpenAI-compatible
-endpoints users point them at: vLLM, gateways, Bedrock Mantle). With ``bedrock`` every request Strands
+endpoints users point them at: vLLM, gateways, Bedrock Mantle), ``OllamaModel`` on its ``/api/chat``
+(`conformance.ollama`) or ``MistralModel`` on Mistral's chat API (chat-completions, Mistral's own overflow
+answer; the ``ollama`` and ``mistralai`` clients, Strands' ``ollama`` and ``mistral`` extras). With ``bedrock`` every request Strands
 sends (the summarizer's and, in the loop, the agent's) is what Bedrock receives, checked with Bedrock's
 own rules; with every model the reactive path's overflow is that model class's reading of its
 provider's answer (`_strands_reactive`, ``overflow_answer``)."""
@@ -139,10 +143,14 @@ agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
-    for model, answer in (("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"), ("anthropic", "max-tokens"))
+    for model, answer in (
+        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
+        ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None),
+    )
 ]  # fmt: skip
-"""The reactive path through each model class on the overflow answers other than its API's default
-(SPEC FIRE-5, `_strands_reactive`): whether the class reads its provider's words as an overflow."""
+"""The reactive path through each model class on the overflow answers other than its API's default, and
+through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
+the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -286,6 +294,8 @@ def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -
         return _bedrock_model(settings, **config)
     if kind in ("openai", "openai-responses"):
         return _openai_model(settings, kind, **config)
+    if kind in ("ollama", "mistral"):
+        return _local_model(settings, kind, **config)
     if thinking:
         config["params"] = {"thinking": dict(THINKING)}
     anthropic_model = requires("strands.models.anthropic", EXTRA)
@@ -304,6 +314,19 @@ def _openai_model(settings: Any, kind: str, **config: Any) -> Any:
         return requires("strands.models.openai", EXTRA).OpenAIModel(client_args=client_args, model_id=settings.model, params={"max_tokens": 1024}, **config)
     responses = requires("strands.models.openai_responses", EXTRA)
     return responses.OpenAIResponsesModel(client_args=client_args, model_id=settings.model, params={"max_output_tokens": 1024}, **config)
+
+
+def _local_model(settings: Any, kind: str, **config: Any) -> Any:
+    """Strands' ``OllamaModel`` (the ``ollama`` client on ``{host}/api/chat``) or ``MistralModel`` (the
+    ``mistralai`` client on ``{server_url}/v1/chat/completions``) on the suite's summarizer, with the
+    suite's timeout; neither client retries by default."""
+    root = (settings.base_url or "").removesuffix("/v1")
+    if kind == "ollama":
+        ollama = requires("strands.models.ollama", EXTRA)
+        return ollama.OllamaModel(root, ollama_client_args={"timeout": settings.summarizer_timeout}, model_id=settings.model, max_tokens=1024, **config)
+    mistral = requires("strands.models.mistral", EXTRA)
+    client_args = {"server_url": root, "timeout_ms": int(settings.summarizer_timeout * 1000)}
+    return mistral.MistralModel(api_key=settings.api_key or "compaction-suite-test-double", client_args=client_args, model_id=settings.model, max_tokens=1024, **config)
 
 
 def _bedrock_model(settings: Any, **config: Any) -> Any:
@@ -435,7 +458,10 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
     kind = _path(value, MODELS, "model")
     if thinking and kind != "anthropic":
         raise ValueError("thinking is driven on model=anthropic only (the other doubles answer no reasoning content)")
-    module = {"bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses"}.get(kind, "strands.models.anthropic")
+    module = {
+        "bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses",
+        "ollama": "strands.models.ollama", "mistral": "strands.models.mistral",
+    }.get(kind, "strands.models.anthropic")  # fmt: skip
     try:
         requires(module, EXTRA)
     except ImportError:
