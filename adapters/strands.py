@@ -33,6 +33,7 @@ import functools
 import inspect
 import json
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from . import _strands_reactive as reactive
@@ -212,17 +213,16 @@ def _blocks(content: Any) -> list[Any]:
 class Conversion:
     """Anthropic messages as Strands messages, remembering each original for the way back.
 
-    ``redacted``: whether Strands may hold a ``redactedContent`` block (`formats_redacted`); when it
-    cannot, a ``redacted_thinking`` block is held apart and comes back with its message when the
-    manager returns that message unchanged."""
+    ``holds``: whether the agent may hold a block (`_holds`); a block it cannot (a ``redacted_thinking``
+    before `formats_redacted`, reasoning on a model class that makes none) is held apart and comes back
+    with its message when the manager returns that message unchanged."""
 
-    def __init__(self, messages: list[dict[str, Any]], *, redacted: bool = True) -> None:
+    def __init__(self, messages: list[dict[str, Any]], *, holds: Callable[[Any], bool] = lambda block: True) -> None:
         self.strands: list[dict[str, Any]] = []
         self._originals: dict[int, tuple[dict[str, Any], dict[str, Any], list[Any]]] = {}
         for message in messages:
             blocks = _blocks(message.get("content"))
-            if not redacted:
-                blocks = [b for b in blocks if not _is_redacted(b)]
+            blocks = [b for b in blocks if holds(b)]
             converted: dict[str, Any] = {"role": message.get("role"), "content": blocks}
             self._originals[id(converted)] = (message, converted, copy.deepcopy(converted["content"]))
             self.strands.append(converted)
@@ -261,14 +261,24 @@ def formats_redacted() -> bool:
 
 
 def _conversion(request: dict[str, Any], kind: str) -> Conversion:
-    """The request's messages as Strands messages for an agent on the model ``kind`` (`_holds_redacted`)."""
-    return Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+    """The request's messages as Strands messages for an agent on the model ``kind`` (`_holds`)."""
+    return Conversion(list(request.get("messages") or []), holds=_holds(kind))
 
 
-def _holds_redacted(kind: str) -> bool:
-    """Whether an agent on the model ``kind`` can hold a ``redactedContent`` block: ``BedrockModel``
-    passes Converse's blocks through at every release; ``AnthropicModel`` as `formats_redacted` says."""
-    return kind == "bedrock" or formats_redacted()
+NO_REASONING = ("ollama", "mistral")
+"""Model kinds whose class makes no reasoning content (their streams have no case for it) and sends none
+(``OllamaModel``: "content_type=<reasoningContent> | unsupported type", strands-agents 1.46.0), so an agent
+on one never holds a ``reasoningContent`` block (SPEC, the Decision on blocks a release's model cannot hold)."""
+
+
+def _holds(kind: str) -> Callable[[Any], bool]:
+    """Whether an agent on the model ``kind`` can hold a block: no reasoning on a `NO_REASONING` kind; a
+    ``redactedContent`` block on ``BedrockModel`` (Converse's blocks pass through at every release) and on
+    ``AnthropicModel`` where `formats_redacted`; anything else."""
+    if kind in NO_REASONING:
+        return lambda block: not (isinstance(block, dict) and "reasoningContent" in block)
+    redacted = kind == "bedrock" or formats_redacted()
+    return lambda block: redacted or not _is_redacted(block)
 
 
 def _system_text(system: Any) -> str | None:
