@@ -49,10 +49,11 @@ SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
 """Agreed interface 3: the 1.x releases (1.0.0, July 2025, on). The proactive path needs Strands >= 1.40
 (``proactive_compression``), a structured-output summarizing agent an ``Agent`` taking
 ``structured_output_model``; below them that configuration is a contract error (`CannotDrive`)."""
-SWEEP_INSTALL = ("strands-agents[anthropic,ollama,mistral]",)
-"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``);
-the ``ollama`` and ``mistralai`` clients for ``OllamaModel`` and ``MistralModel`` (`MODELS`), each at the
-range that release's extra names (``mistralai`` 1.x before strands-agents 1.46, 2.x from it)."""
+SWEEP_INSTALL = ("strands-agents[anthropic]",)
+"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``).
+The ``ollama`` and ``mistralai`` clients ``OllamaModel`` and ``MistralModel`` need (`MODELS`) are not among
+them: their configurations run where the client is installed (`LOCAL_MODELS`; a bug's run pins it, e.g.
+``mistralai==1.12.4`` beside strands-agents 1.34.1, whose extra wants 1.x, 2.x from 1.46)."""
 
 PROVIDERS = ["anthropic", "bedrock-converse"]
 """Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
@@ -152,6 +153,9 @@ OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
 """The reactive path through each model class on the overflow answers other than its API's default, and
 through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
 the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
+LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai"}
+"""The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
+`OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -679,6 +683,13 @@ def _tokens(request: Any) -> int:
     return int(tokens(request))
 
 
+def _missing_clients() -> list[str]:
+    """The `LOCAL_MODELS` kinds whose client library is not installed."""
+    import importlib.util
+
+    return [kind for kind, module in LOCAL_MODELS.items() if importlib.util.find_spec(module) is None]
+
+
 @functools.cache
 def summarizer_refused() -> str | None:
     """Why ``summarizing`` cannot run against the suite's summarizer double (None when it can):
@@ -692,10 +703,14 @@ def __getattr__(name: str) -> Any:
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
         summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
-        return SLIDING_WINDOW + OVERFLOW_ANSWERS + managers + ([] if summarizer_refused() else summarizing_ones)
+        missing = _missing_clients()
+        answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
+        return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
-        return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")
+        missing = _missing_clients()
+        unrun = f"; model={', '.join(missing)} not run: {', '.join(LOCAL_MODELS[m] for m in missing)} not installed" if missing else ""
+        return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "") + unrun
     raise AttributeError(name)
 
 
