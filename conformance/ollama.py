@@ -53,11 +53,6 @@ def invalid(body: Any) -> str | None:
     return None
 
 
-def streamed(body: Mapping[str, Any]) -> bool:
-    """Ollama streams unless the request says ``"stream": false``."""
-    return body.get("stream") is not False
-
-
 def _final(request: Mapping[str, Any], message: dict[str, Any], prompt: int, completion: int) -> dict[str, Any]:
     return {
         "model": request.get("model"), "created_at": CREATED_AT, "message": message, "done": True, "done_reason": "stop",
