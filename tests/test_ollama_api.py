@@ -6,13 +6,15 @@ with Mistral's own overflow answer) is checked with the ``mistralai`` client."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from compaction_suite.conformance import overflow
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 
-ASK = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Please fix the failing build"}]
-LONG = [{"role": "user", "content": "read the build log and say what failed " * 20}]
+ASK: list[Any] = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Please fix the failing build"}]
+LONG: list[Any] = [{"role": "user", "content": "read the build log and say what failed " * 20}]
 
 
 @pytest.fixture
