@@ -21,8 +21,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses"}
+API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses", "ollama": "ollama", "mistral": "chat"}
 """The wire API each ``model`` kind's class calls (`conformance.overflow.ANSWERS` names its answers)."""
+DEFAULT_ANSWER = {"mistral": "mistral"}
+"""A model kind whose provider's overflow answer is not its API's default: ``MistralModel`` calls
+chat-completions, answered as Mistral's own API answers (`conformance.overflow.MISTRAL`)."""
 ADAPTER = "adapter"
 """``overflow_answer="adapter"``: the adapter raises ``ContextWindowOverflowException`` itself (the path
 as driven before FIRE-5; the session path still is)."""
@@ -44,7 +47,7 @@ class ModelEndpoint:
     context window of ``window`` tokens answered as ``answer`` says (the API's default when None)."""
 
     def __init__(self, kind: str, window: int, answer: str | None) -> None:
-        self.api, self.window_tokens, self.answer = API[kind], window, answer
+        self.api, self.window_tokens, self.answer = API[kind], window, answer or DEFAULT_ANSWER.get(kind)
         self._server: Any = None
         self._lock = threading.Lock()
 

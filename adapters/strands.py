@@ -33,6 +33,7 @@ import functools
 import inspect
 import json
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from . import _strands_reactive as reactive
@@ -49,7 +50,10 @@ SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
 (``proactive_compression``), a structured-output summarizing agent an ``Agent`` taking
 ``structured_output_model``; below them that configuration is a contract error (`CannotDrive`)."""
 SWEEP_INSTALL = ("strands-agents[anthropic]",)
-"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``)."""
+"""What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``).
+The ``ollama`` and ``mistralai`` clients ``OllamaModel`` and ``MistralModel`` need (`MODELS`) are not among
+them: their configurations run where the client is installed (`LOCAL_MODELS`; a bug's run pins it, e.g.
+``mistralai==1.12.4`` beside strands-agents 1.34.1, whose extra wants 1.x, 2.x from 1.46)."""
 
 PROVIDERS = ["anthropic", "bedrock-converse"]
 """Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
@@ -65,12 +69,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
 }  # fmt: skip
-MODELS = ("anthropic", "bedrock", "openai", "openai-responses")
+MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral")
 """The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``,
 ``BedrockModel`` (Strands' default model) on its Converse API, ``/model/{modelId}/converse-stream``
 (`conformance.converse`), through boto3 with the double's address as the endpoint, ``OpenAIModel`` on
 its chat-completions API or ``OpenAIResponsesModel`` on its Responses API (the OpenAI-compatible
-endpoints users point them at: vLLM, gateways, Bedrock Mantle). With ``bedrock`` every request Strands
+endpoints users point them at: vLLM, gateways, Bedrock Mantle), ``OllamaModel`` on its ``/api/chat``
+(`conformance.ollama`) or ``MistralModel`` on Mistral's chat API (chat-completions, Mistral's own overflow
+answer; the ``ollama`` and ``mistralai`` clients, Strands' ``ollama`` and ``mistral`` extras). With ``bedrock`` every request Strands
 sends (the summarizer's and, in the loop, the agent's) is what Bedrock receives, checked with Bedrock's
 own rules; with every model the reactive path's overflow is that model class's reading of its
 provider's answer (`_strands_reactive`, ``overflow_answer``)."""
@@ -139,10 +145,17 @@ agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
-    for model, answer in (("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"), ("anthropic", "max-tokens"))
+    for model, answer in (
+        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
+        ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None),
+    )
 ]  # fmt: skip
-"""The reactive path through each model class on the overflow answers other than its API's default
-(SPEC FIRE-5, `_strands_reactive`): whether the class reads its provider's words as an overflow."""
+"""The reactive path through each model class on the overflow answers other than its API's default, and
+through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
+the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
+LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai"}
+"""The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
+`OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -204,17 +217,16 @@ def _blocks(content: Any) -> list[Any]:
 class Conversion:
     """Anthropic messages as Strands messages, remembering each original for the way back.
 
-    ``redacted``: whether Strands may hold a ``redactedContent`` block (`formats_redacted`); when it
-    cannot, a ``redacted_thinking`` block is held apart and comes back with its message when the
-    manager returns that message unchanged."""
+    ``holds``: whether the agent may hold a block (`_holds`); a block it cannot (a ``redacted_thinking``
+    before `formats_redacted`, reasoning on a model class that makes none) is held apart and comes back
+    with its message when the manager returns that message unchanged."""
 
-    def __init__(self, messages: list[dict[str, Any]], *, redacted: bool = True) -> None:
+    def __init__(self, messages: list[dict[str, Any]], *, holds: Callable[[Any], bool] = lambda block: True) -> None:
         self.strands: list[dict[str, Any]] = []
         self._originals: dict[int, tuple[dict[str, Any], dict[str, Any], list[Any]]] = {}
         for message in messages:
             blocks = _blocks(message.get("content"))
-            if not redacted:
-                blocks = [b for b in blocks if not _is_redacted(b)]
+            blocks = [b for b in blocks if holds(b)]
             converted: dict[str, Any] = {"role": message.get("role"), "content": blocks}
             self._originals[id(converted)] = (message, converted, copy.deepcopy(converted["content"]))
             self.strands.append(converted)
@@ -253,14 +265,24 @@ def formats_redacted() -> bool:
 
 
 def _conversion(request: dict[str, Any], kind: str) -> Conversion:
-    """The request's messages as Strands messages for an agent on the model ``kind`` (`_holds_redacted`)."""
-    return Conversion(list(request.get("messages") or []), redacted=_holds_redacted(kind))
+    """The request's messages as Strands messages for an agent on the model ``kind`` (`_holds`)."""
+    return Conversion(list(request.get("messages") or []), holds=_holds(kind))
 
 
-def _holds_redacted(kind: str) -> bool:
-    """Whether an agent on the model ``kind`` can hold a ``redactedContent`` block: ``BedrockModel``
-    passes Converse's blocks through at every release; ``AnthropicModel`` as `formats_redacted` says."""
-    return kind == "bedrock" or formats_redacted()
+NO_REASONING = ("ollama", "mistral")
+"""Model kinds whose class makes no reasoning content (their streams have no case for it) and sends none
+(``OllamaModel``: "content_type=<reasoningContent> | unsupported type", strands-agents 1.46.0), so an agent
+on one never holds a ``reasoningContent`` block (SPEC, the Decision on blocks a release's model cannot hold)."""
+
+
+def _holds(kind: str) -> Callable[[Any], bool]:
+    """Whether an agent on the model ``kind`` can hold a block: no reasoning on a `NO_REASONING` kind; a
+    ``redactedContent`` block on ``BedrockModel`` (Converse's blocks pass through at every release) and on
+    ``AnthropicModel`` where `formats_redacted`; anything else."""
+    if kind in NO_REASONING:
+        return lambda block: not (isinstance(block, dict) and "reasoningContent" in block)
+    redacted = kind == "bedrock" or formats_redacted()
+    return lambda block: redacted or not _is_redacted(block)
 
 
 def _system_text(system: Any) -> str | None:
@@ -286,6 +308,8 @@ def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -
         return _bedrock_model(settings, **config)
     if kind in ("openai", "openai-responses"):
         return _openai_model(settings, kind, **config)
+    if kind in ("ollama", "mistral"):
+        return _local_model(settings, kind, **config)
     if thinking:
         config["params"] = {"thinking": dict(THINKING)}
     anthropic_model = requires("strands.models.anthropic", EXTRA)
@@ -304,6 +328,19 @@ def _openai_model(settings: Any, kind: str, **config: Any) -> Any:
         return requires("strands.models.openai", EXTRA).OpenAIModel(client_args=client_args, model_id=settings.model, params={"max_tokens": 1024}, **config)
     responses = requires("strands.models.openai_responses", EXTRA)
     return responses.OpenAIResponsesModel(client_args=client_args, model_id=settings.model, params={"max_output_tokens": 1024}, **config)
+
+
+def _local_model(settings: Any, kind: str, **config: Any) -> Any:
+    """Strands' ``OllamaModel`` (the ``ollama`` client on ``{host}/api/chat``) or ``MistralModel`` (the
+    ``mistralai`` client on ``{server_url}/v1/chat/completions``) on the suite's summarizer, with the
+    suite's timeout; neither client retries by default."""
+    root = (settings.base_url or "").removesuffix("/v1")
+    if kind == "ollama":
+        ollama = requires("strands.models.ollama", EXTRA)
+        return ollama.OllamaModel(root, ollama_client_args={"timeout": settings.summarizer_timeout}, model_id=settings.model, max_tokens=1024, **config)
+    mistral = requires("strands.models.mistral", EXTRA)
+    client_args = {"server_url": root, "timeout_ms": int(settings.summarizer_timeout * 1000)}
+    return mistral.MistralModel(api_key=settings.api_key or "compaction-suite-test-double", client_args=client_args, model_id=settings.model, max_tokens=1024, **config)
 
 
 def _bedrock_model(settings: Any, **config: Any) -> Any:
@@ -435,7 +472,10 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
     kind = _path(value, MODELS, "model")
     if thinking and kind != "anthropic":
         raise ValueError("thinking is driven on model=anthropic only (the other doubles answer no reasoning content)")
-    module = {"bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses"}.get(kind, "strands.models.anthropic")
+    module = {
+        "bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses",
+        "ollama": "strands.models.ollama", "mistral": "strands.models.mistral",
+    }.get(kind, "strands.models.anthropic")  # fmt: skip
     try:
         requires(module, EXTRA)
     except ImportError:
@@ -643,6 +683,13 @@ def _tokens(request: Any) -> int:
     return int(tokens(request))
 
 
+def _missing_clients() -> list[str]:
+    """The `LOCAL_MODELS` kinds whose client library is not installed."""
+    import importlib.util
+
+    return [kind for kind, module in LOCAL_MODELS.items() if importlib.util.find_spec(module) is None]
+
+
 @functools.cache
 def summarizer_refused() -> str | None:
     """Why ``summarizing`` cannot run against the suite's summarizer double (None when it can):
@@ -656,10 +703,14 @@ def __getattr__(name: str) -> Any:
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
         summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
-        return SLIDING_WINDOW + OVERFLOW_ANSWERS + managers + ([] if summarizer_refused() else summarizing_ones)
+        missing = _missing_clients()
+        answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
+        return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
     if name == "NOT_ADAPTED":
         refused = summarizer_refused()
-        return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "")
+        missing = _missing_clients()
+        unrun = f"; model={', '.join(missing)} not run: {', '.join(LOCAL_MODELS[m] for m in missing)} not installed" if missing else ""
+        return NOT_ADAPTED_ALWAYS + (f"; summarizing not run: {refused}" if refused else "") + unrun
     raise AttributeError(name)
 
 

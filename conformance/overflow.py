@@ -2,8 +2,9 @@
 overflow answers (SPEC Part A, "core, the summarizer's context window (WIN)" and FIRE-5).
 
 One wire API has several real answers: OpenAI-compatible servers word an overflow their own way
-(OpenAI itself, vLLM, a gateway passing Bedrock's text through, Bedrock Mantle), and Bedrock's
-Converse API words it per model family. Each is an `Overflow` with its status, error type or code
+(OpenAI itself, vLLM, a gateway passing Bedrock's text through, Bedrock Mantle, Mistral's own API),
+Bedrock's Converse API words it per model family, and Ollama's ``/api/chat`` per server (its cloud,
+a local server with context shift off). Each is an `Overflow` with its status, error type or code
 and message as that server sends it, and the public source quoting it; ``ANSWERS[api]`` lists an
 API's answers, its first the default, so a test (or a target's option) draws one by name. The
 message is followed by the double's label, so no answer passes for a real provider's.
@@ -19,7 +20,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Overflow:
     """One real overflow answer: HTTP ``status`` with ``text`` (``{tokens}``, ``{window}``, ``{model}``,
-    ``{output}``, ``{total}`` filled in from the request) in the body ``shape`` its server uses."""
+    ``{output}``, ``{total}``, ``{over}`` (tokens past the window) filled in from the request) in the body ``shape`` its server uses."""
 
     name: str
     status: int
@@ -89,13 +90,35 @@ CONVERSE_MANTLE = Overflow(
     "converse", "Bedrock ValidationException for a Mantle-served model (zai.glm-5, minimax.minimax-m2.5), quoted in "
     "strands-agents/harness-sdk#3969",
 )  # fmt: skip
+MISTRAL = Overflow(
+    "mistral", 400, "Prompt contains {tokens} tokens, too large for model with {window} maximum context length",
+    "mistral", "Mistral's chat API: 'Requests exceeding the model's context window return a 400 Bad Request error' "
+    "(docs.mistral.ai/resources/known-limitations); its text as quoted in Portkey's error library (mistral-ai, "
+    "context_length_exceeded_error #13710000: 'Prompt contains 66385 tokens, too large for model with 32768 maximum context "
+    "length'); the body {object: error, message, type, param, code} as Mistral answers a 400, quoted in camel-ai/camel#1467 "
+    "and aurelio-labs/semantic-router#297",
+    kind="invalid_request_error",
+)  # fmt: skip
+OLLAMA_CLOUD = Overflow(
+    "ollama-cloud", 400, "prompt too long; exceeded max context length by {over} tokens",
+    "ollama", "Ollama's cloud models on /api/chat (HTTP 400 \"prompt too long; exceeded max context length by 1475 tokens\", "
+    "quoted in gsd-build/gsd-2#6143)",
+)  # fmt: skip
+OLLAMA_CONTEXT_SHIFT_OFF = Overflow(
+    "context-shift-off", 400,
+    "the prompt is longer than the context length currently available to the model; shorten the prompt or adjust the context length in settings",
+    "ollama", "a local Ollama server whose context shift is off (the request's \"shift\": false): api.StatusError 400 in "
+    "llm/llama_server.go, ollama/ollama PR #16712 (June 2026); a 400 naming the window on /api/chat reported in ollama/ollama#17889 "
+    "(0.32.9). By default Ollama shortens the prompt and answers 200 instead (ollama/ollama#17944), which no client can see",
+)  # fmt: skip
 
 ANSWERS: dict[str, tuple[Overflow, ...]] = {
-    "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY),
+    "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY, MISTRAL),
     "responses": (OPENAI_RESPONSES, BEDROCK_MANTLE),
     "compact": (OPENAI_RESPONSES,),
     "anthropic": (ANTHROPIC, ANTHROPIC_MAX_TOKENS),
     "converse": (CONVERSE_INPUT_TOO_LONG, CONVERSE_PROMPT_TOO_LONG, CONVERSE_MANTLE),
+    "ollama": (OLLAMA_CLOUD, OLLAMA_CONTEXT_SHIFT_OFF),
 }
 """Each API's real overflow answers, the first its default (the provider's own words)."""
 
@@ -126,7 +149,7 @@ def answer(api: str, name: str | None, tokens: int, window: int, body: Mapping[s
     whose prompt of ``tokens`` tokens exceeds a ``window``-token context window."""
     overflow = chosen(api, name)
     output = _output_tokens(body)
-    text = overflow.text.format(tokens=tokens, window=window, model=body.get("model", "model"), output=output, total=tokens + output)
+    text = overflow.text.format(tokens=tokens, window=window, model=body.get("model", "model"), output=output, total=tokens + output, over=tokens - window)
     return overflow.status, shaped(overflow, f"{text} {label}")
 
 
@@ -142,10 +165,16 @@ def shaped(overflow: Overflow, message: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": overflow.kind, "message": message}}
     if overflow.shape == "message":
         return {"error": {"message": message}}
+    if overflow.shape == "mistral":
+        return {"object": "error", "message": message, "type": overflow.kind, "param": None, "code": None}
+    if overflow.shape == "ollama":
+        return {"error": message}
     return {"message": message}  # Converse: the code is the x-amzn-ErrorType header (ValidationException for 400)
 
 
 def message(error: Mapping[str, Any]) -> str:
     """The message of an overflow body of any shape."""
     inner = error.get("error")
+    if isinstance(inner, str):  # Ollama's {"error": "..."}
+        return inner
     return str(inner.get("message") if isinstance(inner, Mapping) else error.get("message"))

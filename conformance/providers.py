@@ -65,11 +65,42 @@ GEMINI_FIRST_TURN_USER = Rule(
     "the Gemini API rejecting a history whose first content is a model turn: NousResearch/hermes-agent#55427",
     _first_turn_not_user,
 )
+
+
+def _calls(fmt: WireFormat, item: Any) -> bool:
+    """Whether ``item`` is a model turn calling a tool: a chat-completions assistant message with
+    ``tool_calls``, an Anthropic assistant message holding a ``tool_use`` block."""
+    if not isinstance(item, Mapping) or item.get("role") != "assistant":
+        return False
+    if fmt.name == "chat-completions":
+        return bool(item.get("tool_calls"))
+    content = item.get("content")
+    return fmt.name == "anthropic-messages" and isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in content)
+
+
+def _call_turn_after_model_turn(fmt: WireFormat, history: Any) -> str | None:
+    """Where a model turn calling a tool follows another model turn (None: every one follows a user
+    turn or a tool's result). Not judged on Responses items: how a client maps an assistant message and
+    the call items after it onto Gemini's turns differs by client."""
+    turns = [item for r in fmt.rounds(history) for item in r]
+    for i in range(1, len(turns)):
+        if _calls(fmt, turns[i]) and fmt.role(turns[i - 1]) == "assistant":
+            return f"turn {i} after the system prompt, a model turn calling a tool, follows another model turn, not a user turn or a tool's result"
+    return None
+
+
+GEMINI_CALL_AFTER_USER = Rule(
+    "call-turn-not-after-user-turn",
+    "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+    "the Gemini API's HTTP 400 INVALID_ARGUMENT, quoted in google-gemini/gemini-cli#26486, lobehub/lobehub#7298 and, "
+    "after a compaction, FMXExpress/PasClaw#262 (SPEC CORE-17 Decision: what Gemini accepts of tool calls and results)",
+    _call_turn_after_model_turn,
+)
 RULES: dict[str, tuple[Rule, ...]] = {
     "openai": (),
     "anthropic": (),
     "bedrock-converse": (FIRST_TURN_USER,),
-    "gemini": (GEMINI_FIRST_TURN_USER,),
+    "gemini": (GEMINI_FIRST_TURN_USER, GEMINI_CALL_AFTER_USER),
 }
 
 

@@ -23,6 +23,10 @@
 - ``converse``: Amazon Bedrock's Converse API, ``POST /model/{modelId}/converse`` and, streamed in
   the AWS event-stream framing, ``/converse-stream`` (`conformance.converse`): what boto3's
   ``bedrock-runtime`` client calls with an ``endpoint_url``, as Strands' ``BedrockModel`` does.
+- ``ollama``: Ollama's native chat API, ``POST /api/chat``, streamed as newline-delimited JSON unless
+  the request says ``"stream": false`` (`conformance.ollama`): what the ``ollama`` client calls, as
+  Strands' ``OllamaModel`` does. Mistral's chat API is chat-completions (``/v1/chat/completions``,
+  the ``mistralai`` client's path): the ``chat`` API, with Mistral's own overflow answer.
 
 ``responses`` and ``compact`` resolve ``previous_response_id`` against the responses the double
 stored, and refuse a chain where the API does (`conformance.response_chains`); a ``responses``
@@ -49,7 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import converse, eventstream, oracle, overflow
+from . import converse, eventstream, ollama, oracle, overflow
 from .violation import Violation
 
 COMPACTION_PREFIX = "testdouble-compaction:"
@@ -505,6 +509,8 @@ class Api:
     """The status this API answers instead of another for the same fault (Anthropic's 529 for 503)."""
     streams: bool = False
     """Every request to this path is answered streamed (Converse's ``/converse-stream``), whatever its body."""
+    stream_default: bool = False
+    """Whether a request that says nothing of ``stream`` is answered streamed (Ollama's ``/api/chat``)."""
     frame: Callable[[str, dict[str, Any]], bytes] = lambda name, data: sse_event(name, data)
     """One streamed event as sent (server-sent events; Converse: the AWS event-stream framing)."""
     stream_mimetype: str = "text/event-stream"
@@ -513,7 +519,7 @@ class Api:
 
     def streamed(self, body: Mapping[str, Any]) -> bool:
         """Whether the answer to ``body`` is streamed."""
-        return self.streams or bool(body.get("stream"))
+        return self.streams or bool(body.get("stream", self.stream_default))
 
 
 def sse_event(name: str, data: Any) -> bytes:
@@ -528,7 +534,11 @@ CHAINED = frozenset({"responses", "compact"})
 ANTHROPIC = Api("anthropic", re.compile(r"^/v1/messages$"), invalid_anthropic, anthropic_messages, anthropic_body, lambda m, t, c, s: anthropic_error(m, s), anthropic_events, rejects=anthropic_rejects, statuses={503: 529})
 CONVERSE = Api("converse", converse.PATH, converse.invalid, converse.as_messages, converse.body, lambda m, t, c, s: converse.error(m, s), converse.events, rejects=converse.rejects, error_headers=converse.error_headers)
 CONVERSE_STREAM = replace(CONVERSE, path=converse.STREAM_PATH, streams=True, frame=converse.frame, stream_mimetype=eventstream.MIMETYPE)
-APIS = (RESPONSES, COMPACT, ANTHROPIC, CONVERSE, CONVERSE_STREAM)
+OLLAMA = Api(
+    "ollama", ollama.PATH, ollama.invalid, ollama.as_messages, ollama.body, lambda m, t, c, s: ollama.error(m, s), ollama.events,
+    stream_default=True, frame=ollama.frame, stream_mimetype=ollama.MIMETYPE,
+)  # fmt: skip
+APIS = (RESPONSES, COMPACT, ANTHROPIC, CONVERSE, CONVERSE_STREAM, OLLAMA)
 """The APIs besides chat-completions, matched by path."""
 
 
@@ -606,8 +616,9 @@ SENT: dict[str, dict[str, str]] = {
 """For each API the test double answers, the faults that API is known to send, each with the
 provider's documentation or a public report showing it. A fault absent here is never sent on that
 API: the compact endpoint answers no empty or missing compaction item (no report of one), Anthropic
-no null text and no body that is not JSON, the Responses API no null text, and Converse only its
-documented error statuses and tool calls (no report found of its other faults)."""
+no null text and no body that is not JSON, the Responses API no null text, Converse only its
+documented error statuses and tool calls (no report found of its other faults), and Ollama's
+``/api/chat`` none (no report of one established)."""
 
 
 def sends(api_name: str, fault: str) -> bool:

@@ -148,9 +148,12 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
 
 MODEL_ANSWERS = [
     (kind, name)
-    for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses"))
+    for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses"), ("ollama", "ollama"))
     for name in overflow.names(api)
-]
+] + [("mistral", None)]
+"""Each model class on each answer of its API; ``MistralModel`` on Mistral's own (its default, `_strands_reactive.DEFAULT_ANSWER`)."""
+CLIENTS = {"ollama": "ollama", "mistral": "mistralai"}
+"""The client library a model class needs beyond Strands' anthropic extra."""
 
 
 UNRECOGNISED = {("anthropic", "max-tokens")}
@@ -161,6 +164,8 @@ has no "input length and `max_tokens` exceed context limit"; harness-sdk#1078 wa
 @pytest.mark.parametrize(("kind", "name"), MODEL_ANSWERS)
 def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, kind, name):
     pytest.importorskip("strands")
+    if kind in CLIENTS:
+        pytest.importorskip(CLIENTS[kind])
     from compaction_suite.adapters.strands import sliding_window
 
     compactor = sliding_window(
@@ -196,6 +201,40 @@ def test_the_adapter_crashes_where_the_model_class_does_not_recognise_the_answer
     )
     with pytest.raises(openai.InternalServerError, match="Input is too long for requested model"):
         compactor.compact(_history(), iteration=1)
+
+
+@pytest.mark.parametrize(("kind", "module", "name"), [("ollama", "ollama", "ollama-cloud"), ("ollama", "ollama", "context-shift-off"), ("mistral", "mistral", None)])
+def test_the_adapter_crashes_with_the_raw_error_where_the_model_class_has_no_overflow_mapping(server, monkeypatch, kind, module, name):
+    """``OllamaModel`` and ``MistralModel`` without their overflow texts (as before strands-agents 1.46.0,
+    harness-sdk#2052, fixed by PR #2958): the provider's raw error ends the reactive path, a crash."""
+    pytest.importorskip("strands")
+    pytest.importorskip(CLIENTS[kind])
+    import importlib
+
+    from compaction_suite.adapters.strands import sliding_window
+
+    monkeypatch.setattr(importlib.import_module(f"strands.models.{module}").__dict__[f"{kind.capitalize()}Model"], "OVERFLOW_MESSAGES", set())
+    compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model=kind, overflow_answer=name)
+    with pytest.raises(Exception, match="context length") as raised:
+        compactor.compact(_history(), iteration=1)
+    assert type(raised.value).__name__ != "ContextWindowOverflowException"
+
+
+def test_strands_agent_loop_reduces_and_retries_on_ollamas_overflow_answer(server):
+    """Strands' own ``Agent`` on ``OllamaModel`` at the double's ``/api/chat``: the cloud's "prompt too long"
+    answer becomes ``ContextWindowOverflowException``, the sliding window reduces, the call is answered."""
+    strands = pytest.importorskip("strands")
+    pytest.importorskip("ollama")
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    from compaction_suite.adapters.strands import _local_model
+
+    server.window(WINDOW, {"ollama": "ollama-cloud"})
+    model = _local_model(Settings(base_url=server.base_url), "ollama")
+    agent = strands.Agent(model=model, messages=_strands_messages(_history(last="assistant")), conversation_manager=SlidingWindowConversationManager(window_size=12), callback_handler=None)
+    agent("what next?")
+    assert server.counts["over_window"] >= 1 and server.counts["summary"] == 1
+    assert len(agent.messages) <= 12 and agent.messages[-1]["role"] == "assistant"
 
 
 def test_a_history_within_the_window_is_sent_once_and_left_alone(server):

@@ -184,13 +184,29 @@ def test_a_redacted_thinking_block_is_held_apart_where_strands_cannot_hold_one()
     with its message when the manager keeps that message unchanged; where Strands formats one (the
     installed release), it is converted as Strands holds it."""
     pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
-    from compaction_suite.adapters.strands import Conversion, formats_redacted
+    from compaction_suite.adapters.strands import Conversion, _is_redacted, formats_redacted
 
     redacted = {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="}
     turn = {"role": "assistant", "content": [redacted, {"type": "text", "text": "Done."}]}
     messages = [{"role": "user", "content": "Go."}, turn, {"role": "user", "content": "Again."}]
-    held = Conversion(copy.deepcopy(messages), redacted=False)
+    held = Conversion(copy.deepcopy(messages), holds=lambda block: not _is_redacted(block))
     assert [b for m in held.strands for b in m["content"] if "reasoningContent" in b] == []
     kept = held.back(held.strands[1:], lambda block: pytest.fail("an unchanged message is returned as it came"))
     assert kept == messages[1:]
     assert formats_redacted() is (_to_anthropic([Conversion([turn]).strands[0]])[0]["content"][0] == redacted)
+
+
+def test_an_agent_on_a_model_class_that_makes_no_reasoning_holds_none():
+    """``OllamaModel`` and ``MistralModel`` make no reasoning content and cannot send one ("content_type=
+    <reasoningContent> | unsupported type"), so an agent on either never holds a thinking block: the adapter
+    holds it apart, and returns it with its message when the manager keeps that message unchanged."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters.strands import _conversion
+
+    turn = {"role": "assistant", "content": [{"type": "thinking", "thinking": "plan", "signature": "c2ln"}, {"type": "text", "text": "Done."}]}
+    messages = [{"role": "user", "content": "Go."}, turn, {"role": "user", "content": "Again."}]
+    for kind in ("ollama", "mistral"):
+        held = _conversion({"messages": copy.deepcopy(messages)}, kind)
+        assert [b for m in held.strands for b in m["content"] if "reasoningContent" in b] == [], kind
+        assert held.back(held.strands, lambda block: pytest.fail("an unchanged message is returned as it came")) == messages
+    assert any("reasoningContent" in b for b in _conversion({"messages": messages}, "bedrock").strands[1]["content"])
