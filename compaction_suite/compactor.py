@@ -40,6 +40,23 @@ class Capabilities(TypedDict, total=False):
     trigger: dict[str, int | str]
     """When the framework compacts: ``{"messages": N}`` or ``{"tokens": N}`` (``"tokenizer"``
     ``"chars/4"`` by default, ``"o200k_base"``, ``"cl100k_base"``); SPEC FIRE-1, FIRE-2."""
+    summarizer_providers: list[Provider]
+    """The providers whose request rules the summarizer's requests keep (SPEC CORE-13 Decision)."""
+    summarizer_window: int
+    """The context window, in tokens (at least 1000), of the model the summarizer asks; SPEC WIN-1."""
+    reactive_window: int
+    """The context window, in tokens (at least 1000), of the agent's model on the reactive path: a
+    request over it gets the provider's overflow answer; SPEC FIRE-5."""
+    images: Literal["by_url", "inline"]
+    """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
+    tool_calls: Literal["any", "function"]
+    """``function``: the framework records only function calls, so no Responses ``custom_tool_call`` is drawn."""
+    session_store: Literal["files", "elsewhere"]
+    """Where a framework session (profile ``session``) keeps its items; ``elsewhere`` waives STORE-13."""
+    session_appends: Literal["concurrent", "sequential"]
+    """``sequential``: one agent loop owns the session, so nothing appends during a compaction (waives STORE-14)."""
+    session_removes: list[Literal["pop", "remove", "clear"]]
+    """The session operations that remove items; SPEC STORE-18, STORE-19."""
 
 
 @runtime_checkable

@@ -101,3 +101,22 @@ def test_a_compactor_that_breaks_the_contract_fails_mypy(tmp_path: Path) -> None
     assert done.returncode == 1 and len(errors) == 4, done.stdout + done.stderr
     for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'")):
         assert says in line, line
+
+
+def test_the_typed_declarations_are_the_ones_the_suite_reads() -> None:
+    """One source for the declarations: every key the suite reads (the fields of
+    `conformance.capabilities.Capabilities`) is typed, with the values the suite accepts (`CHOICES`,
+    `REMOVALS`, `providers.NAMES`), and nothing else is."""
+    import dataclasses
+    import typing
+
+    from compaction_suite import compactor
+    from compaction_suite.conformance import capabilities, providers
+
+    typed = typing.get_type_hints(compactor.Capabilities)
+    assert set(typed) == {field.name for field in dataclasses.fields(capabilities.Capabilities)}
+    for key, values in capabilities.CHOICES.items():
+        assert typing.get_args(typed[key]) == values, key
+    assert typing.get_args(typing.get_args(typed["session_removes"])[0]) == capabilities.REMOVALS
+    for key in ("providers", "summarizer_providers"):
+        assert typing.get_args(typing.get_args(typed[key])[0]) == providers.NAMES, key
