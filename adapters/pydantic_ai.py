@@ -65,11 +65,14 @@ DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
-DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None}
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request"}
 """``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
 which the double does not model: SPEC Decision on server-side compaction). ``previous_response_id: "auto"`` is
 the model setting ``openai_previous_response_id='auto'``: each request chains to the last response's id and
-sends only what came after it (server-managed state), judged on the chain the double resolves."""
+sends only what came after it (server-managed state), judged on the chain the double resolves. ``at: "turn_start"``
+(stateless) compacts past ``message_count_threshold`` only before a request that opens a turn (a user prompt),
+through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writes to keep the compact request off
+a round whose calls the current request answers (refused by the API, `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}
@@ -127,6 +130,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4}),
     ("openai_compaction", {"stateless": False, "message_count_threshold": None, "token_threshold": 500}),
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto"}),
+    ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto", "at": "turn_start"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them. ``tiered`` is a target
 (for reported bugs) but not yet counted: its one ``--fast`` check (harness 0.62.0) failed CORE-12 on a tool result
@@ -430,6 +434,16 @@ def tiered(settings: Any, **given: Any) -> Any:
     return _compactor("TieredCompaction", capability, settings, o)
 
 
+def _at_turn_start(threshold: int) -> Any:
+    """An ``OpenAICompaction`` trigger: more than ``threshold`` messages, the current request a user prompt."""
+
+    def trigger(messages: list[Any]) -> bool:
+        last = messages[-1] if messages else None
+        return len(messages) > threshold and any(getattr(p, "part_kind", "") == "user-prompt" for p in getattr(last, "parts", ()))
+
+    return trigger
+
+
 @factory
 def openai_compaction(settings: Any, **given: Any) -> Any:
     """pydantic-ai's ``OpenAICompaction(stateless=..., message_count_threshold=... | token_threshold=...)`` in an
@@ -447,7 +461,11 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
     if not hasattr(openai_models, "OpenAICompaction"):
         raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", "OpenAICompaction is missing")
     stateless = bool(o["stateless"])
-    size = {"message_count_threshold": o["message_count_threshold"]} if stateless else {"token_threshold": o["token_threshold"]}
+    size: dict[str, Any] = {"message_count_threshold": o["message_count_threshold"]} if stateless else {"token_threshold": o["token_threshold"]}
+    if o["at"] not in ("any_request", "turn_start") or (o["at"] == "turn_start" and not (stateless and o["message_count_threshold"])):
+        raise ValueError(f"at must be 'any_request' or 'turn_start' (stateless, with a message_count_threshold), got {o['at']!r}")
+    if o["at"] == "turn_start":
+        size = {"trigger": _at_turn_start(int(o["message_count_threshold"]))}
     if accepts(openai_models.OpenAICompaction, "stateless"):
         size = {"stateless": stateless, **size}
     elif not stateless:  # the first releases compact only through /responses/compact

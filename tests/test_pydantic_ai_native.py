@@ -269,7 +269,8 @@ def test_openai_compaction_chaining_to_the_compact_endpoint_answer_is_refused(se
     assert raised.value.status_code == 400
 
 
-def test_pydantic_ai_adapter_auto_chain_is_read_as_the_double_resolves_it(server, monkeypatch):
+@pytest.mark.parametrize("at", ["any_request", "turn_start"])
+def test_pydantic_ai_adapter_auto_chain_is_read_as_the_double_resolves_it(server, monkeypatch, at):
     """The adapter with ``previous_response_id='auto'``: the request after the step chains to the step's response,
     and its output is that chain resolved (the compaction item, the prompt, the step and its output); with the
     compaction chainable (the double of 1.80-1.81) the run meets the double's refusal, as the loop does."""
@@ -278,7 +279,7 @@ def test_pydantic_ai_adapter_auto_chain_is_read_as_the_double_resolves_it(server
 
     from compaction_suite.adapters.pydantic_ai import openai_compaction
 
-    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, previous_response_id="auto")
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, previous_response_id="auto", at=at)
     history = _items(TURNS)
     out = asyncio.run(compactor.compact(history, iteration=1))
     assert [i.get("type", "message") for i in out] == ["compaction", "message", "function_call", "function_call_output"]
@@ -293,3 +294,18 @@ def test_pydantic_ai_adapter_auto_chain_is_adapted_stateless_only():
 
     with pytest.raises(ValueError, match="stateless compaction only"):
         openai_compaction(connected(Settings(), "http://127.0.0.1:9/v1"), stateless=False, previous_response_id="auto")
+    with pytest.raises(ValueError, match="turn_start"):
+        openai_compaction(connected(Settings(), "http://127.0.0.1:9/v1"), stateless=False, at="turn_start")
+
+
+def test_pydantic_ai_adapter_compacting_at_turn_start_leaves_a_mid_turn_step_alone(server):
+    """``at: "turn_start"``: past the threshold, a step answering a round's results is sent with no compaction (the
+    trigger sees a request of tool returns); a step after a user prompt is compacted before it."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, at="turn_start")
+    history = _items(TURNS)
+    mid_turn = [*history, dict(CALL, call_id="call_more", id="fc_more"), {"type": "function_call_output", "call_id": "call_more", "output": "y = 2\n"}]
+    assert not any(i.get("type") == "compaction" for i in asyncio.run(compactor.compact(mid_turn, iteration=1)))
+    assert asyncio.run(compactor.compact(history, iteration=1))[0].get("type") == "compaction"
