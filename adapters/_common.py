@@ -74,15 +74,25 @@ def installed(distribution: str) -> str | None:
         return None
 
 
-def release_problem(module: ModuleType) -> str | None:
-    """Why the adapter ``module`` cannot drive what is installed, or None: a distribution it needs is
-    absent, or installed at a release outside ``module.SUPPORTED`` (PEP 440 specifiers; a
-    pre-release is outside unless the specifier names one)."""
+def supported(module: ModuleType, factory_name: str | None = None) -> dict[str, str]:
+    """The releases the adapter ``module`` drives for one path: ``SUPPORTED_BY_PATH[factory_name]`` where the
+    module declares one for that factory (a path that needs fewer distributions, or reaches further back,
+    than the module's other paths), else the module's ``SUPPORTED``."""
+    by_path = getattr(module, "SUPPORTED_BY_PATH", {})
+    return dict(by_path[factory_name]) if factory_name in by_path else dict(getattr(module, "SUPPORTED", {}))
+
+
+def release_problem(module: ModuleType, factory_name: str | None = None) -> str | None:
+    """Why the adapter ``module`` cannot drive what is installed (for the path ``factory_name``, when
+    given: `supported`), or None: a distribution it needs is absent, or installed at a release outside
+    its specifier (PEP 440; a pre-release is outside unless the specifier names one)."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 
     adapter = module.__name__.rsplit(".", 1)[-1]
-    for dist, spec in getattr(module, "SUPPORTED", {}).items():
+    if factory_name in getattr(module, "SUPPORTED_BY_PATH", {}):
+        adapter = f"{adapter}:{factory_name}"
+    for dist, spec in supported(module, factory_name).items():
         found = installed(dist)
         if found is None:
             return f"the {adapter} adapter needs {dist} ({spec}), which is not installed"
@@ -96,8 +106,8 @@ def release_problem(module: ModuleType) -> str | None:
 
 
 @functools.cache
-def _checked(module_name: str) -> None:
-    problem = release_problem(sys.modules[module_name])
+def _checked(module_name: str, factory_name: str) -> None:
+    problem = release_problem(sys.modules[module_name], factory_name)
     if problem:
         raise UnsupportedRelease(problem)
 
@@ -106,12 +116,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def factory(function: F) -> F:
-    """Mark an adapter factory: its module's ``SUPPORTED`` releases are checked when it starts
-    (once per process), so an unsupported release is `UnsupportedRelease`, a contract error."""
+    """Mark an adapter factory: the releases its module supports for it (`supported`) are checked when
+    it starts (once per process), so an unsupported release is `UnsupportedRelease`, a contract error."""
 
     @functools.wraps(function)
     def started(*args: Any, **kwargs: Any) -> Any:
-        _checked(function.__module__)
+        _checked(function.__module__, function.__name__)
         return function(*args, **kwargs)
 
     return started  # type: ignore[return-value]

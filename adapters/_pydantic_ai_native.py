@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from ._native import MODEL_ITEMS, item_kind, last_model_step, said_by_model
 
@@ -160,8 +160,10 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
     ]
 
 
-async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> list[dict[str, Any]]:
-    """What pydantic-ai's agent sends the model after the history's last step, with ``capability``."""
+async def run(items: list[dict[str, Any]], settings: Any, capability: Any, model_settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """What pydantic-ai's agent sends the model after the history's last step, with ``capability`` (and
+    ``model_settings`` beside the script: ``openai_previous_response_id='auto'`` chains each request to the
+    last response, the input then read as the chain the double resolves, `Chains`)."""
     import openai
     import pydantic_ai
     from pydantic_ai.models.openai import OpenAIResponsesModel
@@ -175,18 +177,23 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
     before, step, outputs = plan
     calls = any(item_kind(i) == "function_call" for i in step)
     seen: list[int] = []
+    chains = Chains()
 
     async def read(request: Any) -> None:  # an httpx.Request of the client openai uses
         if request.url.path.rstrip("/").endswith("/responses"):
             seen.append(1)
-            if len(seen) == 2:  # the request after the step (and its outputs) is recorded
-                raise Sent(json.loads(request.content))
+            body = chains.resolved(request)
+            if len(seen) == 2 and body is not None:  # the request after the step (and its outputs) is recorded
+                raise Sent(body)
+
+    async def answered(response: Any) -> None:  # its httpx.Response
+        await chains.keep(response)
 
     try:
         to_messages(items, "openai")
     except NotRecorded:
         return list(items)  # pydantic-ai's loop records no such history
-    http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [read]})
+    http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [read], "response": [answered]})
     client = openai.AsyncOpenAI(
         base_url=settings.base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0
     )
@@ -194,7 +201,7 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
     history, instructions = to_messages(before, model.system)
     agent = pydantic_ai.Agent(
         model, instructions="\n\n".join(instructions) or None, tools=tools(pydantic_ai, step, outputs),
-        capabilities=[capability], model_settings={"extra_body": {SCRIPTED: step}},
+        capabilities=[capability], model_settings=cast(Any, {**(model_settings or {}), "extra_body": {SCRIPTED: step}}),
     )  # fmt: skip
     try:
         try:
@@ -209,6 +216,36 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any) -> li
         raise RuntimeError("pydantic-ai sent no request after the history's last step")
     finally:
         await client.close()
+
+
+class Chains:
+    """The responses the Responses API stored, as the client saw them answered (`response_chains.ResponseStore`,
+    the double's own rules: ``/responses`` answers kept unless ``store`` is false, the compact endpoint's never):
+    a request naming a ``previous_response_id`` is read as that stored chain followed by its ``input``."""
+
+    def __init__(self) -> None:
+        from compaction_suite.conformance.response_chains import ResponseStore
+        from compaction_suite.conformance.summarizer_apis import SCRIPTED
+
+        self._scripted = SCRIPTED
+        self._store = ResponseStore()
+        self._sent: dict[int, dict[str, Any]] = {}
+
+    def resolved(self, request: Any) -> dict[str, Any] | None:
+        """The body of ``request`` (an ``httpx.Request`` to ``/responses``) with its chain resolved, or None
+        for a chain this client never saw stored (the API refuses it: the run meets the double's refusal)."""
+        body, refusal = self._store.resolve(json.loads(request.content))
+        if refusal is not None:
+            return None
+        self._sent[id(request)] = {k: v for k, v in body.items() if k != self._scripted}
+        return self._sent[id(request)]
+
+    async def keep(self, response: Any) -> None:
+        resolved = self._sent.pop(id(response.request), None)
+        if resolved is None or response.status_code != 200:
+            return
+        await response.aread()
+        self._store.keep(resolved, json.loads(response.content))
 
 
 def _sent(error: BaseException | None) -> dict[str, Any] | None:

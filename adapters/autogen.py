@@ -59,7 +59,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "token_limited": {"token_limit": 2000},
     "head_and_tail": {"head_size": 2, "tail_size": 8},
 }
-COMMON = {"system": "agent", "tool_results": "grouped"}
+COMMON = {"system": "agent", "tool_results": "grouped", "loaded_from": None}
+"""``loaded_from: "component"``: the declarative path, the context with the history as its ``initial_messages``
+serialized by ``dump_component`` to JSON and loaded back by ``load_component`` before it is read (AutoGen
+Studio's and a team config's path; `_reloaded`)."""
 
 WHY = {
     "buffered": "core only: a view of the last N messages on every call; no trigger, no summary, no summarizer",
@@ -76,6 +79,9 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("token_limited", {"token_limit": 8000}),
     ("head_and_tail", {"head_size": 2, "tail_size": 8}),
     ("head_and_tail", {"head_size": 1, "tail_size": 4}),
+    ("buffered", {"buffer_size": 4, "loaded_from": "component"}),
+    ("token_limited", {"token_limit": 500, "loaded_from": "component"}),
+    ("head_and_tail", {"head_size": 2, "tail_size": 8, "loaded_from": "component"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes ``AssistantAgent`` produces."""
 
@@ -202,12 +208,49 @@ def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = No
         raise ValueError(f"system must be 'agent' or 'context', got {o['system']!r}")
     declared = {**capabilities("outside" if o["system"] == "agent" else "in_list", trigger), "images": "inline"}  # an autogen_core Image is base64 PNG/JPEG bytes: Image.from_uri refuses an https URL
 
+    if o["loaded_from"] not in (None, "component"):
+        raise ValueError(f"loaded_from must be None or 'component', got {o['loaded_from']!r}")
+
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_autogen(messages, tool_results=o["tool_results"])
         context = context_of(converted)
-        return from_autogen(list(await context.get_messages()), notes)
+        if o["loaded_from"] == "component":
+            context = _reloaded(context, converted, notes)
+        view = list(await context.get_messages())
+        _as_the_client_reads(view)
+        return from_autogen(view, notes)
 
     return make(f"autogen.{name}", {"core"}, run, declared=declared, estimate=estimate, is_async=True)
+
+
+def _reloaded(context: Any, converted: list[Any], notes: Notes) -> Any:
+    """``context`` as a declarative configuration loads it: ``dump_component()`` written as JSON text and
+    read back by ``ComponentModel`` and ``ChatCompletionContext.load_component``. Each reloaded initial
+    message takes the note of the message it was made from (same place in the list): the round trip
+    makes new objects, and what a note restores is a representation, never a change."""
+    core = requires("autogen_core", EXTRA)
+    base = requires("autogen_core.model_context", EXTRA).ChatCompletionContext
+    text = context.dump_component().model_dump_json()
+    loaded = base.load_component(core.ComponentModel.model_validate_json(text))
+    for before, after in zip(converted, list(getattr(loaded, "_messages", [])), strict=False):
+        note = notes.get(id(before))
+        if note is not None:
+            created = list(after.content) if note.created_parts is not None and isinstance(getattr(after, "content", None), list) else note.created_parts
+            notes.put(id(after), Note(original=note.original, created_parts=created), keep=after)
+    return loaded
+
+
+def _as_the_client_reads(view: list[Any]) -> None:
+    """Raise what ``AssistantAgent``'s model client raises for an item of the view that is no ``LLMMessage``
+    (autogen-ext's ``to_oai_type``: ``ValueError: Unknown message type``), as it does when the agent sends
+    the view: a context whose ``get_messages`` returns anything else crashes the agent's next model call."""
+    models = requires("autogen_core.models", EXTRA)
+    kinds = (models.SystemMessage, models.UserMessage, models.AssistantMessage, models.FunctionExecutionResultMessage)
+    for n, item in enumerate(view):
+        if not isinstance(item, kinds):
+            openai_client = requires("autogen_ext.models.openai._openai_client", EXTRA)
+            openai_client.to_oai_type(item)  # the client's own error
+            raise ValueError(f"get_messages() item {n} is a {type(item).__name__}, not an LLMMessage")
 
 
 def _context(name: str, *keywords: str) -> Any:

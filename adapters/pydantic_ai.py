@@ -6,6 +6,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:clear_tool_results
     compaction-suite check compaction_suite.adapters.pydantic_ai:summarizing
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
 
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
@@ -47,6 +48,11 @@ SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harne
 """Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
 2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}}
+"""pydantic-ai's own ``OpenAICompaction`` needs no harness and arrived in pydantic-ai-slim 1.80.0 (#4943),
+stateless only (``/responses/compact``) until the ``stateless`` keyword came (a stateful configuration is a
+contract error there)."""
+SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",)}
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"
 
@@ -56,18 +62,28 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
 }
 DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
-DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500}
+DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
+"""``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
+trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request"}
 """``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
-which the double does not model: SPEC Decision on server-side compaction)."""
+which the double does not model: SPEC Decision on server-side compaction). ``previous_response_id: "auto"`` is
+the model setting ``openai_previous_response_id='auto'``: each request chains to the last response's id and
+sends only what came after it (server-managed state), judged on the chain the double resolves. ``at: "turn_start"``
+(stateless) compacts past ``message_count_threshold`` only before a request that opens a turn (a user prompt),
+through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writes to keep the compact request off
+a round whose calls the current request answers (refused by the API, `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}
 
 NOT_ADAPTED = (
-    "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction, RelevanceCompaction; "
-    "pydantic-ai's AnthropicCompaction (the Messages API's context_management compaction: the suite's Anthropic "
-    "double answers no compaction block yet); OpenAICompaction with openai_previous_response_id='auto' "
-    "(server-managed state); history_processors is a hook for user code, not a compactor"
+    "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
+    "tool results -> summarizing, RelevanceCompaction, ClampOversizedMessages, DeduplicateFileReads; "
+    "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
+    "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
+    "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
+    "code, not a compactor"
 )
 
 WHY = {
@@ -82,6 +98,11 @@ WHY = {
         "fallback: a summarizer error it selects (ModelAPIError) falls back to the sliding window; others propagate"
     ),
 }
+
+WHY["tiered"] = (
+    "core only: TieredCompaction(ClearToolResults, SummarizingCompaction), the harness's documented escalation: past "
+    "target_tokens it blanks old tool results, then summarizes while the history still does not fit"
+)
 
 WHY["openai_compaction"] = (
     "core only: pydantic-ai's own OpenAICompaction in its Agent loop (stateless: /responses/compact from "
@@ -108,8 +129,13 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("fallback", {"max_tokens": 2000, "keep_messages": 10}),
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4}),
     ("openai_compaction", {"stateless": False, "message_count_threshold": None, "token_threshold": 500}),
+    ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto"}),
+    ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto", "at": "turn_start"}),
 ]
-"""What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them."""
+"""What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them. ``tiered`` is a target
+(for reported bugs) but not yet counted: its one ``--fast`` check (harness 0.62.0) failed CORE-12 on a tool result
+that tier 1 blanked and tier 2 summarized, and that reproducer did not replay (no summarizer request), so the
+finding is not established."""
 
 OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
     ("sliding_window", {"max_messages": 20, "keep_messages": 10, "tool_results": "separate"}, "every part its own ModelRequest: pydantic-ai stores the system prompt with the first user prompt and a round's results together"),
@@ -389,25 +415,69 @@ def fallback(settings: Any, **given: Any) -> Any:
 
 
 @factory
+def tiered(settings: Any, **given: Any) -> Any:
+    """``TieredCompaction(tiers=[ClearToolResults, SummarizingCompaction], target_tokens=...)``, the chain its
+    docstring shows: each tier's own trigger inert (``max_tokens=1``, ``max_messages=1``), as the capability
+    drives the tiers itself until the chars/4 estimate fits the target."""
+    o = options(DEFAULTS["tiered"] | COMMON, given)
+    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+
+    def capability(model: Any) -> Any:
+        tiers = [
+            compaction.ClearToolResults(max_tokens=1, keep_pairs=o["keep_pairs"]),
+            compaction.SummarizingCompaction(
+                model=model, max_messages=1, keep_messages=o["keep_messages"], preserve_first_user_message=o["preserve_first_user_message"]
+            ),
+        ]
+        return compaction.TieredCompaction(tiers=tiers, target_tokens=o["target_tokens"])
+
+    return _compactor("TieredCompaction", capability, settings, o)
+
+
+def _at_turn_start(threshold: int) -> Any:
+    """An ``OpenAICompaction`` trigger: more than ``threshold`` messages, the current request a user prompt."""
+
+    def trigger(messages: list[Any]) -> bool:
+        last = messages[-1] if messages else None
+        return len(messages) > threshold and any(getattr(p, "part_kind", "") == "user-prompt" for p in getattr(last, "parts", ()))
+
+    return trigger
+
+
+@factory
 def openai_compaction(settings: Any, **given: Any) -> Any:
     """pydantic-ai's ``OpenAICompaction(stateless=..., message_count_threshold=... | token_threshold=...)`` in an
     ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double (`_pydantic_ai_native.run`)."""
     from . import _pydantic_ai_native as native
+    from ._common import accepts
     from ._native import declared
 
     o = options(DEFAULTS["openai_compaction"], given)
+    if o["previous_response_id"] not in (None, "auto"):
+        raise ValueError(f"previous_response_id must be None or 'auto', got {o['previous_response_id']!r}")
+    if o["previous_response_id"] == "auto" and not o["stateless"]:  # SPEC Decision: pydantic-ai's native compaction
+        raise ValueError("previous_response_id 'auto' is adapted with stateless compaction only: what the API reads of a chain through a server-side compaction item is not modelled")
     openai_models = requires("pydantic_ai.models.openai", EXTRA)
     if not hasattr(openai_models, "OpenAICompaction"):
         raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", "OpenAICompaction is missing")
     stateless = bool(o["stateless"])
-    size = {"message_count_threshold": o["message_count_threshold"]} if stateless else {"token_threshold": o["token_threshold"]}
+    size: dict[str, Any] = {"message_count_threshold": o["message_count_threshold"]} if stateless else {"token_threshold": o["token_threshold"]}
+    if o["at"] not in ("any_request", "turn_start") or (o["at"] == "turn_start" and not (stateless and o["message_count_threshold"])):
+        raise ValueError(f"at must be 'any_request' or 'turn_start' (stateless, with a message_count_threshold), got {o['at']!r}")
+    if o["at"] == "turn_start":
+        size = {"trigger": _at_turn_start(int(o["message_count_threshold"]))}
+    if accepts(openai_models.OpenAICompaction, "stateless"):
+        size = {"stateless": stateless, **size}
+    elif not stateless:  # the first releases compact only through /responses/compact
+        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", "its OpenAICompaction is stateless only (no 'stateless' keyword, no context_management)")
     try:
-        openai_models.OpenAICompaction(stateless=stateless, **size)
+        openai_models.OpenAICompaction(**size)
     except TypeError as error:  # a release whose OpenAICompaction takes other keywords
-        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", f"OpenAICompaction(stateless=..., {next(iter(size))}=...) is refused: {error}") from error
+        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", f"OpenAICompaction({', '.join(size)}=...) is refused: {error}") from error
+    chained = {"openai_previous_response_id": "auto"} if o["previous_response_id"] == "auto" else {}
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return await native.run(items, settings, openai_models.OpenAICompaction(stateless=stateless, **size))
+        return await native.run(items, settings, openai_models.OpenAICompaction(**size), chained)
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)

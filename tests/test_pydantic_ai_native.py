@@ -59,7 +59,7 @@ def _items(turns: int) -> list[dict]:
     ]
 
 
-def _agent(server, capability):
+def _agent(server, capability, **model_settings):
     """``Agent`` with ``capability`` and the scripted Responses model: a call after a prompt, text after a result."""
     import openai
     from pydantic_ai import Agent, Tool
@@ -98,7 +98,10 @@ def _agent(server, capability):
         def get_model_settings(self):
             return settings_for
 
-    return Agent(model, instructions="You are a coding agent. (loop test)", tools=[Tool(read_file)], capabilities=[capability, Scripted()])
+    return Agent(
+        model, instructions="You are a coding agent. (loop test)", tools=[Tool(read_file)], capabilities=[capability, Scripted()],
+        model_settings=model_settings or None,
+    )  # fmt: skip
 
 
 def _turns(agent) -> list:
@@ -211,3 +214,98 @@ def test_pydantic_ai_adapter_openai_compaction_below_threshold_sends_the_history
         assert not endpoint.exchanges
     assert not any(i.get("type") == "compaction" for i in out)
     assert [i.get("call_id") for i in out if i.get("type") == "function_call_output"] == ["call_0", "call_next"]
+
+
+# --- openai_previous_response_id='auto' (server-managed state) -------------------------------------------
+
+
+def _compaction_chainable(monkeypatch) -> None:
+    """Double of pydantic-ai-slim 1.80-1.81 (pydantic/pydantic-ai#5086): ``compact_messages``' response is not
+    marked as the compact endpoint's, so ``'auto'`` chains the next request to its id."""
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+
+    real = OpenAIResponsesModel.compact_messages
+
+    async def compact_messages(self, *args, **kwargs):
+        response = await real(self, *args, **kwargs)
+        response.provider_details = None
+        return response
+
+    monkeypatch.setattr(OpenAIResponsesModel, "compact_messages", compact_messages)
+
+
+def _at_a_new_prompt(messages) -> bool:
+    """A trigger (documented) compacting only when a turn starts: mid-turn, the compact request would chain to a
+    response whose calls the current request answers, which the API refuses (openai-agents-python#2317)."""
+    return len(messages) > 6 and any(p.part_kind == "user-prompt" for p in messages[-1].parts)
+
+
+def test_openai_compaction_with_auto_chain_sends_the_compaction_item_and_never_its_id(server):
+    """``openai_previous_response_id='auto'`` in ``Agent``'s loop: each request chains to the last response and
+    sends what came after it; after a stateless compaction the request sends the compaction item with no
+    ``previous_response_id`` (the compact endpoint stores nothing), and every request is accepted."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.models.openai import OpenAICompaction
+
+    history = _turns(_agent(server, OpenAICompaction(trigger=_at_a_new_prompt), openai_previous_response_id="auto"))
+    bodies = [r.body for r in server.model_requests]
+    assert any(p.part_kind == "compaction" for m in history for p in m.parts)
+    assert any(b.get("previous_response_id") for b in bodies), "the loop never chained a request"
+    after = [b for b in bodies if any(x.get("type") == "compaction" for x in b["input"])]
+    assert after and all(not b.get("previous_response_id") for b in after)
+
+
+def test_openai_compaction_chaining_to_the_compact_endpoint_answer_is_refused(server, monkeypatch):
+    """With the compaction's response chainable (a double of 1.80-1.81), the request after the compaction names
+    the compact endpoint's id, which the double refuses as the Responses API does (HTTP 400, "Previous response
+    with id '...' not found."): the agent's run ends in pydantic-ai's ``ModelHTTPError``."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.exceptions import ModelHTTPError
+    from pydantic_ai.models.openai import OpenAICompaction
+
+    _compaction_chainable(monkeypatch)
+    with pytest.raises(ModelHTTPError, match=r"Previous response with id '[^']+' not found") as raised:
+        _turns(_agent(server, OpenAICompaction(trigger=_at_a_new_prompt), openai_previous_response_id="auto"))
+    assert raised.value.status_code == 400
+
+
+@pytest.mark.parametrize("at", ["any_request", "turn_start"])
+def test_pydantic_ai_adapter_auto_chain_is_read_as_the_double_resolves_it(server, monkeypatch, at):
+    """The adapter with ``previous_response_id='auto'``: the request after the step chains to the step's response,
+    and its output is that chain resolved (the compaction item, the prompt, the step and its output); with the
+    compaction chainable (the double of 1.80-1.81) the run meets the double's refusal, as the loop does."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from pydantic_ai.exceptions import ModelHTTPError
+
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, previous_response_id="auto", at=at)
+    history = _items(TURNS)
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    assert [i.get("type", "message") for i in out] == ["compaction", "message", "function_call", "function_call_output"]
+    assert out[-3:] == [{"type": "message", "role": "user", "content": "And the next one?"}, *history[-2:]] or out[-2:] == history[-2:]
+    _compaction_chainable(monkeypatch)
+    with pytest.raises(ModelHTTPError, match="not found"):
+        asyncio.run(compactor.compact(history, iteration=1))
+
+
+def test_pydantic_ai_adapter_auto_chain_is_adapted_stateless_only():
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    with pytest.raises(ValueError, match="stateless compaction only"):
+        openai_compaction(connected(Settings(), "http://127.0.0.1:9/v1"), stateless=False, previous_response_id="auto")
+    with pytest.raises(ValueError, match="turn_start"):
+        openai_compaction(connected(Settings(), "http://127.0.0.1:9/v1"), stateless=False, at="turn_start")
+
+
+def test_pydantic_ai_adapter_compacting_at_turn_start_leaves_a_mid_turn_step_alone(server):
+    """``at: "turn_start"``: past the threshold, a step answering a round's results is sent with no compaction (the
+    trigger sees a request of tool returns); a step after a user prompt is compacted before it."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, at="turn_start")
+    history = _items(TURNS)
+    mid_turn = [*history, dict(CALL, call_id="call_more", id="fc_more"), {"type": "function_call_output", "call_id": "call_more", "output": "y = 2\n"}]
+    assert not any(i.get("type") == "compaction" for i in asyncio.run(compactor.compact(mid_turn, iteration=1)))
+    assert asyncio.run(compactor.compact(history, iteration=1))[0].get("type") == "compaction"

@@ -157,3 +157,18 @@ def test_pydantic_ai_capability_parts_run_through_summarizing():
         compactor = summarizing(connected(Settings(), endpoint.base_url), max_messages=None, max_tokens=200, keep_messages=4, capability_parts=True)
         out = asyncio.run(compactor.compact(history, iteration=1))  # a token trigger: the estimator meets the part
     assert len(out) < len(history) and oracle.check_calls_have_one_result(out) is None
+
+
+def test_pydantic_ai_tiered_compaction_clears_then_summarizes_past_its_target():
+    """``pydantic_ai:tiered``: ``TieredCompaction(ClearToolResults, SummarizingCompaction)`` escalates past its target:
+    under it the history is kept whole; past it the summarizer is asked and the newest turn is kept."""
+    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import tiered
+
+    history = conversation(6)
+    with SummarizerServer() as endpoint:
+        settings = connected(Settings(), endpoint.base_url)
+        assert asyncio.run(tiered(settings, target_tokens=100_000).compact(history, iteration=1)) == history
+        out = asyncio.run(tiered(settings, target_tokens=50, keep_pairs=1, keep_messages=4).compact(history, iteration=1))
+        assert endpoint.exchanges, "the summarizing tier was never reached"
+    assert len(out) < len(history) and out[-4:] == history[-4:]

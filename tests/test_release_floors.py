@@ -34,10 +34,13 @@ def test_every_release_a_bug_runs_at_is_one_its_adapter_supports(bug: str, targe
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    module = importlib.import_module(target.split(":")[0])
+    from compaction_suite.adapters._common import supported
+
+    module_name, _, factory_name = target.partition(":")
+    module = importlib.import_module(module_name)
     distribution, version = re.split(r"==", pin)
-    spec = module.SUPPORTED.get(distribution)
-    assert spec is None or SpecifierSet(spec).contains(Version(version)), f"{bug}: {pin} is outside {module.__name__}.SUPPORTED ({spec})"
+    spec = supported(module, factory_name).get(distribution)
+    assert spec is None or SpecifierSet(spec).contains(Version(version)), f"{bug}: {pin} is outside what {target} supports ({spec})"
 
 
 def _refused(factory: object, *args: object, **options: object) -> str:
@@ -93,3 +96,27 @@ def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: 
     line = _refused(semantic_kernel.truncation_reducer, SETTINGS, invoked_by="agent_thread")
     assert line.startswith("the semantic_kernel adapter cannot drive semantic-kernel ") and "ChatHistoryAgentThread" in line
     assert semantic_kernel.truncation_reducer(SETTINGS, invoked_by="reduce") is not None
+
+
+def test_a_path_declared_apart_is_checked_against_its_own_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SUPPORTED_BY_PATH``: pydantic-ai's own ``OpenAICompaction`` needs no harness and reaches back to
+    pydantic-ai-slim 1.80, while the harness paths keep the module's ``SUPPORTED``."""
+    from compaction_suite.adapters import _common, pydantic_ai
+
+    versions = {"pydantic-ai-slim": "1.81.0", "pydantic-ai-harness": None}  # double: an environment of 1.81.0 without the harness
+    monkeypatch.setattr(_common, "installed", lambda distribution: versions.get(distribution))
+    assert _common.release_problem(pydantic_ai, "openai_compaction") is None
+    assert _common.release_problem(pydantic_ai, "summarizing") == "the pydantic_ai adapter does not support pydantic-ai-slim 1.81.0 (supported: >=2.22,<3)"
+    versions["pydantic-ai-slim"] = "1.79.0"
+    assert _common.release_problem(pydantic_ai, "openai_compaction") == "the pydantic_ai:openai_compaction adapter does not support pydantic-ai-slim 1.79.0 (supported: >=1.80,<3)"
+
+
+def test_a_sweep_installs_what_the_path_needs() -> None:
+    from compaction_suite.matrix.jobs import Job
+    from compaction_suite.matrix.sweep import requirements
+
+    module = "compaction_suite.adapters.pydantic_ai"
+    native = Job("Pydantic AI", {}, "openai_compaction", f"{module}:openai_compaction", {}, "", True, module)
+    harness = Job("Pydantic AI", {}, "summarizing", f"{module}:summarizing", {}, "", True, module)
+    assert requirements([native], "pydantic-ai-slim", "1.81.0") == ["pydantic-ai-slim[openai]==1.81.0"]
+    assert requirements([harness], "pydantic-ai-slim", "2.27.0") == ["pydantic-ai-harness", "pydantic-ai-slim==2.27.0"]

@@ -77,7 +77,8 @@ def applies(job: Job, distribution: str) -> bool:
 
 def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
     """What an environment for one release holds: the release pinned, with the distributions its
-    adapters install beside it (``SWEEP_INSTALL``, default ``DISTRIBUTIONS``), those released together
+    adapters install beside it (``SWEEP_INSTALL_BY_PATH`` for the job's factory, else ``SWEEP_INSTALL``,
+    default ``DISTRIBUTIONS``), those released together
     with it (``RELEASED_TOGETHER``) pinned to the same version."""
     wanted = {distribution: f"{distribution}=={version}"}
     for job in jobs:
@@ -85,7 +86,9 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
         if module is None:
             continue
         together = {d.lower() for d in getattr(module, "RELEASED_TOGETHER", ())}
-        for requirement in getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())):
+        by_path: dict[str, tuple[str, ...]] = getattr(module, "SWEEP_INSTALL_BY_PATH", {})
+        installs = by_path.get(job.factory) or tuple(getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())))
+        for requirement in installs:
             name = re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0].lower()
             pinned = name == distribution or (distribution in together and name in together)
             if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
