@@ -292,10 +292,7 @@ def runner(settings: Any, **given: Any) -> Any:
     if limit is not None and not (hasattr(memory, "SessionSettings") and accepts(agents.RunConfig, "session_settings")):
         raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no session_settings (session_limit) before 0.8.0")
     read = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
-    try:
-        agents.RunContextWrapper(context=None)
-    except Exception as error:  # the SDK's loop cannot start here: a contract error, not a finding
-        raise CannotDrive("openai_agents:runner", "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
+    _loop_starts(agents, "openai_agents:runner")
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         plan = last_step(items)
@@ -320,6 +317,16 @@ def runner(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
     return make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def _loop_starts(agents: Any, target: str) -> None:
+    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.x-0.9.x
+    beside openai 2.54, whose ``InputTokensDetails`` requires a field the SDK's ``Usage`` default lacks):
+    a contract error, not a finding."""
+    try:
+        agents.RunContextWrapper(context=None)
+    except Exception as error:
+        raise CannotDrive(target, "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
 
 
 def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool) -> Any:
@@ -435,6 +442,7 @@ def handoff_history(settings: Any, **given: Any) -> Any:
     openai = requires("openai", EXTRA)
     if not accepts(agents.RunConfig, "nest_handoff_history"):
         raise CannotDrive("openai_agents:handoff_history", "openai-agents", "RunConfig has no nest_handoff_history")
+    _loop_starts(agents, "openai_agents:handoff_history")
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not items:
