@@ -14,7 +14,9 @@ loop writes the session and compacts after the response as it does for users, by
 where the release (0.6.6-0.6.8: the only mode) or ``compaction_mode`` says so, against the chains the
 double stored (`conformance.response_chains`). ``runner_session`` is the stored session as the ``Runner``
 writes it (each appended turn run through ``Runner.run``), with the session's own removals (``pop_item``,
-``clear_session``) and its documented manual compaction. Declarations proven by
+``clear_session``) and its documented manual compaction. ``handoff_history`` is the transcript a handoff
+nests for the next agent (``RunConfig(nest_handoff_history=True)``): what that agent's model receives.
+Declarations proven by
 ``tests/test_adapter_format_loops.py``, ``tests/test_openai_agents_paths.py`` and ``tests/test_session_loops.py``.
 """
 
@@ -34,9 +36,16 @@ arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by ``previous_respons
 ``responses_compaction`` (``input`` mode) is a contract error there (`CannotDrive`) and ``runner`` drives
 that mode through the SDK's ``Runner`` against the double's stored response chains."""
 
-DOCUMENTED: list[dict[str, Any]] = []
+DOCUMENTED: list[dict[str, Any]] = [
+    {
+        "factory": "handoff_history", "clause": "CORE-14", "options": {},
+        "quote": "compact prior run history into ordered assistant summary segments while preserving lossless message items in their original positions",
+        "source": "openai-agents 0.24.0, agents/run_config.py (RunConfig.nest_handoff_history docstring)",
+    },
+]  # fmt: skip
 """Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error
-propagates out of ``Runner.run``, undocumented)."""
+propagates out of ``Runner.run``, undocumented); the handoff's nesting folds the assistant's items,
+the newest round's too, into the summary text by design."""
 DISTRIBUTIONS = ("openai-agents",)
 EXTRA = "openai-agents"
 COMPACT_MODEL = "gpt-4.1"
@@ -47,6 +56,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
+    "handoff_history": {"store": True},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
@@ -75,6 +85,11 @@ WHY = {
         "SessionSettings(limit=...)), the session items the Runner reads into the model's input; no declared trigger (the Runner "
         "compacts after a response, on candidate items)"
     ),
+    "handoff_history": (
+        "core only: Runner.run with RunConfig(nest_handoff_history=True), the agent's model answering the history with a handoff "
+        "(its reasoning item first where the history holds reasoning); the output is the input the next agent's model receives, "
+        "the transcript nested into one assistant summary message by the SDK (no summarizer model, no trigger: every handoff nests)"
+    ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
@@ -86,12 +101,14 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "streamed": True}),
     ("runner", {"threshold": 4, "store": False}),
     ("runner", {"threshold": 4, "session_limit": 8}),
+    ("handoff_history", {}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
     "the Runner replays a history's last step only when the SDK's loop can produce it (model items, then the outputs of "
     "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
-    "the Runner's own previous_response_id / conversation_id (server-managed state, no local session to compact); "
+    "the Runner's own previous_response_id / conversation_id (server-managed state, no local session to compact; the SDK "
+    "also turns nest_handoff_history off there); a custom handoff_history_mapper or handoff input_filter (the user's code); "
     "OpenAIConversationsSession (server-side history, never compacted locally)"
 )
 
@@ -275,10 +292,7 @@ def runner(settings: Any, **given: Any) -> Any:
     if limit is not None and not (hasattr(memory, "SessionSettings") and accepts(agents.RunConfig, "session_settings")):
         raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no session_settings (session_limit) before 0.8.0")
     read = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
-    try:
-        agents.RunContextWrapper(context=None)
-    except Exception as error:  # the SDK's loop cannot start here: a contract error, not a finding
-        raise CannotDrive("openai_agents:runner", "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
+    _loop_starts(agents, "openai_agents:runner")
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         plan = last_step(items)
@@ -303,6 +317,16 @@ def runner(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
     return make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def _loop_starts(agents: Any, target: str) -> None:
+    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.x-0.9.x
+    beside openai 2.54, whose ``InputTokensDetails`` requires a field the SDK's ``Usage`` default lacks):
+    a contract error, not a finding."""
+    try:
+        agents.RunContextWrapper(context=None)
+    except Exception as error:
+        raise CannotDrive(target, "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
 
 
 def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool) -> Any:
@@ -395,3 +419,63 @@ def runner_session(settings: Any, **given: Any) -> Any:
     compactor.capabilities = {**compactor.capabilities, "session_removes": list(REMOVES)}
     compactor.session = lambda path: _RunnerSession(modules, settings, path, o)
     return compactor
+
+
+# --- the handoff's nested history (RunConfig(nest_handoff_history=True))
+
+NEXT_AGENT = "compaction_suite_next"
+"""The agent the history's agent hands off to; its model's input is the compacted history."""
+
+
+@factory
+def handoff_history(settings: Any, **given: Any) -> Any:
+    """``Runner.run`` on the history with ``RunConfig(nest_handoff_history=True)``: the agent's model
+    (scripted through the suite's double) answers the history with a handoff to a second agent, as a
+    model that reasons answers (its reasoning item first where the history holds reasoning items), and
+    the SDK's handoff rewrites the transcript for the second agent (the earlier items summarized into
+    one ``<CONVERSATION HISTORY>`` message, the rest forwarded). ``compact(items)`` returns the input
+    the second agent's model receives; a request the double refuses as the API does ends the run as it
+    ends the user's."""
+    o = options(DEFAULTS["handoff_history"], given)
+    agents = requires("agents", EXTRA)
+    models = requires("agents.models.openai_responses", EXTRA)
+    openai = requires("openai", EXTRA)
+    if not accepts(agents.RunConfig, "nest_handoff_history"):
+        raise CannotDrive("openai_agents:handoff_history", "openai-agents", "RunConfig has no nest_handoff_history")
+    _loop_starts(agents, "openai_agents:handoff_history")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not items:
+            return list(items)
+        n = _digest(items)
+        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        received: list[list[dict[str, Any]]] = []
+
+        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            received.append(given)
+            return [{"type": "message", "role": "assistant", "id": f"msg_handoff_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Taking over.", "annotations": []}]}]
+
+        settings_ = agents.ModelSettings(store=bool(o["store"]))
+        following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
+        handoff = agents.handoff(following)
+        reasons = any(item_kind(i) == "reasoning" for i in items)
+        step = [{"type": "reasoning", "id": f"rs_handoff_{n}", "summary": [], "encrypted_content": f"gAAAAAhandoff{n}"}] if reasons else []
+        step.append({"type": "function_call", "id": f"fc_handoff_{n}", "call_id": f"call_handoff_{n}", "name": handoff.tool_name, "arguments": "{}", "status": "completed"})
+        first = agents.Agent(name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
+        try:
+            await agents.Runner.run(first, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=3)
+        finally:
+            await client.close()
+        return received[-1] if received else list(items)
+
+    capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
+    return make("openai_agents.Runner(nest_handoff_history)", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def _digest(items: list[dict[str, Any]]) -> str:
+    """A name for the handoff step drawn from the history itself, so the same history gives the same
+    step (and the same output) in every process (SPEC CORE-8)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(items, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -1,0 +1,87 @@
+"""The OpenAI Agents SDK's handoff with ``RunConfig(nest_handoff_history=True)``, proven with the SDK's own
+loop (issue 21, point 1: a compaction path not driven before): the transcript a handoff nests for the next
+agent is what ``openai_agents:handoff_history`` returns.
+
+Both agents' models are the SDK's ``OpenAIResponsesModel`` on the suite's summarizer TEST DOUBLE, scripted per
+request: the first answers with a handoff (after a reasoning item, as a reasoning model answers), the second
+with a text. The double judges each request as the Responses API does (a reasoning item with no item of the
+model after it is answered HTTP 400, openai/openai-agents-python#2503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from compaction_suite.conformance.formats import responses as responses_format
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+pytest.importorskip("agents.handoffs", reason="the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')")
+
+USER = {"type": "message", "role": "user", "content": "Fix the failing test in parser.py"}
+REASONED = [
+    USER,
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Read the file first."}], "encrypted_content": "gAAAAAone"},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "parser.py"}', "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "def parse(): pass"},
+    {"type": "reasoning", "id": "rs_2", "summary": [{"type": "summary_text", "text": "It is empty."}], "encrypted_content": "gAAAAAtwo"},
+    {"type": "message", "role": "assistant", "id": "msg_2", "status": "completed", "content": [{"type": "output_text", "text": "parse() is empty.", "annotations": []}]},
+    {"type": "message", "role": "user", "content": "Hand this to the specialist."},
+]
+
+
+def _loop(server: SummarizerServer, history: Any) -> Any:
+    """The SDK's loop itself, without the adapter: a triage agent hands off to a specialist with
+    ``nest_handoff_history=True``; the specialist model's input as the double received it."""
+    from agents import Agent, ModelSettings, RunConfig, Runner, handoff
+    from agents.models import openai_responses
+    from openai import AsyncOpenAI
+
+    from compaction_suite.adapters.openai_agents import scripted_model
+
+    async def main() -> None:
+        client = AsyncOpenAI(api_key="test-double", base_url=server.base_url, max_retries=0)
+        text = [{"type": "message", "role": "assistant", "id": "msg_specialist", "status": "completed", "content": [{"type": "output_text", "text": "On it.", "annotations": []}]}]
+        specialist = Agent(name="specialist", model=scripted_model(openai_responses, lambda _given: text)(model="gpt-4.1", openai_client=client), model_settings=ModelSettings(store=True))
+        to_specialist = handoff(specialist)
+        step = [
+            {"type": "reasoning", "id": "rs_triage", "summary": [], "encrypted_content": "gAAAAAtriage"},
+            {"type": "function_call", "id": "fc_triage", "call_id": "call_triage", "name": to_specialist.tool_name, "arguments": "{}", "status": "completed"},
+        ]
+        triage = Agent(name="triage", model=scripted_model(openai_responses, lambda _given: step)(model="gpt-4.1", openai_client=client), handoffs=[to_specialist], model_settings=ModelSettings(store=True))
+        try:
+            await Runner.run(triage, history, run_config=RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=3)
+        finally:
+            await client.close()
+
+    asyncio.run(main())  # a request the double refused would raise here (openai.BadRequestError)
+    return server.model_requests[-1].body["input"]
+
+
+def test_the_handoff_nests_the_transcript_for_the_next_agent():
+    """What the specialist's model receives after a handoff in the SDK's own loop has the shape the adapter
+    returns for the same history: the transcript nested into assistant summary text, no item the API
+    refuses (at this release: 0.9.2 on drops the reasoning items the summary covers)."""
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with SummarizerServer() as server:
+        received = _loop(server, REASONED)
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url)).compact(REASONED, iteration=1))
+        assert server.model_requests[-1].body["input"] == returned  # the adapter returns what the next agent's model received
+        assert server.exchanges == []  # no summarizer: the SDK nests the transcript itself
+    for nested in (received, returned):
+        summary = nested[0]
+        assert summary["role"] == "assistant" and "<CONVERSATION HISTORY>" in summary["content"]
+        assert "parse() is empty." in summary["content"]  # the assistant's newest answer, folded into the summary text
+        assert not responses_format.invalid(nested)
+
+
+def test_the_handoff_step_is_the_same_in_every_process():
+    """The scripted handoff step is named from the history, not from a counter (SPEC CORE-8)."""
+    from compaction_suite.adapters.openai_agents import _digest
+
+    assert _digest(REASONED) == _digest([dict(i) for i in REASONED]) != _digest(REASONED[:-1])
