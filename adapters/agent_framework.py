@@ -301,28 +301,55 @@ def _arguments(value: Any) -> str:
 
 def _compactor(
     name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None, trigger: dict[str, int] | None = None,
-    window: int | None = None,
+    window: int | None = None, history: str = "chat",
 ) -> Any:
     """``trigger``: the size past which the strategy documents it compacts (SPEC FIRE-1, FIRE-2);
-    ``window``: the context window of the model its summarizer asks (SPEC WIN-1)."""
+    ``window``: the context window of the model its summarizer asks (SPEC WIN-1); ``history``: the
+    format compacted (`_Conversion`)."""
     af = requires("agent_framework", EXTRA)
+    convert = _Conversion(af, history, tool_results)
 
-    async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_agent_framework(messages, tool_results=tool_results)
+    async def run(messages: Any) -> Any:
+        converted, back = convert.to(messages)
         kept = await af.apply_compaction(converted, strategy=strategy_of(), tokenizer=tokenizer)
-        return from_agent_framework(list(kept), notes)
+        return back(list(kept))
 
     estimate = None
     if tokenizer is not None:
         compaction = requires("agent_framework._compaction", EXTRA)
 
-        def estimate(messages: list[Message]) -> int:
-            converted, _ = to_agent_framework(messages, tool_results=tool_results)
+        def estimate(messages: Any) -> int:
+            converted, _ = convert.to(messages)
             compaction.annotate_token_counts(converted, tokenizer=tokenizer)
             return int(compaction.included_token_count(converted))
 
-    declared = capabilities("in_list", trigger) | ({} if window is None else {"summarizer_window": window})
-    return make(f"agent_framework.{name}", profiles, run, declared=declared, estimate=estimate, is_async=True)
+    declared = capabilities("in_list", trigger) | ({} if window is None else {"summarizer_window": window}) | convert.declared
+    return make(f"agent_framework.{name}{convert.suffix}", profiles, run, declared=declared, estimate=estimate, is_async=True)
+
+
+class _Conversion:
+    """The history a strategy factory compacts: OpenAI chat-completions messages (``history="chat"``,
+    `to_agent_framework`), or a Responses history as AF's Responses hosting rebuilds it item by item
+    (``history="responses"``, `._agent_framework_responses`: hosted tool calls beside reasoning,
+    messages without ids; declared ``responses_items: rebuilt``)."""
+
+    def __init__(self, af: Any, history: str, tool_results: str) -> None:
+        if history not in ("chat", "responses"):
+            raise ValueError(f"history must be 'chat' or 'responses', got {history!r}")
+        self.af, self.history, self.tool_results = af, history, tool_results
+        responses = history == "responses"
+        self.declared: dict[str, str] = {"wire_format": "responses", "responses_items": "rebuilt"} if responses else {}
+        self.suffix = "[responses]" if responses else ""
+
+    def to(self, messages: Any) -> tuple[list[Any], Any]:
+        """AF's messages for ``messages``, and the function giving the kept ones back in their format."""
+        if self.history == "responses":
+            from . import _agent_framework_responses as rebuilt
+
+            converted, origin = rebuilt.to_agent_framework(self.af, messages)
+            return converted, lambda kept: rebuilt.from_agent_framework(kept, origin)
+        converted, notes = to_agent_framework(messages, tool_results=self.tool_results)
+        return converted, lambda kept: from_agent_framework(kept, notes)
 
 
 def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -345,7 +372,7 @@ def _strategy_class(af: Any, name: str) -> Any:
 
 
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
-    return options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
+    return options(DEFAULTS[kind] | {"tool_results": "grouped", "history": "chat"}, given)
 
 
 @factory
@@ -360,7 +387,9 @@ def truncation(settings: Any, **given: Any) -> Any:
         return af.TruncationStrategy(max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer, preserve_system=o["preserve_system"], **preserve)
 
     # "Compaction triggers when the metric exceeds ``max_n``": tokens with a tokenizer, else included messages
-    return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens" if o["tokens"] else "messages": o["max_n"]})
+    return _compactor(
+        "TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens" if o["tokens"] else "messages": o["max_n"]}, history=o["history"]
+    )
 
 
 @factory
@@ -372,6 +401,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         lambda: af.SlidingWindowStrategy(keep_last_groups=o["keep_last_groups"], preserve_system=o["preserve_system"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -384,6 +414,7 @@ def selective_tool_call(settings: Any, **given: Any) -> Any:
         lambda: af.SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -396,6 +427,7 @@ def tool_result(settings: Any, **given: Any) -> Any:
         lambda: af.ToolResultCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -422,7 +454,7 @@ def summarization(settings: Any, **given: Any) -> Any:
     # "that count grows beyond ``target_count + threshold``" (included non-system messages)
     return _compactor(
         "SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"},
-        trigger={"messages": o["target_count"] + o["threshold"]}, window=o["summarizer_window"],
+        trigger={"messages": o["target_count"] + o["threshold"]}, window=o["summarizer_window"], history=o["history"],
     )  # fmt: skip
 
 
@@ -453,7 +485,7 @@ def token_budget(settings: Any, **given: Any) -> Any:
         )
 
     # "if included_token_count(messages) <= self.token_budget": nothing to do
-    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": o["token_budget"]})
+    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": o["token_budget"]}, history=o["history"])
 
 
 @factory
@@ -471,7 +503,7 @@ def context_window(settings: Any, **given: Any) -> Any:
 
     # "Tool result eviction ... when included tokens exceed ``tool_eviction_threshold`` of the input budget"
     evicts = getattr(window, "DEFAULT_TOOL_EVICTION_THRESHOLD", 0.5) * (o["max_context_window_tokens"] - o["max_output_tokens"])
-    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": int(evicts)})
+    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": int(evicts)}, history=o["history"])
 
 
 @factory
@@ -480,6 +512,8 @@ def compaction_provider(settings: Any, **given: Any) -> Any:
     ``CompactionProvider(after_strategy=...)`` run by its ``after_run`` on the stored history (what the
     next turn loads, excluded messages skipped)."""
     o = _opts("compaction_provider", given)
+    if o["history"] != "chat":
+        raise ValueError("compaction_provider compacts chat-completions histories (history='chat')")
     if o["phase"] not in ("before", "after"):
         raise ValueError(f"phase must be 'before' or 'after', got {o['phase']!r}")
     af = requires("agent_framework", EXTRA)
