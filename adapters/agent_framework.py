@@ -15,7 +15,9 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
     compaction-suite check compaction_suite.adapters.agent_framework:harness_agent        # create_harness_agent(max_context_window_tokens=...)'s turn
 
 Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
-every model call inside its function-invocation loop); ``compaction_provider`` runs
+every model call inside its function-invocation loop), on chat-completions messages or, with
+``history="responses"``, on a Responses history as AF's Responses hosting rebuilds it item by item
+(`._agent_framework_responses`: hosted tool calls beside reasoning, messages without ids); ``compaction_provider`` runs
 ``CompactionProvider.before_run`` on the loaded history (``phase="before"``) or ``after_run`` on the
 stored history (``phase="after"``), once per ``agent.run``; ``agent_loop`` runs ``Agent.run`` itself, its
 function-invocation loop replaying the history's trailing tool rounds, and returns what the model
@@ -76,7 +78,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000, "target_count": 4, "threshold": 2},
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
-        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False,
+        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
 }
@@ -131,6 +133,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12}),
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
+    ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "message_ids": False}),
+    ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
+    ("truncation", {"max_n": 8, "compact_to": 4, "history": "responses"}),
+    ("tool_result", {"keep_last_tool_call_groups": 1, "history": "responses"}),
     ("harness_agent", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
@@ -220,8 +226,11 @@ def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
     return made, list(made)
 
 
-def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped") -> tuple[list[Any], Notes]:
-    """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``."""
+def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped", message_ids: bool = True) -> tuple[list[Any], Notes]:
+    """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``.
+    ``message_ids=False`` builds them without a ``message_id``, as AF's users build a message
+    (``Message(role="user", contents=[...])``, a plain string) and as AF's loop builds a tool message:
+    AF then names them itself (``_ensure_message_ids``) and the notes find them by identity."""
     af = requires("agent_framework", EXTRA)
     if tool_results not in ("separate", "grouped"):
         raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
@@ -235,7 +244,7 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
         mid = f"oai-{run[0]}"
         if role == "tool":
             results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=tool_text(messages[i].get("content"))) for i in run]
-            out.append(af.Message(role="tool", contents=results, message_id=mid))
+            out.append(af.Message(role="tool", contents=results, message_id=mid if message_ids else None))
             continue
         contents, created = _contents(af, first.get("content"))
         if role == "developer":
@@ -246,8 +255,12 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
             for call in first.get("tool_calls") or []:
                 function = call.get("function") or {}
                 contents.append(af.Content.from_function_call(call.get("id"), function.get("name"), arguments=function.get("arguments")))
-        out.append(af.Message(role=role, contents=contents, author_name=first.get("name"), message_id=mid))
-        notes.put(mid, Note(original=deep(first), created_parts=created))
+        made = af.Message(role=role, contents=contents, author_name=first.get("name"), message_id=mid if message_ids else None)
+        out.append(made)
+        note = Note(original=deep(first), created_parts=created)
+        notes.put(mid, note)
+        if not message_ids:
+            notes.put(("object", id(made)), note, keep=made)
     return out, notes
 
 
@@ -274,7 +287,7 @@ def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> lis
             for item in results:
                 out.append(tool_result_back(item.call_id, deep(item.result), by_call))
             continue
-        note = notes.get(msg.message_id)
+        note = notes.get(msg.message_id) or notes.get(("object", id(msg)))
         role = str(msg.role)
         if role == "system" and note is not None and note.original.get("role") == "developer":
             role = "developer"
@@ -654,7 +667,10 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     ``InMemoryHistoryProvider(skip_excluded=True)`` (compaction beside a history provider, as AF
     documents it), less the reply that closed the scripted turn (``view="persisted"``).
     ``middleware=True`` attaches a pass-through ``ChatMiddleware``; ``per_call_persistence=True`` sets
-    ``require_per_service_call_history_persistence`` (the history provider stores after every model call)."""
+    ``require_per_service_call_history_persistence`` (the history provider stores after every model call).
+    ``message_ids=False`` gives the agent the history's messages and its model's replies without a
+    ``message_id``, as users build them and as a provider reply may come (`to_agent_framework`): AF names
+    them as it annotates the growing list at each iteration (agent-framework#6299)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
@@ -668,7 +684,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         raise cannot_drive(__name__, "agent-framework-core", "Agent has no 'require_per_service_call_history_persistence'")
 
     async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_agent_framework(messages)
+        converted, notes = to_agent_framework(messages, message_ids=o["message_ids"])
         start = _replayable(af, converted, o["rounds"])
         replayed = converted[start:]
         sent: list[list[Any]] = []
@@ -691,6 +707,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
 
     extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
+    extras += "" if o["message_ids"] else "+no_message_ids"
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
     return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
 
