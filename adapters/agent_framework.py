@@ -15,7 +15,9 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
     compaction-suite check compaction_suite.adapters.agent_framework:harness_agent        # create_harness_agent(max_context_window_tokens=...)'s turn
 
 Each strategy factory runs ``apply_compaction`` (what ``Agent(compaction_strategy=...)`` runs before
-every model call inside its function-invocation loop); ``compaction_provider`` runs
+every model call inside its function-invocation loop), on chat-completions messages or, with
+``history="responses"``, on a Responses history as AF's Responses hosting rebuilds it item by item
+(`._agent_framework_responses`: hosted tool calls beside reasoning, messages without ids); ``compaction_provider`` runs
 ``CompactionProvider.before_run`` on the loaded history (``phase="before"``) or ``after_run`` on the
 stored history (``phase="after"``), once per ``agent.run``; ``agent_loop`` runs ``Agent.run`` itself, its
 function-invocation loop replaying the history's trailing tool rounds, and returns what the model
@@ -76,7 +78,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "compaction_provider": {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 6, "token_budget": 2000, "target_count": 4, "threshold": 2},
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
-        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False,
+        "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
 }
@@ -131,6 +133,10 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12}),
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
+    ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "message_ids": False}),
+    ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
+    ("truncation", {"max_n": 8, "compact_to": 4, "history": "responses"}),
+    ("tool_result", {"keep_last_tool_call_groups": 1, "history": "responses"}),
     ("harness_agent", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
 ]
 """What ``compaction-suite matrix`` runs and counts: shapes AF's loop produces."""
@@ -220,8 +226,11 @@ def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
     return made, list(made)
 
 
-def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped") -> tuple[list[Any], Notes]:
-    """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``."""
+def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped", message_ids: bool = True) -> tuple[list[Any], Notes]:
+    """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``.
+    ``message_ids=False`` builds them without a ``message_id``, as AF's users build a message
+    (``Message(role="user", contents=[...])``, a plain string) and as AF's loop builds a tool message:
+    AF then names them itself (``_ensure_message_ids``) and the notes find them by identity."""
     af = requires("agent_framework", EXTRA)
     if tool_results not in ("separate", "grouped"):
         raise ValueError(f"tool_results must be 'separate' or 'grouped', got {tool_results!r}")
@@ -235,7 +244,7 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
         mid = f"oai-{run[0]}"
         if role == "tool":
             results = [af.Content.from_function_result(messages[i].get("tool_call_id"), result=tool_text(messages[i].get("content"))) for i in run]
-            out.append(af.Message(role="tool", contents=results, message_id=mid))
+            out.append(af.Message(role="tool", contents=results, message_id=mid if message_ids else None))
             continue
         contents, created = _contents(af, first.get("content"))
         if role == "developer":
@@ -246,8 +255,12 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
             for call in first.get("tool_calls") or []:
                 function = call.get("function") or {}
                 contents.append(af.Content.from_function_call(call.get("id"), function.get("name"), arguments=function.get("arguments")))
-        out.append(af.Message(role=role, contents=contents, author_name=first.get("name"), message_id=mid))
-        notes.put(mid, Note(original=deep(first), created_parts=created))
+        made = af.Message(role=role, contents=contents, author_name=first.get("name"), message_id=mid if message_ids else None)
+        out.append(made)
+        note = Note(original=deep(first), created_parts=created)
+        notes.put(mid, note)
+        if not message_ids:
+            notes.put(("object", id(made)), note, keep=made)
     return out, notes
 
 
@@ -274,7 +287,7 @@ def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> lis
             for item in results:
                 out.append(tool_result_back(item.call_id, deep(item.result), by_call))
             continue
-        note = notes.get(msg.message_id)
+        note = notes.get(msg.message_id) or notes.get(("object", id(msg)))
         role = str(msg.role)
         if role == "system" and note is not None and note.original.get("role") == "developer":
             role = "developer"
@@ -301,28 +314,55 @@ def _arguments(value: Any) -> str:
 
 def _compactor(
     name: str, strategy_of: Any, tool_results: str, profiles: set[str], tokenizer: Any = None, trigger: dict[str, int] | None = None,
-    window: int | None = None,
+    window: int | None = None, history: str = "chat",
 ) -> Any:
     """``trigger``: the size past which the strategy documents it compacts (SPEC FIRE-1, FIRE-2);
-    ``window``: the context window of the model its summarizer asks (SPEC WIN-1)."""
+    ``window``: the context window of the model its summarizer asks (SPEC WIN-1); ``history``: the
+    format compacted (`_Conversion`)."""
     af = requires("agent_framework", EXTRA)
+    convert = _Conversion(af, history, tool_results)
 
-    async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_agent_framework(messages, tool_results=tool_results)
+    async def run(messages: Any) -> Any:
+        converted, back = convert.to(messages)
         kept = await af.apply_compaction(converted, strategy=strategy_of(), tokenizer=tokenizer)
-        return from_agent_framework(list(kept), notes)
+        return back(list(kept))
 
     estimate = None
     if tokenizer is not None:
         compaction = requires("agent_framework._compaction", EXTRA)
 
-        def estimate(messages: list[Message]) -> int:
-            converted, _ = to_agent_framework(messages, tool_results=tool_results)
+        def estimate(messages: Any) -> int:
+            converted, _ = convert.to(messages)
             compaction.annotate_token_counts(converted, tokenizer=tokenizer)
             return int(compaction.included_token_count(converted))
 
-    declared = capabilities("in_list", trigger) | ({} if window is None else {"summarizer_window": window})
-    return make(f"agent_framework.{name}", profiles, run, declared=declared, estimate=estimate, is_async=True)
+    declared = capabilities("in_list", trigger) | ({} if window is None else {"summarizer_window": window}) | convert.declared
+    return make(f"agent_framework.{name}{convert.suffix}", profiles, run, declared=declared, estimate=estimate, is_async=True)
+
+
+class _Conversion:
+    """The history a strategy factory compacts: OpenAI chat-completions messages (``history="chat"``,
+    `to_agent_framework`), or a Responses history as AF's Responses hosting rebuilds it item by item
+    (``history="responses"``, `._agent_framework_responses`: hosted tool calls beside reasoning,
+    messages without ids; declared ``responses_items: rebuilt``)."""
+
+    def __init__(self, af: Any, history: str, tool_results: str) -> None:
+        if history not in ("chat", "responses"):
+            raise ValueError(f"history must be 'chat' or 'responses', got {history!r}")
+        self.af, self.history, self.tool_results = af, history, tool_results
+        responses = history == "responses"
+        self.declared: dict[str, str] = {"wire_format": "responses", "responses_items": "rebuilt"} if responses else {}
+        self.suffix = "[responses]" if responses else ""
+
+    def to(self, messages: Any) -> tuple[list[Any], Any]:
+        """AF's messages for ``messages``, and the function giving the kept ones back in their format."""
+        if self.history == "responses":
+            from . import _agent_framework_responses as rebuilt
+
+            converted, origin = rebuilt.to_agent_framework(self.af, messages)
+            return converted, lambda kept: rebuilt.from_agent_framework(kept, origin)
+        converted, notes = to_agent_framework(messages, tool_results=self.tool_results)
+        return converted, lambda kept: from_agent_framework(kept, notes)
 
 
 def _release_kwargs(cls: Any, wanted: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -345,7 +385,7 @@ def _strategy_class(af: Any, name: str) -> Any:
 
 
 def _opts(kind: str, given: dict[str, Any]) -> dict[str, Any]:
-    return options(DEFAULTS[kind] | {"tool_results": "grouped"}, given)
+    return options(DEFAULTS[kind] | {"tool_results": "grouped", "history": "chat"}, given)
 
 
 @factory
@@ -360,7 +400,9 @@ def truncation(settings: Any, **given: Any) -> Any:
         return af.TruncationStrategy(max_n=o["max_n"], compact_to=o["compact_to"], tokenizer=tokenizer, preserve_system=o["preserve_system"], **preserve)
 
     # "Compaction triggers when the metric exceeds ``max_n``": tokens with a tokenizer, else included messages
-    return _compactor("TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens" if o["tokens"] else "messages": o["max_n"]})
+    return _compactor(
+        "TruncationStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens" if o["tokens"] else "messages": o["max_n"]}, history=o["history"]
+    )
 
 
 @factory
@@ -372,6 +414,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         lambda: af.SlidingWindowStrategy(keep_last_groups=o["keep_last_groups"], preserve_system=o["preserve_system"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -384,6 +427,7 @@ def selective_tool_call(settings: Any, **given: Any) -> Any:
         lambda: af.SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -396,6 +440,7 @@ def tool_result(settings: Any, **given: Any) -> Any:
         lambda: af.ToolResultCompactionStrategy(keep_last_tool_call_groups=o["keep_last_tool_call_groups"]),
         o["tool_results"],
         {"core"},
+        history=o["history"],
     )
 
 
@@ -422,7 +467,7 @@ def summarization(settings: Any, **given: Any) -> Any:
     # "that count grows beyond ``target_count + threshold``" (included non-system messages)
     return _compactor(
         "SummarizationStrategy", strategy, o["tool_results"], {"core", "failure"},
-        trigger={"messages": o["target_count"] + o["threshold"]}, window=o["summarizer_window"],
+        trigger={"messages": o["target_count"] + o["threshold"]}, window=o["summarizer_window"], history=o["history"],
     )  # fmt: skip
 
 
@@ -453,7 +498,7 @@ def token_budget(settings: Any, **given: Any) -> Any:
         )
 
     # "if included_token_count(messages) <= self.token_budget": nothing to do
-    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": o["token_budget"]})
+    return _compactor("TokenBudgetComposedStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": o["token_budget"]}, history=o["history"])
 
 
 @factory
@@ -471,7 +516,7 @@ def context_window(settings: Any, **given: Any) -> Any:
 
     # "Tool result eviction ... when included tokens exceed ``tool_eviction_threshold`` of the input budget"
     evicts = getattr(window, "DEFAULT_TOOL_EVICTION_THRESHOLD", 0.5) * (o["max_context_window_tokens"] - o["max_output_tokens"])
-    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": int(evicts)})
+    return _compactor("ContextWindowCompactionStrategy", strategy, o["tool_results"], {"core"}, tokenizer, {"tokens": int(evicts)}, history=o["history"])
 
 
 @factory
@@ -480,6 +525,8 @@ def compaction_provider(settings: Any, **given: Any) -> Any:
     ``CompactionProvider(after_strategy=...)`` run by its ``after_run`` on the stored history (what the
     next turn loads, excluded messages skipped)."""
     o = _opts("compaction_provider", given)
+    if o["history"] != "chat":
+        raise ValueError("compaction_provider compacts chat-completions histories (history='chat')")
     if o["phase"] not in ("before", "after"):
         raise ValueError(f"phase must be 'before' or 'after', got {o['phase']!r}")
     af = requires("agent_framework", EXTRA)
@@ -620,7 +667,10 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     ``InMemoryHistoryProvider(skip_excluded=True)`` (compaction beside a history provider, as AF
     documents it), less the reply that closed the scripted turn (``view="persisted"``).
     ``middleware=True`` attaches a pass-through ``ChatMiddleware``; ``per_call_persistence=True`` sets
-    ``require_per_service_call_history_persistence`` (the history provider stores after every model call)."""
+    ``require_per_service_call_history_persistence`` (the history provider stores after every model call).
+    ``message_ids=False`` gives the agent the history's messages and its model's replies without a
+    ``message_id``, as users build them and as a provider reply may come (`to_agent_framework`): AF names
+    them as it annotates the growing list at each iteration (agent-framework#6299)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
@@ -634,7 +684,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         raise cannot_drive(__name__, "agent-framework-core", "Agent has no 'require_per_service_call_history_persistence'")
 
     async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_agent_framework(messages)
+        converted, notes = to_agent_framework(messages, message_ids=o["message_ids"])
         start = _replayable(af, converted, o["rounds"])
         replayed = converted[start:]
         sent: list[list[Any]] = []
@@ -657,6 +707,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
 
     extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
+    extras += "" if o["message_ids"] else "+no_message_ids"
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
     return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
 

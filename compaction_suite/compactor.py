@@ -51,6 +51,9 @@ class Capabilities(TypedDict, total=False):
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
     tool_calls: Literal["any", "function"]
     """``function``: the framework records only function calls, so no Responses ``custom_tool_call`` is drawn."""
+    responses_items: Literal["sdk", "rebuilt"]
+    """``rebuilt``: the framework holds a Responses history rebuilt item by item into its own messages
+    (hosted tool calls beside reasoning, no message item ids, no custom tool call or compaction item)."""
     session_store: Literal["files", "elsewhere"]
     """Where a framework session (profile ``session``) keeps its items; ``elsewhere`` waives STORE-13."""
     session_appends: Literal["concurrent", "sequential"]

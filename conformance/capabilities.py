@@ -42,6 +42,12 @@ reading, so a compactor that declares nothing is checked as before:
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
+- ``responses_items``: ``"sdk"`` (default) or ``"rebuilt"``: the framework holds a Responses history
+  rebuilt item by item into its own messages (Agent Framework's Responses hosting,
+  ``_item_to_message``), so the suite draws what such a history holds: function calls and hosted
+  tool calls (MCP, code interpreter, shell, image generation) beside reasoning items, assistant
+  message items without the item ``id`` its messages do not keep, and no custom tool call or
+  compaction item (it has no content for them: "Unsupported Item type"), which waives RESP-4 and RESP-5.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -65,6 +71,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "session_appends": ("concurrent", "sequential"),
     "images": ("by_url", "inline"),
     "tool_calls": ("any", "function"),
+    "responses_items": ("sdk", "rebuilt"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -110,6 +117,8 @@ class Capabilities:
     """The session operations that remove items (`REMOVALS`; SPEC STORE-18, STORE-19); empty: none declared."""
     tool_calls: str = "any"
     """``function``: the framework records only function calls (no Responses ``custom_tool_call``), so the suite draws none."""
+    responses_items: str = "sdk"
+    """``rebuilt``: a Responses history rebuilt item by item into framework messages (hosted tool calls, no compaction items)."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -171,6 +180,7 @@ class Capabilities:
         """The declarations that take one value of `CHOICES`."""
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
+        made["responses_items"] = self.responses_items
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def as_dict(self) -> dict[str, Any]:

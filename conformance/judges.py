@@ -253,6 +253,55 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
     return None
 
 
+# --- CORE-30: tool rounds are removed oldest first
+
+
+CALL_TYPES = ("function_call", "custom_tool_call", "mcp_call", "code_interpreter_call", "shell_call", "local_shell_call", "computer_call", "image_generation_call")
+"""The Responses item types that are a tool call (the model's, or a hosted tool's)."""
+
+
+def calls_tools(item: Any) -> bool:
+    """Whether an item of any wire format is a tool call: a chat-completions message with
+    ``tool_calls``, a Responses call item, a Messages API turn with a ``tool_use`` block."""
+    if not isinstance(item, dict):
+        return False
+    if item.get("tool_calls") or item.get("type") in CALL_TYPES:
+        return True
+    content = item.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
+
+
+def oldest_tool_rounds_first(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
+    """CORE-30: a compaction that only removes (every output item is one of the input's, kept or masked
+    in place) removes tool rounds oldest first: no round with a tool call is gone whole while an older
+    one is kept. A window that keeps a round older than the ones it drops has merged or lost its
+    groups (microsoft/agent-framework#5237, fixed by #6299: colliding message ids merged groups, and
+    the strategy excluded newer rounds while older ones stayed). Text rounds are not judged: keeping
+    the first user message (the task) while dropping later ones is a documented design."""
+    if not fmt.well_formed(out) or same(history, out) or fmt.in_flight(history):
+        return None
+    before, after = fmt.items(history), fmt.items(out)
+    verbatim_before, verbatim_after = set(map(canonical, before)), set(map(canonical, after))
+    if not all(_kept(fmt, before, verbatim_before, o, forward=False) for o in after):
+        return None  # it wrote something (a summary, a digest, a marker): CORE-12/CORE-18 judge what stands for what
+    kept_at: int | None = None
+    for n, round_ in enumerate(fmt.rounds(history)):
+        if not any(calls_tools(item) for item in round_):
+            continue
+        kept = any(_kept(fmt, after, verbatim_after, item) for item in round_)
+        if kept:
+            kept_at = n
+        elif kept_at is not None:
+            index = next((i for i, b in enumerate(before) if b is round_[0]), -1)
+            older = fmt.rounds(history)[kept_at][0]
+            at = next((i for i, b in enumerate(before) if b is older), -1)
+            return Violation(
+                "newer-tool-round-removed",
+                f"the tool round at input item {index} ({_preview(round_[0])}) was removed while the older one at input item {at} ({_preview(older)}) was kept",
+            )
+    return None
+
+
 # --- CORE-16: something besides the system prompt is left
 
 

@@ -39,7 +39,9 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
     items = from_chat(chat)
     decorated: list[Item] = []
     custom: set[str] = set()
+    hosted: set[str] = set()
     reasons = compacted = 0
+    rebuilt = _REBUILT_ITEMS[0]
     for n, item in enumerate(items):
         previous = kind(decorated[-1]) if decorated else None
         starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
@@ -47,6 +49,9 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
             reasons += 1
             decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT) + f"{reasons:04d}"})
         is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
+        if rebuilt:
+            decorated += _rebuilt(draw, item, items, hosted)
+            continue
         if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
             compacted += 1
             decorated += draw(_resent_user_messages())
@@ -63,6 +68,62 @@ def draw_custom_tool_calls(allowed: bool) -> None:
     """Whether the histories drawn from now on may hold custom tool calls: the suite says not for a
     target whose framework records only function calls (SPEC Part A, Declarations: ``tool_calls``)."""
     _CUSTOM_TOOL_CALLS[0] = allowed
+
+
+_REBUILT_ITEMS = [False]
+
+
+def draw_rebuilt_items(rebuilt: bool) -> None:
+    """Whether the histories drawn from now on are as a framework holds them that rebuilds a Responses
+    history item by item into its own messages (SPEC Part A, Declarations: ``responses_items``): see
+    `_rebuilt`."""
+    _REBUILT_ITEMS[0] = rebuilt
+
+
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+"""A 1x1 PNG, base64: the ``result`` of a drawn image generation call (the API returns the image so)."""
+
+
+def _rebuilt(draw: st.DrawFn, item: Item, items: list[Item], hosted: set[str]) -> list[Item]:
+    """One item as a framework that rebuilds Responses items into its own messages holds it (Agent
+    Framework's ``_item_to_message``, python-1.10.0..1.13.0): a message or function call without the
+    item ``id`` (its content keeps the ``call_id`` only); a function call maybe (one in two) a hosted
+    tool call (`hosted_call`) holding its output, its ``function_call_output`` then gone, with the item
+    ``id`` AF keeps as the call's id (an MCP, code interpreter or image generation call) or without it
+    (a shell call: AF keeps its ``call_id``); no custom tool call, no compaction item (an earlier
+    summary stays a ``[Context Summary]`` message)."""
+    if kind(item) == "function_call_output" and item["call_id"] in hosted:
+        return []
+    if kind(item) == "function_call" and draw(st.booleans()):
+        answer = next((i for i in items if kind(i) == "function_call_output" and i.get("call_id") == item["call_id"]), None)
+        if answer is not None:
+            hosted.add(item["call_id"])
+            made = hosted_call(item, answer, draw(st.sampled_from(HOSTED_KINDS)))
+            return [{k: v for k, v in i.items() if k != "id"} if kind(i) == "shell_call" else i for i in made]
+    return [item]
+
+
+HOSTED_KINDS = ("mcp_call", "code_interpreter_call", "image_generation_call", "shell_call")
+
+
+def hosted_call(call: Item, answer: Item, hosted_kind: str) -> list[Item]:
+    """A function call and its output as the hosted tool call ``hosted_kind`` the model emitted
+    instead, with the item ``id`` the API gives it (OpenAI's API reference, Responses input items):
+    ``mcp_call`` (a remote MCP server's tool: name, arguments, output), ``code_interpreter_call`` (the
+    code and its logs), ``image_generation_call`` (its image), or ``shell_call`` answered by the client's
+    ``shell_call_output`` (the commands and their stdout)."""
+    call_id, said = call["call_id"], answer["output"] if isinstance(answer["output"], str) else ""
+    if hosted_kind == "mcp_call":
+        return [{"type": "mcp_call", "id": f"mcp_{call_id}", "server_label": "workspace", "name": call["name"], "arguments": call["arguments"], "output": said, "status": "completed"}]
+    if hosted_kind == "code_interpreter_call":
+        return [{"type": "code_interpreter_call", "id": f"ci_{call_id}", "container_id": "cntr_workspace", "code": f"{call['name']}({call['arguments']})", "outputs": [{"type": "logs", "logs": said}], "status": "completed"}]
+    if hosted_kind == "image_generation_call":
+        return [{"type": "image_generation_call", "id": f"ig_{call_id}", "result": TINY_PNG, "status": "completed"}]
+    commands = [f"{call['name']} {call['arguments']}"]
+    return [
+        {"type": "shell_call", "id": f"sh_{call_id}", "call_id": call_id, "action": {"commands": commands, "timeout_ms": None, "max_output_length": None}, "status": "completed"},
+        {"type": "shell_call_output", "call_id": call_id, "output": [{"stdout": said, "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+    ]
 
 
 def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
@@ -163,4 +224,12 @@ def histories(
     if compaction:
         chat_options.setdefault("earlier_summary", True)
     decorated = sized_chat(chat_options, _size).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
-    return decorated.flatmap(lambda items: _interleaved(items, interleaved))
+    return decorated.flatmap(lambda items: _interleaved(items, interleaved)).map(_message_ids_as_held)
+
+
+def _message_ids_as_held(items: list[Item]) -> list[Item]:
+    """``items``, their message items without ``id`` and ``status`` where the histories are rebuilt
+    ones (`draw_rebuilt_items`: the framework's messages keep no item id)."""
+    if not _REBUILT_ITEMS[0]:
+        return items
+    return [{k: v for k, v in i.items() if k not in ("id", "status")} if kind(i) == "message" else i for i in items]

@@ -99,7 +99,20 @@ def responses_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
             messages.append({"role": "assistant", "content": f"{item.get('name')} {item.get('arguments', item.get('input'))}"})
         elif kind in ("function_call_output", "custom_tool_call_output"):
             messages.append({"role": "tool", "content": _texts(item.get("output"))})
+        elif kind in HOSTED_READ:
+            messages += [{"role": role, "content": text} for role, text in HOSTED_READ[kind](item) if text]
     return messages
+
+
+HOSTED_READ: dict[str, Any] = {
+    "mcp_call": lambda i: [("assistant", f"{i.get('name')} {i.get('arguments')}"), ("tool", _texts(i.get("output")))],
+    "code_interpreter_call": lambda i: [("assistant", i.get("code")), ("tool", "\n".join(o.get("logs", "") for o in i.get("outputs") or [] if isinstance(o, dict)))],
+    "shell_call": lambda i: [("assistant", "\n".join((i.get("action") or {}).get("commands") or []))],
+    "shell_call_output": lambda i: [("tool", "\n".join(o.get("stdout", "") + o.get("stderr", "") for o in i.get("output") or [] if isinstance(o, dict)))],
+}
+"""What the model reads of a hosted tool call item (`formats.responses.HOSTED_CALLS`): the call and the
+output the API or the client put in it (an image generation call's result is an image, read as nothing
+here)."""
 
 
 def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -39,12 +39,19 @@ RESP-8). The API rejects either call unanswered ("No tool output found for funct
 ``apply_patch`` is a custom tool."""
 ANSWERS = {output: call for call, output in ANSWERED_BY.items()}
 JUDGED = ("message", "reasoning", "compaction", *ANSWERED_BY, *ANSWERS)
+HOSTED_CALLS = ("mcp_call", "code_interpreter_call", "image_generation_call", "shell_call")
+"""The hosted tool call items a model emits (a remote MCP server's call with its output, the code
+interpreter's, image generation's, the shell tool's): each carries the ``id`` the API gave it, and one
+emitted after a reasoning item is paired with it as a message or function call is (RESP-3: "a bare
+mcp_call is rejected" once its reasoning is gone, Agent Framework's own words at 1.10.0,
+agent_framework_openai/_chat_client.py; microsoft/agent-framework#6883, fixed by #6907)."""
 OPAQUE = (
     "item_reference", "file_search_call", "web_search_call", "computer_call", "computer_call_output",
-    "image_generation_call", "code_interpreter_call", "local_shell_call", "local_shell_call_output",
-    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call",
+    "local_shell_call", "local_shell_call_output", "shell_call_output",
+    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", *HOSTED_CALLS,
 )
-"""Item types the Responses API accepts in ``input`` that no clause here judges."""
+"""Item types the Responses API accepts in ``input`` whose own fields no clause here judges (a hosted
+call's pairing with its reasoning is RESP-3's, as any item's)."""
 PART_TYPES = ("input_text", "input_image", "input_file", "input_audio", "output_text", "refusal")
 
 Item = dict[str, Any]
@@ -306,20 +313,26 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Vi
     or both are dropped. The item kept alone is judged only when it carries its ``id``: the API
     pairs an item with its reasoning by the id it gave it ("Item 'msg_…' of type 'message' was
     provided without its required 'reasoning' item"), and takes the same item sent without an id
-    as new input (what gpt-5.2's compact endpoint returns, openai/openai-agents-python#2727)."""
+    as new input (what gpt-5.2's compact endpoint returns, openai/openai-agents-python#2727). A
+    hosted tool call (`HOSTED_CALLS`) split from its reasoning has reason ids of its own
+    (``hosted-call-without-its-reasoning``, ``reasoning-without-its-hosted-call``): the same rule, a
+    defect a strategy grouping only function calls with their reasoning has (agent-framework#6907)."""
     position = {_key(item): j for j, item in enumerate(out)}
     for i, item in enumerate(history[:-1]):
         if kind(item) != "reasoning":
             continue
         follower = history[i + 1]
         at, next_at = position.get(_key(item)), position.get(_key(follower))
+        if at is not None and at + 1 < len(out) and _key(out[at + 1]) == _key(follower):
+            continue  # kept together (an item without id may equal a later one: the place decides)
+        hosted = kind(follower) in HOSTED_CALLS
         if at is None and next_at is not None and follower.get("id") is not None:
             return Violation(
-                "item-without-its-reasoning",
+                "hosted-call-without-its-reasoning" if hosted else "item-without-its-reasoning",
                 f"{where(out, next_at)} was kept with its id {follower.get('id')!r} without the reasoning item that preceded it ({where(history, i)} in the input)",
             )
         if at is not None and next_at is None:
-            return Violation("reasoning-without-its-item", f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped")
+            return Violation("reasoning-without-its-hosted-call" if hosted else "reasoning-without-its-item", f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped")
         if at is not None and next_at is not None and next_at != at + 1:
             return Violation("reasoning-separated", f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})")
     return None

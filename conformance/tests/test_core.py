@@ -400,3 +400,16 @@ def test_summary_obtained_is_kept(suite, history):
     history = summarizing(suite, history)
     out = _forced(suite, history)
     require(judges.summary_kept(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-30")
+@FEW
+@given(history=st.one_of(mid_turn_in_format, long_tool_loop_in_format, substantial_in_format))
+def test_tool_rounds_removed_oldest_first(suite, history):
+    """SHOULD: a compaction that only removes takes tool rounds oldest first, never a newer one while an
+    older stays (microsoft/agent-framework#5237: message ids AF assigned as it re-annotated a grown
+    list collided, merged groups, and its window excluded newer rounds); the histories end deep in a
+    tool loop, where a framework re-annotates its list at each iteration."""
+    out = _forced(suite, history)
+    require(judges.oldest_tool_rounds_first(suite.format, history, out), history, out)

@@ -864,6 +864,26 @@ class _Reinserts(_Fires):
         return system + head + [{"role": "user", "content": "".join(cleared)}] + flatten(others[-k:])
 
 
+class _DropsMiddleToolRound(_Fires):
+    """Drops the oldest rounds but the first tool round, which it keeps, as a window whose groups
+    merged does (microsoft/agent-framework#5237): a newer tool round goes while an older one stays."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        rounds = split_rounds(messages)
+        others = [r for r in rounds if r.kind != "system"]
+        k = self.settings.keep_recent_rounds
+        tool = [n for n, r in enumerate(others[:-k]) if any(m.get("tool_calls") for m in r.messages)]
+        if call_in_flight(rounds) or not self.fires(messages, iteration) or len(tool) < 2:
+            return messages
+        system = [m for m in messages if m["role"] in ("system", "developer")]
+        return system + flatten([others[tool[0]]]) + flatten(others[-k:])
+
+
+def drops_middle_tool_round(settings: Any) -> _DropsMiddleToolRound:
+    """Keeps the oldest tool round and the last K, dropping the tool rounds between (CORE-30)."""
+    return _DropsMiddleToolRound(settings)
+
+
 def reinserts_excluded(settings: Any) -> _Reinserts:
     """Clears older tool results in place, then re-inserts their full text in a new message:
     nothing is reclaimed, yet the context does not grow (CORE-7 holds, CORE-15 is a SHOULD clause)."""
@@ -996,6 +1016,7 @@ CONTROLS: dict[str, Control] = {
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
+    "drops_middle_tool_round": Control("CORE-30", ("core",), r"the tool round at input item \d+ .* was removed while the older one at input item \d+ .* was kept", reason_id="newer-tool-round-removed"),
     "counts_escaped_json": Control("FIRE-2", ("core",), r"of the declared trigger of \d+ tokens \(chars/4\); text: [a-z-]+\), yet it was compacted", reason_id="compacts-below-trigger"),
     "logs_failure_at_info": Control("FAIL-5", ("failure",), r"no WARNING naming the error type; warnings seen: \[\]"),
     "resends_compacted_items": Control("RESP-20", ("core",), r"is sent before item \d+ \(compaction [^)]*\), the compaction item added", reason_id="compacted-items-resent"),
