@@ -137,6 +137,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6}),
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20}),
     ("summarization_middleware", {"trigger_messages": 12, "trigger_tokens": None, "keep_messages": 6}),
+    ("summarization_middleware", {"trigger_tokens": None}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "system": "state"}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "tool_messages": "native"}),
     ("context_editing", {"trigger": 500, "keep": 1}),
@@ -381,14 +382,16 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
 
 
-def _declared(o: dict[str, Any], trigger: dict[str, int] | None = None) -> dict[str, Any]:
+def _declared(o: dict[str, Any], trigger: dict[str, int] | str | None = None) -> dict[str, Any]:
     """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state);
-    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2); ``wire_format``
-    for ``format: anthropic-messages`` (SPEC Part A, "Wire formats")."""
+    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2), or ``"never"`` for
+    one documented as never compacting (SPEC FIRE-6); ``wire_format`` for ``format: anthropic-messages``
+    (SPEC Part A, "Wire formats")."""
     system = o["system"]
     if system not in ("agent", "state"):
         raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
-    declared = capabilities("outside" if system == "agent" else "in_list", trigger)
+    declared = capabilities("outside" if system == "agent" else "in_list", trigger if isinstance(trigger, dict) else None)
+    declared |= {"trigger": trigger} if isinstance(trigger, str) else {}
     return {**declared, "wire_format": ANTHROPIC} if _format(o) == ANTHROPIC else declared
 
 
@@ -403,6 +406,23 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
     if o["trigger_messages"] is not None or o["keep_tokens"] is not None:
         raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)")
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
+NEVER = "never"
+"""The declared trigger of the configuration without one (SPEC FIRE-6): langchain 1.0 documents
+``max_tokens_before_summary=None`` as "If `None`, summarization is disabled." (1.0.0-1.0.8,
+``SummarizationMiddleware.__init__``); from 1.1.0 (langchain-ai/langchain#33825) ``trigger`` defaults to
+``None``, which ``_should_summarize`` reads as never, and the deprecated ``max_tokens_before_summary=None``
+maps to it."""
+
+
+def _trigger_said(trigger: list[tuple[str, int]]) -> dict[str, int] | str | None:
+    """The trigger the configuration declares: none given, `NEVER`; one, the size it summarizes at
+    (``count_tokens_approximately`` or ``len(messages)`` reaching it, ``_should_summarize``); two are
+    either one, which no single size says."""
+    if not trigger:
+        return NEVER
+    return dict(trigger) if len(trigger) == 1 else None
 
 
 def _middleware(path: str) -> Any:
@@ -427,9 +447,7 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
         trigger.append(("messages", int(o["trigger_messages"])))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
     middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
-    # One trigger: it summarizes once count_tokens_approximately, or len(messages), reaches it
-    # (_should_summarize); two are either one, which no single size says.
-    declared = _declared(o, dict(trigger) if len(trigger) == 1 else None)
+    declared = _declared(o, _trigger_said(trigger))
 
     def summarized(converted: list[Any]) -> list[Any]:
         update = middleware.before_model({"messages": converted}, None)

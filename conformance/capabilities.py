@@ -22,7 +22,8 @@ reading, so a compactor that declares nothing is checked as before:
   keep besides their API's own (SPEC CORE-13 Decision), for a target whose summarizer client sends
   its requests to that provider as the test double sees them; default none. Same names as ``providers``.
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
-  ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
+  ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. ``"never"``: the
+  framework documents the configuration as never compacting; FIRE-6 judges it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
 - ``images``: ``"by_url"`` (default) or ``"inline"``: the framework holds an image as its bytes
   only, so the suite draws every image inline (a ``data:`` URL), none referred to by an https URL;
@@ -55,7 +56,7 @@ from typing import Any
 
 from . import formats, providers
 from .clauses import waived_by
-from .trigger import Trigger, TriggerError, parse
+from .trigger import NEVER, Trigger, TriggerError, never, parse
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
@@ -92,7 +93,9 @@ class Capabilities:
     providers: tuple[str, ...] = ()
     """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
     trigger: Trigger | None = None
-    """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared."""
+    """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared, or `never_compacts`."""
+    never_compacts: bool = False
+    """The framework documents the configuration as never compacting (``trigger: "never"``, SPEC FIRE-6)."""
     session_store: str = "files"
     """Where a framework session (profile ``session``) keeps its items: ``elsewhere`` waives STORE-13."""
     session_appends: str = "concurrent"
@@ -138,9 +141,7 @@ class Capabilities:
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
         for clause_id in set.intersection(*(set(waived_by("providers", name)) for name in self.providers)):
             found[clause_id] = f"declared capabilities {{'providers': {list(self.providers)}}}: they add no rules beyond the wire format's own clauses"
-        if self.trigger is None:
-            for clause_id in waived_by("trigger", "none"):
-                found[clause_id] = "no trigger declared (capabilities['trigger']): when the framework should compact is not known"
+        found |= self._trigger_waived()
         if self.summarizer_window is None:
             for clause_id in waived_by("summarizer_window", "none"):
                 found[clause_id] = "no summarizer window declared (capabilities['summarizer_window']): the summarizer model's context window is not known"
@@ -154,6 +155,16 @@ class Capabilities:
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
+
+    def _trigger_waived(self) -> dict[str, str]:
+        """The clauses the trigger declaration makes unreachable (SPEC FIRE-1, FIRE-2, FIRE-6)."""
+        if self.never_compacts:
+            said = f"declared capabilities {{'trigger': '{NEVER}'}}: the configuration never compacts, so no size is one it compacts past"
+            return dict.fromkeys(waived_by("trigger", NEVER), said)
+        if self.trigger is None:
+            return dict.fromkeys(waived_by("trigger", "none"), "no trigger declared (capabilities['trigger']): when the framework should compact is not known")
+        said = f"declared capabilities {{'trigger': {self.trigger.as_dict()}}}: the configuration compacts past a size"
+        return dict.fromkeys(waived_by("trigger", "size"), said)
 
     def ruled_out(self, shape: str) -> str | None:
         """Why the shape variant ``shape`` cannot reach this target, or None when it can."""
@@ -173,8 +184,11 @@ class Capabilities:
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
+    def _trigger_said(self) -> Any:
+        return NEVER if self.never_compacts else self.trigger.as_dict() if self.trigger else None
+
     def as_dict(self) -> dict[str, Any]:
-        found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}
+        found = {**self.choices(), "providers": list(self.providers), "trigger": self._trigger_said(), "summarizer_window": self.summarizer_window}
         found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
@@ -197,7 +211,7 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError(str(error)) from error
     summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
     removes = _removals(raw.get("session_removes"))
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
     )  # fmt: skip
 

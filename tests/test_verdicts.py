@@ -190,6 +190,7 @@ def test_a_cmd_target_declares_in_its_start_answer() -> None:
     other_formats |= set(waived_by("summarizer_window", "none"))  # WIN-1: no summarizer window declared
     other_formats |= NO_REMOVALS  # STORE-18, STORE-19: no session removal declared
     other_formats |= set(waived_by("reactive_window", "none"))  # FIRE-5: no reactive window declared
+    other_formats |= set(waived_by("trigger", "size"))  # FIRE-6: a size declared, not "never"
     assert set(capabilities.waived()) - other_formats == {"CORE-9", "CORE-3"}
     assert capabilities.trigger == Trigger("messages", 20)  # declared: FIRE-1 and FIRE-2 apply
 

@@ -1,5 +1,7 @@
 """Core, declared trigger: a target whose framework says when it compacts (``capabilities["trigger"]``,
-`conformance.trigger`) compacts well past that point and not well below it (SPEC FIRE-1, FIRE-2).
+`conformance.trigger`) compacts well past that point and not well below it (SPEC FIRE-1, FIRE-2); one
+whose framework documents the configuration as never compacting (``"never"``) leaves every history
+as it is (SPEC FIRE-6).
 
 Every test draws in the target's own wire format (`TARGET_FORMAT`) and calls ``compact`` at iteration
 1 with ``max_context_tokens`` set to `BUDGET`, each compactor's trigger read from that very compactor
@@ -155,5 +157,44 @@ def test_does_not_compact_well_below_its_declared_trigger(suite, script, data):
     problem = None if oracle.same(history, out) else Violation(
         "compacts-below-trigger",
         f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}; text: {script}), yet it was compacted",
+    )
+    require(problem, history, out)
+
+
+# --- FIRE-6: a configuration documented as never compacting
+
+
+NEVER_MESSAGES = 44
+"""FIRE-6: at least this many items, twice the largest message count a framework keeps by default
+(LangChain's ``SummarizationMiddleware`` keeps 20, and its 1.0 releases summarized past that with
+the trigger disabled, langchain-ai/langchain#33701), so a configuration falling back to another
+threshold meets it."""
+
+
+def _disabled_past() -> st.SearchStrategy[Any]:
+    """Histories past every size another threshold could name: `PAST` times the suite's budget in
+    tokens and `NEVER_MESSAGES` items, in at least 6 rounds with tool results (FIRE-1's shapes)."""
+    return in_format(
+        min_rounds=6, max_rounds=12, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False,
+        min_tokens=PAST * BUDGET + BUDGET // 4, min_messages=NEVER_MESSAGES,
+    )  # fmt: skip
+
+
+@clause("FIRE-6")
+@hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data())
+def test_never_compacts_when_declared_disabled(suite, data):
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=BUDGET)
+    if not declared(subject.compactor).never_compacts:
+        pytest.fail("the compactor does not declare trigger 'never', though the target's first compactor did")
+    history = data.draw(_disabled_past(), label="history")
+    fmt = target_format()
+    iteration = 2 * suite.settings.threshold_iterations  # past an iteration trigger too
+    out = subject.compact(copy.deepcopy(history), iteration)
+    problem = None if oracle.same(history, out) else Violation(
+        "compacts-when-disabled",
+        f"the configuration is declared never to compact (its framework documents it as disabled), yet a history of "
+        f"{fmt.length(history)} items and {Trigger('tokens', 1).size(fmt, history, system=True)} tokens (chars/4) was compacted at iteration {iteration}",
     )
     require(problem, history, out)

@@ -945,6 +945,24 @@ def counts_escaped_json(settings: Any) -> _EscapedCount:
     return _EscapedCount(settings)
 
 
+class _CompactsWhenDisabled(_Fires):
+    """Seed 000 declaring that it never compacts (``{"trigger": "never"}``) while it still fires on its budget."""
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.capabilities = {"trigger": "never"}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.inner.compact(messages, iteration=iteration)
+
+
+def compacts_when_disabled(settings: Any) -> _CompactsWhenDisabled:
+    """Declares its configuration never compacts, as its framework documents it, yet compacts past
+    its budget: the disabled trigger falls back to another threshold (LangChain 1.0's
+    ``max_tokens_before_summary=None`` summarizing past ``messages_to_keep``, langchain-ai/langchain#33701)."""
+    return _CompactsWhenDisabled(settings)
+
+
 CONTROLS: dict[str, Control] = {
     "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
     "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
@@ -991,6 +1009,7 @@ CONTROLS: dict[str, Control] = {
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
+    "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
