@@ -40,6 +40,10 @@ reading, so a compactor that declares nothing is checked as before:
   path (an integer of at least 1000): a request over it gets the provider's overflow answer, after which
   the target reduces and retries; FIRE-5 judges a history larger than it. Default: none declared, and
   FIRE-5 is not applicable. Anything else is a contract error.
+- ``request_window``: the context window, in tokens, of the agent's model whose requests the target's
+  own agent loop sends, its system prompt and tool schemas beside the history, for a trigger the
+  framework states relative to that window (an integer of at least 1000); FIRE-7 judges a history
+  replayed turn by turn through that loop. Default: none declared, and FIRE-7 is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -107,6 +111,9 @@ class Capabilities:
     reactive_window: int | None = None
     """The context window of the agent's model on the target's reactive path, in tokens: a request over it
     gets the provider's overflow answer, which the target reduces after (SPEC FIRE-5); None: not declared."""
+    request_window: int | None = None
+    """The context window of the agent's model whose whole requests (system prompt and tool schemas
+    beside the history) the target's own loop sends, replaying a history turn by turn (SPEC FIRE-7); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     session_removes: tuple[str, ...] = ()
@@ -152,6 +159,9 @@ class Capabilities:
         if self.reactive_window is None:
             for clause_id in waived_by("reactive_window", "none"):
                 found[clause_id] = "no reactive window declared (capabilities['reactive_window']): the target reduces after no provider overflow answer"
+        if self.request_window is None:
+            for clause_id in waived_by("request_window", "none"):
+                found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -191,6 +201,7 @@ class Capabilities:
         found = {**self.choices(), "providers": list(self.providers), "trigger": self._trigger_said(), "summarizer_window": self.summarizer_window}
         found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
+        found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -213,6 +224,7 @@ def declared(compactor: Any) -> Capabilities:
     removes = _removals(raw.get("session_removes"))
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
+        request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
     )  # fmt: skip
 
 

@@ -383,13 +383,10 @@ def test_pydantic_ai_sliding_window_compacts_past_max_messages_in_the_agent_run(
 
 
 def test_a_never_trigger_makes_fire_6_applicable_and_waives_fire_1_and_2():
-    class Disabled:
-        capabilities = {"trigger": "never"}
+    from types import SimpleNamespace
 
-    class Sized:
-        capabilities = {"trigger": {"tokens": 500}}
-
-    never, sized, nothing = declared(Disabled()), declared(Sized()), declared(object())
+    never = declared(SimpleNamespace(capabilities={"trigger": "never"}))
+    sized, nothing = declared(SimpleNamespace(capabilities={"trigger": {"tokens": 500}})), declared(object())
     assert never.never_compacts and never.trigger is None and never.as_dict()["trigger"] == "never"
     assert {"FIRE-1", "FIRE-2"} <= set(never.waived()) and "FIRE-6" not in never.waived()
     assert "FIRE-6" in sized.waived() and not {"FIRE-1", "FIRE-2"} & set(sized.waived())
@@ -398,10 +395,9 @@ def test_a_never_trigger_makes_fire_6_applicable_and_waives_fire_1_and_2():
 
 @pytest.mark.parametrize("raw", ["Never", "always", {"never": True}, ""])
 def test_any_other_trigger_word_is_a_contract_error(raw):
+    from types import SimpleNamespace
+
     from compaction_suite.conformance.capabilities import CapabilityError
 
-    class Declares:
-        capabilities = {"trigger": raw}
-
     with pytest.raises(CapabilityError, match="or 'never'"):
-        declared(Declares())
+        declared(SimpleNamespace(capabilities={"trigger": raw}))

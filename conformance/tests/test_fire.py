@@ -198,3 +198,56 @@ def test_never_compacts_when_declared_disabled(suite, data):
         f"{fmt.length(history)} items and {Trigger('tokens', 1).size(fmt, history, system=True)} tokens (chars/4) was compacted at iteration {iteration}",
     )
     require(problem, history, out)
+
+
+# --- FIRE-7: the agent's whole model requests, replayed turn by turn
+
+
+STEP = 25
+"""FIRE-7: each added round holds a 1/STEP share of the window, so a trigger that counts the whole
+request, or reads the provider's reported usage one response late, fires before a request is over
+the window (SPEC FIRE-7 Decision: steady growth)."""
+REQUEST_SWEEP = hypothesis_settings(max_examples=2, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
+REASON_CHARS = 400
+"""How much of the error's text the reason keeps (the provider's words come first)."""
+
+
+def _steady(suite: Suite, history: Any, window: int) -> Any:
+    """``history`` with rounds of its own before its first turn, each holding a 1/`STEP` share of the
+    window of build log (pasted by the user, or read by a tool, in turn), until the added text holds
+    more than `PAST` windows: the agent's requests pass the window somewhere on the way unless older
+    rounds are compacted."""
+    from .test_window import _joined, _pasted, _read, log_text
+
+    rounds: list[dict[str, Any]] = []
+    held = n = 0
+    while held <= PAST * window:
+        n += 1
+        text = log_text(window // STEP, n)
+        rounds += _pasted(n, text) if n % 2 else _read(n, text)
+        held += window // STEP
+    return _joined(suite, history, rounds)
+
+
+@clause("FIRE-7")
+@REQUEST_SWEEP
+@given(history=in_format(min_rounds=2, max_rounds=4, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, multimodal=False))
+def test_no_model_request_over_the_declared_window(suite, history):
+    """Replayed through the target's own agent loop (system prompt and tool schemas beside the history),
+    the history is compacted on the way without a model request over the declared window escaping as
+    the provider's overflow answer."""
+    window = suite.capabilities.request_window
+    history = _steady(suite, history, window)
+    suite.reset_server()
+    subject = suite.new()
+    try:
+        out = subject.compact(copy.deepcopy(history), 1)
+    except Exception as error:  # noqa: BLE001 - the verdict: the provider's answer to a request over the window (CORE-10 records the crash too)
+        text = f"{type(error).__name__}: {error}"[:REASON_CHARS]
+        found = (
+            f"replaying a history of {target_format().length(history)} items turn by turn, the agent's model request exceeded "
+            f"its declared window of {window} tokens (system prompt and tools beside the messages) and the run ended in {text}"
+        )
+        require(Violation("request-over-window", found), history, None)
+        return
+    require(None, history, out)
