@@ -81,9 +81,17 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the agent's model (and summarizer) ChatAnthropic
+    "path": "state",  # "state": before_model on the state; "agent": create_agent replaying the history (SPEC FIRE-7)
+    "trigger_fraction": None,  # path "agent": trigger=("fraction", f) of the model's max_input_tokens
+    "window": 8000,  # path "agent": the model's max_input_tokens (its profile), the double's window
+    "tools": 0,  # path "agent": tools the agent offers beside those the history calls
+    "system_prompt_tokens": 0,  # path "agent": the size of create_agent's system_prompt (chars/4)
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
-call) with a token trigger, since it has no default trigger."""
+call) with a token trigger, since it has no default trigger. ``path: "agent"`` replays the history
+through ``create_agent`` with a system prompt and tools beside it (``adapters/_langchain_replay.py``),
+the middleware's trigger a fraction of the model's window, and declares that window
+(``request_window``, SPEC FIRE-7)."""
 
 CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
     "trigger": 1000,
@@ -137,6 +145,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6}),
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20}),
     ("summarization_middleware", {"trigger_messages": 12, "trigger_tokens": None, "keep_messages": 6}),
+    ("summarization_middleware", {"trigger_tokens": None}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "system": "state"}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "tool_messages": "native"}),
     ("context_editing", {"trigger": 500, "keep": 1}),
@@ -381,14 +390,16 @@ def trim_messages(settings: Any, **given: Any) -> Any:
     return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
 
 
-def _declared(o: dict[str, Any], trigger: dict[str, int] | None = None) -> dict[str, Any]:
+def _declared(o: dict[str, Any], trigger: dict[str, int] | str | None = None) -> dict[str, Any]:
     """``system`` "agent" (create_agent's ``system_prompt=``) or "state" (a ``SystemMessage`` in the state);
-    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2); ``wire_format``
-    for ``format: anthropic-messages`` (SPEC Part A, "Wire formats")."""
+    ``trigger`` the size past which the configuration compacts (SPEC FIRE-1, FIRE-2), or ``"never"`` for
+    one documented as never compacting (SPEC FIRE-6); ``wire_format`` for ``format: anthropic-messages``
+    (SPEC Part A, "Wire formats")."""
     system = o["system"]
     if system not in ("agent", "state"):
         raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
-    declared = capabilities("outside" if system == "agent" else "in_list", trigger)
+    declared = capabilities("outside" if system == "agent" else "in_list", trigger if isinstance(trigger, dict) else None)
+    declared |= {"trigger": trigger} if isinstance(trigger, str) else {}
     return {**declared, "wire_format": ANTHROPIC} if _format(o) == ANTHROPIC else declared
 
 
@@ -400,9 +411,26 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
 
     if "trigger" in inspect.signature(cls.__init__).parameters:
         return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
-    if o["trigger_messages"] is not None or o["keep_tokens"] is not None:
+    if o["trigger_messages"] is not None or o["keep_tokens"] is not None or o["trigger_fraction"] is not None:
         raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)")
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
+NEVER = "never"
+"""The declared trigger of the configuration without one (SPEC FIRE-6): langchain 1.0 documents
+``max_tokens_before_summary=None`` as "If `None`, summarization is disabled." (1.0.0-1.0.8,
+``SummarizationMiddleware.__init__``); from 1.1.0 (langchain-ai/langchain#33825) ``trigger`` defaults to
+``None``, which ``_should_summarize`` reads as never, and the deprecated ``max_tokens_before_summary=None``
+maps to it."""
+
+
+def _trigger_said(trigger: list[tuple[str, int]]) -> dict[str, int] | str | None:
+    """The trigger the configuration declares: none given, `NEVER`; one, the size it summarizes at
+    (``count_tokens_approximately`` or ``len(messages)`` reaching it, ``_should_summarize``); two are
+    either one, which no single size says."""
+    if not trigger:
+        return NEVER
+    return dict(trigger) if len(trigger) == 1 else None
 
 
 def _middleware(path: str) -> Any:
@@ -419,17 +447,20 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     o = options(SUMMARIZATION_DEFAULTS, given)
     middleware_module = _middleware("summarization_middleware")
     lc = requires("langchain_core.messages", EXTRA)
-    model = chat_model(settings, o)
-    trigger: list[tuple[str, int]] = []
+    fraction = _fraction(o)
+    model = chat_model(settings, o, **({"profile": {"max_input_tokens": int(o["window"])}} if fraction is not None else {}))
+    trigger: list[tuple[str, Any]] = []
     if o["trigger_tokens"] is not None:
         trigger.append(("tokens", int(o["trigger_tokens"])))
     if o["trigger_messages"] is not None:
         trigger.append(("messages", int(o["trigger_messages"])))
+    if fraction is not None:
+        trigger.append(("fraction", fraction))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
     middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
-    # One trigger: it summarizes once count_tokens_approximately, or len(messages), reaches it
-    # (_should_summarize); two are either one, which no single size says.
-    declared = _declared(o, dict(trigger) if len(trigger) == 1 else None)
+    if o["path"] == "agent":
+        return _replaying(settings, o, middleware)
+    declared = _declared(o, _trigger_said(trigger) if fraction is None else None)
 
     def summarized(converted: list[Any]) -> list[Any]:
         update = middleware.before_model({"messages": converted}, None)
@@ -440,6 +471,58 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
 
     run = compacting(o, summarized)
     return make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+
+
+def _fraction(o: dict[str, Any]) -> float | None:
+    """``trigger_fraction`` checked: a fraction of the model's window below 1, required on ``path: "agent"``
+    (SPEC FIRE-7 is judged for a trigger stated relative to the window the agent's requests must fit)."""
+    if o["path"] not in ("state", "agent"):
+        raise ValueError(f"path must be 'state' or 'agent', got {o['path']!r}")
+    f = o["trigger_fraction"]
+    if f is None:
+        if o["path"] == "agent":
+            raise ValueError("path 'agent' needs trigger_fraction, a fraction of the model's window below 1")
+        return None
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f < 1:
+        raise ValueError(f"trigger_fraction must be a number between 0 and 1, got {f!r}")
+    if o["path"] == "agent" and (o["trigger_tokens"] is not None or o["trigger_messages"] is not None or _format(o) != CHAT or o["system"] != "agent"):
+        raise ValueError("path 'agent' takes trigger_fraction alone (trigger_tokens and trigger_messages null), format chat-completions and system 'agent'")
+    return float(f)
+
+
+def _replaying(settings: Any, o: dict[str, Any], middleware: Any) -> Any:
+    """``path: "agent"``: each ``compact`` replays the history through ``create_agent`` with ``middleware``,
+    a system prompt of ``system_prompt_tokens`` and ``tools`` more tools beside the history's, its model
+    ``ChatOpenAI`` on a double of its own whose window is ``window`` (``adapters/_langchain_replay.py``);
+    the output is the thread's messages. Declares that window (``request_window``, SPEC FIRE-7)."""
+    from . import _langchain_replay as replaying
+
+    create_agent = requires("langchain.agents", EXTRA).create_agent
+    window = int(o["window"])
+    double = replaying.ModelDouble(window)
+    prompt = replaying.system_prompt(int(o["system_prompt_tokens"])) or None
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+        results: dict[str, Any] = {}
+        model = requires("langchain_openai", EXTRA).ChatOpenAI(
+            model=settings.model, base_url=double.server().base_url, api_key="scripted", max_retries=0, profile={"max_input_tokens": window}
+        )
+        tools = replaying.tools_for(messages, int(o["tools"]))
+
+        def build(checkpointer: Any) -> Any:
+            return create_agent(model, tools=tools, system_prompt=prompt, middleware=[middleware, replaying.recorded_results(results)], checkpointer=checkpointer)
+
+        state = replaying.replay(build, double, messages, converted, results)
+        return from_langchain(state, replaying.noted(state, messages, notes))
+
+    def estimate(history: Any) -> int:
+        return int(middleware.token_counter(to_langchain(history)[0]))
+
+    declared = {**_declared(o), "request_window": window}
+    compactor = make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+    compactor.model_double = double  # the agent model's double lives as long as the compactor
+    return compactor
 
 
 @factory

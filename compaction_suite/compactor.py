@@ -37,9 +37,10 @@ class Capabilities(TypedDict, total=False):
     providers: list[Provider]
     """The providers whose rule sets the histories must meet (default: ``["openai"]`` for
     chat-completions and responses, ``["anthropic"]`` for anthropic-messages)."""
-    trigger: dict[str, int | str]
+    trigger: dict[str, int | str] | Literal["never"]
     """When the framework compacts: ``{"messages": N}`` or ``{"tokens": N}`` (``"tokenizer"``
-    ``"chars/4"`` by default, ``"o200k_base"``, ``"cl100k_base"``); SPEC FIRE-1, FIRE-2."""
+    ``"chars/4"`` by default, ``"o200k_base"``, ``"cl100k_base"``), SPEC FIRE-1, FIRE-2; ``"never"``:
+    the framework documents the configuration as never compacting, SPEC FIRE-6."""
     summarizer_providers: list[Provider]
     """The providers whose request rules the summarizer's requests keep (SPEC CORE-13 Decision)."""
     summarizer_window: int
@@ -47,6 +48,9 @@ class Capabilities(TypedDict, total=False):
     reactive_window: int
     """The context window, in tokens (at least 1000), of the agent's model on the reactive path: a
     request over it gets the provider's overflow answer; SPEC FIRE-5."""
+    request_window: int
+    """The context window, in tokens (at least 1000), of the agent's model whose whole requests (system
+    prompt and tool schemas beside the history) the target's own loop sends; SPEC FIRE-7."""
     images: Literal["by_url", "inline"]
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
     tool_calls: Literal["any", "function"]

@@ -22,7 +22,8 @@ reading, so a compactor that declares nothing is checked as before:
   keep besides their API's own (SPEC CORE-13 Decision), for a target whose summarizer client sends
   its requests to that provider as the test double sees them; default none. Same names as ``providers``.
 - ``trigger``: when the framework compacts (`conformance.trigger`): ``{"messages": N}`` or
-  ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. Default: none
+  ``{"tokens": N}`` (with an optional ``"tokenizer"``); FIRE-1 and FIRE-2 judge it. ``"never"``: the
+  framework documents the configuration as never compacting; FIRE-6 judges it. Default: none
   declared, and those clauses are not applicable. Anything else is a contract error.
 - ``images``: ``"by_url"`` (default) or ``"inline"``: the framework holds an image as its bytes
   only, so the suite draws every image inline (a ``data:`` URL), none referred to by an https URL;
@@ -39,6 +40,10 @@ reading, so a compactor that declares nothing is checked as before:
   path (an integer of at least 1000): a request over it gets the provider's overflow answer, after which
   the target reduces and retries; FIRE-5 judges a history larger than it. Default: none declared, and
   FIRE-5 is not applicable. Anything else is a contract error.
+- ``request_window``: the context window, in tokens, of the agent's model whose requests the target's
+  own agent loop sends, its system prompt and tool schemas beside the history, for a trigger the
+  framework states relative to that window (an integer of at least 1000); FIRE-7 judges a history
+  replayed turn by turn through that loop. Default: none declared, and FIRE-7 is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -61,7 +66,7 @@ from typing import Any
 
 from . import formats, providers
 from .clauses import waived_by
-from .trigger import Trigger, TriggerError, parse
+from .trigger import NEVER, Trigger, TriggerError, never, parse
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "called": ("anytime", "between_rounds"),
@@ -99,7 +104,9 @@ class Capabilities:
     providers: tuple[str, ...] = ()
     """The provider rule sets declared (SPEC CORE-17); empty: the format's default (`providers.DEFAULT`)."""
     trigger: Trigger | None = None
-    """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared."""
+    """When the framework compacts (SPEC FIRE-1, FIRE-2); None: not declared, or `never_compacts`."""
+    never_compacts: bool = False
+    """The framework documents the configuration as never compacting (``trigger: "never"``, SPEC FIRE-6)."""
     session_store: str = "files"
     """Where a framework session (profile ``session``) keeps its items: ``elsewhere`` waives STORE-13."""
     session_appends: str = "concurrent"
@@ -111,6 +118,9 @@ class Capabilities:
     reactive_window: int | None = None
     """The context window of the agent's model on the target's reactive path, in tokens: a request over it
     gets the provider's overflow answer, which the target reduces after (SPEC FIRE-5); None: not declared."""
+    request_window: int | None = None
+    """The context window of the agent's model whose whole requests (system prompt and tool schemas
+    beside the history) the target's own loop sends, replaying a history turn by turn (SPEC FIRE-7); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     session_removes: tuple[str, ...] = ()
@@ -147,9 +157,7 @@ class Capabilities:
                 found[clause_id] = f"declared capabilities {{'{key}': '{value}'}}"
         for clause_id in set.intersection(*(set(waived_by("providers", name)) for name in self.providers)):
             found[clause_id] = f"declared capabilities {{'providers': {list(self.providers)}}}: they add no rules beyond the wire format's own clauses"
-        if self.trigger is None:
-            for clause_id in waived_by("trigger", "none"):
-                found[clause_id] = "no trigger declared (capabilities['trigger']): when the framework should compact is not known"
+        found |= self._trigger_waived()
         if self.summarizer_window is None:
             for clause_id in waived_by("summarizer_window", "none"):
                 found[clause_id] = "no summarizer window declared (capabilities['summarizer_window']): the summarizer model's context window is not known"
@@ -160,9 +168,22 @@ class Capabilities:
         if self.reactive_window is None:
             for clause_id in waived_by("reactive_window", "none"):
                 found[clause_id] = "no reactive window declared (capabilities['reactive_window']): the target reduces after no provider overflow answer"
+        if self.request_window is None:
+            for clause_id in waived_by("request_window", "none"):
+                found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
+
+    def _trigger_waived(self) -> dict[str, str]:
+        """The clauses the trigger declaration makes unreachable (SPEC FIRE-1, FIRE-2, FIRE-6)."""
+        if self.never_compacts:
+            said = f"declared capabilities {{'trigger': '{NEVER}'}}: the configuration never compacts, so no size is one it compacts past"
+            return dict.fromkeys(waived_by("trigger", NEVER), said)
+        if self.trigger is None:
+            return dict.fromkeys(waived_by("trigger", "none"), "no trigger declared (capabilities['trigger']): when the framework should compact is not known")
+        said = f"declared capabilities {{'trigger': {self.trigger.as_dict()}}}: the configuration compacts past a size"
+        return dict.fromkeys(waived_by("trigger", "size"), said)
 
     def ruled_out(self, shape: str) -> str | None:
         """Why the shape variant ``shape`` cannot reach this target, or None when it can."""
@@ -183,10 +204,14 @@ class Capabilities:
         made["responses_items"] = self.responses_items
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
+    def _trigger_said(self) -> Any:
+        return NEVER if self.never_compacts else self.trigger.as_dict() if self.trigger else None
+
     def as_dict(self) -> dict[str, Any]:
-        found = {**self.choices(), "providers": list(self.providers), "trigger": self.trigger.as_dict() if self.trigger else None, "summarizer_window": self.summarizer_window}
+        found = {**self.choices(), "providers": list(self.providers), "trigger": self._trigger_said(), "summarizer_window": self.summarizer_window}
         found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
+        found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -207,8 +232,9 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError(str(error)) from error
     summarizer = _providers(raw.get("summarizer_providers"), "summarizer_providers")
     removes = _removals(raw.get("session_removes"))
-    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
+    return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
+        request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
     )  # fmt: skip
 
 

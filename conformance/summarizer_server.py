@@ -191,10 +191,38 @@ def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
     return api.as_messages(body) if api is not None and api.invalid(body) is None else None
 
 
-def usage(messages: Sequence[Mapping[str, Any]], content: str | None) -> dict[str, int]:
-    prompt = prompt_tokens(messages)
+def usage(messages: Sequence[Mapping[str, Any]], content: str | None, tools: Any = None) -> dict[str, int]:
+    prompt = prompt_tokens(messages) + tool_tokens(tools)
     completion = count_tokens(content) if content else 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def tool_tokens(tools: Any) -> int:
+    """The prompt tokens of a chat-completions request's tool definitions: exact ``o200k_base`` counts of
+    their JSON. The provider counts them in ``usage.prompt_tokens`` and against the context window (its
+    own rendering of them is not published; the JSON is an approximation of it, labelled so)."""
+    return count_tokens(json.dumps(tools, ensure_ascii=False, sort_keys=True)) if isinstance(tools, list) and tools else 0
+
+
+SCRIPT_EXHAUSTED = "script_exhausted"
+SCRIPT_EXHAUSTED_TEXT = "the scripted agent model has no answer left"
+"""The error code and words of a scripted chat-completions request with no scripted answer left
+(`SummarizerServer.script`): only this TEST DOUBLE sends them, so a replaying adapter can tell where its
+history ends (a client that rewords the error keeps the words)."""
+
+
+def scripted_chat_body(body: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``chat.completion`` answering ``body`` with the scripted assistant ``message`` (its content and
+    tool calls), ``usage`` over the whole request, tool definitions included."""
+    calls = [dict(c) for c in message.get("tool_calls") or []]
+    content = message.get("content")
+    text = content if isinstance(content, str) else None
+    answered = completion_body(body, text, finish_reason="tool_calls" if calls else "stop")
+    answered["choices"][0]["message"] = {"role": "assistant", "content": text, "refusal": None, **({"tool_calls": calls} if calls else {})}
+    completion = count_tokens(text or "") + sum(count_tokens(json.dumps(c.get("function", {}), ensure_ascii=False)) for c in calls)
+    prompt = answered["usage"]["prompt_tokens"]
+    answered["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return answered
 
 
 # --- the deterministic answer ----------------------------------------------------
@@ -268,7 +296,7 @@ def completion_body(body: Mapping[str, Any], content: str | None, *, with_choice
     return {
         **_envelope(body, "chat.completion"),
         "choices": [choice] if with_choices else [],
-        "usage": usage(body["messages"], content),
+        "usage": usage(body["messages"], content, body.get("tools")),
     }
 
 
@@ -392,6 +420,7 @@ class SummarizerServer:
         self._chains = ResponseStore()
         self._model_requests: list[RecordedRequest] = []
         self._token_counts: list[RecordedRequest] = []
+        self._script: list[dict[str, Any]] | None = None
         self._in_flight = 0
         self._stopping = threading.Event()
         self._released = threading.Event()
@@ -466,6 +495,15 @@ class SummarizerServer:
         """Answer every request with ``text``; ``None`` returns to the deterministic summary."""
         with self._cond:
             self._fixed = text
+
+    def script(self, answers: Sequence[Mapping[str, Any]] | None) -> None:
+        """An agent's model scripted by its caller on chat completions (an adapter replaying a history
+        through a framework's own agent loop): each later chat-completions request the API's rules and
+        the window accept is answered with the next of ``answers`` (assistant messages: ``content``,
+        ``tool_calls``), its ``usage`` over the whole request, tool definitions included; with none left,
+        HTTP 400 with the code `SCRIPT_EXHAUSTED`. ``None``: back to summaries."""
+        with self._cond:
+            self._script = None if answers is None else [dict(a) for a in answers]
 
     def fault(self, name: str | None, *, times: int | None = None, **params: Any) -> None:
         """Fail the next ``times`` requests (all if ``None``) with fault ``name``; ``fault(None)`` clears.
@@ -601,6 +639,7 @@ class SummarizerServer:
         self.reply_with(None)
         self.fault(None)
         self.window(None)
+        self.script(None)
         self.clear()
 
     def clear(self) -> None:
@@ -688,6 +727,9 @@ class SummarizerServer:
         over = self._over_window(exchange, body, api)
         if over is not None:
             return over
+        scripted = self._scripted_chat(body) if api is None else None
+        if scripted is not None:
+            return scripted
         forced = tool_call_answers.forced(exchange.api, body) if exchange.api != "compact" else None
         if forced is not None:
             self._count("tool_call_forced")
@@ -741,6 +783,18 @@ class SummarizerServer:
             return Response(iter([f"event: {name}\n".encode() + sse(data) for name, data in events_of(answered)]), mimetype="text/event-stream")
         return _json_response(answered)
 
+    def _scripted_chat(self, body: dict[str, Any]) -> Response | None:
+        """The next scripted answer (`script`), or the `SCRIPT_EXHAUSTED` error; None when no script is set."""
+        with self._cond:
+            if self._script is None:
+                return None
+            message = self._script.pop(0) if self._script else None
+        if message is None:
+            self._count("script_exhausted")
+            return _error_response(400, SCRIPT_EXHAUSTED_TEXT, "invalid_request_error", SCRIPT_EXHAUSTED)
+        self._count("scripted")
+        return _json_response(scripted_chat_body(body, message))
+
     def _over_window(self, exchange: Exchange, body: dict[str, Any], api: Api | None) -> Response | None:
         """HTTP 400 in ``api``'s words when the request's prompt (counted as its ``usage`` is)
         exceeds the context window (SPEC WIN-1), else None."""
@@ -748,7 +802,7 @@ class SummarizerServer:
             window, answers = self._window, self._answers
         if window is None:
             return None
-        tokens = prompt_tokens(_messages(body, api))
+        tokens = prompt_tokens(_messages(body, api)) + (tool_tokens(body.get("tools")) if api is None else 0)
         if tokens <= window:
             return None
         self._count("over_window")

@@ -5,7 +5,9 @@ history against it (SPEC Part A, "Declarations", ``capabilities["trigger"]``; FI
 (chat-completions messages, Responses items, Anthropic messages). ``{"tokens": N}``: once that list
 holds more than ``N`` tokens by the framework's own count, which the declaration names with
 ``"tokenizer"``: ``"chars/4"`` (the default: a quarter of the characters read, SPEC TOK-1),
-``"o200k_base"`` or ``"cl100k_base"`` (exact BPE counts, TOK-2).
+``"o200k_base"`` or ``"cl100k_base"`` (exact BPE counts, TOK-2). ``"never"``: the framework
+documents the configuration as never compacting (LangChain 1.0's ``max_tokens_before_summary=None``,
+"summarization is disabled"), so every history is left as it is (SPEC FIRE-6).
 
 The suite counts text only (no per-message framing) and, where the bound is a floor (FIRE-1),
 without the system prompt; where it is a ceiling (FIRE-2), with it: what a framework adds to the
@@ -30,6 +32,8 @@ KINDS = ("messages", "tokens")
 TOKENIZERS = ("chars/4", *ENCODINGS)
 """How a token trigger counts (default first)."""
 KEY = "trigger"
+NEVER = "never"
+"""The declaration of a configuration its framework documents as never compacting (SPEC FIRE-6)."""
 PAST = 2
 """FIRE-1: a history well past the trigger holds at least this many times it (SPEC FIRE-1 Decision)."""
 FRAMING = 100
@@ -98,11 +102,12 @@ def _chat_like(fmt: formats.WireFormat, history: Any) -> list[dict[str, Any]]:
 
 
 def parse(raw: Any) -> Trigger | None:
-    """The declared trigger, None when none is declared; raises `TriggerError` on anything else
-    than ``{"messages": N}`` or ``{"tokens": N}`` (with an optional ``"tokenizer"``), N a positive int."""
-    if raw is None:
+    """The declared trigger, None when none is declared or it is `NEVER` (`never`); raises `TriggerError`
+    on anything else than ``{"messages": N}`` or ``{"tokens": N}`` (with an optional ``"tokenizer"``),
+    N a positive int, or `NEVER`."""
+    if raw is None or raw == NEVER:
         return None
-    expected = f"expected {{'messages': N}} or {{'tokens': N[, 'tokenizer': {' | '.join(map(repr, TOKENIZERS))}]}}, N a positive integer"
+    expected = f"expected {{'messages': N}} or {{'tokens': N[, 'tokenizer': {' | '.join(map(repr, TOKENIZERS))}]}}, N a positive integer, or {NEVER!r}"
     if not isinstance(raw, Mapping):
         raise TriggerError(f"capabilities[{KEY!r}] is {raw!r}; {expected}")
     kinds = [k for k in KINDS if k in raw]
@@ -116,3 +121,8 @@ def parse(raw: Any) -> Trigger | None:
     if tokenizer not in TOKENIZERS:
         raise TriggerError(f"capabilities[{KEY!r}]['tokenizer'] is {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}")
     return Trigger(kinds[0], limit, tokenizer)
+
+
+def never(raw: Any) -> bool:
+    """Whether the declaration says the configuration never compacts (SPEC FIRE-6)."""
+    return isinstance(raw, str) and raw == NEVER

@@ -212,6 +212,33 @@ def test_langchain_summarization_middleware_summarizes_past_its_token_trigger_in
     assert_fires_as_declared(trigger, calls)
 
 
+def test_langchain_summarization_middleware_without_a_trigger_never_summarizes_in_create_agent():
+    """No trigger (``trigger=None``; 1.0's ``max_tokens_before_summary=None``, "summarization is disabled"):
+    the adapter declares ``"never"`` (SPEC FIRE-6), and in ``create_agent`` no call summarizes, though
+    the history grows past the 20 messages it keeps by default and past 4,000 tokens (langchain 1.0.x
+    summarized there, langchain-ai/langchain#33701)."""
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    from langchain.agents.middleware import SummarizationMiddleware
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from compaction_suite.adapters.langchain import summarization_middleware
+
+    assert declared(summarization_middleware(Settings(), trigger_tokens=None)).never_compacts
+    calls: list[tuple[int, bool]] = []
+
+    class Recording(SummarizationMiddleware):
+        def before_model(self, state, runtime):
+            update = super().before_model(state, runtime)
+            calls.append((len(state["messages"]), update is not None))
+            return update
+
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage("summary so far")] * 40))  # LangChain's own fake model
+    _langchain_calls(Recording(summarizer), [f"turn {n}: {ASCII * 10}" for n in range(24)])
+    assert max(size for size, _ in calls) > 2 * 20, calls
+    assert not any(summarized for _, summarized in calls), calls
+
+
 def test_langchain_trim_messages_trims_past_max_tokens_in_create_agent():
     """``trim_messages`` without ``start_on``/``end_on`` in a ``@before_model`` hook: the only
     configuration whose changes a size decides (with them it also cuts below the budget)."""
@@ -350,3 +377,27 @@ def test_pydantic_ai_sliding_window_compacts_past_max_messages_in_the_agent_run(
         history = agent().run_sync(f"turn {turn}: {ASCII}", message_history=history).all_messages()
     agent(Recording(max_messages=8, keep_messages=4)).run_sync(f"turn 3: {CJK}", message_history=history)
     assert_fires_as_declared(trigger, calls)
+
+
+# --- "never" (SPEC FIRE-6) --------------------------------------------------------------------------------
+
+
+def test_a_never_trigger_makes_fire_6_applicable_and_waives_fire_1_and_2():
+    from types import SimpleNamespace
+
+    never = declared(SimpleNamespace(capabilities={"trigger": "never"}))
+    sized, nothing = declared(SimpleNamespace(capabilities={"trigger": {"tokens": 500}})), declared(object())
+    assert never.never_compacts and never.trigger is None and never.as_dict()["trigger"] == "never"
+    assert {"FIRE-1", "FIRE-2"} <= set(never.waived()) and "FIRE-6" not in never.waived()
+    assert "FIRE-6" in sized.waived() and not {"FIRE-1", "FIRE-2"} & set(sized.waived())
+    assert {"FIRE-1", "FIRE-2", "FIRE-6"} <= set(nothing.waived())
+
+
+@pytest.mark.parametrize("raw", ["Never", "always", {"never": True}, ""])
+def test_any_other_trigger_word_is_a_contract_error(raw):
+    from types import SimpleNamespace
+
+    from compaction_suite.conformance.capabilities import CapabilityError
+
+    with pytest.raises(CapabilityError, match="or 'never'"):
+        declared(SimpleNamespace(capabilities={"trigger": raw}))

@@ -188,3 +188,57 @@ def test_langchain_tool_messages_native_shape_is_what_create_agent_records():
     drawn, notes = to_langchain(from_langchain(state), tool_messages="native")
     assert [(m.artifact, m.status) for m in drawn if m.type == "tool"] == [(m.artifact, m.status) for m in recorded]
     assert from_langchain(drawn, notes) == from_langchain(state)
+
+
+# --- path "agent": create_agent replaying a history (SPEC FIRE-7) -----------------------------------------
+
+
+def _replaying(server: SummarizerServer, **given):
+    from compaction_suite.adapters.langchain import summarization_middleware
+
+    settings = Settings(base_url=server.base_url, api_key="test", model="gpt-4o-mini")
+    options = {"path": "agent", "trigger_tokens": None, "trigger_fraction": 0.8, "window": 4000, "tools": 10, "system_prompt_tokens": 700}
+    return summarization_middleware(settings, **{**options, **given})
+
+
+def _rounds(n: int, size: int) -> list[dict]:
+    import json
+
+    found: list[dict] = []
+    for k in range(n):
+        call = {"id": f"call_r{k}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{k}.py"})}}
+        found += [
+            {"role": "user", "content": f"turn {k}: read src/m{k}.py"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": f"# m{k}\n" + "def parse(x):\n    return x\n" * size},
+            {"role": "assistant", "content": f"m{k} defines parse."},
+        ]
+    return found
+
+
+def test_the_replay_gives_back_a_history_its_trigger_leaves_alone_exactly():
+    """Replayed through ``create_agent`` below the trigger, the history comes back as it went in: each
+    model answer is the history's own (the double's script), each tool result the history's, in order;
+    the agent's model saw the system prompt and every tool beside the messages."""
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    history = [*_rounds(3, 5), {"role": "user", "content": "and the last one?"}]
+    with SummarizerServer() as server:
+        compactor = _replaying(server)
+        assert compactor.capabilities["request_window"] == 4000
+        assert compactor.compact(history, iteration=1) == history
+        requests = compactor.model_double.server().requests
+        assert not server.requests  # no summary asked
+    assert len(requests) == 3 * 2 + 1  # two model calls a turn, and the last user turn's, which the history does not answer
+    first = requests[0].body
+    assert first["messages"][0]["role"] == "system" and len(first["tools"]) == 1 + 10
+
+
+def test_the_replay_summarizes_on_the_way_and_the_model_reports_usage_over_the_whole_request():
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    history = _rounds(40, 12)
+    with SummarizerServer() as server:
+        compactor = _replaying(server)
+        out = compactor.compact(history, iteration=1)
+        summaries = len(server.requests)
+    assert summaries and len(out) < len(history) and oracle.same(out[-4:], history[-4:])
+    assert str(out[0]["content"]).startswith(SUMMARY_PREFIX)

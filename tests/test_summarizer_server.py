@@ -447,3 +447,26 @@ def test_base_url_needs_a_started_server() -> None:
         _ = SummarizerServer().base_url
     with SummarizerServer() as server:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", server.base_url)
+
+
+def test_a_scripted_chat_model_answers_in_order_with_usage_over_the_whole_request(server: SummarizerServer) -> None:
+    """``script`` (an adapter replaying a history through an agent loop, SPEC FIRE-7): each chat request is
+    answered with the next scripted assistant message, its usage counting the tool definitions; with none
+    left, HTTP 400 with the test double's own code; a request over the window gets the overflow answer first."""
+    client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+    call = {"id": "call_1", "type": "function", "function": {"name": "readFile", "arguments": '{"path": "a.py"}'}}
+    tools = [{"type": "function", "function": {"name": "readFile", "description": "Read a file. " * 40, "parameters": {"type": "object", "properties": {}}}}]
+    server.script([{"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "assistant", "content": "done"}])
+    messages: list[Any] = [{"role": "user", "content": "read a.py"}]
+    first = client.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
+    bare = client.chat.completions.create(model="m", messages=messages)
+    assert first.choices[0].message.tool_calls[0].id == "call_1" and first.choices[0].finish_reason == "tool_calls"  # type: ignore[index]
+    assert bare.choices[0].message.content == "done"
+    assert first.usage.prompt_tokens - bare.usage.prompt_tokens == module.tool_tokens(tools) > 100  # type: ignore[union-attr]
+    with pytest.raises(openai.BadRequestError, match=module.SCRIPT_EXHAUSTED_TEXT) as exhausted:
+        client.chat.completions.create(model="m", messages=messages)
+    assert exhausted.value.code == module.SCRIPT_EXHAUSTED
+    server.script([{"role": "assistant", "content": "never sent"}])
+    server.window(bare.usage.prompt_tokens + 50)  # type: ignore[union-attr]
+    with pytest.raises(openai.BadRequestError, match="Input tokens exceed the configured limit"):
+        client.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]

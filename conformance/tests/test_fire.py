@@ -1,5 +1,7 @@
 """Core, declared trigger: a target whose framework says when it compacts (``capabilities["trigger"]``,
-`conformance.trigger`) compacts well past that point and not well below it (SPEC FIRE-1, FIRE-2).
+`conformance.trigger`) compacts well past that point and not well below it (SPEC FIRE-1, FIRE-2); one
+whose framework documents the configuration as never compacting (``"never"``) leaves every history
+as it is (SPEC FIRE-6).
 
 Every test draws in the target's own wire format (`TARGET_FORMAT`) and calls ``compact`` at iteration
 1 with ``max_context_tokens`` set to `BUDGET`, each compactor's trigger read from that very compactor
@@ -157,3 +159,95 @@ def test_does_not_compact_well_below_its_declared_trigger(suite, script, data):
         f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}; text: {script}), yet it was compacted",
     )
     require(problem, history, out)
+
+
+# --- FIRE-6: a configuration documented as never compacting
+
+
+NEVER_MESSAGES = 44
+"""FIRE-6: at least this many items, twice the largest message count a framework keeps by default
+(LangChain's ``SummarizationMiddleware`` keeps 20, and its 1.0 releases summarized past that with
+the trigger disabled, langchain-ai/langchain#33701), so a configuration falling back to another
+threshold meets it."""
+
+
+def _disabled_past() -> st.SearchStrategy[Any]:
+    """Histories past every size another threshold could name: `PAST` times the suite's budget in
+    tokens and `NEVER_MESSAGES` items, in at least 6 rounds with tool results (FIRE-1's shapes)."""
+    return in_format(
+        min_rounds=6, max_rounds=12, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False,
+        min_tokens=PAST * BUDGET + BUDGET // 4, min_messages=NEVER_MESSAGES,
+    )  # fmt: skip
+
+
+@clause("FIRE-6")
+@hypothesis_settings(max_examples=3, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data())
+def test_never_compacts_when_declared_disabled(suite, data):
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=BUDGET)
+    if not declared(subject.compactor).never_compacts:
+        pytest.fail("the compactor does not declare trigger 'never', though the target's first compactor did")
+    history = data.draw(_disabled_past(), label="history")
+    fmt = target_format()
+    iteration = 2 * suite.settings.threshold_iterations  # past an iteration trigger too
+    out = subject.compact(copy.deepcopy(history), iteration)
+    problem = None if oracle.same(history, out) else Violation(
+        "compacts-when-disabled",
+        f"the configuration is declared never to compact (its framework documents it as disabled), yet a history of "
+        f"{fmt.length(history)} items and {Trigger('tokens', 1).size(fmt, history, system=True)} tokens (chars/4) was compacted at iteration {iteration}",
+    )
+    require(problem, history, out)
+
+
+# --- FIRE-7: the agent's whole model requests, replayed turn by turn
+
+
+STEP = 25
+"""FIRE-7: each added round holds a 1/STEP share of the window, so a trigger that counts the whole
+request, or reads the provider's reported usage one response late, fires before a request is over
+the window (SPEC FIRE-7 Decision: steady growth)."""
+REQUEST_SWEEP = hypothesis_settings(max_examples=2, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
+REASON_CHARS = 400
+"""How much of the error's text the reason keeps (the provider's words come first)."""
+
+
+def _steady(suite: Suite, history: Any, window: int) -> Any:
+    """``history`` with rounds of its own before its first turn, each holding a 1/`STEP` share of the
+    window of build log (pasted by the user, or read by a tool, in turn), until the added text holds
+    more than `PAST` windows: the agent's requests pass the window somewhere on the way unless older
+    rounds are compacted."""
+    from .test_window import _joined, _pasted, _read, log_text
+
+    rounds: list[dict[str, Any]] = []
+    held = n = 0
+    while held <= PAST * window:
+        n += 1
+        text = log_text(window // STEP, n)
+        rounds += _pasted(n, text) if n % 2 else _read(n, text)
+        held += window // STEP
+    return _joined(suite, history, rounds)
+
+
+@clause("FIRE-7")
+@REQUEST_SWEEP
+@given(history=in_format(min_rounds=2, max_rounds=4, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, multimodal=False))
+def test_no_model_request_over_the_declared_window(suite, history):
+    """Replayed through the target's own agent loop (system prompt and tool schemas beside the history),
+    the history is compacted on the way without a model request over the declared window escaping as
+    the provider's overflow answer."""
+    window = suite.capabilities.request_window
+    history = _steady(suite, history, window)
+    suite.reset_server()
+    subject = suite.new()
+    try:
+        out = subject.compact(copy.deepcopy(history), 1)
+    except Exception as error:  # noqa: BLE001 - the verdict: the provider's answer to a request over the window (CORE-10 records the crash too)
+        text = f"{type(error).__name__}: {error}"[:REASON_CHARS]
+        found = (
+            f"replaying a history of {target_format().length(history)} items turn by turn, the agent's model request exceeded "
+            f"its declared window of {window} tokens (system prompt and tools beside the messages) and the run ended in {text}"
+        )
+        require(Violation("request-over-window", found), history, None)
+        return
+    require(None, history, out)

@@ -768,6 +768,52 @@ def overflow_unrecognised(settings: Any) -> ReactiveLoop:
     return _Unrecognised(settings)
 
 
+class MessagesOnlyLoop:
+    """An agent's loop replaying a history turn by turn (SPEC FIRE-7): before each of the model's answers
+    it sends the agent's model, a TEST DOUBLE with a context window of `WINDOW` tokens, a system prompt and
+    tool definitions of `PREFIX_SHARE` of the window beside the messages it holds, and drops its oldest
+    rounds once the messages alone reach `FRACTION` of the window (chars/4): the prefix is never counted,
+    so a request passes the window before the trigger fires (langchain-ai/langchain#34664). Declares
+    ``request_window``."""
+
+    WINDOW: ClassVar[int] = 2000
+    FRACTION: ClassVar[float] = 0.8
+    PREFIX_SHARE: ClassVar[float] = 0.45
+    capabilities: ClassVar[dict[str, Any]] = {"request_window": WINDOW, "system_prompt": "outside"}
+    profiles = frozenset({"core"})
+
+    def __init__(self, settings: Any) -> None:
+        from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+        self.settings = settings
+        self.model = SummarizerServer().start()
+        self.model.window(self.WINDOW)
+        self.client = openai.OpenAI(base_url=self.model.base_url, api_key=settings.api_key, max_retries=0)
+        words = int(self.WINDOW * self.PREFIX_SHARE * 0.6)
+        self.system = " ".join(itertools.islice(itertools.cycle(("Read", "files", "before", "changing", "them", "and", "run", "the", "tests.")), words))
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        held: list[dict] = []
+        tools = [{"type": "function", "function": {"name": "readBuildLog", "description": "Read a part of the build log.", "parameters": {"type": "object", "properties": {}}}}]
+        for message in messages:
+            if message.get("role") == "assistant":
+                if sum(len(text_of(m)) for m in held) // 4 >= self.FRACTION * self.WINDOW:
+                    rounds = split_rounds(held)
+                    while len(rounds) > 2 and sum(len(text_of(m)) for r in rounds for m in r.messages) // 4 >= self.FRACTION * self.WINDOW / 2:
+                        rounds = rounds[1:]
+                    held = flatten(rounds)
+                request = [{"role": "system", "content": self.system}, *held]
+                self.client.chat.completions.create(model=self.settings.model, messages=request, tools=tools)  # type: ignore[arg-type]
+            held.append(message)
+        return held
+
+
+def counts_messages_only(settings: Any) -> MessagesOnlyLoop:
+    """An agent loop whose trigger counts its messages only, beside a system prompt and tools of 45% of
+    the model's window: its requests pass the window before it compacts (langchain-ai/langchain#34664)."""
+    return MessagesOnlyLoop(settings)
+
+
 class _TextOnlySummarizer(Summarizer):
     """Writes each tool result into the transcript by its kind alone, as Agent Framework's
     SummarizationStrategy did before 1.18.0 ('[tool] function_result'), and the rest whole."""
@@ -965,6 +1011,24 @@ def counts_escaped_json(settings: Any) -> _EscapedCount:
     return _EscapedCount(settings)
 
 
+class _CompactsWhenDisabled(_Fires):
+    """Seed 000 declaring that it never compacts (``{"trigger": "never"}``) while it still fires on its budget."""
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        self.capabilities = {"trigger": "never"}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return self.inner.compact(messages, iteration=iteration)
+
+
+def compacts_when_disabled(settings: Any) -> _CompactsWhenDisabled:
+    """Declares its configuration never compacts, as its framework documents it, yet compacts past
+    its budget: the disabled trigger falls back to another threshold (LangChain 1.0's
+    ``max_tokens_before_summary=None`` summarizing past ``messages_to_keep``, langchain-ai/langchain#33701)."""
+    return _CompactsWhenDisabled(settings)
+
+
 CONTROLS: dict[str, Control] = {
     "cut_through_round": Control("CORE-1", ("core",), r"tool result '\w+' has no matching call"),
     "drop_parallel_result": Control("CORE-2", ("core",), r"tool call '\w+' has 0 results"),
@@ -1011,6 +1075,8 @@ CONTROLS: dict[str, Control] = {
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
+    "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
+    "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
