@@ -16,12 +16,11 @@ round in flight) ends it, the state as the loop left it before that step.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ._common import Message, Note, Notes, requires
+from ._model_double import ModelDouble
 
 EXTRA = "langchain"
 TOOL_WORDS = (
@@ -39,26 +38,6 @@ SYSTEM_WORDS = (
 
 class Unanswered(Exception):
     """A tool call whose result the history does not hold: its last round is in flight, and the replay ends."""
-
-
-class ModelDouble:
-    """The agent model's own TEST DOUBLE, started on first use, with a context window of ``window`` tokens."""
-
-    def __init__(self, window: int) -> None:
-        self.window_tokens = window
-        self._server: Any = None
-        self._lock = threading.Lock()
-
-    def server(self) -> Any:
-        with self._lock:
-            if self._server is None:
-                from compaction_suite.conformance.summarizer_server import SummarizerServer
-
-                server = SummarizerServer().start()
-                server.window(self.window_tokens)
-                weakref.finalize(self, server.stop)
-                self._server = server
-            return self._server
 
 
 def system_prompt(tokens: int) -> str:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
-import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
+
+from ._model_double import ModelDouble
 
 API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses", "ollama": "ollama", "mistral": "chat"}
 """The wire API each ``model`` kind's class calls (`conformance.overflow.ANSWERS` names its answers)."""
@@ -42,25 +42,13 @@ def answer_option(kind: str, value: Any) -> str | None:
     return str(value)
 
 
-class ModelEndpoint:
-    """The agent model's own TEST DOUBLE (the project's `SummarizerServer`), started on first use, with a
-    context window of ``window`` tokens answered as ``answer`` says (the API's default when None)."""
+class ModelEndpoint(ModelDouble):
+    """The agent model's own TEST DOUBLE (`ModelDouble`), with a context window of ``window`` tokens
+    answered as ``answer`` says (the API's default when None)."""
 
     def __init__(self, kind: str, window: int, answer: str | None) -> None:
-        self.api, self.window_tokens, self.answer = API[kind], window, answer or DEFAULT_ANSWER.get(kind)
-        self._server: Any = None
-        self._lock = threading.Lock()
-
-    def server(self) -> Any:
-        with self._lock:
-            if self._server is None:
-                from compaction_suite.conformance.summarizer_server import SummarizerServer
-
-                server = SummarizerServer().start()
-                server.window(self.window_tokens, {self.api: self.answer} if self.answer else None)
-                weakref.finalize(self, server.stop)
-                self._server = server
-            return self._server
+        self.api, self.answer = API[kind], answer or DEFAULT_ANSWER.get(kind)
+        super().__init__(window, {self.api: self.answer} if self.answer else None)
 
     def outcome(self, since: int) -> str:
         """What the double did with the requests after the first ``since``: ``"over-window"`` when one

@@ -496,10 +496,11 @@ def _replaying(settings: Any, o: dict[str, Any], middleware: Any) -> Any:
     ``ChatOpenAI`` on a double of its own whose window is ``window`` (``adapters/_langchain_replay.py``);
     the output is the thread's messages. Declares that window (``request_window``, SPEC FIRE-7)."""
     from . import _langchain_replay as replaying
+    from ._model_double import ModelDouble
 
     create_agent = requires("langchain.agents", EXTRA).create_agent
     window = int(o["window"])
-    double = replaying.ModelDouble(window)
+    double = ModelDouble(window)
     prompt = replaying.system_prompt(int(o["system_prompt_tokens"])) or None
 
     def run(messages: list[Message]) -> list[Message]:
