@@ -178,6 +178,15 @@ async def take_back(session: Any, operation: str) -> list[Any]:
     return removed
 
 
+async def compacted(suite: Suite, session: Any) -> tuple[Any, list[Any]]:
+    """Compact ``session`` (one that raises brings nothing back; STORE-13 judges what it leaves) and
+    return what it then loads and what the summarizer requests of that compaction stood for."""
+    start = len(suite.server.exchanges)
+    with contextlib.suppress(Exception):
+        await done(session.compact())
+    return loaded(await done(session.load())), sent_since(suite, start)
+
+
 def sent_since(suite: Suite, start: int) -> list[Any]:
     """What the summarizer requests made since ``start`` stood for (a ``previous_response_id`` resolved
     into the chain the double stored: `summarizer_server.Exchange.body`)."""
@@ -286,11 +295,7 @@ def test_removed_items_stay_removed(suite, history, data):
         removed = await take_back(session, operation)
         after_removal = loaded(await done(session.load()))
         assume(removed and not holds(after_removal, TAKEN_BACK))  # the operation removed the turn
-        start = len(suite.server.exchanges)
-        with contextlib.suppress(Exception):  # a compaction that raises brings nothing back; STORE-13 judges what it leaves
-            await done(session.compact())
-        after = loaded(await done(session.load()))
-        sent = sent_since(suite, start)
+        after, sent = await compacted(suite, session)
         assume(sent)  # the compaction asked its summarizer
         if holds(after, TAKEN_BACK):
             return V("removed-item-back", f"the session's {operation} removed {len(removed)} items; after the next compaction the session holds them again ({lost(after_removal, after)})"), after
@@ -316,11 +321,7 @@ def test_cleared_conversation_stays_cleared(suite, history):
             if more is not None:
                 await done(session.append(copy.deepcopy(more)))
             cleared = loaded(await done(session.load()))
-            start = len(suite.server.exchanges)
-            with contextlib.suppress(Exception):  # a compaction that raises brings nothing back; STORE-13 judges what it leaves
-                await done(session.compact())
-            after = loaded(await done(session.load()))
-            sent = sent_since(suite, start)
+            after, sent = await compacted(suite, session)
             if holds(after, TAKEN_BACK):
                 return V("cleared-history-back", f"after the session was cleared and a new conversation begun, the next compaction filled it with the old conversation ({lost(cleared, after)})"), after
             if holds(sent, TAKEN_BACK):
