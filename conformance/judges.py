@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import placeholders, providers
 from .formats import kept_or_marked
+from .formats.responses import HOSTED_CALLS
 from .oracle import canonical, same
 from .placeholders import stated_counts
 from .violation import Violation
@@ -256,8 +257,8 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
 # --- CORE-30: tool rounds are removed oldest first
 
 
-CALL_TYPES = ("function_call", "custom_tool_call", "mcp_call", "code_interpreter_call", "shell_call", "local_shell_call", "computer_call", "image_generation_call")
-"""The Responses item types that are a tool call (the model's, or a hosted tool's)."""
+CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call", "computer_call", *HOSTED_CALLS)
+"""The Responses item types that are a tool call (the model's, or a hosted tool's: `HOSTED_CALLS`)."""
 
 
 def calls_tools(item: Any) -> bool:
