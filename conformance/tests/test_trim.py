@@ -12,6 +12,8 @@ stated cap tells it apart.
 
 from __future__ import annotations
 
+import copy
+
 from hypothesis import given
 
 from compaction_suite.conformance import judges
@@ -25,12 +27,31 @@ pytestmark = TARGET_FORMAT
 T = Settings().threshold_iterations
 
 
+def over_the_cap(fmt, history, cap):
+    """``history`` with every tool result's text repeated to at least `LONGER` times ``cap`` plus
+    `MARGIN` characters (an agent reading long files): a trimmer has something to shorten in every
+    older result, whatever its preview and header (a forced shape, not a hoped-for one)."""
+    wanted = LONGER * cap + MARGIN
+    items = copy.deepcopy(history)
+    for item in fmt.items(items):
+        key = "content" if fmt.role(item) == "tool" else "output"
+        text = item.get(key) if fmt.role(item) in judges.RESULT_ROLES else None
+        if isinstance(text, str) and text and len(text) < wanted:
+            item[key] = (text + "\n") * (wanted // (len(text) + 1) + 1)
+    return items
+
+
+LONGER, MARGIN = 8, 400
+
+
 @clause("CORE-40")
 @given(history=in_format(min_rounds=6, max_rounds=12))
 def test_shortened_results_fit_the_stated_cap(suite, history):
     """Every tool result a forced compaction changed in place holds at most the declared number of
-    characters; a result it kept verbatim, however long, is not judged."""
+    characters; a result it kept verbatim, however long, is not judged. Every result of the drawn
+    history is made longer than the cap first (`over_the_cap`)."""
     cap = suite.capabilities.trimmed_result_chars
+    history = over_the_cap(suite.format, history, cap)
     _, out = run(suite, history, T, max_context_tokens=1)
     if not (suite.format.well_formed(out) and changed(history, out)):
         return
