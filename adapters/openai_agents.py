@@ -16,6 +16,8 @@ double stored (`conformance.response_chains`). ``runner_session`` is the stored 
 writes it (each appended turn run through ``Runner.run``), with the session's own removals (``pop_item``,
 ``clear_session``) and its documented manual compaction. ``handoff_history`` is the transcript a handoff
 nests for the next agent (``RunConfig(nest_handoff_history=True)``): what that agent's model receives.
+``tool_output_trimmer`` is the SDK's built-in ``call_model_input_filter``, ``ToolOutputTrimmer``, which the
+``Runner`` calls on the model's input before each model call: what the model then receives.
 Declarations proven by
 ``tests/test_adapter_format_loops.py``, ``tests/test_openai_agents_paths.py`` and ``tests/test_session_loops.py``.
 """
@@ -35,6 +37,10 @@ SUPPORTED: dict[str, str] = {"openai-agents": ">=0.6.6,<0.25"}
 arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by ``previous_response_id``, so
 ``responses_compaction`` (``input`` mode) is a contract error there (`CannotDrive`) and ``runner`` drives
 that mode through the SDK's ``Runner`` against the double's stored response chains."""
+
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"tool_output_trimmer": {"openai-agents": ">=0.9,<0.25"}}
+"""``agents.extensions.ToolOutputTrimmer`` arrived in 0.9.0 (openai/openai-agents-python#2468; 0.9.0's wheel
+holds it, with the ``CallModelData`` it is called with)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -57,6 +63,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True},
+    "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
@@ -85,6 +92,12 @@ WHY = {
         "SessionSettings(limit=...)), the session items the Runner reads into the model's input; no declared trigger (the Runner "
         "compacts after a response, on candidate items)"
     ),
+    "tool_output_trimmer": (
+        "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
+        "before each model call: tool outputs before the last recent_turns user messages over max_output_chars are "
+        "shortened in place to a header and a preview of preview_chars (declared trimmed_result_chars: max_output_chars, "
+        "SPEC CORE-40); no summarizer, no trigger (every call filters)"
+    ),
     "handoff_history": (
         "core only: Runner.run with RunConfig(nest_handoff_history=True), the agent's model answering the history with a handoff "
         "(its reasoning item first where the history holds reasoning); the output is the input the next agent's model receives, "
@@ -102,6 +115,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "store": False}),
     ("runner", {"threshold": 4, "session_limit": 8}),
     ("handoff_history", {}),
+    ("tool_output_trimmer", {}),
+    ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
@@ -479,3 +494,25 @@ def _digest(items: list[dict[str, Any]]) -> str:
     import json
 
     return hashlib.sha256(json.dumps(items, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@factory
+def tool_output_trimmer(settings: Any, **given: Any) -> Any:
+    """``ToolOutputTrimmer(recent_turns, max_output_chars, preview_chars)`` called as the ``Runner`` calls a
+    ``RunConfig(call_model_input_filter=...)``: with ``CallModelData`` holding the model's input items
+    (the agent's instructions apart, in ``ModelInputData.instructions``); the items it returns are what
+    the model receives. ``tests/test_openai_agents_trimmer.py`` shows the ``Runner`` sends them so."""
+    o = options(DEFAULTS["tool_output_trimmer"], given)
+    agents = requires("agents", EXTRA)
+    run_config = requires("agents.run_config", EXTRA)
+    extensions = requires("agents.extensions", EXTRA)
+    trimmer = extensions.ToolOutputTrimmer(recent_turns=int(o["recent_turns"]), max_output_chars=int(o["max_output_chars"]), preview_chars=int(o["preview_chars"]))
+    agent = agents.Agent(name="compaction-suite")
+
+    def run(items: list[dict[str, Any]]) -> list[Any]:
+        data = run_config.CallModelData(model_data=run_config.ModelInputData(input=items, instructions=None), agent=agent, context=None)
+        return list(trimmer(data).input)
+
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trimmed_result_chars": int(o["max_output_chars"])}
+    return make("openai_agents.ToolOutputTrimmer", {"core"}, run, declared=capabilities)
+

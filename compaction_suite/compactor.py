@@ -51,6 +51,8 @@ class Capabilities(TypedDict, total=False):
     request_window: int
     """The context window, in tokens (at least 1000), of the agent's model whose whole requests (system
     prompt and tool schemas beside the history) the target's own loop sends; SPEC FIRE-7."""
+    trimmed_result_chars: int
+    """The most characters (at least 1) the framework states a tool result it shortens in place keeps; SPEC CORE-40."""
     images: Literal["by_url", "inline"]
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
     tool_calls: Literal["any", "function"]

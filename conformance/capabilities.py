@@ -44,6 +44,9 @@ reading, so a compactor that declares nothing is checked as before:
   own agent loop sends, its system prompt and tool schemas beside the history, for a trigger the
   framework states relative to that window (an integer of at least 1000); FIRE-7 judges a history
   replayed turn by turn through that loop. Default: none declared, and FIRE-7 is not applicable.
+- ``trimmed_result_chars``: the most characters the framework states a tool result it shortens in
+  place keeps (a trimming filter's documented cap, an integer of at least 1); CORE-40 judges every
+  result the compaction changed against it. Default: none declared, and CORE-40 is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -121,6 +124,8 @@ class Capabilities:
     request_window: int | None = None
     """The context window of the agent's model whose whole requests (system prompt and tool schemas
     beside the history) the target's own loop sends, replaying a history turn by turn (SPEC FIRE-7); None: not declared."""
+    trimmed_result_chars: int | None = None
+    """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     session_removes: tuple[str, ...] = ()
@@ -171,6 +176,9 @@ class Capabilities:
         if self.request_window is None:
             for clause_id in waived_by("request_window", "none"):
                 found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
+        if self.trimmed_result_chars is None:
+            for clause_id in waived_by("trimmed_result_chars", "none"):
+                found[clause_id] = "no tool-result cap declared (capabilities['trimmed_result_chars']): the framework states no size for a result it shortens"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -212,6 +220,7 @@ class Capabilities:
         found |= {"summarizer_providers": list(self.summarizer_providers)} if self.summarizer_providers else {}
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
         found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
+        found |= {"trimmed_result_chars": self.trimmed_result_chars} if self.trimmed_result_chars is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -235,6 +244,7 @@ def declared(compactor: Any) -> Capabilities:
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
+        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")),
     )  # fmt: skip
 
 
@@ -268,6 +278,15 @@ def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarize
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < SMALLEST_WINDOW:
         raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, an integer of at least {SMALLEST_WINDOW} tokens")
+    return raw
+
+
+def _cap(raw: Any) -> int | None:
+    """A declared tool-result cap (SPEC CORE-40); raises `CapabilityError` for anything but a positive integer."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise CapabilityError(f"capabilities['trimmed_result_chars'] is {raw!r}; expected the characters a shortened tool result keeps, a positive integer")
     return raw
 
 

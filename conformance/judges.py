@@ -442,6 +442,38 @@ def count_stated(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
     return None
 
 
+# --- CORE-40: a tool result the compactor shortened fits the cap the framework states
+
+
+RESULT_ROLES = ("tool", "function_call_output", "custom_tool_call_output")
+"""The roles (`WireFormat.role`) of an item that is one tool result: a chat-completions ``tool``
+message, a Responses output item. An Anthropic ``user`` message may hold several results and text
+besides, so CORE-40 is not judged there yet (SPEC CORE-40 Decision)."""
+
+
+def trimmed_results_fit(fmt: WireFormat, history: Any, out: Any, cap: int) -> Violation | None:
+    """CORE-40: every tool result the compaction changed in place (the same call's result, other
+    text: `WireFormat.corresponds` and not verbatim) holds at most ``cap`` characters of what the
+    model reads (`WireFormat.said`). A result kept verbatim is not judged, however long: what to
+    shorten is the framework's choice, how short is what it states."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    before = [item for item in fmt.items(history) if fmt.role(item) in RESULT_ROLES]
+    for j, after in enumerate(fmt.items(out)):
+        if fmt.role(after) not in RESULT_ROLES:
+            continue
+        for item in before:
+            if fmt.role(item) != fmt.role(after) or same(item, after) or not fmt.corresponds(item, after):
+                continue
+            was, now = len(fmt.said(item)), len(fmt.said(after))
+            if now > cap:
+                return Violation(
+                    "trimmed-result-over-cap",
+                    f"{_where(fmt, out, j)}: a tool result shortened from {was} to {now} characters, over the {cap} the framework states for a result it trims",
+                )
+    return None
+
+
 # --- all of them, on one output
 
 

@@ -910,6 +910,33 @@ class _Reinserts(_Fires):
         return system + head + [{"role": "user", "content": "".join(cleared)}] + flatten(others[-k:])
 
 
+class _TrimsPastItsCap(_Fires):
+    """Shortens each older tool result over its declared cap in place to a header and a preview, as a
+    trimming filter does, keeping the replacement whenever it is shorter than the result even if it is
+    over the cap (openai/openai-agents-python#4622: ``ToolOutputTrimmer``'s string outputs)."""
+
+    CAP = 40
+    PREVIEW = 60
+
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "trimmed_result_chars": CAP}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        rounds = split_rounds(messages)
+        if call_in_flight(rounds) or not self.fires(messages, iteration):
+            return messages
+        k = self.settings.keep_recent_rounds
+        others = [r for r in rounds if r.kind != "system"]
+        older = {id(m) for m in flatten(others[:-k])}
+        return [self._trimmed(m) if id(m) in older and m["role"] == "tool" else m for m in messages]
+
+    def _trimmed(self, message: dict) -> dict:
+        text = message.get("content")
+        if not isinstance(text, str) or len(text) <= self.CAP:
+            return message
+        summary = f"[Trimmed: {len(text)} chars]\n{text[: self.PREVIEW]}..."
+        return dict(message, content=summary) if len(summary) < len(text) else message
+
+
 class _DropsMiddleToolRound(_Fires):
     """Drops the oldest rounds but the first tool round, which it keeps, as a window whose groups
     merged does (microsoft/agent-framework#5237): a newer tool round goes while an older one stays."""
@@ -923,6 +950,12 @@ class _DropsMiddleToolRound(_Fires):
             return messages
         system = [m for m in messages if m["role"] in ("system", "developer")]
         return system + flatten([others[tool[0]]]) + flatten(others[-k:])
+
+
+def trims_past_its_cap(settings: Any) -> _TrimsPastItsCap:
+    """Declares a 40-character cap on the tool results it trims and leaves a header and a 60-character
+    preview in their place (CORE-40): shorter than each result, longer than its cap."""
+    return _TrimsPastItsCap(settings)
 
 
 def drops_middle_tool_round(settings: Any) -> _DropsMiddleToolRound:
@@ -1078,6 +1111,7 @@ CONTROLS: dict[str, Control] = {
     "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
+    "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
