@@ -308,8 +308,10 @@ def runner(settings: Any, **given: Any) -> Any:
         raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no session_settings (session_limit) before 0.8.0")
     read = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
     _loop_starts(agents, "openai_agents:runner")
+    counted = _RunUsage(agents)
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        counted.runs.clear()
         plan = last_step(items)
         if plan is None:
             return list(items)  # no run of the SDK's loop ends in this history
@@ -324,14 +326,40 @@ def runner(settings: Any, **given: Any) -> Any:
                 should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
             )  # fmt: skip
             agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]))
-            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), **read)
+            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, **read)
             return list(await store.get_items())
         finally:
             store.close()
             await client.close()
 
-    capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
-    return make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "usage": "reported"}
+    compactor = make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
+    compactor.reported_usage = counted.reported
+    return compactor
+
+
+class _RunUsage:
+    """The usage the SDK reports for the runs of one ``compact`` call (SPEC COST-1, COST-2): the run's own
+    ``Usage`` object, the one ``RunResult.context_wrapper.usage`` is, taken from the context its
+    ``on_agent_start`` hook gets (the run's wrapper, or from 0.2x an ``AgentHookContext`` sharing its
+    ``usage``), and read after the run, whatever ended it (``MaxTurnsExceeded`` after a step of calls)."""
+
+    def __init__(self, agents: Any) -> None:
+        self.runs: list[Any] = []
+        runs = self.runs
+
+        class Counted(agents.RunHooks):
+            async def on_agent_start(self, context: Any, agent: Any) -> None:
+                if not any(u is context.usage for u in runs):
+                    runs.append(context.usage)
+
+        self.hooks = Counted()
+
+    def reported(self) -> dict[str, int] | None:
+        """The input and output tokens the SDK counted over the call's runs; None when no run started."""
+        if not self.runs:
+            return None
+        return {"input_tokens": sum(int(u.input_tokens) for u in self.runs), "output_tokens": sum(int(u.output_tokens) for u in self.runs)}
 
 
 def _loop_starts(agents: Any, target: str) -> None:
@@ -361,7 +389,7 @@ def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
     return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False) for name in names]
 
 
-async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, **read: Any) -> None:
+async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, hooks: Any = None, **read: Any) -> None:
     """One run of the turn, ended after the scripted step (``max_turns=1``: a step of calls ends in
     ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there). Without
     ``read`` the merge is given as ``session_input_callback`` (history, then the turn), which 0.6.x
@@ -371,11 +399,11 @@ async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, s
     config = agents.RunConfig(tracing_disabled=True, **merge, **read)
     try:
         if streamed:
-            result = agents.Runner.run_streamed(agent, turn, session=session, run_config=config, max_turns=1)
+            result = agents.Runner.run_streamed(agent, turn, session=session, run_config=config, max_turns=1, hooks=hooks)
             async for _ in result.stream_events():
                 pass
         else:
-            await agents.Runner.run(agent, turn, session=session, run_config=config, max_turns=1)
+            await agents.Runner.run(agent, turn, session=session, run_config=config, max_turns=1, hooks=hooks)
     except agents.MaxTurnsExceeded:
         pass
 

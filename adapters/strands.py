@@ -163,6 +163,11 @@ DOCUMENTED: list[dict[str, Any]] = [
         "quote": "When ``e`` is set (reactive overflow recovery), summarization failure is re-raised",
         "source": "strands-agents 1.62.0, strands/agent/conversation_manager/summarizing_conversation_manager.py (SummarizingConversationManager.reduce_context)",
     },
+    {
+        "factory": "summarizing", "clause": "COST-1", "options": {"path": "proactive", "summarization_agent": False},
+        "quote": "This bypasses the full agent pipeline (lock, metrics, traces, tool loop)",
+        "source": "strands-agents 1.62.0, strands/agent/conversation_manager/summarizing_conversation_manager.py (SummarizingConversationManager._generate_summary_with_model)",
+    },
 ]  # fmt: skip
 """Agreed interface 4 (plain dicts of the ``Documented`` keys until ``_common.Documented`` lands). Not the
 sliding window's reactive raise ("if the context cannot be reduced further"): at 1.35-1.36 it raised on
@@ -592,8 +597,10 @@ def summarizing(settings: Any, **given: Any) -> Any:
         event_loop = requires("strands.event_loop.event_loop", EXTRA)
         run_async = requires("strands._async", EXTRA).run_async
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window_limit"]))
+    metrics: list[Any] = []
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
+        metrics.clear()
         conversion = _conversion(request, kind)
         kwargs: dict[str, Any] = {"summary_ratio": float(o["summary_ratio"]), "preserve_recent_messages": int(o["preserve_recent_messages"])}
         if proactive:
@@ -606,6 +613,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if proactive:
             projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
             manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+            metrics.append(agent.event_loop_metrics)
         elif endpoint is not None:
             main = _main_model(settings, kind, endpoint, thinking=bool(o["thinking"]), **config)
             reactive.reactively(agent, main, endpoint, reactive.reduced_by(manager, agent))
@@ -613,7 +621,21 @@ def summarizing(settings: Any, **given: Any) -> Any:
             _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    return make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
+    usage = {"usage": "reported"} if proactive else {}
+    compactor = make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint) | usage, estimate=_tokens)
+    compactor.reported_usage = lambda: _accumulated(metrics)
+    return compactor
+
+
+def _accumulated(metrics: list[Any]) -> dict[str, int] | None:
+    """The usage the agent reports (``AgentResult.metrics.accumulated_usage``, its ``event_loop_metrics``)
+    after the manager's before-model-call hook summarized (SPEC COST-1): the proactive path only, where
+    the hook runs inside the agent's invocation as users meet it; the reactive path here replays the
+    agent's model calls outside its event loop, so its metrics would not be the framework's report."""
+    if not metrics:
+        return None
+    used = metrics[-1].accumulated_usage
+    return {"input_tokens": int(used.get("inputTokens", 0)), "output_tokens": int(used.get("outputTokens", 0))}
 
 
 CONTEXT_MANAGER_PRESETS = ("auto", "agentic")

@@ -3,7 +3,7 @@ contract" and "Declarations").
 
 `Compactor` is what every target's factory returns: ``compact(messages, *, iteration)``, plain or
 ``async def``. Each optional member has a protocol of its own (`ClaimsProfiles`,
-`EstimatesTokens`, `ReportsEvents`, `DeclaresCapabilities`, `ObservesUsage`), so a class that
+`EstimatesTokens`, `ReportsEvents`, `DeclaresCapabilities`, `ObservesUsage`, `ReportsUsage`), so a class that
 offers one can say so; `Capabilities` is the declaration's mapping, key by key. The suite itself
 checks the same contract at run time (`compaction_suite.conformance.target.check_compactor`,
 `compaction_suite.conformance.capabilities.declared`), because a target need not be typed.
@@ -66,6 +66,9 @@ class Capabilities(TypedDict, total=False):
     """``sequential``: one agent loop owns the session, so nothing appends during a compaction (waives STORE-14)."""
     session_removes: list[Literal["pop", "remove", "clear"]]
     """The session operations that remove items; SPEC STORE-18, STORE-19."""
+    usage: Literal["none", "reported"]
+    """``reported``: the compactor offers ``reported_usage()`` (`ReportsUsage`), its framework's own usage
+    report for the last ``compact`` call; SPEC COST-1, COST-2."""
 
 
 @runtime_checkable
@@ -110,3 +113,12 @@ class ObservesUsage(Protocol):
     reference's trigger counts them; the benchmark replay reports them when the compactor listens)."""
 
     def observe_usage(self, prompt_tokens: int, /) -> None: ...
+
+
+class ReportsUsage(Protocol):
+    """``reported_usage()``: the input and output tokens the framework itself reports (its run result's
+    usage, its metrics) for everything the last ``compact`` call ran, ``{"input_tokens": I,
+    "output_tokens": O}``, or None when it ran nothing (declared as ``Capabilities["usage"] = "reported"``;
+    SPEC COST-1, COST-2)."""
+
+    def reported_usage(self) -> Mapping[str, int] | None: ...

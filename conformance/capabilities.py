@@ -57,6 +57,11 @@ reading, so a compactor that declares nothing is checked as before:
   message items without the item ``id`` its messages do not keep, and no custom tool call or
   compaction item (it has no content for them: "Unsupported Item type"), which waives RESP-4 and RESP-5.
 
+- ``usage``: ``"none"`` (default) or ``"reported"``: the compactor offers ``reported_usage()``, the
+  input and output tokens the framework itself reports (its run result's usage, its metrics) for
+  everything its last ``compact`` call ran (`conformance.usage`); COST-1 and COST-2 judge it against
+  what the suite's test double billed. A declaration without the member is a contract error.
+
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
 """
@@ -80,6 +85,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "images": ("by_url", "inline"),
     "tool_calls": ("any", "function"),
     "responses_items": ("sdk", "rebuilt"),
+    "usage": ("none", "reported"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -134,6 +140,8 @@ class Capabilities:
     """``function``: the framework records only function calls (no Responses ``custom_tool_call``), so the suite draws none."""
     responses_items: str = "sdk"
     """``rebuilt``: a Responses history rebuilt item by item into framework messages (hosted tool calls, no compaction items)."""
+    usage: str = "none"
+    """``reported``: the compactor offers ``reported_usage()``, its framework's own usage report (SPEC COST-1, COST-2)."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -173,6 +181,9 @@ class Capabilities:
         if self.reactive_window is None:
             for clause_id in waived_by("reactive_window", "none"):
                 found[clause_id] = "no reactive window declared (capabilities['reactive_window']): the target reduces after no provider overflow answer"
+        if self.usage == "none":
+            for clause_id in waived_by("usage", "none"):
+                found[clause_id] = "no usage report declared (capabilities['usage']): the target offers no reported_usage() of its framework's own usage"
         if self.request_window is None:
             for clause_id in waived_by("request_window", "none"):
                 found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
@@ -210,6 +221,7 @@ class Capabilities:
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         made["responses_items"] = self.responses_items
+        made["usage"] = self.usage
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def _trigger_said(self) -> Any:
@@ -235,6 +247,8 @@ def declared(compactor: Any) -> Capabilities:
     for key, value in known.items():
         if value not in CHOICES[key]:
             raise CapabilityError(f"capabilities[{key!r}] is {value!r}; expected one of {', '.join(CHOICES[key])}")
+    if known.get("usage") == "reported" and not callable(getattr(compactor, "reported_usage", None)):
+        raise CapabilityError("capabilities['usage'] is 'reported' but the compactor has no reported_usage() (SPEC COST-1)")
     try:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:

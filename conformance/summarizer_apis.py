@@ -53,6 +53,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from compaction_suite.text import count_tokens
+
 from . import converse, eventstream, ollama, oracle, overflow
 from .violation import Violation
 
@@ -312,10 +314,17 @@ def count_tokens_rejects(body: Any) -> str | None:
     return invalid_anthropic({**body, "max_tokens": 1}) or anthropic_rejects(body)
 
 
-def scripted_body(body: Mapping[str, Any], output: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """A completed ``response`` answering ``body`` with the scripted ``output`` items."""
-    answered = responses_body(body, "", 0, 0)
+def scripted_body(body: Mapping[str, Any], output: Sequence[Mapping[str, Any]], prompt: int = 0) -> dict[str, Any]:
+    """A completed ``response`` answering ``body`` with the scripted ``output`` items, its ``usage`` the
+    request's ``prompt`` tokens and the output's (`output_tokens`), as the API bills them (SPEC COST-1)."""
+    answered = responses_body(body, "", prompt, output_tokens(output))
     return {**answered, "output": [dict(o) for o in output]}
+
+
+def output_tokens(output: Sequence[Mapping[str, Any]]) -> int:
+    """The output tokens of scripted Responses items: exact ``o200k_base`` counts of their JSON (the
+    provider counts the text and call arguments it generates; the JSON approximates that, labelled so)."""
+    return count_tokens(json.dumps([dict(o) for o in output], ensure_ascii=False, sort_keys=True)) if output else 0
 
 
 def responses_events(body: Mapping[str, Any], content: str | None, prompt: int, completion: int, *, with_output: bool = True) -> list[tuple[str, dict[str, Any]]]:

@@ -181,6 +181,20 @@ class Exchange:
         return self.sent if self.sent is not None else self.request.body
 
 
+@dataclass(frozen=True)
+class Served:
+    """One answer the double billed (SPEC COST-1, COST-2): the request's ``path``, its API (``chat``,
+    ``responses``, ``compact``, ``anthropic``, ``converse``; ``model`` for a scripted agent-model request),
+    and the usage it carries. ``stated``: the answer told the client its usage (False only for a streamed
+    chat completion without ``stream_options.include_usage``, which the provider bills all the same)."""
+
+    path: str
+    api: str
+    input_tokens: int
+    output_tokens: int
+    stated: bool = True
+
+
 def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
     """The chat-like messages the answer to ``request`` was computed from (its summary and its
     ``usage``), in whichever API it was asked; None for a request the server did not answer."""
@@ -328,7 +342,7 @@ def stream_chunks(
         deltas = [[]]
     chunks = [_chunk(body, choices, include_usage) for choices in deltas]
     if include_usage:
-        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], content)})
+        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], content, body.get("tools"))})
     return chunks
 
 
@@ -420,6 +434,7 @@ class SummarizerServer:
         self._chains = ResponseStore()
         self._model_requests: list[RecordedRequest] = []
         self._token_counts: list[RecordedRequest] = []
+        self._served: list[Served] = []
         self._script: list[dict[str, Any]] | None = None
         self._in_flight = 0
         self._stopping = threading.Event()
@@ -602,6 +617,17 @@ class SummarizerServer:
         with self._cond:
             return list(self._token_counts)
 
+    @property
+    def served(self) -> list[Served]:
+        """Every answer billed, in order, with its usage (a copy): what a framework's reported usage is
+        judged against (SPEC COST-1, COST-2)."""
+        with self._cond:
+            return list(self._served)
+
+    def _bill(self, path: str, api: str, prompt: int, completion: int, *, stated: bool = True) -> None:
+        with self._cond:
+            self._served.append(Served(path, api, prompt, completion, stated))
+
     def stored(self, response_id: str) -> bool:
         """Whether the double stored the response ``response_id`` (a later request may chain it)."""
         return response_id in self._chains
@@ -649,6 +675,7 @@ class SummarizerServer:
             self._exchanges.clear()
             self._model_requests.clear()
             self._token_counts.clear()
+            self._served.clear()
             self._counts.clear()
             self._errors.clear()
         self._chains.clear()
@@ -727,12 +754,13 @@ class SummarizerServer:
         over = self._over_window(exchange, body, api)
         if over is not None:
             return over
-        scripted = self._scripted_chat(body) if api is None else None
+        scripted = self._scripted_chat(body, request.path) if api is None else None
         if scripted is not None:
             return scripted
         forced = tool_call_answers.forced(exchange.api, body) if exchange.api != "compact" else None
         if forced is not None:
             self._count("tool_call_forced")
+            self._bill(request.path, exchange.api, *_billed(body, None, api), stated=_states_usage(body, api))
             return _tool_call(body, forced, api)
         fault, fixed = self._next_mode(exchange.api, body)
         if fault is not None:
@@ -743,6 +771,7 @@ class SummarizerServer:
         self._count("fixed" if fixed is not None else "summary")
         response, output, answered = _answer(body, content, api=api)
         exchange.answer, exchange.output = content, tuple(output)
+        self._bill(request.path, exchange.api, *_billed(body, content, api), stated=_states_usage(body, api))
         if api is not None and api.name == "responses" and answered is not None:
             self._chains.keep(body, answered)
         return response
@@ -776,14 +805,16 @@ class SummarizerServer:
         if rejected:
             return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
         messages = api.as_messages(resolved)
-        compacted = server_compaction(resolved, deterministic_summary(messages), prompt_tokens(messages))
-        answered = scripted_body(resolved, [compacted, *output] if compacted else output)
+        prompt = prompt_tokens(messages)
+        compacted = server_compaction(resolved, deterministic_summary(messages), prompt)
+        answered = scripted_body(resolved, [compacted, *output] if compacted else output, prompt)
+        self._bill(request.path, "model", prompt, answered["usage"]["output_tokens"])
         self._chains.keep(resolved, answered)
         if body.get("stream"):
             return Response(iter([f"event: {name}\n".encode() + sse(data) for name, data in events_of(answered)]), mimetype="text/event-stream")
         return _json_response(answered)
 
-    def _scripted_chat(self, body: dict[str, Any]) -> Response | None:
+    def _scripted_chat(self, body: dict[str, Any], path: str) -> Response | None:
         """The next scripted answer (`script`), or the `SCRIPT_EXHAUSTED` error; None when no script is set."""
         with self._cond:
             if self._script is None:
@@ -793,7 +824,9 @@ class SummarizerServer:
             self._count("script_exhausted")
             return _error_response(400, SCRIPT_EXHAUSTED_TEXT, "invalid_request_error", SCRIPT_EXHAUSTED)
         self._count("scripted")
-        return _json_response(scripted_chat_body(body, message))
+        answered = scripted_chat_body(body, message)
+        self._bill(path, "model", answered["usage"]["prompt_tokens"], answered["usage"]["completion_tokens"])
+        return _json_response(answered)
 
     def _over_window(self, exchange: Exchange, body: dict[str, Any], api: Api | None) -> Response | None:
         """HTTP 400 in ``api``'s words when the request's prompt (counted as its ``usage`` is)
@@ -900,6 +933,21 @@ def _messages(body: dict[str, Any], api: Api | None) -> list[dict[str, Any]]:
     return body["messages"] if api is None else api.as_messages(body)
 
 
+def _billed(body: dict[str, Any], content: str | None, api: Api | None) -> tuple[int, int]:
+    """The input and output tokens of an answer with ``content`` (None: a tool call or no text), as its
+    body states them (`usage`, `_api_body`)."""
+    if api is None:
+        counted = usage(body["messages"], content, body.get("tools"))
+        return counted["prompt_tokens"], counted["completion_tokens"]
+    return prompt_tokens(api.as_messages(body)), count_tokens(content) if content else 0
+
+
+def _states_usage(body: dict[str, Any], api: Api | None) -> bool:
+    """Whether the answer tells the client its usage: every API's does, but a streamed chat completion
+    carries it only when ``stream_options.include_usage`` asks (OpenAI's streaming reference)."""
+    return api is not None or not body.get("stream") or bool((body.get("stream_options") or {}).get("include_usage"))
+
+
 def _api_body(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> dict[str, Any]:
     prompt = prompt_tokens(api.as_messages(body))
     return api.body(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
@@ -972,7 +1020,7 @@ def _chat_tool_call(body: dict[str, Any], name: str) -> Response:
     deltas = [*(_delta(d) for d in tool_call_answers.chat_deltas(body, name)), _delta({}, "tool_calls")]
     chunks = [_chunk(body, choices, include_usage) for choices in deltas]
     if include_usage:
-        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], None)})
+        chunks.append({**_chunk(body, [], False), "usage": usage(body["messages"], None, body.get("tools"))})
     return Response(iter([*(sse(c) for c in chunks), sse("[DONE]")]), mimetype="text/event-stream")
 
 

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = (ROOT / "SPEC.md").read_text(encoding="utf-8")
 PART_A = SPEC[SPEC.index("# Part A") : SPEC.index("# Part B")]
 CONFORMANCE_TESTS = ROOT / "conformance" / "tests"
-CITED = re.compile(r"\b(?:CORE|FIRE|WIN|TRIG|SUM|STRUCT|FAIL|EVT|STORE|RESP|ANTH|HIST|ROUND|TOK|RT|STRAT|SUMZ|EVENT|PRESET|DUR)-\d+(?:-[A-Z]+)?\b")
+CITED = re.compile(r"\b(?:CORE|FIRE|WIN|COST|TRIG|SUM|STRUCT|FAIL|EVT|STORE|RESP|ANTH|HIST|ROUND|TOK|RT|STRAT|SUMZ|EVENT|PRESET|DUR)-\d+(?:-[A-Z]+)?\b")
 DEFINED = re.compile(r"\*\*([A-Z]+-\d+(?:-[A-Z]+)?)\*\*")
 DELIBERATELY_UNKNOWN = {"CORE-99": "tests/test_cli_contract.py: check --clause with a clause that does not exist"}
 SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist"}

@@ -18,7 +18,7 @@ THIRD_PARTY = textwrap.dedent(
     from typing import Any
 
     from compaction_suite import Capabilities, Compactor
-    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents
+    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents, ReportsUsage
 
 
     class Truncating:
@@ -37,10 +37,13 @@ THIRD_PARTY = textwrap.dedent(
 
 
     class AsyncAnthropic:
-        capabilities: Capabilities = {"wire_format": "anthropic-messages"}
+        capabilities: Capabilities = {"wire_format": "anthropic-messages", "usage": "reported"}
 
         async def compact(self, request: dict[str, Any], *, iteration: int) -> dict[str, Any]:
             return request
+
+        def reported_usage(self) -> dict[str, int] | None:
+            return {"input_tokens": 0, "output_tokens": 0}
 
 
     def factory(settings: object) -> Compactor:
@@ -53,6 +56,7 @@ THIRD_PARTY = textwrap.dedent(
     estimates: EstimatesTokens = Truncating()
     listens: ObservesUsage = Truncating()
     reports: ReportsEvents = Truncating()
+    counts: ReportsUsage = AsyncAnthropic()
     """
 )
 BROKEN = textwrap.dedent(
@@ -76,6 +80,7 @@ BROKEN = textwrap.dedent(
     wrong_result: Compactor = ReturnsText()
     unknown_value: Capabilities = {"called": "sometimes"}
     unknown_provider: Capabilities = {"providers": ["mistral"]}
+    unknown_usage: Capabilities = {"usage": "estimated"}
     """
 )
 
@@ -98,8 +103,8 @@ def test_a_compactor_typed_against_the_contract_passes_mypy(tmp_path: Path) -> N
 def test_a_compactor_that_breaks_the_contract_fails_mypy(tmp_path: Path) -> None:
     done = mypy(tmp_path, "broken_party", BROKEN)
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
-    assert done.returncode == 1 and len(errors) == 4, done.stdout + done.stderr
-    for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'")):
+    assert done.returncode == 1 and len(errors) == 5, done.stdout + done.stderr
+    for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'", "'estimated'")):
         assert says in line, line
 
 

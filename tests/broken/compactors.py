@@ -814,6 +814,55 @@ def counts_messages_only(settings: Any) -> MessagesOnlyLoop:
     return MessagesOnlyLoop(settings)
 
 
+class UsageReportingSummarizer:
+    """Summarizes everything before the last user message into one ``[Context Summary]`` message by one
+    request to the suite's summarizer and reports that request's usage (``usage: reported``, SPEC COST-1,
+    COST-2) times `FACTOR`: 1 is right, 0 leaves it out, 2 counts it twice."""
+
+    FACTOR: ClassVar[int] = 1
+    capabilities: ClassVar[dict[str, Any]] = {"usage": "reported"}
+    profiles = frozenset({"core"})
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key, max_retries=0, timeout=settings.summarizer_timeout)
+        self.counted: dict[str, int] | None = None
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        self.counted = None
+        system = [m for m in messages if m.get("role") == "system"]
+        rest = [m for m in messages if m.get("role") != "system"]
+        last_user = max((i for i, m in enumerate(rest) if m.get("role") == "user"), default=0)
+        if last_user == 0:
+            return messages
+        answer = self.client.chat.completions.create(model=self.settings.model, messages=[{"role": "user", "content": transcript(rest[:last_user])}])
+        used = answer.usage
+        self.counted = {"input_tokens": self.FACTOR * (used.prompt_tokens if used else 0), "output_tokens": self.FACTOR * (used.completion_tokens if used else 0)}
+        return [*system, summary_message(answer.choices[0].message.content or ""), *rest[last_user:]]
+
+    def reported_usage(self) -> dict[str, int] | None:
+        return self.counted
+
+
+class _LeavesOut(UsageReportingSummarizer):
+    FACTOR = 0
+
+
+class _CountsTwice(UsageReportingSummarizer):
+    FACTOR = 2
+
+
+def usage_leaves_out_summary(settings: Any) -> UsageReportingSummarizer:
+    """Reports no usage for its summarizer request, as the OpenAI Agents SDK's compaction session left
+    its ``responses.compact`` call out of the run's usage (openai-agents-python#4434)."""
+    return _LeavesOut(settings)
+
+
+def usage_counts_summary_twice(settings: Any) -> UsageReportingSummarizer:
+    """Reports its summarizer request's usage twice over."""
+    return _CountsTwice(settings)
+
+
 class _TextOnlySummarizer(Summarizer):
     """Writes each tool result into the transcript by its kind alone, as Agent Framework's
     SummarizationStrategy did before 1.18.0 ('[tool] function_result'), and the rest whole."""
@@ -1110,6 +1159,8 @@ CONTROLS: dict[str, Control] = {
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
     "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
+    "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
+    "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
 }
