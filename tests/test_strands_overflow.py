@@ -153,9 +153,10 @@ MODEL_ANSWERS = [
     (kind, name)
     for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses"), ("ollama", "ollama"))
     for name in overflow.names(api)
-] + [("mistral", None)]
-"""Each model class on each answer of its API; ``MistralModel`` on Mistral's own (its default, `_strands_reactive.DEFAULT_ANSWER`)."""
-CLIENTS = {"ollama": "ollama", "mistral": "mistralai"}
+] + [("mistral", None), ("litellm", None)]
+"""Each model class on each answer of its API; ``MistralModel`` on Mistral's own (its default, `_strands_reactive.DEFAULT_ANSWER`);
+``LiteLLMModel`` on OpenAI's (litellm's OpenAI provider)."""
+CLIENTS = {"ollama": "ollama", "mistral": "mistralai", "litellm": "litellm"}
 """The client library a model class needs beyond Strands' anthropic extra."""
 
 
@@ -165,8 +166,9 @@ has no "input length and `max_tokens` exceed context limit"; harness-sdk#1078 wa
 
 
 @pytest.mark.parametrize(("kind", "name"), MODEL_ANSWERS)
-def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, kind, name):
+def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, monkeypatch, kind, name):
     pytest.importorskip("strands")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's bundled cost map: no download when imported
     if kind in CLIENTS:
         pytest.importorskip(CLIENTS[kind])
     from compaction_suite.adapters.strands import sliding_window
@@ -288,3 +290,22 @@ def test_fire_5_judges_strands_reactive_path_through_its_model_class(tmp_path, m
     found = broken.clause("FIRE-5")
     assert found["status"] == "fail" and found["reason_id"] == "overflow-answer-not-recovered", found
     assert "Input is too long for requested model" in found["reason"]
+
+
+def test_the_adapter_crashes_where_lite_llm_model_does_not_map_litellms_overflow(server, monkeypatch):
+    """``LiteLLMModel`` without its ``except ContextWindowExceededError`` (as before strands-agents 1.11.0,
+    harness-sdk#974, fixed by PR #994): litellm's own overflow exception ends the reactive path, a crash."""
+    pytest.importorskip("strands")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = pytest.importorskip("litellm")
+    from strands.models import litellm as strands_litellm
+
+    from compaction_suite.adapters.strands import sliding_window
+
+    class NeverRaised(Exception):
+        """Stands for the exception class the release did not catch."""
+
+    monkeypatch.setattr(strands_litellm, "ContextWindowExceededError", NeverRaised)
+    compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model="litellm")
+    with pytest.raises(litellm.ContextWindowExceededError, match="Input tokens exceed the configured limit"):
+        compactor.compact(_history(), iteration=1)
