@@ -9,6 +9,8 @@ client, whose error mapping (or its absence) decides whether the framework sees 
   Groq's answer (`conformance.overflow.GROQ`).
 - ``mistral``: ``ChatMistralAI`` (``langchain-mistralai``, httpx of its own) on ``/v1/chat/completions``,
   Mistral's answer (`conformance.overflow.MISTRAL`).
+- ``ollama``: ``ChatOllama`` (``langchain-ollama``, the ``ollama`` client) on ``/api/chat``, Ollama's cloud
+  answer (`conformance.overflow.OLLAMA_CLOUD`; ``context-shift-off`` a local server's).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import Any
 from ._common import requires
 
 EXTRA = "deepagents"
-"""The extra holding every class here (``langchain-groq`` and ``langchain-mistralai`` beside deepagents)."""
+"""The extra holding every class here (``langchain-groq``, ``langchain-mistralai`` and ``langchain-ollama`` beside deepagents)."""
 
 MODELS: dict[str, tuple[str, str, str | None]] = {
     "openai": ("langchain_openai", "chat", None),
     "anthropic": ("langchain_anthropic", "anthropic", None),
     "groq": ("langchain_groq", "chat", "groq"),
     "mistral": ("langchain_mistralai", "chat", "mistral"),
+    "ollama": ("langchain_ollama", "ollama", None),
 }
 """``model`` kind -> (the LangChain package holding its class, the wire API it calls, its provider's
 overflow answer on that API: `conformance.overflow.ANSWERS`; None, the API's default)."""
@@ -63,4 +66,6 @@ def chat_model(kind: str, base_url: str, api_key: str, model: str, timeout: floa
         return package.ChatAnthropic(model=model, base_url=root, api_key=api_key, timeout=timeout, max_retries=0)
     if kind == "groq":
         return package.ChatGroq(model=model, base_url=root, api_key=api_key, timeout=timeout, max_retries=0)
-    return package.ChatMistralAI(model=model, base_url=base_url, api_key=api_key, timeout=int(timeout), max_retries=0)
+    if kind == "mistral":
+        return package.ChatMistralAI(model=model, base_url=base_url, api_key=api_key, timeout=int(timeout), max_retries=0)
+    return package.ChatOllama(model=model, base_url=root, client_kwargs={"timeout": timeout})

@@ -37,7 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the model is ChatAnthropic, create_deep_agent's default
     "path": "request",  # "request": the messages wrap_model_call hands on; "reactive": the agent's model called, its overflow answer read (SPEC FIRE-5)
-    "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral; adapters/_langchain_models.py)
+    "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral, ollama; adapters/_langchain_models.py)
     "reactive_window": 1000,  # path "reactive": the agent model's context window on its double
     "overflow_answer": None,  # path "reactive": the double's answer (conformance.overflow; None: the model's provider's own)
 }

@@ -4,7 +4,9 @@ class (langchain-ai/langchain#37532, #37533). The TEST DOUBLE answers a request 
 with each provider's real overflow answer (`conformance.overflow`): OpenAI's and Anthropic's classes
 raise ``ContextOverflowError``; ``ChatGroq`` raises ``groq.BadRequestError`` (deepagents reads its
 ``context_length_exceeded`` from 0.7.14); ``ChatMistralAI`` raises ``httpx.HTTPStatusError``, which has no
-``status_code`` for deepagents' text check, so the error ends the run.
+``status_code`` for deepagents' text check, so the error ends the run; ``ChatOllama`` raises
+``ollama.ResponseError``, whose words ("prompt too long; exceeded max context length", "the prompt is longer
+than the context length") hold none of deepagents' nine, so it ends the run too (no report found).
 
 Shown with LangChain's own ``create_agent`` loop holding the middleware ``create_deep_agent`` installs,
 and through the adapter's ``path: "reactive"``.
@@ -22,7 +24,7 @@ from compaction_suite.conformance.summarizer_server import SummarizerServer
 pytest.importorskip("deepagents")
 
 WINDOW = 1000
-CLASSES = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "groq": "langchain_groq", "mistral": "langchain_mistralai"}
+CLASSES = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "groq": "langchain_groq", "mistral": "langchain_mistralai", "ollama": "langchain_ollama"}
 
 
 def _history(rounds: int = 8) -> list[dict]:
@@ -77,10 +79,21 @@ def test_the_adapter_crashes_on_mistrals_answer_through_chat_mistralai(server):
     assert server.counts.get("summary", 0) == 0
 
 
+@pytest.mark.parametrize("answer", ["ollama-cloud", "context-shift-off"])
+def test_the_adapter_crashes_on_ollamas_answers_through_chat_ollama(server, answer):
+    """``ChatOllama`` lets ``ollama.ResponseError`` through and deepagents 0.7.32 reads neither of Ollama's
+    texts as an overflow (langchain-ollama 1.1.0 maps nothing to ``ContextOverflowError``)."""
+    ollama = pytest.importorskip("ollama")
+    compactor = _reactive(server, "ollama", answer)
+    with pytest.raises(ollama.ResponseError, match="context length"):
+        compactor.compact(_history(), iteration=1)
+    assert server.counts.get("summary", 0) == 0
+
+
 def test_an_unknown_model_or_answer_is_refused(server):
     from compaction_suite.adapters.deepagents import summarization
 
-    with pytest.raises(ValueError, match="model must be one of openai, anthropic, groq, mistral"):
+    with pytest.raises(ValueError, match="model must be one of openai, anthropic, groq, mistral, ollama"):
         summarization(Settings(base_url=server.base_url), path="reactive", model="gemini")
     with pytest.raises(ValueError, match="has no overflow answer 'nope'"):
         summarization(Settings(base_url=server.base_url), path="reactive", model="openai", overflow_answer="nope")
