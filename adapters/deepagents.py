@@ -80,17 +80,21 @@ WHY = {
 }
 """Why each factory claims only ``core``."""
 
-CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
     ("summarization", {"path": "reactive"}),
 ]
-"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
-that trims what it summarizes to 4,000 tokens (the middleware class's own default). Not yet its
+"""What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
+`PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default), and the reactive path on ``ChatOpenAI``. Not yet its
 configuration on ``ChatAnthropic`` (``format: "anthropic-messages"``): deepagents drops Claude's
 reasoning blocks from the messages it keeps after a summary on purpose (``_drop_bound_reasoning``,
 0.7.32), which ANTH-3's Decision judges in every turn while the API accepts it in a closed one
 (``adapters/README.md``, Deep Agents)."""
+PROVIDER_CLASSES = {"groq": "langchain_groq", "mistral": "langchain_mistralai", "ollama": "langchain_ollama"}
+"""The reactive path's provider classes beyond ``ChatOpenAI`` (the ``deepagents`` extra brings them; a version
+sweep installs ``DISTRIBUTIONS`` only): their configurations run where the package is installed."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:
@@ -188,3 +192,20 @@ def model_answers(middleware: Any, model: Any, converted: list[Any], state: dict
     )  # fmt: skip
     middleware.wrap_model_call(request, call_model)
     return answered
+
+
+def _missing_classes() -> list[str]:
+    import importlib.util
+
+    return [kind for kind, module in PROVIDER_CLASSES.items() if importlib.util.find_spec(module) is None]
+
+
+def __getattr__(name: str) -> Any:
+    """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
+    if name == "CONFIGURATIONS":
+        missing = _missing_classes()
+        return BASE_CONFIGURATIONS + [("summarization", {"path": "reactive", "model": kind}) for kind in PROVIDER_CLASSES if kind not in missing]
+    if name == "NOT_ADAPTED":
+        missing = _missing_classes()
+        return f"path 'reactive' with model={', '.join(missing)} not run: {', '.join(PROVIDER_CLASSES[k] for k in missing)} not installed" if missing else ""
+    raise AttributeError(name)
