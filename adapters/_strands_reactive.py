@@ -21,7 +21,7 @@ from typing import Any
 
 from ._model_double import ModelDouble
 
-API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses", "ollama": "ollama", "mistral": "chat"}
+API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses", "ollama": "ollama", "mistral": "chat", "litellm": "chat"}
 """The wire API each ``model`` kind's class calls (`conformance.overflow.ANSWERS` names its answers)."""
 DEFAULT_ANSWER = {"mistral": "mistral"}
 """A model kind whose provider's overflow answer is not its API's default: ``MistralModel`` calls

@@ -36,12 +36,17 @@ DEFAULTS: dict[str, Any] = {
     "trim_tokens_to_summarize": "factory",
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the model is ChatAnthropic, create_deep_agent's default
+    "path": "request",  # "request": the messages wrap_model_call hands on; "reactive": the agent's model called, its overflow answer read (SPEC FIRE-5)
+    "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral, ollama; adapters/_langchain_models.py)
+    "reactive_window": 1000,  # path "reactive": the agent model's context window on its double
+    "overflow_answer": None,  # path "reactive": the double's answer (conformance.overflow; None: the model's provider's own)
 }
 """``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
 ``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
 the window of its summarizer, which is the same model. ``trim_tokens_to_summarize``: ``"factory"``
 calls the factory as ``create_deep_agent`` does, without it (deepagents#5913: the factory's own
-default, ``None`` in 0.7.x, sends the whole older history); an integer or ``None`` passes it."""
+default, ``None`` in 0.7.x, sends the whole older history); an integer or ``None`` passes it.
+``path: "reactive"``: `reactive`."""
 
 TRIGGER_FRACTION = 0.85
 """``compute_summarization_defaults``: ``trigger=("fraction", 0.85)`` of ``max_input_tokens``
@@ -75,16 +80,21 @@ WHY = {
 }
 """Why each factory claims only ``core``."""
 
-CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
+BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
+    ("summarization", {"path": "reactive"}),
 ]
-"""What ``compaction-suite matrix`` runs: ``create_deep_agent``'s own configuration, and the one
-that trims what it summarizes to 4,000 tokens (the middleware class's own default). Not yet its
+"""What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
+`PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
+that trims what it summarizes to 4,000 tokens (the middleware class's own default), and the reactive path on ``ChatOpenAI``. Not yet its
 configuration on ``ChatAnthropic`` (``format: "anthropic-messages"``): deepagents drops Claude's
 reasoning blocks from the messages it keeps after a summary on purpose (``_drop_bound_reasoning``,
 0.7.32), which ANTH-3's Decision judges in every turn while the API accepts it in a closed one
 (``adapters/README.md``, Deep Agents)."""
+PROVIDER_CLASSES = {"groq": "langchain_groq", "mistral": "langchain_mistralai", "ollama": "langchain_ollama"}
+"""The reactive path's provider classes beyond ``ChatOpenAI`` (the ``deepagents`` extra brings them; a version
+sweep installs ``DISTRIBUTIONS`` only): their configurations run where the package is installed."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:
@@ -104,6 +114,10 @@ def summarization(settings: Any, **given: Any) -> Any:
     (``ChatOpenAI``, or ``ChatAnthropic`` for ``format: anthropic-messages``) whose profile says its
     window, and a ``FilesystemBackend`` in a temporary directory."""
     o = options(DEFAULTS, given)
+    if o["path"] == "reactive":
+        return reactive(settings, o)
+    if o["path"] != "request":
+        raise ValueError(f"path must be 'request' or 'reactive', got {o['path']!r}")
     window = int(o["window"])
     backends = requires("deepagents.backends", EXTRA)
     model = chat_model(settings, o, profile={"max_input_tokens": window})
@@ -120,3 +134,78 @@ def summarization(settings: Any, **given: Any) -> Any:
     compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
     compactor.offload = offload  # the backend's directory lives as long as the compactor
     return compactor
+
+
+def reactive(settings: Any, o: dict[str, Any]) -> Any:
+    """``path: "reactive"`` (SPEC FIRE-5): the middleware's fallback after its model's overflow answer.
+    The agent's model is ``model``'s LangChain class (`_langchain_models`) on a double of its own whose
+    context window is ``reactive_window``, answered as that provider answers; the summarizer is the same
+    class on the suite's summarizer, as ``create_deep_agent`` gives the middleware its own model. Neither
+    has a profile (a model LangChain's registry does not know), so ``compute_summarization_defaults``
+    gives a 170,000-token trigger and keeps 6 messages: the provider's answer, not the trigger, is what
+    starts the summary. ``wrap_model_call``'s handler calls the model as ``create_agent``'s model node
+    does (the system message first), so what the class raises on the answer is what the middleware
+    catches, or not; the output is the messages of the call that was answered."""
+    from . import _langchain_models as models
+    from ._model_double import ModelDouble
+
+    kind = models.kind_of(o["model"])
+    window = int(o["reactive_window"])
+    double = ModelDouble(window, models.answers(kind, o["overflow_answer"]) or None)
+    offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
+    backends = requires("deepagents.backends", EXTRA)
+    summarizer = models.chat_model(kind, settings.base_url or "", settings.api_key or "compaction-suite", settings.model, settings.summarizer_timeout)
+    middleware = _middleware(summarizer, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"])
+
+    def answered(converted: list[Any]) -> list[Any]:
+        agent_model = models.chat_model(kind, double.server().base_url, "compaction-suite", settings.model, settings.summarizer_timeout)
+        return model_answers(middleware, agent_model, converted, {SESSION_KEY: SESSION})
+
+    declared = {**capabilities("outside"), "reactive_window": window}
+    if o["format"] == "anthropic-messages":
+        declared["wire_format"] = "anthropic-messages"
+
+    def estimate(history: Any) -> int:
+        return approximate_tokens(langchain_messages(o, history))
+
+    compactor = make(f"deepagents.SummarizationMiddleware[reactive, {kind}]", {"core"}, compacting(o, answered), declared=declared, estimate=estimate)
+    compactor.offload, compactor.model_double = offload, double  # both live as long as the compactor
+    return compactor
+
+
+def model_answers(middleware: Any, model: Any, converted: list[Any], state: dict[str, Any]) -> list[Any]:
+    """The messages of the model call ``middleware.wrap_model_call`` got an answer to, its handler
+    calling ``model`` as ``create_agent``'s model node does (``model.invoke`` on the system message and
+    the request's messages); an error the middleware lets through escapes (the agent's crash)."""
+    types = requires("langchain.agents.middleware.types", EXTRA)
+    answered: list[Any] = []
+
+    def call_model(request: Any) -> Any:
+        system = [request.system_message] if getattr(request, "system_message", None) is not None else []
+        result = request.model.invoke([*system, *request.messages])
+        answered[:] = list(request.messages)
+        return types.ModelResponse(result=[result])
+
+    request = types.ModelRequest(
+        model=model, messages=list(converted), system_prompt=None, tool_choice=None, tools=[], response_format=None,
+        state={"messages": list(converted), **state}, runtime=None,
+    )  # fmt: skip
+    middleware.wrap_model_call(request, call_model)
+    return answered
+
+
+def _missing_classes() -> list[str]:
+    import importlib.util
+
+    return [kind for kind, module in PROVIDER_CLASSES.items() if importlib.util.find_spec(module) is None]
+
+
+def __getattr__(name: str) -> Any:
+    """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
+    if name == "CONFIGURATIONS":
+        missing = _missing_classes()
+        return BASE_CONFIGURATIONS + [("summarization", {"path": "reactive", "model": kind}) for kind in PROVIDER_CLASSES if kind not in missing]
+    if name == "NOT_ADAPTED":
+        missing = _missing_classes()
+        return f"path 'reactive' with model={', '.join(missing)} not run: {', '.join(PROVIDER_CLASSES[k] for k in missing)} not installed" if missing else ""
+    raise AttributeError(name)

@@ -32,6 +32,7 @@ import copy
 import functools
 import inspect
 import json
+import os
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -69,12 +70,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
 }  # fmt: skip
-MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral")
+MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral", "litellm")
 """The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``,
 ``BedrockModel`` (Strands' default model) on its Converse API, ``/model/{modelId}/converse-stream``
 (`conformance.converse`), through boto3 with the double's address as the endpoint, ``OpenAIModel`` on
 its chat-completions API or ``OpenAIResponsesModel`` on its Responses API (the OpenAI-compatible
-endpoints users point them at: vLLM, gateways, Bedrock Mantle), ``OllamaModel`` on its ``/api/chat``
+endpoints users point them at: vLLM, gateways, Bedrock Mantle), ``LiteLLMModel`` (the ``litellm`` client,
+routing ``openai/<model>`` to the double's chat-completions API), ``OllamaModel`` on its ``/api/chat``
 (`conformance.ollama`) or ``MistralModel`` on Mistral's chat API (chat-completions, Mistral's own overflow
 answer; the ``ollama`` and ``mistralai`` clients, Strands' ``ollama`` and ``mistral`` extras). With ``bedrock`` every request Strands
 sends (the summarizer's and, in the loop, the agent's) is what Bedrock receives, checked with Bedrock's
@@ -147,13 +149,13 @@ OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
     for model, answer in (
         ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
-        ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None),
+        ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None), ("litellm", None),
     )
 ]  # fmt: skip
 """The reactive path through each model class on the overflow answers other than its API's default, and
 through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
 the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
-LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai"}
+LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai", "litellm": "litellm"}
 """The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
 `OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 
@@ -315,6 +317,8 @@ def _model(settings: Any, kind: str, *, thinking: bool = False, **config: Any) -
         return _openai_model(settings, kind, **config)
     if kind in ("ollama", "mistral"):
         return _local_model(settings, kind, **config)
+    if kind == "litellm":
+        return _litellm_model(settings, **config)
     if thinking:
         config["params"] = {"thinking": dict(THINKING)}
     anthropic_model = requires("strands.models.anthropic", EXTRA)
@@ -346,6 +350,15 @@ def _local_model(settings: Any, kind: str, **config: Any) -> Any:
     mistral = requires("strands.models.mistral", EXTRA)
     client_args = {"server_url": root, "timeout_ms": int(settings.summarizer_timeout * 1000)}
     return mistral.MistralModel(api_key=settings.api_key or "compaction-suite-test-double", client_args=client_args, model_id=settings.model, max_tokens=1024, **config)
+
+
+def _litellm_model(settings: Any, **config: Any) -> Any:
+    """Strands' ``LiteLLMModel`` routing ``openai/<model>`` to the suite's chat-completions API (``api_base``),
+    one attempt per call and the suite's timeout: litellm's OpenAI provider, whose errors litellm maps to its
+    own exceptions (an overflow to ``ContextWindowExceededError``), which the model class then reads."""
+    litellm = requires("strands.models.litellm", EXTRA)
+    client_args = {"api_base": settings.base_url, "api_key": settings.api_key or "compaction-suite", "timeout": settings.summarizer_timeout, "num_retries": 0}
+    return litellm.LiteLLMModel(client_args=client_args, model_id=f"openai/{settings.model}", params={"max_tokens": 1024}, **config)
 
 
 def _bedrock_model(settings: Any, **config: Any) -> Any:
@@ -479,8 +492,10 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
         raise ValueError("thinking is driven on model=anthropic only (the other doubles answer no reasoning content)")
     module = {
         "bedrock": "strands.models.bedrock", "openai": "strands.models.openai", "openai-responses": "strands.models.openai_responses",
-        "ollama": "strands.models.ollama", "mistral": "strands.models.mistral",
+        "ollama": "strands.models.ollama", "mistral": "strands.models.mistral", "litellm": "strands.models.litellm",
     }.get(kind, "strands.models.anthropic")  # fmt: skip
+    if kind == "litellm":
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's own setting: its bundled cost map, no download at import
     try:
         requires(module, EXTRA)
     except ImportError:

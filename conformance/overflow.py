@@ -2,7 +2,7 @@
 overflow answers (SPEC Part A, "core, the summarizer's context window (WIN)" and FIRE-5).
 
 One wire API has several real answers: OpenAI-compatible servers word an overflow their own way
-(OpenAI itself, vLLM, a gateway passing Bedrock's text through, Bedrock Mantle, Mistral's own API),
+(OpenAI itself, vLLM, a gateway passing Bedrock's text through, Bedrock Mantle, Mistral's and Groq's own APIs, a LiteLLM proxy),
 Bedrock's Converse API words it per model family, and Ollama's ``/api/chat`` per server (its cloud,
 a local server with context shift off). Each is an `Overflow` with its status, error type or code
 and message as that server sends it, and the public source quoting it; ``ANSWERS[api]`` lists an
@@ -99,6 +99,22 @@ MISTRAL = Overflow(
     "and aurelio-labs/semantic-router#297",
     kind="invalid_request_error",
 )  # fmt: skip
+GROQ = Overflow(
+    "groq", 400, "Please reduce the length of the messages or completion.",
+    "openai", "Groq's OpenAI-compatible chat API (POST /openai/v1/chat/completions, what the groq client calls): "
+    "groq.BadRequestError 'Error code: 400 - {'error': {'message': 'Please reduce the length of the messages or completion.', "
+    "'type': 'invalid_request_error', 'param': 'messages', 'code': 'context_length_exceeded'}}', quoted in "
+    "ScrapeGraphAI/Scrapegraph-ai#411 and OpenHands/OpenHands#1902, the path in letta-ai/letta#1963",
+    code="context_length_exceeded", kind="invalid_request_error", param="messages",
+)  # fmt: skip
+LITELLM_PROXY = Overflow(
+    "litellm-proxy", 400,
+    'litellm.ContextWindowExceededError: litellm.BadRequestError: BedrockException: Context Window Error - {{"message":"The model returned the following errors: Input is too long for requested model."}}',
+    "openai", "a LiteLLM proxy (OpenAI-compatible) serving a Bedrock model: the message quoted in continuedev/continue#9722 (and, "
+    "truncated, strands-agents/harness-sdk#974); the proxy's body {'error': {'message': ..., 'type': None, 'param': None, "
+    "'code': '400'}} with HTTP 400, quoted in BerriAI/litellm#7259 and OpenHands/OpenHands#5350",
+    code="400",
+)  # fmt: skip
 OLLAMA_CLOUD = Overflow(
     "ollama-cloud", 400, "prompt too long; exceeded max context length by {over} tokens",
     "ollama", "Ollama's cloud models on /api/chat (HTTP 400 \"prompt too long; exceeded max context length by 1475 tokens\", "
@@ -113,7 +129,7 @@ OLLAMA_CONTEXT_SHIFT_OFF = Overflow(
 )  # fmt: skip
 
 ANSWERS: dict[str, tuple[Overflow, ...]] = {
-    "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY, MISTRAL),
+    "chat": (OPENAI_CHAT, VLLM, BEDROCK_GATEWAY, MISTRAL, GROQ, LITELLM_PROXY),
     "responses": (OPENAI_RESPONSES, BEDROCK_MANTLE),
     "compact": (OPENAI_RESPONSES,),
     "anthropic": (ANTHROPIC, ANTHROPIC_MAX_TOKENS),

@@ -133,8 +133,9 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
 }
 """HTTP fault -> (status, error type, error code)."""
 
-CHAT_PATHS = re.compile(r"^(?:/v1|/openai/deployments/[^/]+)/chat/completions$")
-"""``/v1/chat/completions``, and Azure's ``/openai/deployments/<name>/chat/completions``."""
+CHAT_PATHS = re.compile(r"^(?:/v1|/openai/v1|/openai/deployments/[^/]+)/chat/completions$")
+"""``/v1/chat/completions``, Groq's ``/openai/v1/chat/completions`` (the ``groq`` client's path) and
+Azure's ``/openai/deployments/<name>/chat/completions``."""
 
 _ID_PREFIXES = ("ent", "id", "ids", "uuid", "guid")
 _HEX = frozenset("0123456789abcdefABCDEF")

@@ -10,6 +10,8 @@ path doing what that loop does, through each model class, and crashing where the
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from compaction_suite.conformance import overflow
@@ -49,7 +51,8 @@ def test_every_overflow_answer_is_cited_and_fills_in_its_numbers():
             assert "#" in answer.source or "docs" in answer.source, (api, answer.name)
             status, body = overflow.answer(api, answer.name, 1234, 1000, {"model": "m", "max_tokens": 16}, "[double]")
             text = overflow.message(body)
-            assert status == answer.status and "{" not in text.replace("{'", "") and text.endswith("[double]"), (api, answer.name, text)
+            unfilled = re.search(r"\{(?:tokens|window|model|output|total|over)\}", text)
+            assert status == answer.status and unfilled is None and text.endswith("[double]"), (api, answer.name, text)
 
 
 def test_an_unknown_answer_is_refused_naming_the_choices(server):
@@ -150,9 +153,10 @@ MODEL_ANSWERS = [
     (kind, name)
     for kind, api in (("anthropic", "anthropic"), ("bedrock", "converse"), ("openai", "chat"), ("openai-responses", "responses"), ("ollama", "ollama"))
     for name in overflow.names(api)
-] + [("mistral", None)]
-"""Each model class on each answer of its API; ``MistralModel`` on Mistral's own (its default, `_strands_reactive.DEFAULT_ANSWER`)."""
-CLIENTS = {"ollama": "ollama", "mistral": "mistralai"}
+] + [("mistral", None), ("litellm", None)]
+"""Each model class on each answer of its API; ``MistralModel`` on Mistral's own (its default, `_strands_reactive.DEFAULT_ANSWER`);
+``LiteLLMModel`` on OpenAI's (litellm's OpenAI provider)."""
+CLIENTS = {"ollama": "ollama", "mistral": "mistralai", "litellm": "litellm"}
 """The client library a model class needs beyond Strands' anthropic extra."""
 
 
@@ -162,8 +166,9 @@ has no "input length and `max_tokens` exceed context limit"; harness-sdk#1078 wa
 
 
 @pytest.mark.parametrize(("kind", "name"), MODEL_ANSWERS)
-def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, kind, name):
+def test_the_adapter_reduces_on_each_answer_its_model_class_recognises(server, monkeypatch, kind, name):
     pytest.importorskip("strands")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's bundled cost map: no download when imported
     if kind in CLIENTS:
         pytest.importorskip(CLIENTS[kind])
     from compaction_suite.adapters.strands import sliding_window
@@ -285,3 +290,22 @@ def test_fire_5_judges_strands_reactive_path_through_its_model_class(tmp_path, m
     found = broken.clause("FIRE-5")
     assert found["status"] == "fail" and found["reason_id"] == "overflow-answer-not-recovered", found
     assert "Input is too long for requested model" in found["reason"]
+
+
+def test_the_adapter_crashes_where_lite_llm_model_does_not_map_litellms_overflow(server, monkeypatch):
+    """``LiteLLMModel`` without its ``except ContextWindowExceededError`` (as before strands-agents 1.11.0,
+    harness-sdk#974, fixed by PR #994): litellm's own overflow exception ends the reactive path, a crash."""
+    pytest.importorskip("strands")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = pytest.importorskip("litellm")
+    from strands.models import litellm as strands_litellm
+
+    from compaction_suite.adapters.strands import sliding_window
+
+    class NeverRaised(Exception):
+        """Stands for the exception class the release did not catch."""
+
+    monkeypatch.setattr(strands_litellm, "ContextWindowExceededError", NeverRaised)
+    compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model="litellm")
+    with pytest.raises(litellm.ContextWindowExceededError, match="Input tokens exceed the configured limit"):
+        compactor.compact(_history(), iteration=1)
