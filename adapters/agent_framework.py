@@ -121,6 +121,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {"target_count": 4, "threshold": 2, "summarizer_window": 8000}),
     ("token_budget", {"token_budget": 500}),
     ("token_budget", {"token_budget": 2000}),
+    ("token_budget", {"token_budget": 2000, "history": "responses"}),
     ("context_window", {"max_context_window_tokens": 2000, "max_output_tokens": 500}),
     ("context_window", {"max_context_window_tokens": 16000, "max_output_tokens": 4000}),
     ("compaction_provider", {"phase": "before", "strategy": "sliding_window", "keep_last_groups": 2}),

@@ -494,7 +494,9 @@ def _replaying(settings: Any, o: dict[str, Any], middleware: Any) -> Any:
     """``path: "agent"``: each ``compact`` replays the history through ``create_agent`` with ``middleware``,
     a system prompt of ``system_prompt_tokens`` and ``tools`` more tools beside the history's, its model
     ``ChatOpenAI`` on a double of its own whose window is ``window`` (``adapters/_langchain_replay.py``);
-    the output is the thread's messages. Declares that window (``request_window``, SPEC FIRE-7)."""
+    the output is the thread's messages. Declares that window (``request_window``, SPEC FIRE-7), and as
+    the summarizer's (``summarizer_window``, SPEC WIN-1): the summarizer is the agent's model, given the
+    same profile, as ``SummarizationMiddleware(model=...)`` is given the agent's model."""
     from . import _langchain_replay as replaying
     from ._model_double import ModelDouble
 
@@ -520,7 +522,7 @@ def _replaying(settings: Any, o: dict[str, Any], middleware: Any) -> Any:
     def estimate(history: Any) -> int:
         return int(middleware.token_counter(to_langchain(history)[0]))
 
-    declared = {**_declared(o), "request_window": window}
+    declared = {**_declared(o), "request_window": window, "summarizer_window": window}
     compactor = make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
     compactor.model_double = double  # the agent model's double lives as long as the compactor
     return compactor

@@ -474,11 +474,56 @@ def trimmed_results_fit(fmt: WireFormat, history: Any, out: Any, cap: int) -> Vi
     return None
 
 
+# --- CORE-50: a call sent as an item is not also restated in a message the compaction wrote
+
+
+def call_ids(item: Any) -> list[str]:
+    """The call ids a tool call or result item of any wire format carries: a chat-completions
+    message's ``tool_calls`` ids or ``tool_call_id``, a Responses item's ``call_id``, a Messages API
+    turn's ``tool_use`` ids and ``tool_result`` ``tool_use_id`` s."""
+    if not isinstance(item, dict):
+        return []
+    found = [c.get("id") for c in item.get("tool_calls") or [] if isinstance(c, dict)] + [item.get("tool_call_id"), item.get("call_id")]
+    content = item.get("content")
+    if isinstance(content, list):
+        found += [b.get("id") if b.get("type") == "tool_use" else b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")]
+    return [i for i in found if isinstance(i, str) and len(i) >= 6]
+
+
+def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-50: no message the compaction wrote (an output item standing for nothing of the input and
+    carrying no call of its own) restates, by its call id, a tool call or result the output also sends
+    as an item. A summarizer's answer inside the message is not read: only what the compactor wrote."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    sent: dict[str, int] = {}
+    for j, item in enumerate(fmt.items(out)):
+        for i in call_ids(item):
+            sent.setdefault(i, j)
+    if not sent:
+        return None
+    for j, item in new_items(fmt, history, out):
+        if call_ids(item):
+            continue
+        text = "\n".join(strings(item))
+        for exchange in exchanges:
+            if exchange.answer:
+                text = text.replace(exchange.answer, "")
+        restated = [i for i in sent if i in text]
+        if restated:
+            return Violation(
+                "call-restated-and-sent",
+                f"{_where(fmt, out, j)}, written by the compaction, restates call {restated[0]!r}, which {_where(fmt, out, sent[restated[0]])} also sends "
+                f"as it is ({len(restated)} call id(s) both restated and sent): the model reads each such action twice",
+            )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18 and CORE-21 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21 and CORE-50 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -486,6 +531,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-17": providers.broken(declared, fmt, history, out),
         "CORE-18": summary_kept(fmt, history, out, exchanges),
         "CORE-21": count_stated(fmt, history, out, exchanges),
+        "CORE-50": restated_calls(fmt, history, out, exchanges),
     }
 
 

@@ -9,6 +9,9 @@ imports no Hypothesis.
 
 from __future__ import annotations
 
+import base64
+import random
+from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import strategies as st
@@ -23,6 +26,36 @@ def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
     """(tokens, items) of ``chat`` as items, at least: an earlier summary may become an opaque
     compaction item, which counts no token (SPEC TOK-1)."""
     return tokens(from_chat([m for m in chat if not is_summary(m)])), len(from_chat(chat))
+
+
+REASONING_PAYLOAD_CHARS = (1_200, 2_400)
+"""The length of a reasoning item's ``encrypted_content`` as the API returns it: "a single reasoning
+item's ciphertext measures ~1,700 chars" (measured on a gpt-5 model with ``store: false``,
+LibreChat-AI/agents#422, 2026-08); drawn around it. `_OPAQUE_TEXT`'s 12-48 bytes are a stand-in
+where only the blob's identity matters, not its size."""
+
+
+def reasoning_payload(seed: int, chars: int) -> str:
+    """An opaque ``encrypted_content`` of ``chars`` characters: base64 of bytes drawn from ``seed`` after
+    a Fernet token's ``gAAAAAB`` head, as the API's blobs begin. The model never tokenizes it; a
+    counter reading it as text counts about 0.68 o200k tokens a character (microsoft/agent-framework#8348)."""
+    body = base64.b64encode(random.Random(seed).randbytes(chars)).decode("ascii")
+    return ("gAAAAAB" + body)[:chars]
+
+
+def with_reasoning(items: list[Item], payloads: Iterator[str]) -> list[Item]:
+    """``items`` with a reasoning item (its summary, its ``encrypted_content`` the next of ``payloads``)
+    before each run of output a reasoning model emits: an assistant message, or a function call not
+    following another call or reasoning."""
+    out: list[Item] = []
+    for item in items:
+        previous = kind(out[-1]) if out else None
+        starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ("function_call", "reasoning"))
+        if starts_output and previous != "reasoning":
+            n = sum(kind(i) == "reasoning" for i in out) + 1
+            out.append({"type": "reasoning", "id": f"rs_payload_{n:04d}", "summary": [{"type": "summary_text", "text": "Deciding what to do next."}], "encrypted_content": next(payloads)})
+        out.append(item)
+    return out
 
 
 _OPAQUE_TEXT = st.binary(min_size=12, max_size=48).map(lambda b: "gAAAAA" + b.hex())

@@ -501,3 +501,30 @@ def test_anth3_a_turn_joined_whole_with_its_neighbour_keeps_its_thinking() -> No
     assert anthropic_format.check_thinking_kept(history, joined) is None
     dropped: list[dict[str, Any]] = [joined[0], {"role": "assistant", "content": [{"type": "text", "text": "earlier"}, use]}, joined[2]]
     assert anthropic_format.check_thinking_kept(history, dropped) is not None
+
+
+def test_core50_a_written_message_restating_a_call_the_output_sends_fails_and_one_naming_a_removed_call_passes() -> None:
+    """CORE-50 on each wire format's call ids: a message the compaction wrote naming, by its id, a call the
+    output still sends fails with ``call-restated-and-sent``; naming only calls it removed, or an id inside
+    the summarizer's own answer, passes."""
+    kept = HISTORY[2:]
+    restating = [SYSTEM, {"role": "user", "content": "Earlier: the agent ran runCommand (call_1)."}, *kept]
+    found = judges.restated_calls(CHAT, HISTORY, restating)
+    assert found is not None and found.reason_id == "call-restated-and-sent" and "'call_1'" in found and "output item 2 (assistant)" in found
+    removed = [SYSTEM, {"role": "user", "content": "Earlier: the agent ran runCommand (call_1)."}, HISTORY[4], HISTORY[5]]
+    assert judges.restated_calls(CHAT, HISTORY, removed) is None
+    answered = [SYSTEM, {"role": "user", "content": "Summary: ran call_1."}, *kept]
+
+    class Answer:
+        answer = "ran call_1."
+
+    assert judges.restated_calls(CHAT, HISTORY, answered, [Answer()]) is None  # type: ignore[list-item]
+    items = [
+        {"type": "message", "role": "user", "content": "Read the config."},
+        {"type": "function_call", "call_id": "call_cfg_1", "name": "readFile", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_cfg_1", "output": "debug = true"},
+    ]
+    nested = [{"role": "assistant", "content": '<CONVERSATION HISTORY>\n1. function_call: {"call_id": "call_cfg_1"}'}, *items[1:]]
+    found = judges.restated_calls(RESP, items, nested)
+    assert found is not None and "which output item 1 (function_call) also sends" in found
+    assert judges.restated_calls(RESP, items, nested[:1]) is None

@@ -296,13 +296,14 @@ def _invalid_message(out: Sequence[Any], i: int) -> Violation | None:
 
 def expected_summary_shape(history: Sequence[Message], k: int, min_messages: int = 0) -> tuple[list[Message], list[Message]]:
     """(system messages, the kept tail) of an input: the last ``k`` non-system rounds, extended
-    to whole rounds until it holds at least ``min_messages`` messages.
+    to whole rounds until it holds at least ``min_messages`` messages, an earlier summary message
+    aside (SUM-4: it is folded into the new summary, never kept beside it).
 
     **Decision** (SUM-1 with STRUCT-4): a target claiming ``summary`` and ``structured`` keeps
     the longer of the two tails, ``min_messages=10``; one claiming ``summary`` alone keeps
     exactly ``k`` rounds."""
     system = [m for m in history if m.get("role") in SYSTEM_ROLES]
-    groups = non_system_rounds(history)
+    groups = [g for g in non_system_rounds(history) if not (len(g) == 1 and is_summary(g[0]))]  # an earlier summary is folded, not kept (SUM-4)
     start = max(len(groups) - k, 0) if k else len(groups)
     while start > 0 and sum(len(g) for g in groups[start:]) < min_messages:
         start -= 1

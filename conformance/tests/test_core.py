@@ -348,6 +348,17 @@ def test_placeholder_states_true_count(suite, history):
 
 
 @TARGET_FORMAT
+@clause("CORE-50")
+@FEW
+@given(history=substantial_in_format)
+def test_a_call_sent_as_an_item_is_not_restated(suite, history):
+    """SHOULD: a message the compaction writes does not restate, by its call id, a tool call or result
+    the output also sends as an item (the model would read the action twice); judged on every output too."""
+    out = _forced(suite, history)
+    require(judges.restated_calls(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
 @clause("CORE-17")
 @FEW
 @given(history=substantial_in_format)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
+from compaction_suite.conformance.responses_histories import REASONING_PAYLOAD_CHARS, reasoning_payload, with_reasoning
 from compaction_suite.conformance.shapes import results
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from compaction_suite.conformance.trigger import PAST, Trigger
@@ -99,19 +100,34 @@ def _words(script: str) -> st.SearchStrategy[list[str]]:
 
 def _below(trigger: Trigger, script: str) -> st.SearchStrategy[Any]:
     """A complete history at most half the trigger by its count, system prompt included: user turns,
-    a tool round and replies (in that order, as many items as fit), its text in ``script``."""
+    a tool round and replies (in that order, as many items as fit), its text in ``script``; in the
+    Responses format each output after a reasoning item whose opaque payload has the size the API
+    returns (`_reasoned`)."""
     return st.builds(
-        lambda words, share, system: _conversation(trigger, words, share, system),
-        _words(script), st.floats(0.5, 0.9), st.booleans(),
+        lambda words, share, system, payloads: _conversation(trigger, words, share, system, payloads),
+        _words(script), st.floats(0.5, 0.9), st.booleans(), _payloads(),
     )  # fmt: skip
 
 
-def _conversation(trigger: Trigger, words: list[str], share: float, system: bool) -> Any:
+def _payloads() -> st.SearchStrategy[list[str]]:
+    """Opaque reasoning payloads at the sizes the Responses API returns (`REASONING_PAYLOAD_CHARS`)."""
+    low, high = REASONING_PAYLOAD_CHARS
+    return st.lists(st.builds(reasoning_payload, st.integers(0, 2**32), st.integers(low, high)), min_size=8, max_size=8)
+
+
+def _reasoned(shape: list[str]) -> int:
+    """The items ``shape`` makes in the Responses format with reasoning: one more before each call or reply."""
+    return len(shape) + sum(kind in ("call", "reply") for kind in shape)
+
+
+def _conversation(trigger: Trigger, words: list[str], share: float, system: bool, payloads: list[str]) -> Any:
     half = trigger.limit // 2
     items = max(1, trigger.most_items_below())
+    fmt = target_format()
+    reasoning = fmt.name == formats.RESPONSES
     shape = ["system"] * system + ["user", "call", "tool", "reply"] * (items // 4 + 1)
     shape = shape[:items]
-    if shape[-1] == "call":
+    while len(shape) > 1 and (shape[-1] == "call" or (reasoning and _reasoned(shape) > items)):
         shape = shape[:-1]
     texts = sum(kind != "call" for kind in shape) or 1
     budget = 8 if trigger.kind == "messages" else max(1, int(half * share / texts))
@@ -125,8 +141,9 @@ def _conversation(trigger: Trigger, words: list[str], share: float, system: bool
             chat.append({"role": "tool", "tool_call_id": f"call_fire_{n - 1}", "content": text})
         else:
             chat.append({"role": {"reply": "assistant"}.get(kind, kind), "content": text})
-    fmt = target_format()
     history = chat if fmt.name == formats.CHAT else fmt.from_chat(chat)
+    if reasoning:
+        history = with_reasoning(history, itertools.cycle(payloads))
     return fmt.without_system(history) if declared_capabilities().system_outside else history
 
 
@@ -156,9 +173,17 @@ def test_does_not_compact_well_below_its_declared_trigger(suite, script, data):
     out = subject.compact(copy.deepcopy(history), 1)
     problem = None if oracle.same(history, out) else Violation(
         "compacts-below-trigger",
-        f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}; text: {script}), yet it was compacted",
+        f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}; text: {script}){_opaque(history)}, yet it was compacted",
     )
     require(problem, history, out)
+
+
+def _opaque(history: Any) -> str:
+    """What the history holds beside its text that no provider counts: its reasoning items' opaque payloads."""
+    payloads = [i["encrypted_content"] for i in history if isinstance(i, dict) and i.get("type") == "reasoning" and i.get("encrypted_content")] if isinstance(history, list) else []
+    if not payloads:
+        return ""
+    return f"; beside it {len(payloads)} reasoning items' opaque encrypted_content, {sum(map(len, payloads))} characters the model never reads as text"
 
 
 # --- FIRE-6: a configuration documented as never compacting

@@ -927,6 +927,25 @@ def miscounts_skipped(settings: Any) -> _MiscountsSkipped:
     return _MiscountsSkipped(settings)
 
 
+def restates_kept_calls(settings: Any) -> Wrapper:
+    """Summarizes as seed 000, then writes a message before the kept rounds listing each tool call
+    they hold as JSON, call id included, while sending those calls as they are (the OpenAI Agents
+    SDK's nested handoff history up to 0.6.6, openai/openai-agents-python#2171)."""
+
+    class Restate(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            kept = [c for m in out if m in messages for c in m.get("tool_calls") or []]
+            if not kept:
+                return out
+            at = next((i for i, m in enumerate(out) if m in messages and m.get("role") not in ("system", "developer")), len(out))
+            note = {"role": "user", "content": "The conversation continues with these actions: " + json.dumps(kept)}
+            return [*out[:at], note, *out[at:]]
+
+    return Restate(seed_000(settings))
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -1165,6 +1184,7 @@ CONTROLS: dict[str, Control] = {
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
+    "restates_kept_calls": Control("CORE-50", ("core",), r"written by the compaction, restates call 'call_\w+', which output item \d+ \(assistant\) also sends as it is", reason_id="call-restated-and-sent"),
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "drops_middle_tool_round": Control("CORE-30", ("core",), r"the tool round at input item \d+ .* was removed while the older one at input item \d+ .* was kept", reason_id="newer-tool-round-removed"),

@@ -44,6 +44,11 @@ def _rounds(messages: list[dict]) -> list[list[dict]]:
     return grouped
 
 
+def _is_summary(round_: list[dict]) -> bool:
+    """Whether a round is an earlier compaction's summary message."""
+    return round_[0]["role"] == "user" and _text(round_[0]).startswith(PREFIX)
+
+
 ID_KEY = re.compile(r"(?i:^(ids?|uuids?|guids?)$|[_.-](ids?|uuids?|guids?)$)|[a-z0-9](Ids?|IDs?|Uuids?|UUIDs?|Guids?|GUIDs?)$")
 """SPEC ENT-1's identifier-like keys: id, ids, uuid, guid alone or after _ - . in any case, or in
 camel case after a lowercase letter or digit (userId, orderIDs, itemUuid)."""
@@ -107,11 +112,14 @@ class StructuredSummary:
             return messages
         system = [m for m in messages if m["role"] in SYSTEM]
         others = [r for r in rounds if r[0]["role"] not in SYSTEM]
-        start = max(len(others) - s.keep_recent_rounds, 0)
-        while start > 0 and sum(map(len, others[start:])) < KEEP_MESSAGES:
+        plain = [r for r in others if not _is_summary(r)]  # an earlier summary is folded into the new one, never kept (SUM-4)
+        start = max(len(plain) - s.keep_recent_rounds, 0)
+        while start > 0 and sum(map(len, plain[start:])) < KEEP_MESSAGES:
             start -= 1
-        older = [m for r in others[:start] for m in r]
-        if not older or (len(older) == 1 and _text(older[0]).startswith(PREFIX)):
+        folded = {id(r) for r in plain[:start]} | {id(r) for r in others if _is_summary(r)}
+        older = [m for r in others if id(r) in folded for m in r]
+        tail = [m for r in plain[start:] for m in r]
+        if not plain[:start] and len(older) <= 1:
             return messages  # nothing older than the tail (TRIG-5)
         try:
             answer = s.client.chat.completions.create(
@@ -126,7 +134,7 @@ class StructuredSummary:
             return messages
         if not free_text:
             return messages
-        return system + [self._summary(older, free_text)] + [m for r in others[start:] for m in r]
+        return system + [self._summary(older, free_text)] + tail
 
     def _summary(self, older: list[dict], free_text: str) -> dict:
         ids = _entity_ids(older)
