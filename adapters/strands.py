@@ -69,7 +69,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {
         "manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic",
-        "preset": "proactive_summarization", "context_window_limit": 600,
+        "preset": "auto", "context_window_limit": 600,
     },
 }  # fmt: skip
 MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral")
@@ -138,6 +138,8 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarizing_session", {"pin_first": 2}),
     ("summarizing_session", {"manager": "sliding_window", "pin_first": 2}),
 ]
+CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"manager": "context_manager"})]
+"""The context manager under a ``FileSessionManager`` (Strands >= 1.55, as ``CONTEXT_MANAGER``)."""
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
@@ -705,7 +707,7 @@ def __getattr__(name: str) -> Any:
     if name == "CONFIGURATIONS":
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
+        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS + (CONTEXT_SESSIONS if driven else [])
         missing = _missing_clients()
         answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
         return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
