@@ -731,7 +731,8 @@ class _Session:
     def __init__(self, settings: Any, path: str, manager: Any, kind: str = "anthropic", context_manager: Any = None, window: int | None = None) -> None:
         strands_files = requires("strands.session.file_session_manager", EXTRA)
         self._store = strands_files.FileSessionManager(session_id="compaction-suite", storage_dir=path)
-        model = _model(settings, kind, **({} if window is None else {"context_window_limit": window}))
+        config: dict[str, Any] = {} if window is None else {"context_window_limit": window}
+        model = _model(settings, kind, **config)
         strands = requires("strands", EXTRA)
         chosen = {} if context_manager is None else {"context_manager": context_manager}
         self._agent = strands.Agent(agent_id="compaction-suite", model=model, conversation_manager=manager, session_manager=self._store, callback_handler=None, **chosen)
