@@ -22,7 +22,7 @@ call; no model step at its end) is returned unchanged. Standard library at impor
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from ._native import MODEL_ITEMS, item_kind, last_model_step, said_by_model
@@ -160,10 +160,15 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
     ]
 
 
-async def run(items: list[dict[str, Any]], settings: Any, capability: Any, model_settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+async def run(
+    items: list[dict[str, Any]], settings: Any, capability: Any, model_settings: dict[str, Any] | None = None,
+    *, between_turns: Callable[[list[Any]], list[Any]] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
     """What pydantic-ai's agent sends the model after the history's last step, with ``capability`` (and
     ``model_settings`` beside the script: ``openai_previous_response_id='auto'`` chains each request to the
-    last response, the input then read as the chain the double resolves, `Chains`)."""
+    last response, the input then read as the chain the double resolves, `Chains`). Where the step ends the
+    turn (a final answer), the next request is the next turn's: ``between_turns`` is what the messages go
+    through before it (the user's store: a UI protocol's dump and load)."""
     import openai
     import pydantic_ai
     from pydantic_ai.models.openai import OpenAIResponsesModel
@@ -207,7 +212,8 @@ async def run(items: list[dict[str, Any]], settings: Any, capability: Any, model
         try:
             result = await agent.run(None, message_history=history)
             if not calls:
-                await agent.run(PROBE, message_history=result.all_messages())
+                kept = result.all_messages()
+                await agent.run(PROBE, message_history=kept if between_turns is None else between_turns(list(kept)))
         except Exception as error:
             sent = _sent(error)
             if sent is None:

@@ -81,6 +81,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
+    "redis_history": {"max_messages": 8, "rounds": 3},
 }
 """AF's own defaults where it has them (SummarizationStrategy target 4 / threshold 2;
 ContextWindow keep 4 tool groups); sizes where it requires them."""
@@ -774,3 +775,53 @@ def harness_agent(settings: Any, **given: Any) -> Any:
     # its tool-eviction share of the input budget (as `context_window` declares it)
     evicts = getattr(window, "DEFAULT_TOOL_EVICTION_THRESHOLD", 0.5) * (o["max_context_window_tokens"] - o["max_output_tokens"])
     return make("agent_framework.create_harness_agent", {"core"}, run, declared=capabilities("in_list", {"tokens": int(evicts)}), is_async=True)
+
+
+# --- a Redis-backed history (agent-framework-redis; a real Redis server on 127.0.0.1) --------------------------
+
+REDIS_EXTRA = "agent-framework-redis"
+
+
+@factory
+def redis_history(settings: Any, **given: Any) -> Any:
+    """A turn of ``Agent(context_providers=[RedisHistoryProvider(redis_url=..., max_messages=...)])`` with no
+    compaction strategy: the provider's retention (after each save, ``LTRIM`` to the last ``max_messages``
+    stored messages) is the compaction, run by a real Redis server on 127.0.0.1 (`_redis_server`, the
+    ``agent-framework-redis`` extra). The history's trailing tool rounds (at most ``rounds``) are replayed
+    as the turn's tool loop (`agent_loop`'s way); the output is what the next turn loads (the provider's
+    ``get_messages`` for the session), less the reply that closed the scripted turn. The trigger declared is
+    the retention AF documents ("Maximum number of messages to retain per session"): past ``max_messages``
+    stored messages, at least one (a retention of 0 keeps none; microsoft/agent-framework#7469: before
+    agent-framework-redis 1.0.0b260813 ``max_messages=0`` kept every message, ``LTRIM key 0 -1``)."""
+    import uuid
+
+    from . import _redis_server
+
+    o = options(DEFAULTS["redis_history"], given)
+    af = requires("agent_framework", EXTRA)
+    provider = requires("agent_framework_redis", REDIS_EXTRA).RedisHistoryProvider
+    for needed in ("FunctionInvocationLayer", "ChatMiddlewareLayer", "BaseChatClient", "FunctionTool"):
+        _strategy_class(af, needed)
+    url = _redis_server.url()
+    scoped = {"application_id": "compaction-suite"} if accepts(provider, "application_id") else {}  # later releases key by application (required)
+
+    async def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_agent_framework(messages)
+        start = _replayable(af, converted, o["rounds"])
+        replayed = converted[start:]
+        sent: list[list[Any]] = []
+        history = provider(redis_url=url, key_prefix=f"compaction-suite-{uuid.uuid4().hex}", max_messages=o["max_messages"], **scoped)
+        agent = af.Agent(_scripted_client(af, replayed[::2], sent), tools=_replayed_tools(af, replayed), context_providers=[history])
+        session = agent.create_session()
+        named = [(m, m.author_name) for m in replayed[::2]]
+        try:
+            await agent.run(converted[:start], session=session)
+            loaded = await history.get_messages(session.session_id)  # what the next turn loads
+        finally:
+            await history.clear(session.session_id)
+        for reply, name in named:  # the agent stamps its name on its model's replies: not the history's
+            reply.author_name = name
+        return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
+
+    trigger = {"messages": max(1, int(o["max_messages"]))}
+    return make(f"agent_framework.RedisHistoryProvider(max_messages={o['max_messages']})", {"core"}, run, declared=capabilities("in_list", trigger), is_async=True)

@@ -65,7 +65,7 @@ DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
-DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request"}
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request", "persisted": None}
 """``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
 which the double does not model: SPEC Decision on server-side compaction). ``previous_response_id: "auto"`` is
 the model setting ``openai_previous_response_id='auto'``: each request chains to the last response's id and
@@ -444,10 +444,34 @@ def _at_turn_start(threshold: int) -> Any:
     return trigger
 
 
+PERSISTED = ("vercel_ai",)
+"""Where a user keeps the history between turns (``persisted``): ``vercel_ai``, the Vercel AI UI protocol a
+``useChat`` frontend holds (``VercelAIAdapter.dump_messages`` at a turn's end, ``load_messages`` at the
+next turn's start). None: in the process, as ``result.all_messages()``."""
+
+
+def _persisted(where: Any) -> Any:
+    """The round trip a history makes between two turns when kept ``where`` (`PERSISTED`), or None."""
+    if where is None:
+        return None
+    if where not in PERSISTED:
+        raise ValueError(f"persisted must be None or one of {PERSISTED}, got {where!r}")
+    adapter = getattr(requires("pydantic_ai.ui.vercel_ai", EXTRA), "VercelAIAdapter", None)
+    if adapter is None or not hasattr(adapter, "dump_messages"):
+        raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", "its VercelAIAdapter has no dump_messages (persisted='vercel_ai')")
+
+    def round_trip(messages: list[Any]) -> list[Any]:
+        return list(adapter.load_messages(adapter.dump_messages(messages)))
+
+    return round_trip
+
+
 @factory
 def openai_compaction(settings: Any, **given: Any) -> Any:
     """pydantic-ai's ``OpenAICompaction(stateless=..., message_count_threshold=... | token_threshold=...)`` in an
-    ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double (`_pydantic_ai_native.run`)."""
+    ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double (`_pydantic_ai_native.run`).
+    ``persisted``: where the history is kept between the turn that ends the history and the next one
+    (`PERSISTED`; pydantic/pydantic-ai#6123: before 2.27.0 the Vercel AI adapter dropped ``CompactionPart``)."""
     from . import _pydantic_ai_native as native
     from ._common import accepts
     from ._native import declared
@@ -475,9 +499,10 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
     except TypeError as error:  # a release whose OpenAICompaction takes other keywords
         raise CannotDrive("pydantic_ai:openai_compaction", "pydantic-ai-slim", f"OpenAICompaction({', '.join(size)}=...) is refused: {error}") from error
     chained = {"openai_previous_response_id": "auto"} if o["previous_response_id"] == "auto" else {}
+    between_turns = _persisted(o["persisted"])
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return await native.run(items, settings, openai_models.OpenAICompaction(**size), chained)
+        return await native.run(items, settings, openai_models.OpenAICompaction(**size), chained, between_turns=between_turns)
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)

@@ -19,6 +19,7 @@ behind ``WHY`` are in ``adapters/README.md``.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ._common import (
@@ -71,7 +72,8 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "summarizer_window": None,
     **SHAPE,
 }
-DEFAULTS = {"truncation_reducer": TRUNCATION_DEFAULTS, "summarization_reducer": SUMMARIZATION_DEFAULTS}
+SESSION_DEFAULTS: dict[str, Any] = {"reducer": "summarization", "target_count": 4, "threshold_count": 0, "fail_on_error": True}
+DEFAULTS = {"truncation_reducer": TRUNCATION_DEFAULTS, "summarization_reducer": SUMMARIZATION_DEFAULTS, "history_session": SESSION_DEFAULTS}
 
 DOCUMENTED: list[Documented] = [
     {
@@ -110,6 +112,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
     ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
     ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
+    ("history_session", {"reducer": "summarization", "target_count": 4}),
+    ("history_session", {"reducer": "truncation", "target_count": 4}),
 ]
 """What ``compaction-suite matrix`` runs and counts: each path and native shape SK reduces (the loop
 tests show where each arises)."""
@@ -345,3 +349,59 @@ def summarization_reducer(settings: Any, **given: Any) -> Any:
     profiles = {"core"} | (set() if o["fail_on_error"] else {"failure"})
     declared = _declared(o) | ({} if o["summarizer_window"] is None else {"summarizer_window": o["summarizer_window"]})
     return make("semantic_kernel.ChatHistorySummarizationReducer", profiles, _runner(reducer, o), declared=declared, is_async=True)
+
+
+# --- the history stored between turns (profile session) ---------------------------------------------------
+
+
+class _Session:
+    """A reducer kept in a file between turns, as SK's sample stores a ``ChatHistory``
+    (python/samples/concepts/chat_history/serialize_chat_history.py: ``load_chat_history_from_file`` when a
+    turn starts, ``store_chat_history_to_file`` when it ends): profile ``session``, SPEC STORE-13..20.
+    Opened on a file that exists, the history is the reducer class's ``load_chat_history_from_file`` (its
+    ``restore_chat_history``); else ``fresh()``. ``append`` adds the messages and stores, ``compact`` is the
+    caller's ``await history.reduce()`` and stores, ``load`` gives the stored messages as OpenAI dicts."""
+
+    def __init__(self, cls: Any, fresh: Any, path: str) -> None:
+        self._path = path
+        self._history = cls.load_chat_history_from_file(path) if os.path.exists(path) else fresh()
+
+    def append(self, messages: list[Message]) -> None:
+        converted, _ = to_semantic_kernel(messages)
+        for message in converted:
+            self._history.add_message(message)
+        self._history.store_chat_history_to_file(self._path)
+
+    def load(self) -> list[Message]:
+        return from_semantic_kernel(list(self._history.messages))
+
+    async def compact(self) -> None:
+        await self._history.reduce()
+        self._history.store_chat_history_to_file(self._path)
+
+
+@factory
+def history_session(settings: Any, **given: Any) -> Any:
+    """A ``ChatHistoryTruncationReducer`` or ``ChatHistorySummarizationReducer`` (``reducer``) stored in a
+    file between turns (`_Session`): ``session(path)`` for profile ``session``. The summarization reducer
+    asks ``OpenAIChatCompletion(async_client=settings.async_client)``, as `summarization_reducer` does."""
+    o = options(SESSION_DEFAULTS, given)
+    if o["reducer"] not in ("summarization", "truncation"):
+        raise ValueError(f"reducer must be 'summarization' or 'truncation', got {o['reducer']!r}")
+    counts = {"target_count": o["target_count"], "threshold_count": o["threshold_count"]}
+    if o["reducer"] == "truncation":
+        shape = TRUNCATION_DEFAULTS | counts
+        cls = _reducer_class("semantic_kernel.contents.history_reducer.chat_history_truncation_reducer", "ChatHistoryTruncationReducer", ("target_count", "threshold_count"), "reduce")
+        fresh = lambda auto_reduce=False: cls(**counts, auto_reduce=auto_reduce)  # noqa: E731
+    else:
+        shape = SUMMARIZATION_DEFAULTS | counts | {"fail_on_error": o["fail_on_error"]}
+        cls = _reducer_class("semantic_kernel.contents.history_reducer.chat_history_summarization_reducer", "ChatHistorySummarizationReducer", ("service", "target_count", "fail_on_error"), "reduce")
+        service = requires("semantic_kernel.connectors.ai.open_ai", EXTRA).OpenAIChatCompletion(ai_model_id=settings.model, async_client=settings.async_client)
+        extra = {} if settings.summary_prompt is None else {"summarization_instructions": settings.summary_prompt}
+        fresh = lambda auto_reduce=False: cls(service=service, fail_on_error=o["fail_on_error"], **counts, auto_reduce=auto_reduce, **extra)  # noqa: E731
+    if not hasattr(cls, "load_chat_history_from_file"):
+        raise cannot_drive(__name__, "semantic-kernel", f"{cls.__name__} has no load_chat_history_from_file")
+    declared = {**_declared(shape), "session_appends": "sequential"}  # one turn at a time owns the history, as in SK's sample
+    compactor = make(f"semantic_kernel.{cls.__name__}[store_chat_history_to_file]", {"session"}, _runner(fresh, shape), declared=declared, is_async=True)
+    compactor.session = lambda path: _Session(cls, fresh, path)
+    return compactor

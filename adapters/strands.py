@@ -68,7 +68,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "overflow_answer": None,
     },
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
-    "summarizing_session": {"manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic"},
+    "summarizing_session": {
+        "manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic",
+        "preset": "auto", "context_window_limit": 600,
+    },
 }  # fmt: skip
 MODELS = ("anthropic", "bedrock", "openai", "openai-responses", "ollama", "mistral", "litellm")
 """The ``model`` option of every factory: Strands' ``AnthropicModel`` on the suite's ``/v1/messages``,
@@ -137,6 +140,8 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarizing_session", {"pin_first": 2}),
     ("summarizing_session", {"manager": "sliding_window", "pin_first": 2}),
 ]
+CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"manager": "context_manager"})]
+"""The context manager under a ``FileSessionManager`` (Strands >= 1.55, as ``CONTEXT_MANAGER``)."""
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
@@ -739,7 +744,7 @@ def __getattr__(name: str) -> Any:
     if name == "CONFIGURATIONS":
         driven = release("strands-agents") >= (1, 55)
         managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS
+        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS + (CONTEXT_SESSIONS if driven else [])
         missing = _missing_clients()
         answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
         return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
@@ -760,12 +765,15 @@ class _Session:
     context overflow (``reduce_context(agent, e=overflow)``) and then at the end of its invocation (the
     session manager's ``sync_agent``, its ``AfterInvocationEvent`` hook), which stores the manager's state."""
 
-    def __init__(self, settings: Any, path: str, manager: Any, kind: str = "anthropic") -> None:
+    def __init__(self, settings: Any, path: str, manager: Any, kind: str = "anthropic", context_manager: Any = None, window: int | None = None) -> None:
         strands_files = requires("strands.session.file_session_manager", EXTRA)
         self._store = strands_files.FileSessionManager(session_id="compaction-suite", storage_dir=path)
-        model = _model(settings, kind)
+        config: dict[str, Any] = {} if window is None else {"context_window_limit": window}
+        model = _model(settings, kind, **config)
         strands = requires("strands", EXTRA)
-        self._agent = strands.Agent(agent_id="compaction-suite", model=model, conversation_manager=manager, session_manager=self._store, callback_handler=None)
+        chosen = {} if context_manager is None else {"context_manager": context_manager}
+        self._agent = strands.Agent(agent_id="compaction-suite", model=model, conversation_manager=manager, session_manager=self._store, callback_handler=None, **chosen)
+        self._context_manager = context_manager is not None
 
     async def append(self, request: dict[str, Any]) -> None:
         await self._agent._append_messages(*Conversion(list(request.get("messages") or [])).strands)
@@ -777,7 +785,13 @@ class _Session:
 
     def compact(self) -> None:
         manager = self._agent.conversation_manager
-        if hasattr(manager, "window_size"):
+        if self._context_manager:  # the context manager's proactive hook, as the event loop fires it before a model call
+            events = requires("strands.hooks", EXTRA)
+            run_async = requires("strands._async", EXTRA).run_async
+            event_loop = requires("strands.event_loop.event_loop", EXTRA)
+            projected = run_async(lambda: event_loop._estimate_input_tokens(self._agent))
+            run_async(lambda: self._agent.hooks.invoke_callbacks_async(events.BeforeModelCallEvent(agent=self._agent, projected_input_tokens=projected)))
+        elif hasattr(manager, "window_size"):
             manager.apply_management(self._agent)  # the sliding window's end-of-invocation trim
         else:
             manager.reduce_context(self._agent, e=overflow())
@@ -795,7 +809,10 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
     managers = requires("strands.agent.conversation_manager", EXTRA)
     requires("strands.session.file_session_manager", EXTRA)
     kind = _model_kind(o["model"])
-    sliding = _path(o["manager"], ("summarizing", "sliding_window")) == "sliding_window"
+    chosen = _path(o["manager"], ("summarizing", "sliding_window", "context_manager"))
+    if chosen == "context_manager":
+        return _context_manager_session(settings, o, kind)
+    sliding = chosen == "sliding_window"
     manager = managers.SlidingWindowConversationManager if sliding else managers.SummarizingConversationManager
     kwargs: dict[str, Any] = (
         {"window_size": int(o["window_size"])} if sliding
@@ -809,6 +826,30 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
     def session(path: str) -> _Session:
         return _Session(settings, path, manager(**kwargs), kind)
 
+    return _session_target(f"strands.{manager.__name__}[FileSessionManager]", session)
+
+
+def _context_manager_session(settings: Any, o: dict[str, Any], kind: str) -> Any:
+    """``Agent(context_manager=preset)`` (Strands >= 1.55, as `context_manager` builds it) under a
+    ``FileSessionManager``: ``compact`` fires its proactive hook (Strands' own estimate of the next call's
+    input tokens against ``context_window_limit``) and syncs the session, as the agent does around a model
+    call (strands-agents/harness-sdk#4270: its reductions edit ``agent.messages`` in place and never reach
+    the session, so a restored agent gets the unreduced history)."""
+    if release("strands-agents") < (1, 55):
+        raise CannotDrive("strands:summarizing_session", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
+    preset = str(o["preset"])
+    chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
+
+    def session(path: str) -> _Session:
+        return _Session(settings, path, None, kind, context_manager=chosen, window=int(o["context_window_limit"]))
+
+    return _session_target(f"strands.ContextManager[{preset}][FileSessionManager]", session)
+
+
+def _session_target(name: str, session: Any) -> Any:
+    """A target of profile ``session`` on ``session(path)``; its ``compact`` runs a history through a fresh
+    session (the profile's tests drive the session itself)."""
+
     async def run(request: dict[str, Any]) -> dict[str, Any]:
         """A history through a fresh session: appended, compacted, loaded (what the agent sends next)."""
         with tempfile.TemporaryDirectory(prefix="compaction-suite-strands-") as folder:
@@ -818,6 +859,6 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
             return {**{k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}, **stored.load()}
 
     declared = {**_declared("reactive"), "session_appends": "sequential"}  # one agent loop owns the session
-    compactor = make(f"strands.{manager.__name__}[FileSessionManager]", {"session"}, run, declared=declared, is_async=True)
+    compactor = make(name, {"session"}, run, declared=declared, is_async=True)
     compactor.session = session
     return compactor

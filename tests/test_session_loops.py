@@ -175,3 +175,30 @@ def test_compaction_by_the_popped_turns_response_brings_it_back(tmp_path):
     held, sent, _ = _runner_session_after_correction(tmp_path, forced_id=True)
     assert QUESTION in json.dumps(sent) and ANSWER in json.dumps(sent)
     assert QUESTION in json.dumps(held) and ANSWER in json.dumps(held)
+
+
+def test_strands_context_manager_session_restores_the_unreduced_history(tmp_path):
+    """``summarizing_session(manager="context_manager")``, driven as STORE-15 drives it: the context manager's
+    reduction changes what the agent holds, and an agent rebuilt on the same ``FileSessionManager`` session
+    holds the history as it was before (strands-agents/harness-sdk#4270: the reductions never reach the
+    session). Strands >= 1.55."""
+    pytest.importorskip("strands.session.file_session_manager", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters._common import release
+    from compaction_suite.adapters.strands import summarizing_session
+
+    if release("strands-agents") < (1, 55):
+        pytest.skip("Agent(context_manager=...) arrived in Strands 1.55")
+    history = {"messages": [m for i in range(8) for m in ({"role": "user", "content": f"question {i} " * 20}, {"role": "assistant", "content": [{"type": "text", "text": f"answer {i} " * 20}]})]}
+    with SummarizerServer() as server:
+        target = summarizing_session(connected(Settings(), server.base_url), manager="context_manager")
+
+        async def steps():
+            session = target.session(str(tmp_path))
+            await session.append(history)
+            before = session.load()
+            session.compact()
+            return before, session.load(), target.session(str(tmp_path)).load()
+
+        before, view, again = asyncio.run(steps())
+    assert view != before  # the context manager reduced what the agent holds
+    assert again == before  # the rebuilt agent holds the unreduced history

@@ -1,5 +1,5 @@
 """Profile session: a framework's stored session under compaction (SPEC STORE-13..STORE-15,
-STORE-18, STORE-19).
+STORE-18..STORE-20).
 
 The target's ``session(path)`` opens the framework's own session kept in a fresh temporary folder;
 the suite calls its ``append``, ``load``, ``compact`` and ``close`` (plain or ``async``) in one event
@@ -8,7 +8,8 @@ by a fresh target. The faults are the store's own and real concurrency: a file-s
 store's write runs into (STORE-13) and an append from another task while the summarizer holds the
 compaction's request (STORE-14). The removal operations a session declares (``pop``, ``remove``,
 ``clear``: `capabilities.REMOVALS`) run before a compaction, which must bring back nothing they
-removed (STORE-18, STORE-19).
+removed (STORE-18, STORE-19). A session reopened after a compaction must go on compacting as the one
+that stayed open (STORE-20).
 """
 
 from __future__ import annotations
@@ -215,7 +216,11 @@ def test_refused_rewrite_leaves_the_session_whole(suite, history):
         suite.server.reply_with(None)
         assume(any(e.answer is not None for e in suite.server.exchanges))  # the summarizer answered: the rewrite was tried
         after = loaded(await done(session.load()))
-        again = await reopened_load(suite, folder)
+        try:
+            again = await reopened_load(suite, folder)
+        except Exception as e:  # noqa: BLE001 - a store its own framework cannot reopen has lost the history
+            reason = "history-lost-on-refused-write" if failed else "refused-write-not-stored"
+            return V(reason, f"the store refused the compaction's write and the session can no longer be reopened ({raised(e)})"), after
         if failed and not same(again, before):
             return V("history-lost-on-refused-write", f"the store refused the compaction's write and the reopened session lost history: {lost(before, again)}"), again
         if not failed and not same(again, after):
@@ -332,3 +337,71 @@ def test_cleared_conversation_stays_cleared(suite, history):
 
     problem, output = scenario(suite, steps, history)
     require(problem, history, output)
+
+
+def continuation(history: Any) -> Any:
+    """The conversation going on after a compaction: as many user/assistant exchanges as ``history`` has
+    items (at least two), in words no drawn history holds, in the target's wire format (STORE-20)."""
+    turns = [exchange(f"A later question ({n}) asked after the compaction.", f"A later answer ({n}).") for n in range(max(2, len(items(history)) // 2))]
+    if isinstance(turns[0], dict):
+        return {"messages": [m for t in turns for m in t["messages"]]}
+    return [item for t in turns for item in t]
+
+
+async def compacted_twice(suite: Suite, history: Any, reopen: bool) -> tuple[bool, BaseException | None, Any, list[Any]]:
+    """A fresh session holding ``history``, compacted, (``reopen``: closed and reopened by a fresh target),
+    grown by `continuation` and compacted again. Returns whether the first compaction changed what the
+    session gives, the second compaction's error, what the session then gives and what that compaction
+    sent the summarizer."""
+    with tempfile.TemporaryDirectory(prefix="compaction-suite-session-") as folder:
+        session = await done(open_session(suite, folder))
+        try:
+            await done(session.append(copy.deepcopy(history)))
+            before = loaded(await done(session.load()))
+            await done(session.compact())
+            changed = not same(loaded(await done(session.load())), before)
+            if reopen:
+                await close(session)
+                session = await done(open_session(suite, folder))
+            await done(session.append(continuation(history)))
+            start = len(suite.server.exchanges)
+            error: BaseException | None = None
+            try:
+                await done(session.compact())
+            except Exception as e:  # noqa: BLE001 - judged against the session that stayed open
+                error = e
+            return changed, error, loaded(await done(session.load())), sent_since(suite, start)
+        finally:
+            await close(session)
+
+
+def raised(error: BaseException) -> str:
+    """``error`` and the errors it was raised from, as one line (a framework's wrapper names the cause last)."""
+    chain = [error]
+    while chain[-1].__cause__ is not None and len(chain) < 4:
+        chain.append(chain[-1].__cause__)
+    return " <- ".join(f"{type(e).__name__}: {str(e)[:200]}" for e in chain)
+
+
+@clause("STORE-20")
+@TARGET_FORMAT
+@few
+@given(history=sessions)
+def test_reopened_session_compacts_as_the_open_one(suite, history):
+    runs = []
+    for reopen in (False, True):  # each on a fresh double, so both see the same answers and ids
+        suite.reset_server()
+        try:
+            runs.append(asyncio.run(compacted_twice(suite, history, reopen)))
+        except Exception:  # noqa: BLE001 - a first compaction that raises is judged by STORE-13, not here
+            reject()
+    (changed, open_error, open_view, open_sent), (_, error, view, sent) = runs
+    assume(changed and open_error is None)  # judged where the first compaction changed the session and the open one compacts again
+    problem = None
+    if error is not None:
+        problem = V("reopened-compaction-raised", f"the session reopened after a compaction raised on its next compaction ({raised(error)}) where the session that stayed open compacted")
+    elif not same(view, open_view):
+        problem = V("reopened-compaction-differs", f"the session reopened after a compaction gives other history after its next compaction than the session that stayed open: {lost(open_view, view)}")
+    elif not same(sent, open_sent):
+        problem = V("reopened-summarizer-differs", f"the session reopened after a compaction sent its summarizer other requests on its next compaction than the session that stayed open ({len(sent)} requests, {len(open_sent)} from the open one)")
+    require(problem, history, view)
