@@ -18,6 +18,8 @@ model, on the suite's ``/v1/messages``, with the Anthropic histories drawn as it
 
 from __future__ import annotations
 
+import copy
+import json
 import tempfile
 from typing import Any
 
@@ -40,13 +42,22 @@ DEFAULTS: dict[str, Any] = {
     "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral, ollama; adapters/_langchain_models.py)
     "reactive_window": 1000,  # path "reactive": the agent model's context window on its double
     "overflow_answer": None,  # path "reactive": the double's answer (conformance.overflow; None: the model's provider's own)
+    "file_tool": "read_file",
 }
 """``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
 ``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
 the window of its summarizer, which is the same model. ``trim_tokens_to_summarize``: ``"factory"``
 calls the factory as ``create_deep_agent`` does, without it (deepagents#5913: the factory's own
 default, ``None`` in 0.7.x, sends the whole older history); an integer or ``None`` passes it.
-``path: "reactive"``: `reactive`."""
+``path: "reactive"``: `reactive`.
+``file_tool``: ``"read_file"`` holds the suite's ``readFile(path)`` calls as calls of the tool
+``create_deep_agent`` always installs for reading files (``FilesystemMiddleware``'s
+``read_file(file_path, offset, limit)``, whose results the middleware treats apart: its overflow clip
+slices them, deepagents 0.7.32 ``_overflow_clip._read_file_original_path``), and gives them back
+as they were; ``"suite"`` keeps the suite's name."""
+
+FILE_TOOL = ("readFile", "path", "read_file", "file_path")
+"""The suite's file-reading tool and its argument, and deepagents' own (``FilesystemMiddleware``)."""
 
 TRIGGER_FRACTION = 0.85
 """``compute_summarization_defaults``: ``trigger=("fraction", 0.85)`` of ``max_input_tokens``
@@ -127,6 +138,10 @@ def summarization(settings: Any, **given: Any) -> Any:
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
     run = compacting(o, lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION}))
+    if o["file_tool"] == "read_file":
+        run = _as_deepagents_file_reads(run)
+    elif o["file_tool"] != "suite":
+        raise ValueError(f"file_tool must be 'read_file' or 'suite', got {o['file_tool']!r}")
 
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
@@ -209,3 +224,44 @@ def __getattr__(name: str) -> Any:
         missing = _missing_classes()
         return f"path 'reactive' with model={', '.join(missing)} not run: {', '.join(PROVIDER_CLASSES[k] for k in missing)} not installed" if missing else ""
     raise AttributeError(name)
+
+
+def _as_deepagents_file_reads(run: Any) -> Any:
+    """``run`` on the history with the suite's ``readFile(path)`` calls as deepagents' ``read_file(file_path)``
+    (chat-completions ``tool_calls``, Anthropic ``tool_use`` blocks), the calls it gives back unchanged
+    restored to the suite's."""
+    suite_name, suite_arg, name, arg = FILE_TOOL
+
+    def renamed(call: dict[str, Any]) -> dict[str, Any] | None:
+        if call.get("type") == "tool_use" and call.get("name") == suite_name and isinstance(call.get("input"), dict):
+            return {**call, "name": name, "input": {(arg if k == suite_arg else k): v for k, v in call["input"].items()}}
+        function = call.get("function") if call.get("type") == "function" else None
+        if isinstance(function, dict) and function.get("name") == suite_name:
+            try:
+                given = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                return None
+            if isinstance(given, dict):
+                arguments = json.dumps({(arg if k == suite_arg else k): v for k, v in given.items()}, ensure_ascii=False)
+                return {**call, "function": {**function, "name": name, "arguments": arguments}}
+        return None
+
+    def wrapped(history: Any) -> Any:
+        originals: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+        def walk(value: Any, back: bool) -> Any:
+            if isinstance(value, list):
+                return [walk(v, back) for v in value]
+            if not isinstance(value, dict):
+                return value
+            if back and value.get("id") in originals and value == originals[value["id"]][1]:
+                return copy.deepcopy(originals[value["id"]][0])
+            changed = None if back else renamed(value)
+            if changed is not None:
+                originals[value["id"]] = (value, changed)
+                return changed
+            return {k: walk(v, back) for k, v in value.items()}
+
+        return walk(run(walk(history, False)), True)
+
+    return wrapped

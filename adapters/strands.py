@@ -45,6 +45,8 @@ FRAMEWORK = "Strands Agents"
 DISTRIBUTIONS = ("strands-agents",)
 EXTRA = "strands"
 IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+DOCUMENT_FORMATS = {"application/pdf": "pdf"}
+"""An Anthropic ``document`` block's media type -> a Strands (Converse) ``document`` block's ``format``."""
 
 SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
 """Agreed interface 3: the 1.x releases (1.0.0, July 2025, on). The proactive path needs Strands >= 1.40
@@ -216,9 +218,12 @@ def _block(block: Any) -> Any:
         return {"reasoningContent": {"reasoningText": {"text": block.get("thinking", ""), "signature": block.get("signature", "")}}}
     if kind == "redacted_thinking":
         return {"reasoningContent": {"redactedContent": _bytes(str(block.get("data", "")))}}
-    source = block.get("source") if kind == "image" else None
+    source = block.get("source") if kind in ("image", "document") else None
     if isinstance(source, dict) and source.get("type") == "base64" and source.get("media_type") in IMAGE_FORMATS:
         return {"image": {"format": IMAGE_FORMATS[source["media_type"]], "source": {"bytes": _bytes(str(source.get("data", "")))}}}
+    if isinstance(source, dict) and source.get("type") == "base64" and source.get("media_type") in DOCUMENT_FORMATS:
+        name = str(block.get("title") or "document").rsplit(".", 1)[0]  # Converse takes letters, digits, spaces, hyphens and brackets
+        return {"document": {"format": DOCUMENT_FORMATS[source["media_type"]], "name": name, "source": {"bytes": _bytes(str(source.get("data", "")))}}}
     return copy.deepcopy(block)
 
 
@@ -440,6 +445,9 @@ def _from_converse(block: Any) -> Any:
     if kind == "image" and isinstance(value.get("source", {}).get("bytes"), bytes):
         media = next((m for m, f in IMAGE_FORMATS.items() if f == value.get("format")), f"image/{value.get('format')}")
         return {"type": "image", "source": {"type": "base64", "media_type": media, "data": base64.b64encode(value["source"]["bytes"]).decode("ascii")}}
+    if kind == "document" and isinstance(value.get("source", {}).get("bytes"), bytes):
+        media = next((m for m, f in DOCUMENT_FORMATS.items() if f == value.get("format")), f"application/{value.get('format')}")
+        return {"type": "document", "source": {"type": "base64", "media_type": media, "data": base64.b64encode(value["source"]["bytes"]).decode("ascii")}, "title": value.get("name")}
     if kind == "cachePoint":
         return None
     return copy.deepcopy(block)

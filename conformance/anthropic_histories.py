@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from .formats.anthropic import from_chat, length, tokens, tool_results
-from .histories import sized_chat
+from .histories import sized_chat, with_tool_media
 
 
 def _size(chat: list[dict[str, Any]]) -> tuple[int, int]:
@@ -55,7 +55,7 @@ def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(m["content"], list) or not m["content"]:
             continue
         for block in m["content"]:
-            if block.get("type") == "tool_result" and block["content"] and draw(st.booleans()):
+            if block.get("type") == "tool_result" and isinstance(block["content"], str) and block["content"] and draw(st.booleans()):
                 block["content"] = [{"type": "text", "text": block["content"]}]
                 if draw(st.integers(0, 3)) == 0:
                     block["is_error"] = True
@@ -71,9 +71,10 @@ def _as_sent(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
 def histories(*, thinking: bool | None = None, **chat_options: Any) -> SearchStrategy[dict[str, Any]]:
     """Valid Messages API histories: `conformance.histories.histories` (same keyword options)
     mapped by `from_chat`, with thinking blocks in assistant turns (``thinking``: True always,
-    None maybe) and the shapes real traffic carries (`_as_sent`). ``min_tokens`` and
+    None maybe), images and PDFs in some ``readFile`` results (`with_tool_media`) and the shapes
+    real traffic carries (`_as_sent`). ``min_tokens`` and
     ``min_messages`` count in this format (`tokens`, `length`: ``system`` aside). Every history
     passes `invalid`, ANTH-1, ANTH-2 (in-flight ones aside) and ANTH-3 on itself."""
     chat_options["min_rounds"] = max(1, chat_options.get("min_rounds", 0))  # the API rejects an empty messages list
     chat_options["max_rounds"] = max(chat_options["min_rounds"], chat_options.get("max_rounds", 10))
-    return sized_chat(chat_options, _size).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)
+    return sized_chat(chat_options, _size).flatmap(with_tool_media).map(from_chat).flatmap(lambda r: _with_thinking(r, thinking)).flatmap(_as_sent)

@@ -101,6 +101,10 @@ __all__ = [
     "entity_ids",
     "histories",
     "image_parts",
+    "png",
+    "file_parts",
+    "media_round",
+    "with_tool_media",
     "IMAGE_HOST",
     "draw_images_by_url",
     "latest_task_list",
@@ -309,7 +313,7 @@ def assistant_replies() -> SearchStrategy[Message]:
 # --- multimodal content -------------------------------------------------------
 
 
-def _png(width: int, height: int, seed: int) -> bytes:
+def png(width: int, height: int, seed: int) -> bytes:
     """A valid RGB PNG of noise pixels (noise does not compress, so big images stay big)."""
     pixels = random.Random(seed).randbytes(width * height * 3)
     rows = b"".join(b"\x00" + pixels[y * width * 3 : (y + 1) * width * 3] for y in range(height))
@@ -340,7 +344,7 @@ def _image_parts(draw: st.DrawFn) -> dict[str, Any]:
     if _IMAGES_BY_URL[0] and seed % 3 == 0:  # one in three by URL, from the same draws as an inline one
         image_url = {"url": f"{IMAGE_HOST}{side:02d}-{seed:08x}.png"}
     else:
-        image_url = {"url": "data:image/png;base64," + base64.b64encode(_png(side, side, seed)).decode("ascii")}
+        image_url = {"url": "data:image/png;base64," + base64.b64encode(png(side, side, seed)).decode("ascii")}
     detail = _pick(draw, (None, "auto", "low", "high"))
     if detail is not None:
         image_url["detail"] = detail
@@ -375,6 +379,105 @@ def multimodal_contents(*, max_parts: int = 4) -> SearchStrategy[list[dict[str, 
     if max_parts < 1:
         raise InvalidArgument(f"max_parts must be >= 1, got {max_parts}")
     return _multimodal_contents(max_parts)
+
+
+def _pdf(pages: int, seed: int) -> bytes:
+    """A small valid PDF of ``pages`` pages, each saying one line of text (a report's page)."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids = []
+    for n in range(pages):
+        stream = f"BT /F1 12 Tf 72 720 Td (Quarterly report {seed:08x}, page {n + 1}) Tj ET".encode()
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {len(objects) + 2} 0 R /Resources << /Font << /F1 {2 * pages + 3} 0 R >> >> >>")
+        kids.append(f"{len(objects)} 0 R")
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {pages} >>"
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    body, offsets = b"%PDF-1.4\n", []
+    for n, obj in enumerate(objects, 1):
+        offsets.append(len(body))
+        body += f"{n} 0 obj\n{obj}\nendobj\n".encode()
+    xref = len(body)
+    body += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode() + b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    return body + f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+
+
+@st.composite
+def _file_parts(draw: st.DrawFn) -> dict[str, Any]:
+    seed, pages = draw(_below(2**32)), draw(st.integers(1, 3))
+    data = "data:application/pdf;base64," + base64.b64encode(_pdf(pages, seed)).decode("ascii")
+    return {"type": "file", "file": {"filename": f"report-{seed:08x}.pdf", "file_data": data}}
+
+
+@_cached
+def file_parts() -> SearchStrategy[dict[str, Any]]:
+    """A chat-completions ``file`` part: ``{"type": "file", "file": {"filename", "file_data"}}``, a
+    valid PDF of 1 to 3 pages inline (a ``data:application/pdf;base64,`` URL), as the API takes a
+    file in a user turn."""
+    return _file_parts()
+
+
+MEDIA_PATHS = {"image": "assets/chart-{:04x}.png", "file": "docs/report-{:04x}.pdf"}
+"""Where a tool reads an image or a file from (`with_tool_media`): names that say no kind word but
+the extension (SPEC CORE-31 Decision: what names media)."""
+
+
+@st.composite
+def _media_result(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
+    """(path, content parts) of a tool that read an image or a PDF: the media part, one in two after
+    a line of text saying what was read."""
+    part = draw(file_parts()) if _one_in(draw, 4) else draw(image_parts())
+    path = MEDIA_PATHS["file" if part["type"] == "file" else "image"].format(draw(_below(2**16)))
+    lead = [{"type": "text", "text": f"Read {path}"}] if _one_in(draw, 2) else []
+    return path, [*lead, part]
+
+
+def _set_path(call: dict[str, Any], path: str) -> dict[str, Any]:
+    return {**call, "function": {**call["function"], "arguments": json.dumps({"path": path}, ensure_ascii=False)}}
+
+
+@st.composite
+def _with_tool_media(draw: st.DrawFn, history: list[Message], one_in: int) -> list[Message]:
+    out = [dict(m) for m in history]
+    calls = {c["id"]: (i, k) for i, m in enumerate(out) for k, c in enumerate(m.get("tool_calls") or []) if c["function"]["name"] == "readFile"}
+    for m in out:
+        found = calls.get(m.get("tool_call_id")) if m.get("role") == "tool" else None
+        if found is None or str(m["tool_call_id"]).startswith("call_fill_") or len(str(m.get("content"))) > 400 or not _one_in(draw, one_in):
+            continue
+        path, m["content"] = draw(_media_result())
+        at, k = found
+        out[at]["tool_calls"] = [_set_path(c, path) if n == k else c for n, c in enumerate(out[at]["tool_calls"])]
+    return out
+
+
+def with_tool_media(history: list[Message], *, one_in: int = 5) -> SearchStrategy[list[Message]]:
+    """``history`` with some short ``readFile`` results (one in ``one_in``) reading an image or a PDF
+    instead: the call's path names one, its result is a list of content parts holding it.
+
+    NOT a valid chat-completions history: a ``tool`` message takes text parts only (openai-python's
+    ``ChatCompletionToolMessageParam``). It is what the Anthropic and Responses histories map from,
+    where a tool result holds images and documents (``tool_result`` content blocks;
+    ``function_call_output``'s ``input_image``/``input_file`` list) (SPEC CORE-31)."""
+    return _with_tool_media(history, one_in)
+
+
+def media_round(media: list[dict[str, Any]], long_output: str, *, in_tool: bool) -> list[Message]:
+    """A newest turn where media meets a long output (SPEC CORE-31's forced shape): a user turn,
+    then two parallel ``readFile`` calls, one reading the ``media`` parts, one ``long_output``; where
+    a tool result cannot hold media (``in_tool`` False: chat-completions) the user turn carries them."""
+    path = MEDIA_PATHS["file" if media[-1]["type"] == "file" else "image"].format(len(long_output) % 2**16)
+    ask = "Compare what the attached media shows with the build log." if not in_tool else f"Compare {path} with the build log."
+    user = {"role": "user", "content": [{"type": "text", "text": ask}, *media]} if not in_tool else {"role": "user", "content": ask}
+    calls = [
+        {"id": "call_media_0001", "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": path if in_tool else PATHS[0]})}},
+        {"id": "call_media_0002", "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": "build/output.log"})}},
+    ]
+    first = [{"type": "text", "text": f"Read {path}"}, *media] if in_tool else _excerpt(0, 8)
+    return [
+        user,
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_media_0001", "content": first},
+        {"role": "tool", "tool_call_id": "call_media_0002", "content": long_output},
+    ]
 
 
 # --- tool outputs --------------------------------------------------------------

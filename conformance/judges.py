@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import placeholders, providers
+from . import media, placeholders, providers
 from .formats import kept_or_marked
 from .formats.responses import HOSTED_CALLS
 from .oracle import canonical, same
@@ -112,6 +112,8 @@ ANSWERED = "CORE-12"
 """The clause `summary_stands_for_answer` judges, from the summarizer's answers."""
 ACCEPTED = "CORE-13"
 """The clause `requests_accepted` judges, from the summarizer's requests."""
+MEDIA_AS_MEDIA = "SUM-6"
+"""The clause `media_as_text` judges, from the summarizer's requests."""
 
 
 def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], *, held: bool = True) -> Violation | None:
@@ -519,11 +521,125 @@ def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[
     return None
 
 
+# --- CORE-31: an image or file does not vanish from a kept item without a word
+
+
+def _outside_media(value: Any) -> Iterable[str]:
+    """Every string of ``value`` but those of its media parts (their data, URLs and types)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict) and value.get("type") not in media.KINDS:
+        for v in value.values():
+            yield from _outside_media(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _outside_media(v)
+
+
+TRUNCATED = re.compile(r"truncat|clipped|shortened|omitted|elided|\[\s*\.\.\.|\.\.\.\s*\]", re.IGNORECASE)
+"""Words by which a placeholder says the content it stands beside is only a part of it."""
+
+
+def _lost(item: Any, after: Any) -> list[dict[str, Any]]:
+    """The media parts of ``item`` that ``after`` no longer holds (none when it holds as many: re-encoded)."""
+    mine, theirs = media.parts(item), media.parts(after)
+    if len(theirs) >= len(mine):
+        return []
+    held = {media.payload(p) for p in theirs}
+    return [p for p in mine if media.payload(p) not in held]
+
+
+def _keeps(fmt: WireFormat, item: Any, after: Any) -> bool:
+    """Whether output item ``after`` keeps input item ``item``: `WireFormat.corresponds`, or (a
+    message without calls) the same role saying the same text."""
+    if fmt.corresponds(item, after):
+        return True
+    return fmt.role(item) == fmt.role(after) and not calls_tools(item) and bool(fmt.said(item).strip()) and fmt.said(item) == fmt.said(after)
+
+
+def _partial(said_before: str, said_after: str) -> bool:
+    """Whether an output item shows part of what its input item said, or says it was truncated: the
+    model reads what is left as the item's whole content, so a missing image must be named."""
+    needle = _needle(said_before)
+    return bool(needle and needle in alnum(said_after)) or bool(TRUNCATED.search(said_after))
+
+
+def media_named(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
+    """CORE-31: an output item that keeps an input item (verbatim, masked in place, re-encoded, or a
+    message saying the same text) and shows part of what it said, or says it was truncated, holds
+    each of its images and files or names what is gone: a word for its kind ("image", "file",
+    "document", a media type) that the input item did not already say. Held means its payload (URL,
+    data, file id) is there; an item with as many media parts is re-encoded. An item masked whole by
+    a placeholder stands for all of it; an item removed is CORE-12's. A part left standing as the whole
+    has the model read an image's result as text (langchain-ai/deepagents#4954)."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    before = [(i, item) for i, item in enumerate(fmt.items(history)) if media.parts(item)]
+    if not before:
+        return None
+    for j, after in enumerate(fmt.items(out)):
+        for index, item in before:
+            lost = _lost(item, after)
+            if not lost or not _keeps(fmt, item, after):
+                continue
+            read_before, read_after = "\n".join(_outside_media(item)), "\n".join(_outside_media(after))
+            of = media.kind(lost[0])
+            if not _partial(fmt.said(item), read_after) or media.named(read_after, of) > media.named(read_before, of):
+                continue
+            return Violation(
+                "media-dropped-silently",
+                f"{_where(fmt, out, j)} keeps input item {index} ({fmt.role(item)}) without its {of} "
+                f"({len(lost)} of {len(media.parts(item))} media part(s) gone) and names none of it in their place: {_preview(after)}",
+            )
+    return None
+
+
+# --- SUM-6: a summarizer request carries an image or file as media, never its data as text
+
+
+PAYLOAD_PROBE = 64
+"""How many characters from the middle of an inline payload show it in a request's text: the
+middle, since images of one size share their header and trailer (SPEC SUM-6 Decision)."""
+
+
+def _probe(payload: str) -> str:
+    if len(payload) < 2 * PAYLOAD_PROBE or payload.startswith(("https://", "http://")):
+        return ""
+    middle = len(payload) // 2
+    return payload[middle - PAYLOAD_PROBE // 2 : middle + PAYLOAD_PROBE // 2]
+
+
+def inline_media(history: Any) -> list[dict[str, Any]]:
+    """The media parts of ``history`` whose payload is inline data long enough to be looked for."""
+    return [part for part in media.parts(history) if _probe(media.payload(part))]
+
+
+def media_as_text(history: Any, exchanges: Sequence[Exchange]) -> Violation | None:
+    """SUM-6: no summarizer request of this call holds the inline data of an image or file of the
+    history in its text (a transcript rendering a message's content whole, base64 and all): the
+    provider reads it as text, thousands of tokens for a small image, where it counts the image as
+    an image for a few hundred, and the summarizer reads noise."""
+    probes = [(part, probe) for part in inline_media(history) if (probe := _probe(media.payload(part)))]
+    if not probes:
+        return None
+    for exchange in exchanges:
+        text = "\n".join(_outside_media(exchange.body))
+        for part, probe in probes:
+            if probe in text:
+                length = len(media.payload(part))
+                return Violation(
+                    "media-payload-as-text",
+                    f"the summarizer request to {exchange.request.path} holds the base64 data of an {media.kind(part)} of the history as text "
+                    f"({length:,} characters, about {length // 4:,} tokens read as text; the provider counts the {media.kind(part)} itself as {media.part_tokens(part, 'openai'):,})",
+                )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21 and CORE-50 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31 and CORE-50 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -531,6 +647,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-17": providers.broken(declared, fmt, history, out),
         "CORE-18": summary_kept(fmt, history, out, exchanges),
         "CORE-21": count_stated(fmt, history, out, exchanges),
+        "CORE-31": media_named(fmt, history, out),
         "CORE-50": restated_calls(fmt, history, out, exchanges),
     }
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from .formats.responses import ANSWERED_BY, ANSWERS, Item, from_chat, kind, tokens
-from .histories import sized_chat, text
+from .histories import sized_chat, text, with_tool_media
 from .oracle import is_summary
 
 
@@ -170,7 +170,7 @@ def _as_sent(draw: st.DrawFn, item: Item, n: int, custom: set[str]) -> Item:
             return {"type": "custom_tool_call", "id": f"ctc_{item['call_id']}", "call_id": item["call_id"], "name": item["name"], "input": item["arguments"]}
         return {**item, "id": f"fc_{item['call_id']}", **({"status": "completed"} if draw(st.booleans()) else {})}
     if kind(item) == "function_call_output":
-        output = [{"type": "input_text", "text": item["output"]}] if draw(st.booleans()) else item["output"]
+        output = [{"type": "input_text", "text": item["output"]}] if isinstance(item["output"], str) and draw(st.booleans()) else item["output"]
         return {**item, "type": "custom_tool_call_output" if item["call_id"] in custom else "function_call_output", "output": output}
     if item.get("role") == "assistant":
         return {**item, "id": f"msg_{n:04d}", "status": "completed"}
@@ -247,7 +247,8 @@ def histories(
     *, reasoning: bool | None = None, compaction: bool | None = None, interleaved: bool | None = None, **chat_options: Any
 ) -> SearchStrategy[list[Item]]:
     """Valid Responses item histories: `conformance.histories.histories` (same keyword options)
-    mapped by `from_chat`, with reasoning items (``reasoning``: True always, None maybe), an
+    mapped by `from_chat`, images and PDFs in some ``readFile`` outputs (`with_tool_media`), with
+    reasoning items (``reasoning``: True always, None maybe), an
     earlier summary as a ``compaction`` item (``compaction``: True when the chat history has an
     earlier summary, None maybe; maybe after the user messages the compact endpoint re-sends),
     and an item between a call and its output (``interleaved``: True in every answered round,
@@ -256,7 +257,7 @@ def histories(
     RESP-1 and RESP-2 (in-flight ones aside) and RESP-3 on itself."""
     if compaction:
         chat_options.setdefault("earlier_summary", True)
-    decorated = sized_chat(chat_options, _size).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
+    decorated = sized_chat(chat_options, _size).flatmap(with_tool_media).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
     return decorated.flatmap(lambda items: _interleaved(items, interleaved)).map(_message_ids_as_held)
 
 

@@ -262,7 +262,7 @@ class Suite:
                 self.observed.exercise(clause_id, digest)
 
     def judge_requests(self, case: dict[str, Any], exchanges: list[Exchange]) -> None:
-        """CORE-13 on the summarizer requests one call made, whatever the call returned or raised."""
+        """CORE-13 and SUM-6 on the summarizer requests one call made, whatever the call returned or raised."""
         if not exchanges:
             return
         self.summarizer_seen = True
@@ -270,6 +270,11 @@ class Suite:
         problem = judges.requests_accepted(exchanges)
         if problem is not None:
             self.find(judges.ACCEPTED, problem, case["messages"], None, case)
+        if judges.inline_media(case["messages"]):
+            self.observed.exercise(judges.MEDIA_AS_MEDIA, hashlib.sha1(json.dumps(case["messages"], sort_keys=True, default=str).encode()).hexdigest())
+            problem = judges.media_as_text(case["messages"], exchanges)
+            if problem is not None:
+                self.find(judges.MEDIA_AS_MEDIA, problem, case["messages"], None, case)
 
     def _judge_answers(self, history: Any, out: Any, case: dict[str, Any], exchanges: list[Exchange]) -> None:
         """CORE-12 on one output, unless a persistent summarizer fault made the call fail (CORE-11's

@@ -73,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import converse, overflow, providers, tool_call_answers
+from . import converse, media, overflow, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import (
     ANTHROPIC,
@@ -206,8 +206,23 @@ def request_messages(request: RecordedRequest) -> list[dict[str, Any]] | None:
     return api.as_messages(body) if api is not None and api.invalid(body) is None else None
 
 
+def request_usage(request: RecordedRequest) -> dict[str, int] | None:
+    """The ``usage`` the test double answered ``request`` with in the deterministic mode (EVT-1): its
+    chat-like messages' text and, in whichever API, the images and files the request carried as media,
+    counted as its provider counts them (`_prompt`); None for a request it did not answer."""
+    messages = request_messages(request)
+    if messages is None:
+        return None
+    found = usage(messages, deterministic_summary(messages))
+    if CHAT_PATHS.match(request.path):
+        return found
+    api = api_for(request.path)
+    extra = _prompt(request.body, api) - prompt_tokens(messages)
+    return {**found, "prompt_tokens": found["prompt_tokens"] + extra, "total_tokens": found["total_tokens"] + extra}
+
+
 def usage(messages: Sequence[Mapping[str, Any]], content: str | None, tools: Any = None) -> dict[str, int]:
-    prompt = prompt_tokens(messages) + tool_tokens(tools)
+    prompt = prompt_tokens(messages) + media.tokens(messages, "openai") + tool_tokens(tools)
     completion = count_tokens(content) if content else 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
@@ -836,7 +851,7 @@ class SummarizerServer:
             window, answers = self._window, self._answers
         if window is None:
             return None
-        tokens = prompt_tokens(_messages(body, api)) + (tool_tokens(body.get("tools")) if api is None else 0)
+        tokens = _prompt(body, api) + (tool_tokens(body.get("tools")) if api is None else 0)
         if tokens <= window:
             return None
         self._count("over_window")
@@ -940,7 +955,7 @@ def _billed(body: dict[str, Any], content: str | None, api: Api | None) -> tuple
     if api is None:
         counted = usage(body["messages"], content, body.get("tools"))
         return counted["prompt_tokens"], counted["completion_tokens"]
-    return prompt_tokens(api.as_messages(body)), count_tokens(content) if content else 0
+    return _prompt(body, api), count_tokens(content) if content else 0
 
 
 def _states_usage(body: dict[str, Any], api: Api | None) -> bool:
@@ -949,14 +964,22 @@ def _states_usage(body: dict[str, Any], api: Api | None) -> bool:
     return api is not None or not body.get("stream") or bool((body.get("stream_options") or {}).get("include_usage"))
 
 
+def _prompt(body: dict[str, Any], api: Api | None) -> int:
+    """The request's prompt tokens: its text (`prompt_tokens`) and its images and files as the
+    provider counts them (`media.tokens`: Anthropic's formula for the Messages and Converse APIs,
+    OpenAI's for the others; SPEC SUM-6 Decision)."""
+    provider = "anthropic" if api is not None and api.name in ("anthropic", "converse") else "openai"
+    return prompt_tokens(_messages(body, api)) + media.tokens(body.get("messages") if api is None else body, provider)
+
+
 def _api_body(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> dict[str, Any]:
-    prompt = prompt_tokens(api.as_messages(body))
+    prompt = _prompt(body, api)
     return api.body(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
 
 
 def _api_events(body: dict[str, Any], content: str | None, api: Api, *, with_choices: bool = True) -> list[bytes]:
     assert api.events is not None
-    prompt = prompt_tokens(api.as_messages(body))
+    prompt = _prompt(body, api)
     pairs = api.events(body, content, prompt, count_tokens(content) if content else 0, with_output=with_choices)
     return [api.frame(name, data) for name, data in pairs]
 

@@ -9,7 +9,9 @@ holds more than ``N`` tokens by the framework's own count, which the declaration
 documents the configuration as never compacting (LangChain 1.0's ``max_tokens_before_summary=None``,
 "summarization is disabled"), so every history is left as it is (SPEC FIRE-6).
 
-The suite counts text only (no per-message framing) and, where the bound is a floor (FIRE-1),
+The suite counts text (no per-message framing) and each image or file as its provider counts it
+(`conformance.media`: an image is a few hundred tokens, never its base64 as text; SPEC FIRE-2
+Decision: media), and, where the bound is a floor (FIRE-1),
 without the system prompt; where it is a ceiling (FIRE-2), with it: what a framework adds to the
 count (role framing, a JSON serialization's keys, a system prompt it counts or not) can then only
 make FIRE-1's history larger and is bounded in FIRE-2's by its few items.
@@ -24,7 +26,7 @@ from typing import Any
 from compaction_suite.message import SYSTEM_ROLES
 from compaction_suite.text import ENCODINGS, count_tokens, message_text
 
-from . import formats
+from . import formats, media
 from .summarizer_apis import anthropic_messages, responses_messages
 
 KINDS = ("messages", "tokens")
@@ -62,9 +64,8 @@ class Trigger:
             return len(items) if system else sum(fmt.role(i) not in SYSTEM_ROLES for i in items)
         messages = _chat_like(fmt, history)
         texts = [t for m in messages if system or m.get("role") not in SYSTEM_ROLES for t in message_text(m)]
-        if self.tokenizer == "chars/4":
-            return sum(map(len, texts)) // 4
-        return sum(map(self.count, texts))
+        counted = sum(map(len, texts)) // 4 if self.tokenizer == "chars/4" else sum(map(self.count, texts))
+        return counted + media.tokens(history, "anthropic" if fmt.name == formats.ANTHROPIC else "openai")
 
     def count(self, text: str) -> int:
         """The tokens of one text by this trigger's tokenizer."""

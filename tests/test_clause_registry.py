@@ -296,6 +296,7 @@ NAMES_ITS_CLAUSE = {
     ("conformance/judges.py", "every_output"): "each every-output check keyed by the clause it implements",
     ("conformance/judges.py", "ANSWERED"): "the clause summary_stands_for_answer, beside it, judges",
     ("conformance/judges.py", "ACCEPTED"): "the clause requests_accepted, beside it, judges",
+    ("conformance/judges.py", "MEDIA_AS_MEDIA"): "the clause media_as_text, beside it, judges",
     ("compaction_suite/recording/errors.py", "ERROR_CASES"): "the clause each recorded failure exchange shows, written into its cassette",
     ("adapters/*.py", "DOCUMENTED"): "the clause a framework's documented behaviour touches (agreed interface 4)",
     ("adapters/*.py", "SHOWN_IN_LOOP"): "the clause of a finding the framework's own loop shows",

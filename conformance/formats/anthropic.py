@@ -459,7 +459,19 @@ def _user_content(content: Any) -> str | list[dict[str, Any]]:
         elif part.get("type") == "image_url":
             media, _, data = part["image_url"]["url"].removeprefix("data:").partition(";base64,")
             out.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+        elif part.get("type") == "file":
+            media, _, data = part["file"]["file_data"].removeprefix("data:").partition(";base64,")
+            title = {"title": part["file"]["filename"]} if part["file"].get("filename") else {}
+            out.append({"type": "document", "source": {"type": "base64", "media_type": media, "data": data}, **title})
     return out
+
+
+def _result_content(content: Any) -> str | list[dict[str, Any]]:
+    """A tool message's content as a ``tool_result``'s: its text, or (media among its parts) text,
+    image and document blocks, which a ``tool_result`` holds (the Messages API's tool use guide)."""
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") != "text" for p in content):
+        return _user_content(content)
+    return _text(content)
 
 
 def from_chat(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -479,7 +491,7 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": json.loads(call["function"]["arguments"])})
             out.append({"role": "assistant", "content": content})
         elif role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": _text(m.get("content"))}
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": _result_content(m.get("content"))}
             if out and out[-1]["role"] == "user" and tool_results(out[-1]):
                 out[-1]["content"].append(block)
             else:

@@ -503,7 +503,7 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
 
 
 def _parts(content: Any) -> str | list[dict[str, Any]]:
-    """chat-completions user content as Responses input parts (text and images)."""
+    """chat-completions user content as Responses input parts (text, images and files)."""
     if isinstance(content, str):
         return content
     parts: list[dict[str, Any]] = []
@@ -512,7 +512,19 @@ def _parts(content: Any) -> str | list[dict[str, Any]]:
             parts.append({"type": "input_text", "text": part["text"]})
         elif part.get("type") == "image_url":
             parts.append({"type": "input_image", "image_url": part["image_url"]["url"], "detail": "auto"})
+        elif part.get("type") == "file":
+            parts.append({"type": "input_file", "filename": part["file"].get("filename"), "file_data": part["file"]["file_data"]})
     return parts
+
+
+def _output(content: Any) -> str | list[dict[str, Any]]:
+    """A tool message's content as a ``function_call_output``'s ``output``: its text, or (media among
+    its parts) a list of ``input_text``, ``input_image`` and ``input_file`` parts, which the API takes
+    there ("Text, image, or file output of the function tool call", openai-python 3.57's
+    ``FunctionCallOutput.output``)."""
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") != "text" for p in content):
+        return _parts(content)
+    return content_text(content)
 
 
 def from_chat(messages: Sequence[dict[str, Any]]) -> list[Item]:
@@ -530,7 +542,7 @@ def from_chat(messages: Sequence[dict[str, Any]]) -> list[Item]:
                 fn = call["function"]
                 items.append({"type": "function_call", "call_id": call["id"], "name": fn["name"], "arguments": fn["arguments"]})
         elif role == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": content_text(m.get("content"))})
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": _output(m.get("content"))})
     return items
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import judges, oracle, providers, shapes
 from compaction_suite.conformance.assertions import current, require
+from compaction_suite.conformance.histories import file_parts, image_parts, media_round
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
@@ -424,3 +425,82 @@ def test_tool_rounds_removed_oldest_first(suite, history):
     tool loop, where a framework re-annotates its list at each iteration."""
     out = _forced(suite, history)
     require(judges.oldest_tool_rounds_first(suite.format, history, out), history, out)
+
+
+MEDIA_ROUND_TOKENS = 2_000
+"""The long output beside the media in CORE-31's forced newest round, in tokens, where the target
+declares no window: a result large enough that a compactor clips what it keeps."""
+
+
+def _media_round_chars() -> int:
+    """A long output as large as the summarizer window or token trigger the target declares (a tenth
+    more), so that the newest round alone is over it: where a framework clips the tail it keeps; at
+    most half the agent model's window on a reactive path, where a round over it could not be sent at all."""
+    caps = declared_capabilities()
+    trigger = caps.trigger.limit if caps.trigger is not None and caps.trigger.kind == "tokens" else 0
+    tokens = int(max(caps.summarizer_window or 0, trigger) * 1.1) or MEDIA_ROUND_TOKENS
+    if caps.reactive_window is not None:
+        tokens = min(tokens, caps.reactive_window // 2)
+    return tokens * 4
+
+
+def _with_media_round(history: list[dict], parts: list[dict], log: str) -> Any:
+    """``history`` (chat-completions) with `histories.media_round` after it, in the target's format
+    (media in a tool result where the format holds it there, else in the user turn)."""
+    fmt = target_format()
+    chat = history + media_round(parts, log, in_tool=fmt.name != "chat-completions")
+    out = fmt.from_chat(chat)
+    return fmt.without_system(out) if declared_capabilities().system_outside else out
+
+
+@TARGET_FORMAT
+@clause("CORE-31")
+@FEW
+@given(
+    history=histories(min_rounds=6, max_rounds=10, multimodal=False, in_flight=False),
+    parts=st.lists(image_parts() | file_parts(), min_size=1, max_size=2),
+)
+def test_media_kept_or_named(suite, history, parts):
+    """An image or file an item kept (or masked in place) held is still there, or words name it where
+    it was: the forced newest round reads media beside an output as large as the target's declared
+    window (deepagents' overflow clip keeps the text of a ``read_file`` result and drops its image,
+    langchain-ai/deepagents#4954); judged on every output too."""
+    if declared_capabilities().reactive_window is not None:  # a PDF alone (1,500 tokens a page) may be over the agent model's window
+        parts = [p for p in parts if p["type"] != "file"]
+        assume(parts)
+    subject_history = _with_media_round(history, parts, _log(_media_round_chars()))
+    out = _forced(suite, subject_history)
+    require(judges.media_named(suite.format, subject_history, out), subject_history, out)
+
+
+def _log(size: int) -> str:
+    """``size`` characters of build log, numbered lines (deterministic: the round's size is forced, not drawn)."""
+    lines = [f"{n:>6}  [build] compiled module_{n % 97} in {n % 13}.{n % 10}s, 0 warnings\n" for n in range(1, size // 40 + 2)]
+    return "".join(lines)[:size]
+
+
+INLINE_MEDIA = (image_parts() | file_parts()).filter(lambda part: bool(judges.inline_media([part])))
+"""An image or PDF inline, its data long enough to be looked for in a request (SUM-6)."""
+
+
+def _with_early_media(history: list[dict], parts: list[dict]) -> Any:
+    """``history`` (chat-completions) with `histories.media_round` first after its system prompts
+    (older than any tail a compactor keeps), in the target's format."""
+    fmt = target_format()
+    lead = next((i for i, m in enumerate(history) if m.get("role") not in oracle.SYSTEM_ROLES), len(history))
+    chat = history[:lead] + media_round(parts, _log(2_000), in_tool=fmt.name != "chat-completions") + history[lead:]
+    out = fmt.from_chat(chat)
+    return fmt.without_system(out) if declared_capabilities().system_outside else out
+
+
+@TARGET_FORMAT
+@clause("SUM-6")
+@FEW
+@given(history=histories(min_rounds=8, max_rounds=12, multimodal=False, in_flight=False), parts=st.lists(INLINE_MEDIA, min_size=1, max_size=2))
+def test_summarizer_reads_media_as_media(suite, history, parts):
+    """A summarizer request holds an image or file it is sent as media (or leaves it out, or names
+    it), never its base64 data as text: the media round comes first, in what the target summarizes;
+    judged on every summarizer request too."""
+    subject_history = summarizing(suite, _with_early_media(history, parts))
+    out = _forced(suite, subject_history)
+    require(judges.media_as_text(subject_history, suite.server.exchanges), subject_history, out)

@@ -9,6 +9,7 @@ Every test draws in the target's own wire format (`TARGET_FORMAT`) and calls ``c
 
 from __future__ import annotations
 
+import base64
 import copy
 import itertools
 import json
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
+from compaction_suite.conformance.histories import png
 from compaction_suite.conformance.responses_histories import REASONING_PAYLOAD_CHARS, reasoning_payload, with_reasoning
 from compaction_suite.conformance.shapes import results
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
@@ -98,13 +100,14 @@ def _words(script: str) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(SCRIPTS[script]), min_size=20, max_size=40)
 
 
-def _below(trigger: Trigger, script: str) -> st.SearchStrategy[Any]:
+def _below(trigger: Trigger, script: str, *, image: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
     """A complete history at most half the trigger by its count, system prompt included: user turns,
     a tool round and replies (in that order, as many items as fit), its text in ``script``; in the
     Responses format each output after a reasoning item whose opaque payload has the size the API
-    returns (`_reasoned`)."""
+    returns (`_reasoned`); the first user turn holding ``image`` (a chat-completions image part)
+    beside its text, where one is given."""
     return st.builds(
-        lambda words, share, system, payloads: _conversation(trigger, words, share, system, payloads),
+        lambda words, share, system, payloads: _conversation(trigger, words, share, system, payloads, image),
         _words(script), st.floats(0.5, 0.9), st.booleans(), _payloads(),
     )  # fmt: skip
 
@@ -120,8 +123,8 @@ def _reasoned(shape: list[str]) -> int:
     return len(shape) + sum(kind in ("call", "reply") for kind in shape)
 
 
-def _conversation(trigger: Trigger, words: list[str], share: float, system: bool, payloads: list[str]) -> Any:
-    half = trigger.limit // 2
+def _conversation(trigger: Trigger, words: list[str], share: float, system: bool, payloads: list[str], image: dict[str, Any] | None = None) -> Any:
+    half = trigger.limit // 2 - (IMAGE_TOKENS if image is not None else 0)
     items = max(1, trigger.most_items_below())
     fmt = target_format()
     reasoning = fmt.name == formats.RESPONSES
@@ -141,6 +144,9 @@ def _conversation(trigger: Trigger, words: list[str], share: float, system: bool
             chat.append({"role": "tool", "tool_call_id": f"call_fire_{n - 1}", "content": text})
         else:
             chat.append({"role": {"reply": "assistant"}.get(kind, kind), "content": text})
+    if image is not None:
+        first = next(m for m in chat if m["role"] == "user")
+        first["content"] = [{"type": "text", "text": first["content"]}, image]
     history = chat if fmt.name == formats.CHAT else fmt.from_chat(chat)
     if reasoning:
         history = with_reasoning(history, itertools.cycle(payloads))
@@ -184,6 +190,41 @@ def _opaque(history: Any) -> str:
     if not payloads:
         return ""
     return f"; beside it {len(payloads)} reasoning items' opaque encrypted_content, {sum(map(len, payloads))} characters the model never reads as text"
+
+
+MEDIA_SIDE = 64
+"""FIRE-2's image: a 64-pixel PNG of noise, about 16 kB of base64, which OpenAI counts as 255 tokens
+and Anthropic as 6, and a counter reading its base64 as text as some 4,000 (SPEC FIRE-2 Decision: media)."""
+
+
+@clause("FIRE-2")
+@SCRIPT_SWEEP
+@given(data=st.data())
+def test_does_not_compact_well_below_its_declared_trigger_with_an_image(suite, data):
+    """FIRE-2 where the history's first user turn holds an inline image: well below the trigger as the
+    provider counts the image, so a framework counting its base64 as text compacts it (LangChain's
+    ``count_tokens_approximately`` before langchain-core 1.2.8, langchain-ai/langchain#34873)."""
+    subject, trigger = _subject(suite)
+    if trigger.kind != "tokens" or trigger.limit < 4 * IMAGE_TOKENS:
+        pytest.skip(f"a trigger of {trigger} counts no image, or leaves no room for one at half of it")
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    url = "data:image/png;base64," + base64.b64encode(png(MEDIA_SIDE, MEDIA_SIDE, seed)).decode("ascii")
+    image: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
+    history = data.draw(_below(trigger, "ascii", image=image), label="history")
+    fmt = target_format()
+    held = trigger.size(fmt, history, system=True)
+    assume(trigger.well_below(fmt, history) and fmt.rounds(history))
+    out = subject.compact(copy.deepcopy(history), 1)
+    problem = None if oracle.same(history, out) else Violation(
+        "compacts-below-trigger",
+        f"the history holds {held} {trigger.kind} ({held / trigger.limit:.0%} of the declared trigger of {trigger}, its inline {MEDIA_SIDE}x{MEDIA_SIDE} "
+        f"image counted as the provider counts it, not its {len(url):,} characters of base64), yet it was compacted",
+    )
+    require(problem, history, out)
+
+
+IMAGE_TOKENS = 255
+"""What OpenAI counts for FIRE-2's image (`media.openai_image_tokens` of a 64-pixel square, detail auto)."""
 
 
 # --- FIRE-6: a configuration documented as never compacting

@@ -27,7 +27,7 @@ from compaction_suite.reference import (
 )
 from compaction_suite.reference.conformance_factory import seed_000, seed_001
 from compaction_suite.reference.rounds import flatten
-from compaction_suite.reference.strategies import StructuredSummarize, split_system
+from compaction_suite.reference.strategies import Outcome, StructuredSummarize, split_system
 from compaction_suite.reference.summarizer import Summary
 from compaction_suite.reference.summary import entities, is_summary, latest_tasks, structured_body, summary_message, text_of, transcript
 from compaction_suite.reference.triggers import Observation
@@ -960,6 +960,49 @@ def drops_newest_round(settings: Any) -> Wrapper:
     return Drop(seed_000(settings))
 
 
+def strips_images(settings: Any) -> Wrapper:
+    """Compacts as the reference does, then takes the image and file parts out of every user turn it
+    kept, keeping their text and saying nothing of them (the images a compaction drops from the turns
+    it keeps; langchain-ai/deepagents#4954 drops a ``read_file`` image so)."""
+
+    class Strip(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            return [_without_media(m) if m.get("role") == "user" and isinstance(m.get("content"), list) else m for m in out]
+
+    return Strip(seed_000(settings))
+
+
+def _without_media(message: dict) -> dict:
+    text = [p for p in message["content"] if isinstance(p, dict) and p.get("type") == "text"]
+    return {**message, "content": text or ""}
+
+
+class _DumpsMessages(Summarize):
+    """Summarizes as seed 000, but writes each message to summarize into the transcript as its JSON,
+    content parts whole: an inline image's or file's base64 data goes to the summarizer as text."""
+
+    def apply(self, messages: list[dict], rounds: Any = None) -> Outcome:
+        plan = self.plan(messages, rounds)
+        if plan is None:
+            return Outcome(list(messages))
+        try:
+            summary = self.summarizer.summarize("\n".join(json.dumps(m, ensure_ascii=False) for m in plan[1]))
+        except SummarizerError as error:
+            return self._fallback(plan, error)
+        return self._assemble(plan, summary)
+
+
+def dumps_media_as_text(settings: Any) -> Compactor:
+    """Sends the summarizer the messages it replaces as JSON text, an inline image's base64 data
+    with them (a transcript of each message's content as a string)."""
+    compactor = seed_000(settings)
+    old = summarizing(compactor)
+    compactor.strategy = _DumpsMessages(old.summarizer, keep_rounds=old.keep_rounds, keep_messages=old.keep_messages, fallback_truncation=old.fallback_truncation)
+    return compactor
+
+
 class _Reinserts(_Fires):
     """Clears the older tool results in place and appends their full text in a user message."""
 
@@ -1172,6 +1215,8 @@ CONTROLS: dict[str, Control] = {
     "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
     "summarizes_text_only": Control("CORE-12", ("core",), r"whose image 'https://images\.example\.com/\d+-[0-9a-f]{8}\.png' the summarizer request it answers did not hold", reason_id="summary-of-unsent-media"),
+    "dumps_media_as_text": Control("SUM-6", ("core",), r"holds the base64 data of an? (image|file) of the history as text", reason_id="media-payload-as-text"),
+    "strips_images": Control("CORE-31", ("core",), r"keeps input item \d+ \(user\) without its (image|file) .* names none of it", reason_id="media-dropped-silently"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
