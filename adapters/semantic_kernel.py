@@ -93,6 +93,10 @@ WHY = {
         "core (+ failure with fail_on_error=False: 'continuing without summary'); summary is an assistant message "
         "marked __summary__ keeping N messages (not [Context Summary] + K rounds); message-count trigger; no event"
     ),
+    "history_session": (
+        "session (+ core): a reducer stored with store_chat_history_to_file and loaded with load_chat_history_from_file "
+        "between turns, as SK's sample does; message-count trigger; no event"
+    ),
 }
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [

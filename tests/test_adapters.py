@@ -398,7 +398,7 @@ def test_factory_compacts_offline(fw, factory, suite_settings):
         assert formats.get(wire_format).invalid(out) is None, formats.get(wire_format).invalid(out)
         return
     assert isinstance(out, list) and all(isinstance(m, dict) and m.get("role") for m in out)
-    assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events"}
+    assert set(compactor.profiles) <= {"core", "trigger", "summary", "structured", "failure", "events", "session"}
     assert compactor.capabilities["called"] == "between_rounds"  # proven per framework in test_adapter_loops.py
     assert compactor.capabilities["system_prompt"] in CHOICES["system_prompt"]
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction_suite import bpe, text
-from compaction_suite.conformance import oracle
+from compaction_suite.conformance import media, oracle
 from compaction_suite.conformance.histories import histories
 from compaction_suite.conformance.summarizer_server import usage
 from compaction_suite.reference.tokens import CharsPerFour, ExactTokens
@@ -77,8 +77,9 @@ def test_oracle_and_reference_agree_on_chars_per_four(history: list[dict[str, An
 @settings(max_examples=40, deadline=None)
 @given(history=st.lists(_messages(), max_size=6))
 def test_test_double_usage_is_the_reference_exact_count(history: list[dict[str, Any]]) -> None:
-    """The summarizer test double reports what ``ExactTokens`` counts (TOK-2)."""
-    assert usage(history, None)["prompt_tokens"] == ExactTokens("o200k_base").estimate(history)
+    """The summarizer test double reports what ``ExactTokens`` counts of the text (TOK-2), and each image
+    or file as OpenAI counts it (`media.tokens`, SPEC SUM-6 Decision), never its base64 as text."""
+    assert usage(history, None)["prompt_tokens"] == ExactTokens("o200k_base").estimate(history) + media.tokens(history, "openai")
 
 
 # --- quicktok against tiktoken --------------------------------------------------------

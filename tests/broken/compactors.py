@@ -637,9 +637,11 @@ def drops_its_summary(settings: Any) -> Wrapper:
 
 
 class _WindowRequest:
-    """Summarizes the older part by sending the summarizer its last 8 messages themselves, cut by
-    count (a window that may start with a tool result whose call it leaves out), then keeps the
-    last K rounds after the summary; on any summarizer error the history comes back unchanged."""
+    """Summarizes the older part by sending the summarizer a window of its messages themselves, cut
+    where a count cut lands on a tool result (from the last tool result whose call precedes it; the
+    last 8 messages where the older part holds none), so the request holds a result without its
+    call; then keeps the last K rounds after the summary; on any summarizer error the history comes
+    back unchanged."""
 
     profiles = frozenset({"core"})
 
@@ -674,7 +676,9 @@ class _WindowRequest:
     def summary(self, older: list[dict]) -> str | None:
         """The summary of ``older``, or None when there is none to keep."""
         s = self.settings
-        window = [m for m in older if m["role"] not in ("system", "developer")][-8:]
+        sent = [m for m in older if m["role"] not in ("system", "developer")]
+        cuts = [i for i, m in enumerate(sent) if m["role"] == "tool" and i > 0]
+        window = sent[cuts[-1] :] if cuts else sent[-8:]  # where a count cut lands on a tool result: every history with one shows it
         try:
             answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *window])
             text = answer.choices[0].message.content or ""
