@@ -602,6 +602,16 @@ class _Fires:
     def estimate_tokens(self, messages: list[dict]) -> int:
         return self.inner.estimate_tokens(messages)
 
+    def split(self, messages: list[dict], iteration: int) -> tuple[list[dict], list[dict]] | None:
+        """(the older messages, the kept tail of the last K rounds), system messages aside, when it
+        fires with no call in flight; else None."""
+        rounds = split_rounds(messages)
+        if call_in_flight(rounds) or not self.fires(messages, iteration):
+            return None
+        k = self.settings.keep_recent_rounds
+        others = [r for r in rounds if r.kind != "system"]
+        return flatten(others[:-k]), flatten(others[-k:])
+
 
 PLACEHOLDER = "Previous conversation was too long to summarize."
 
@@ -1011,18 +1021,16 @@ class _Reinserts(_Fires):
     """Clears the older tool results in place and appends their full text in a user message."""
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        rounds = split_rounds(messages)
-        if call_in_flight(rounds) or not self.fires(messages, iteration):
+        found = self.split(messages, iteration)
+        if found is None:
             return messages
-        k = self.settings.keep_recent_rounds
-        others = [r for r in rounds if r.kind != "system"]
-        older = flatten(others[:-k])
+        older, tail = found
         cleared = [m["content"] for m in older if m["role"] == "tool" and isinstance(m.get("content"), str) and m["content"]]
         if not cleared:
             return messages
         head = [dict(m, content="") if m["role"] == "tool" and isinstance(m.get("content"), str) else m for m in older]
         system = [m for m in messages if m["role"] in ("system", "developer")]
-        return system + head + [{"role": "user", "content": "".join(cleared)}] + flatten(others[-k:])
+        return system + head + [{"role": "user", "content": "".join(cleared)}] + tail
 
 
 class _TrimsPastItsCap(_Fires):
@@ -1036,12 +1044,10 @@ class _TrimsPastItsCap(_Fires):
     capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "trimmed_result_chars": CAP}
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        rounds = split_rounds(messages)
-        if call_in_flight(rounds) or not self.fires(messages, iteration):
+        found = self.split(messages, iteration)
+        if found is None:
             return messages
-        k = self.settings.keep_recent_rounds
-        others = [r for r in rounds if r.kind != "system"]
-        older = {id(m) for m in flatten(others[:-k])}
+        older = {id(m) for m in found[0]}
         return [self._trimmed(m) if id(m) in older and m["role"] == "tool" else m for m in messages]
 
     def _trimmed(self, message: dict) -> dict:
