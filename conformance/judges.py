@@ -574,10 +574,13 @@ def media_named(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
     has the model read an image's result as text (langchain-ai/deepagents#4954)."""
     if not fmt.well_formed(out) or same(history, out):
         return None
+    outs = fmt.items(out)
     before = [(i, item) for i, item in enumerate(fmt.items(history)) if media.parts(item)]
+    # an item some output item keeps with all its media is kept, whatever else says the same text
+    before = [(i, item) for i, item in before if not any(_keeps(fmt, item, o) and not _lost(item, o) for o in outs)]
     if not before:
         return None
-    for j, after in enumerate(fmt.items(out)):
+    for j, after in enumerate(outs):
         for index, item in before:
             lost = _lost(item, after)
             if not lost or not _keeps(fmt, item, after):

@@ -109,6 +109,24 @@ def test_an_image_kept_named_or_masked_whole_holds(content: Any) -> None:
     assert judges.media_named(FMT, HISTORY, _with_result(HISTORY, content)) is None
 
 
+
+def test_an_item_kept_with_its_image_is_not_judged_against_another_saying_the_same() -> None:
+    """A user turn kept verbatim with its image holds, though an earlier user turn without one says the
+    same words (the reference's output on a drawn history, judged on every output, once failed here)."""
+    chat = formats.get("chat-completions")
+    image = {"type": "image_url", "image_url": {"url": PNG}}
+    history = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "How do I the?"},
+        {"role": "assistant", "content": "Like this."},
+        {"role": "user", "content": "Older question."},
+        {"role": "assistant", "content": "Older answer."},
+        {"role": "user", "content": [{"type": "text", "text": "How do I the?"}, image]},
+    ]
+    out = [history[0], history[1], history[2], history[5]]
+    assert judges.media_named(chat, history, out) is None
+    assert judges.media_named(chat, history, [history[0], history[1], history[2], {"role": "user", "content": "How do I the? [truncated]"}]) is not None
+
 # --- SUM-6
 
 
