@@ -272,11 +272,14 @@ def _call(original: dict[str, Any] | None, call_id: Any, name: Any, arguments: s
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-CHAT, ANTHROPIC = "chat-completions", "anthropic-messages"
-FORMATS = (CHAT, ANTHROPIC)
-"""The ``format`` option: the history an agent on ``ChatOpenAI`` keeps (``to_langchain``), or one on
+CHAT, ANTHROPIC, RESPONSES = "chat-completions", "anthropic-messages", "responses"
+FORMATS = (CHAT, ANTHROPIC, RESPONSES)
+"""The ``format`` option: the history an agent on ``ChatOpenAI`` keeps (``to_langchain``), one on
 ``ChatAnthropic`` (``_langchain_anthropic``: ``AIMessage`` content blocks with thinking and
-``tool_use``, ``ToolMessage`` per ``tool_result``, sent back as ``langchain-anthropic`` sends it)."""
+``tool_use``, ``ToolMessage`` per ``tool_result``, sent back as ``langchain-anthropic`` sends it), or
+one on ``ChatOpenAI(use_responses_api=True, output_version="responses/v1")`` (``_langchain_responses``:
+``AIMessage`` Responses blocks with ``reasoning`` and ``function_call``, user content in Responses parts,
+sent back as ``langchain-openai`` sends it)."""
 
 
 def _format(o: dict[str, Any]) -> str:
@@ -296,6 +299,8 @@ def compacting(o: dict[str, Any], compact: Any) -> Any:
     """The adapter's ``run`` for the configuration's ``format``: the history as the LangChain messages
     the agent holds, ``compact`` (LangChain messages in, LangChain messages out) on them, and back as
     the model is sent them."""
+    if _format(o) == RESPONSES:
+        return _responses_run(compact)
     if _format(o) == ANTHROPIC:
         anthropic = _anthropic()
         model = anthropic.chat_anthropic()
@@ -313,8 +318,24 @@ def compacting(o: dict[str, Any], compact: Any) -> Any:
     return run
 
 
+def _responses_run(compact: Any) -> Any:
+    """``compacting``'s run for ``format: responses``: the items as the LangChain messages an agent on
+    ``ChatOpenAI``'s Responses API holds, and back as ``langchain-openai`` sends them."""
+    from . import _langchain_responses
+
+    def run_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        conversion = _langchain_responses.to_langchain(items)
+        return _langchain_responses.from_langchain(conversion, compact(conversion.messages))
+
+    return run_responses
+
+
 def langchain_messages(o: dict[str, Any], history: Any) -> list[Any]:
     """The LangChain messages the agent holds for ``history`` in the configuration's ``format``."""
+    if _format(o) == RESPONSES:
+        from . import _langchain_responses
+
+        return _langchain_responses.to_langchain(history).messages
     if _format(o) == ANTHROPIC:
         return _anthropic().to_langchain(history, system_in_state=o.get("system") == "state").messages
     return to_langchain(history)[0]
@@ -322,7 +343,10 @@ def langchain_messages(o: dict[str, Any], history: Any) -> list[Any]:
 
 def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
     """The agent's chat model on the suite's server: ``ChatOpenAI`` (its ``/v1/chat/completions``), or for
-    ``format: anthropic-messages`` ``ChatAnthropic`` (its ``/v1/messages``; the Anthropic client adds ``/v1``)."""
+    ``format: anthropic-messages`` ``ChatAnthropic`` (its ``/v1/messages``; the Anthropic client adds ``/v1``),
+    for ``format: responses`` ``ChatOpenAI`` on its ``/v1/responses`` with ``output_version="responses/v1"``."""
+    if _format(o) == RESPONSES:
+        extra = {"use_responses_api": True, "output_version": "responses/v1", **extra}
     if _format(o) == ANTHROPIC:
         base_url = (settings.base_url or "").removesuffix("/v1") or None
         return requires("langchain_anthropic", EXTRA).ChatAnthropic(
@@ -400,6 +424,8 @@ def _declared(o: dict[str, Any], trigger: dict[str, int] | str | None = None) ->
         raise ValueError(f"system must be 'agent' or 'state', got {system!r}")
     declared = capabilities("outside" if system == "agent" else "in_list", trigger if isinstance(trigger, dict) else None)
     declared |= {"trigger": trigger} if isinstance(trigger, str) else {}
+    if _format(o) == RESPONSES:  # custom tools are langchain-openai's own decorator: function calls only drawn
+        return {**declared, "wire_format": RESPONSES, "tool_calls": "function"}
     return {**declared, "wire_format": ANTHROPIC} if _format(o) == ANTHROPIC else declared
 
 
