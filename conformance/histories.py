@@ -381,8 +381,10 @@ def multimodal_contents(*, max_parts: int = 4) -> SearchStrategy[list[dict[str, 
     return _multimodal_contents(max_parts)
 
 
-def _pdf(pages: int, seed: int) -> bytes:
-    """A small valid PDF of ``pages`` pages, each saying one line of text (a report's page)."""
+def _pdf(pages: int, seed: int, embedded: int = 0) -> bytes:
+    """A small valid PDF of ``pages`` pages, each saying one line of text (a report's page), with an
+    embedded stream of ``embedded`` bytes drawn from ``seed`` (a font program or a scan's image data,
+    which make most real PDFs tens of kB) where given."""
     objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
     kids = []
     for n in range(pages):
@@ -392,13 +394,22 @@ def _pdf(pages: int, seed: int) -> bytes:
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {pages} >>"
     objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    if embedded:
+        data = random.Random(seed).randbytes(embedded).replace(b"/Type", b"/Typf")  # no stray object type
+        objects.append(f"<< /Length {embedded} >>\nstream\n{data.decode('latin-1')}\nendstream")
     body, offsets = b"%PDF-1.4\n", []
     for n, obj in enumerate(objects, 1):
         offsets.append(len(body))
-        body += f"{n} 0 obj\n{obj}\nendobj\n".encode()
+        body += f"{n} 0 obj\n{obj}\nendobj\n".encode("latin-1")
     xref = len(body)
     body += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode() + b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
     return body + f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+
+
+def pdf_part(seed: int, embedded: int = 0) -> dict[str, Any]:
+    """A chat-completions ``file`` part holding a one-page PDF (`_pdf`) inline."""
+    data = "data:application/pdf;base64," + base64.b64encode(_pdf(1, seed, embedded)).decode("ascii")
+    return {"type": "file", "file": {"filename": f"report-{seed:08x}.pdf", "file_data": data}}
 
 
 @st.composite

@@ -21,10 +21,10 @@ from hypothesis import Phase, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import formats, oracle
+from compaction_suite.conformance import formats, media, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
-from compaction_suite.conformance.histories import png
+from compaction_suite.conformance.histories import pdf_part, png
 from compaction_suite.conformance.responses_histories import REASONING_PAYLOAD_CHARS, reasoning_payload, with_reasoning
 from compaction_suite.conformance.shapes import results
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
@@ -100,14 +100,15 @@ def _words(script: str) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(SCRIPTS[script]), min_size=20, max_size=40)
 
 
-def _below(trigger: Trigger, script: str, *, image: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
+def _below(trigger: Trigger, script: str, *, image: dict[str, Any] | None = None, media_tokens: int = 0) -> st.SearchStrategy[Any]:
     """A complete history at most half the trigger by its count, system prompt included: user turns,
     a tool round and replies (in that order, as many items as fit), its text in ``script``; in the
     Responses format each output after a reasoning item whose opaque payload has the size the API
-    returns (`_reasoned`); the first user turn holding ``image`` (a chat-completions image part)
-    beside its text, where one is given."""
+    returns (`_reasoned`); the first user turn holding ``image`` (a chat-completions image or file part,
+    which the provider counts as ``media_tokens``) beside its text, where one is given (then without
+    reasoning items: what the history holds beside its text is that part alone, so a finding names it)."""
     return st.builds(
-        lambda words, share, system, payloads: _conversation(trigger, words, share, system, payloads, image),
+        lambda words, share, system, payloads: _conversation(trigger, words, share, system, payloads, image, media_tokens),
         _words(script), st.floats(0.5, 0.9), st.booleans(), _payloads(),
     )  # fmt: skip
 
@@ -123,11 +124,11 @@ def _reasoned(shape: list[str]) -> int:
     return len(shape) + sum(kind in ("call", "reply") for kind in shape)
 
 
-def _conversation(trigger: Trigger, words: list[str], share: float, system: bool, payloads: list[str], image: dict[str, Any] | None = None) -> Any:
-    half = trigger.limit // 2 - (IMAGE_TOKENS if image is not None else 0)
+def _conversation(trigger: Trigger, words: list[str], share: float, system: bool, payloads: list[str], image: dict[str, Any] | None = None, media_tokens: int = 0) -> Any:
+    half = trigger.limit // 2 - media_tokens
     items = max(1, trigger.most_items_below())
     fmt = target_format()
-    reasoning = fmt.name == formats.RESPONSES
+    reasoning = fmt.name == formats.RESPONSES and image is None  # the media variants' size is their part's alone
     shape = ["system"] * system + ["user", "call", "tool", "reply"] * (items // 4 + 1)
     shape = shape[:items]
     while len(shape) > 1 and (shape[-1] == "call" or (reasoning and _reasoned(shape) > items)):
@@ -216,13 +217,34 @@ def test_does_not_compact_well_below_its_declared_trigger_with_an_image(suite, d
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
     url = "data:image/png;base64," + base64.b64encode(png(MEDIA_SIDE, MEDIA_SIDE, seed)).decode("ascii")
     image: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
-    history = data.draw(_below(trigger, "ascii", image=image), label="history")
+    history = data.draw(_below(trigger, "ascii", image=image, media_tokens=IMAGE_TOKENS), label="history")
     inside = f", its inline {MEDIA_SIDE}x{MEDIA_SIDE} image counted as the provider counts it, not its {len(url):,} characters of base64"
     _left_alone(subject, trigger, history, inside)
 
 
 IMAGE_TOKENS = 255
 """What OpenAI counts for FIRE-2's image (`media.openai_image_tokens` of a 64-pixel square, detail auto)."""
+PDF_BYTES = 24_000
+"""FIRE-2's PDF: one page carrying an embedded stream of this many bytes (a font program or a scan's
+image data), about 32 kB of base64, which a provider counts as a page (`media.PDF_PAGE_TOKENS`) and a
+counter reading its base64 as text as some 8,000 tokens (SPEC FIRE-2 Decision: media)."""
+
+
+@clause("FIRE-2")
+@SCRIPT_SWEEP
+@given(data=st.data())
+def test_does_not_compact_well_below_its_declared_trigger_with_a_pdf(suite, data):
+    """FIRE-2 where the history's first user turn holds an inline one-page PDF of tens of kB: well below
+    the trigger as the provider counts a page, so a framework counting a file block's base64 as text
+    compacts it (LangChain's ``count_tokens_approximately`` counts file, audio and video blocks by
+    ``repr``, langchain-ai/langchain#38227)."""
+    subject, trigger = _subject(suite)
+    if trigger.kind != "tokens" or trigger.limit < 2 * (media.PDF_PAGE_TOKENS + 256):
+        pytest.skip(f"a trigger of {trigger} counts no file, or leaves no room for a PDF page and some text at half of it")
+    part = pdf_part(data.draw(st.integers(0, 2**32 - 1), label="seed"), PDF_BYTES)
+    history = data.draw(_below(trigger, "ascii", image=part, media_tokens=media.PDF_PAGE_TOKENS), label="history")
+    inside = f", its inline one-page PDF counted as the provider counts a page, not its {len(part['file']['file_data']):,} characters of base64"
+    _left_alone(subject, trigger, history, inside)
 
 
 # --- FIRE-6: a configuration documented as never compacting
