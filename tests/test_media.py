@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from compaction_suite.conformance import formats, judges, media
-from compaction_suite.conformance.histories import png
+from compaction_suite.conformance.histories import pdf_part, png
 
 PNG = "data:image/png;base64," + base64.b64encode(png(64, 64, 7)).decode("ascii")
 DATA = PNG.removeprefix("data:image/png;base64,")
@@ -141,3 +141,16 @@ def test_an_images_base64_in_a_summarizer_requests_text_fails() -> None:
     assert problem is not None and problem.reason_id == "media-payload-as-text"
     as_media = {"messages": [{"role": "user", "content": [{"type": "text", "text": "Summarize:"}, {"type": "image_url", "image_url": {"url": PNG}}]}]}
     assert judges.media_as_text(history, [_exchange(as_media)]) is None
+
+
+# --- FIRE-2's PDF
+
+
+def test_fire2s_pdf_is_one_page_of_tens_of_kb_to_a_provider() -> None:
+    """The PDF variant's part (SPEC FIRE-2 Decision: media): a valid one-page PDF whose embedded stream
+    makes it tens of kB of base64, which the provider counts as one page, not by its size."""
+    part = pdf_part(7, 24_000)
+    raw = base64.b64decode(part["file"]["file_data"].split(",", 1)[1])
+    assert raw.startswith(b"%PDF-1.4") and raw.rstrip().endswith(b"%%EOF") and raw.count(b"/Type /Page ") == 1
+    assert len(part["file"]["file_data"]) > 30_000
+    assert media.part_tokens(part, "openai") == media.PDF_PAGE_TOKENS == media.part_tokens(pdf_part(7), "anthropic")
