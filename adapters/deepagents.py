@@ -137,6 +137,8 @@ def summarization(settings: Any, **given: Any) -> Any:
     declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
+    elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
+        declared |= {"wire_format": "responses", "tool_calls": "function"}
     run = compacting(o, lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION}))
     if o["file_tool"] == "read_file":
         run = _as_deepagents_file_reads(run)
@@ -179,6 +181,8 @@ def reactive(settings: Any, o: dict[str, Any]) -> Any:
     declared = {**capabilities("outside"), "reactive_window": window}
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
+    elif o["format"] != "chat-completions":
+        raise ValueError(f"path 'reactive' takes format 'chat-completions' or 'anthropic-messages', got {o['format']!r}")
 
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
