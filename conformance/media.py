@@ -42,7 +42,7 @@ def parts(value: Any) -> list[dict[str, Any]]:
 
     def walk(inner: Any) -> None:
         if isinstance(inner, dict):
-            if inner.get("type") in KINDS:
+            if isinstance(inner.get("type"), str) and inner["type"] in KINDS:  # a JSON schema's "type" may be a list
                 found.append(inner)
                 return
             for v in inner.values():
