@@ -148,9 +148,13 @@ CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "model": "bedrock"}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True, "structured_output": True, "model": "bedrock"}),
 ]
 """With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
-agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
+agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11), and with a structured-output
+summarizing agent (strands-agents/harness-sdk#1160 at 1.14): ``BedrockModel`` reads Bedrock's overflow answer
+at every release, where ``AnthropicModel`` before 1.16.0 does not read Anthropic's "prompt is too long" (#1137), so
+on Anthropic the reactive path of those releases ends at the first call."""
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
