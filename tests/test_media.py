@@ -44,6 +44,8 @@ def test_a_json_schema_type_list_is_no_media_part() -> None:
     (the summarizer double answered such a request with its own HTTP 500 before)."""
     schema = {"toolConfig": {"tools": [{"toolSpec": {"inputSchema": {"json": {"properties": {"summary": {"type": ["string", "null"]}}}}}}]}}
     assert media.parts(schema) == [] and media.tokens(schema, "anthropic") == 0
+    entity = {"type": "tool_use", "id": "call_0002", "name": "createEntity", "input": {"type": "document", "title": "the"}}
+    assert media.parts({"messages": [{"role": "assistant", "content": [entity]}]}) == [], "a tool input saying type 'document' carries no file"
 
 def test_a_chat_tool_message_keeps_text_only() -> None:
     """A chat-completions ``tool`` message takes text parts only (openai-python's
