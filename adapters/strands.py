@@ -148,9 +148,13 @@ CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "model": "bedrock"}),
+    ("summarizing", {"preserve_recent_messages": 4, "path": "reactive", "context_window_limit": 1000, "summarization_agent": True, "structured_output": True, "model": "bedrock"}),
 ]
 """With Strands' default ``BedrockModel`` (`MODELS`): the path every release from 1.0 drives, whose summarizing
-agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11)."""
+agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11), and with a structured-output
+summarizing agent (strands-agents/harness-sdk#1160 at 1.14): ``BedrockModel`` reads Bedrock's overflow answer
+at every release, where ``AnthropicModel`` before 1.16.0 does not read Anthropic's "prompt is too long" (#1137), so
+on Anthropic the reactive path of those releases ends at the first call."""
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
@@ -669,6 +673,24 @@ def _accumulated(metrics: list[Any]) -> dict[str, int] | None:
 CONTEXT_MANAGER_PRESETS = ("auto", "agentic")
 """``Agent(context_manager=...)``'s own presets; any other ``preset`` is a strategy preset name,
 passed as ``{"strategies": [name]}`` (a ``ContextManagerConfig``), as Strands' docstrings show."""
+STRATEGY_PRESETS_FROM = (1, 56)
+"""The first release whose ``Agent(context_manager=...)`` takes a ``ContextManagerConfig`` dict and
+whose ``ContextManager(strategies=...)`` resolves preset names (``_context_manager/presets.py``):
+1.55.0 takes ``"auto"``, ``"agentic"``, a ``ContextManager`` or ``False`` and raises ``ValueError``
+("Unsupported context_manager value") on the dict."""
+
+
+def _context_manager_value(factory_name: str, preset: str) -> Any:
+    """What ``Agent(context_manager=...)`` is given for ``preset`` (`CONTEXT_MANAGER_PRESETS` as they
+    are, a strategy preset as ``{"strategies": [preset]}``); a contract error (`CannotDrive`) below 1.55,
+    and for a strategy preset below `STRATEGY_PRESETS_FROM`."""
+    if release("strands-agents") < (1, 55):
+        raise CannotDrive(f"strands:{factory_name}", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
+    if preset in CONTEXT_MANAGER_PRESETS:
+        return preset
+    if release("strands-agents") < STRATEGY_PRESETS_FROM:
+        raise CannotDrive(f"strands:{factory_name}", "strands-agents", f"strategy presets (preset={preset!r}, context_manager={{'strategies': [...]}}) arrived in 1.56.0")
+    return {"strategies": [preset]}
 
 
 @factory
@@ -684,13 +706,11 @@ def context_manager(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["context_manager"], given)
     path = _path(o["path"], ("proactive", "reactive"))
     kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
-    if release("strands-agents") < (1, 55):
-        raise CannotDrive("strands:context_manager", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
+    preset = str(o["preset"])
+    chosen = _context_manager_value("context_manager", preset)
     events = requires("strands.hooks", EXTRA)
     run_async = requires("strands._async", EXTRA).run_async
     event_loop = requires("strands.event_loop.event_loop", EXTRA)
-    preset = str(o["preset"])
-    chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window_limit"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
@@ -747,12 +767,20 @@ def summarizer_refused() -> str | None:
     return double_refuses("/messages", {"model": "m", "max_tokens": 16, "stream": True, "messages": [{"role": "user", "content": "hi"}]})
 
 
+def _context_managers(configurations: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The context-manager ``configurations`` this release drives (`_context_manager_value`): none
+    below 1.55, ``auto`` and ``agentic`` alone below `STRATEGY_PRESETS_FROM`."""
+    found = release("strands-agents")
+    if found < (1, 55):
+        return []
+    return [(f, o) for f, o in configurations if found >= STRATEGY_PRESETS_FROM or o.get("preset", "auto") in CONTEXT_MANAGER_PRESETS]
+
+
 def __getattr__(name: str) -> Any:
     """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "CONFIGURATIONS":
-        driven = release("strands-agents") >= (1, 55)
-        managers = CONTEXT_MANAGER if driven else []
-        summarizing_ones = SUMMARIZING + BEDROCK + (CONTEXT_MANAGER_SUMMARIZING if driven else []) + SESSIONS + (CONTEXT_SESSIONS if driven else [])
+        managers = _context_managers(CONTEXT_MANAGER)
+        summarizing_ones = SUMMARIZING + BEDROCK + _context_managers(CONTEXT_MANAGER_SUMMARIZING) + SESSIONS + _context_managers(CONTEXT_SESSIONS)
         missing = _missing_clients()
         answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
         return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
@@ -843,10 +871,8 @@ def _context_manager_session(settings: Any, o: dict[str, Any], kind: str) -> Any
     input tokens against ``context_window_limit``) and syncs the session, as the agent does around a model
     call (strands-agents/harness-sdk#4270: its reductions edit ``agent.messages`` in place and never reach
     the session, so a restored agent gets the unreduced history)."""
-    if release("strands-agents") < (1, 55):
-        raise CannotDrive("strands:summarizing_session", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
     preset = str(o["preset"])
-    chosen: Any = preset if preset in CONTEXT_MANAGER_PRESETS else {"strategies": [preset]}
+    chosen = _context_manager_value("summarizing_session", preset)
 
     def session(path: str) -> _Session:
         return _Session(settings, path, None, kind, context_manager=chosen, window=int(o["context_window_limit"]))

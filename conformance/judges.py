@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import media, placeholders, providers
+from . import media, newest_results, placeholders, providers
 from .formats import kept_or_marked
 from .formats.responses import HOSTED_CALLS
 from .oracle import canonical, same
@@ -240,8 +240,10 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
     """CORE-14: a compacted output holds every item of the input's newest round (ROUND-1 in the
     format, system prompt aside): verbatim, masked in place or re-encoded, joined with its
     neighbours of the same role where the provider joins them (Anthropic), or (Responses) folded
-    into a compaction item the compact endpoint returned for a request that held it. A history
-    waiting for a tool result is the in-flight clause's."""
+    into a compaction item the compact endpoint returned for a request that held it; a tool result
+    of it masked in place while an older one as large is kept verbatim is not kept
+    (`newest_results.masked_newest`, SPEC CORE-14 Decision). A history waiting for a tool result is
+    the in-flight clause's."""
     if not fmt.well_formed(out) or same(history, out) or fmt.in_flight(history):
         return None
     rounds = fmt.rounds(history)
@@ -253,7 +255,7 @@ def newest_round_kept(fmt: WireFormat, history: Any, out: Any, exchanges: Sequen
         if not _kept(fmt, after, verbatim, item) and not fmt.combined(item, after) and not _folded(item, out, fmt, exchanges):
             index = next((i for i, b in enumerate(fmt.items(history)) if b is item), -1)
             return Violation("newest-round-dropped", f"input item {index} ({fmt.role(item)}) of the newest round is missing from the compacted output ({_preview(item)})")
-    return None
+    return newest_results.masked_newest(fmt, history, out, rounds[-1])
 
 
 # --- CORE-30: tool rounds are removed oldest first

@@ -25,6 +25,9 @@ KINDS = {
 }  # fmt: skip
 """Part type -> kind: chat-completions ``image_url``, ``file``, ``input_audio``; Responses
 ``input_image``, ``input_file``, ``input_audio``; Anthropic ``image``, ``document``."""
+CARRIERS = frozenset({"image_url", "file", "input_audio", "file_id", "file_data", "file_url", "source", "data"})
+"""The keys that hold a media part's payload in every format: a dict of a `KINDS` type without one (a
+tool's input ``{"type": "document", "title": ...}``) is data, not media."""
 
 NAMES = {
     "image": re.compile(r"\b(image|images|img|picture|photo|screenshot)s?\b|image/", re.IGNORECASE),
@@ -42,7 +45,7 @@ def parts(value: Any) -> list[dict[str, Any]]:
 
     def walk(inner: Any) -> None:
         if isinstance(inner, dict):
-            if inner.get("type") in KINDS:
+            if isinstance(inner.get("type"), str) and inner["type"] in KINDS and CARRIERS & inner.keys():  # a JSON schema's "type" may be a list
                 found.append(inner)
                 return
             for v in inner.values():

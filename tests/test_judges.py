@@ -276,6 +276,30 @@ def test_the_newest_round_is_kept_masked_or_folded() -> None:
     assert judges.newest_round_kept(CHAT, tool_last, [SYSTEM, HISTORY[2], {**HISTORY[3], "content": "[cleared]"}]) is None, "masked in place"
 
 
+def _two_tool_rounds(older: str, newest: str) -> list[dict[str, Any]]:
+    """HISTORY's first tool round with ``older`` as its result, then a newest tool round answered ``newest``."""
+    again = {**CALL, "id": "call_2"}
+    return [*HISTORY[:3], {**HISTORY[3], "content": older}, HISTORY[4], {"role": "assistant", "content": None, "tool_calls": [again]}, {"role": "tool", "tool_call_id": "call_2", "content": newest}]
+
+
+@pytest.mark.parametrize("fmt", [CHAT, RESP, ANTH], ids=lambda f: f.name)
+def test_a_newest_result_masked_while_an_older_one_as_large_stays_is_not_kept(fmt: formats.WireFormat) -> None:
+    """SPEC CORE-14 Decision (a newest result masked in place), in every format: masking the newest
+    round's result while an older one at least as large stays verbatim fails (Strands 1.5.0,
+    strands#702); masking it when it is the largest, or after the older one, is no finding."""
+    too_large = "The tool result was too large!"
+
+    def judged(older: str, newest: str, *, older_masked: bool = False) -> Violation | None:
+        history = _two_tool_rounds(older, newest)
+        out = _two_tool_rounds(too_large if older_masked else older, too_large)
+        return judges.newest_round_kept(fmt, fmt.from_chat(history), fmt.from_chat(out))
+
+    masked = judged("line of the build log\n" * 40, "ledger_flush moved to libledger 2.1\n" * 3)
+    assert masked is not None and masked.reason_id == "newest-result-masked" and "call_2" in masked and "call_1" in masked
+    assert judged("short", "line of the build log\n" * 40) is None, "the newest result is the largest"
+    assert judged("line of the build log\n" * 40, "short result", older_masked=True) is None, "masked after the older one"
+
+
 def test_everything_dropped_is_judged_harsher_than_an_empty_compaction_item() -> None:
     """SPEC CORE-16 Decision: the emptied history fails more MUST clauses than the empty item."""
     items = RESP.from_chat(HISTORY)

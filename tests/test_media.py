@@ -38,6 +38,15 @@ def test_a_tool_results_image_is_a_media_part_in_anthropic_and_responses() -> No
     assert {media.payload(f[0]) for f in found} == {DATA}
 
 
+def test_a_json_schema_type_list_is_no_media_part() -> None:
+    """A request's tool schema may say ``"type": ["string", "null"]`` (a pydantic optional field, as
+    Strands' structured output sends it in a Converse ``toolConfig``): it is read past, not a media part
+    (the summarizer double answered such a request with its own HTTP 500 before)."""
+    schema = {"toolConfig": {"tools": [{"toolSpec": {"inputSchema": {"json": {"properties": {"summary": {"type": ["string", "null"]}}}}}}]}}
+    assert media.parts(schema) == [] and media.tokens(schema, "anthropic") == 0
+    entity = {"type": "tool_use", "id": "call_0002", "name": "createEntity", "input": {"type": "document", "title": "the"}}
+    assert media.parts({"messages": [{"role": "assistant", "content": [entity]}]}) == [], "a tool input saying type 'document' carries no file"
+
 def test_a_chat_tool_message_keeps_text_only() -> None:
     """A chat-completions ``tool`` message takes text parts only (openai-python's
     ``ChatCompletionToolMessageParam``): the chat histories draw no media in one."""

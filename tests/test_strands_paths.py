@@ -178,6 +178,24 @@ def test_strands_proactive_path_is_a_contract_error_before_1_40(monkeypatch):
     strands.summarizing(Settings(base_url="http://127.0.0.1:9/v1"), path="reactive")  # the reactive path still runs
 
 
+def test_strategy_presets_are_a_contract_error_at_1_55(monkeypatch):
+    """1.55.0's ``Agent(context_manager=...)`` refuses a ``ContextManagerConfig`` dict, so a strategy preset
+    is a contract error there (for the context manager and its session), ``auto`` and ``agentic`` still
+    build, and the matrix lists only those two at that release."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters import _common, strands
+    from compaction_suite.adapters._common import CannotDrive
+
+    monkeypatch.setattr(strands, "release", lambda dist: (1, 55, 0))
+    monkeypatch.setattr(_common, "installed", lambda dist: "1.55.0")
+    settings = Settings(base_url="http://127.0.0.1:9/v1")
+    for factory, options in (("context_manager", {}), ("summarizing_session", {"manager": "context_manager"})):
+        with pytest.raises(CannotDrive, match=rf"adapter strands:{factory} cannot drive strands-agents 1\.55\.0: strategy presets .*1\.56"):
+            getattr(strands, factory)(settings, preset="stale_tool_cleanup", **options)
+    strands.context_manager(settings, preset="agentic", path="reactive")
+    presets = {o.get("preset", "auto") for f, o in strands.CONFIGURATIONS if f == "context_manager" or o.get("manager") == "context_manager"}
+    assert presets <= set(strands.CONTEXT_MANAGER_PRESETS) and "agentic" in presets
+
 def test_a_redacted_thinking_block_is_held_apart_where_strands_cannot_hold_one():
     """Before 1.62.0 Strands' ``AnthropicModel`` neither makes nor formats a ``redactedContent`` block
     (``KeyError: 'reasoningText'``), so the adapter gives Strands the history without it and returns it

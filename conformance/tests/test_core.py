@@ -15,7 +15,7 @@ from hypothesis import assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import judges, oracle, providers, shapes
+from compaction_suite.conformance import judges, newest_results, oracle, providers, shapes
 from compaction_suite.conformance.assertions import current, require
 from compaction_suite.conformance.histories import file_parts, image_parts, media_round
 from compaction_suite.conformance.histories import histories as raw_histories
@@ -296,8 +296,31 @@ def test_summarizer_requests_are_valid(suite, history):
 def test_newest_round_kept(suite, history):
     """The newest round (the current task) survives a compaction; under faults the fault tests'
     outputs are judged for it too (every output is)."""
+    _judge_newest_round(suite, history)
+
+
+def _judge_newest_round(suite, history):
+    """CORE-14 on a forced compaction of ``history``."""
     out = _forced(suite, history)
     require(judges.newest_round_kept(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+def _newest_holds_result(history):
+    """Whether the newest round of ``history`` (in the target's format) answers a call with a tool result."""
+    fmt = target_format()
+    rounds = fmt.rounds(history)
+    return bool(rounds) and not fmt.in_flight(history) and bool(newest_results.results(fmt, rounds[-1]))
+
+
+@TARGET_FORMAT
+@clause("CORE-14")
+@FEW
+@given(history=substantial_in_format.filter(_newest_holds_result))
+def test_newest_tool_result_kept(suite, history):
+    """CORE-14 on the round a compactor may truncate: the newest round is a tool round whose result
+    the model has not read yet, so every example offers a compactor the choice between masking it
+    and removing older work (SPEC CORE-14 Decision: a newest result masked in place)."""
+    _judge_newest_round(suite, history)
 
 
 @TARGET_FORMAT

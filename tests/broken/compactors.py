@@ -974,6 +974,22 @@ def drops_newest_round(settings: Any) -> Wrapper:
     return Drop(seed_000(settings))
 
 
+def masks_newest_result(settings: Any) -> Wrapper:
+    """When the reference would compact, keeps every message and masks the newest round's tool
+    results in place instead ('The tool result was too large!', status error), as Strands 1.5.0's
+    routine window management did (strands-agents/harness-sdk#702): older results stay whole."""
+
+    class Mask(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            newest = [r for r in split_rounds(messages) if r.kind != "system"][-1]
+            masked = [{**m, "content": "The tool result was too large!"} if m.get("role") == "tool" else m for m in newest.messages]
+            return messages[: len(messages) - len(masked)] + masked
+
+    return Mask(seed_000(settings))
+
+
 def strips_images(settings: Any) -> Wrapper:
     """Compacts as the reference does, then takes the image and file parts out of every user turn it
     kept, keeping their text and saying nothing of them (the images a compaction drops from the turns
@@ -1228,6 +1244,7 @@ CONTROLS: dict[str, Control] = {
     "dumps_media_as_text": Control("SUM-6", ("core",), r"holds the base64 data of an? (image|file) of the history as text", reason_id="media-payload-as-text"),
     "strips_images": Control("CORE-31", ("core",), r"keeps input item \d+ \(user\) without its (image|file) .* names none of it", reason_id="media-dropped-silently"),
     "drops_newest_round": Control("CORE-14", ("core",), r"of the newest round is missing from the compacted output", reason_id="newest-round-dropped"),
+    "masks_newest_result": Control("CORE-14", ("core",), r"the newest round's tool result for call \w+ \(\d+ tokens\) is masked in place .* while the older result for call \w+ \(\d+ tokens\) is kept verbatim", reason_id="newest-result-masked"),
     "sends_whole_history": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "sends_text_whole": Control("WIN-1", ("core",), r"exceeds the summarizer's context window: the provider answers HTTP 400 .*Input tokens exceed the configured limit of 8000 tokens", reason_id="summarizer-request-over-window"),
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
