@@ -83,6 +83,8 @@ def _user_content(pm: Any, content: Any) -> Any:
             url = part["image_url"]
             meta = {"detail": part["detail"]} if part.get("detail") else None
             out.append(pm.BinaryContent.from_data_uri(url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
+        elif kind == "input_file" and str(part.get("file_data", "")).startswith("data:"):
+            out.append(pm.BinaryContent.from_data_uri(part["file_data"]))  # a PDF inline, as a tool that read one returns it
         else:
             raise NotRecorded(f"content part {part!r} has no pydantic-ai form here")
     return out
@@ -119,7 +121,9 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
             request.append(pm.UserPromptPart(content=_user_content(pm, item.get("content"))))
         elif kind == "function_call_output":
             call_id = str(item.get("call_id"))
-            request.append(pm.ToolReturnPart(tool_name=names.get(call_id, ""), content=item.get("output"), tool_call_id=call_id))
+            output = item.get("output")  # text, or the parts of a tool that read an image or a PDF (pydantic-ai's multimodal return)
+            content = output if isinstance(output, str) else _user_content(pm, output)
+            request.append(pm.ToolReturnPart(tool_name=names.get(call_id, ""), content=content, tool_call_id=call_id))
         elif kind == "message" and role == "assistant":
             response.append(pm.TextPart(content=_text(item.get("content")), id=item.get("id"), provider_name=system))
         elif kind == "function_call":
@@ -149,8 +153,11 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
 def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, Any]) -> list[Any]:
     """One tool per name the step calls, answering each call with the history's output for it."""
 
+    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+
     async def answer(ctx: Any, **_arguments: Any) -> Any:
-        return outputs[ctx.tool_call_id]
+        output = outputs[ctx.tool_call_id]  # an image or a PDF as the tool returns it (pydantic-ai's BinaryContent)
+        return output if isinstance(output, str) else _user_content(pm, output)
 
     names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}

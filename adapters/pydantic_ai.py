@@ -48,11 +48,11 @@ SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harne
 """Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
 2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
-SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}}
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}, "history_processor": {"pydantic-ai-slim": ">=1.0,<3"}}
 """pydantic-ai's own ``OpenAICompaction`` needs no harness and arrived in pydantic-ai-slim 1.80.0 (#4943),
 stateless only (``/responses/compact``) until the ``stateless`` keyword came (a stateful configuration is a
 contract error there)."""
-SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",)}
+SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",), "history_processor": ("pydantic-ai-slim[openai]",)}
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"
 
@@ -75,6 +75,9 @@ through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writ
 a round whose calls the current request answers (refused by the API, `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
+DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
+"""The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
+run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}
 
 NOT_ADAPTED = (
@@ -164,6 +167,8 @@ def _user_content(pm: Any, content: Any) -> Any:
             else:
                 item = pm.ImageUrl(url=url, vendor_metadata=meta)
             items.append(item)
+        elif kind == "file" and str((part.get("file") or {}).get("file_data", "")).startswith("data:"):
+            items.append(pm.BinaryContent.from_data_uri(part["file"]["file_data"]))  # a PDF inline, as a user attaches one
         else:
             raise ValueError(f"content part {part!r} has no pydantic-ai form here")
     return items
@@ -339,7 +344,10 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     out: list[Message] = []
 
     async def render(message: Any) -> list[Message]:
-        mapped = await model._map_messages([message], models.ModelRequestParameters())
+        try:
+            mapped = await model._map_messages([message], models.ModelRequestParameters())
+        except TypeError:  # pydantic-ai 1.x: _map_messages takes the messages only
+            mapped = await model._map_messages([message])
         return [json.loads(json.dumps(dict(m), default=str)) for m in mapped]
 
     for msg in messages:
@@ -506,3 +514,61 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)
+
+
+@factory
+def history_processor(settings: Any, **given: Any) -> Any:
+    """pydantic-ai's ``Agent`` with a history processor keeping recent messages (`_pydantic_ai_processor`),
+    the history's last user turn replayed as one run on a ``FunctionModel``; ``compact`` returns what the
+    model was sent last, ``reported_run()`` what ``result.new_messages()`` and ``all_messages()`` hand back
+    (SPEC STORE-22). The processor is user code (pydantic-ai ships none): only STORE-22 judges the framework."""
+    from . import _pydantic_ai_processor as processing
+
+    o = options(DEFAULTS["history_processor"], given)
+    pm = requires("pydantic_ai.messages", EXTRA)
+    pydantic_ai = requires("pydantic_ai", EXTRA)
+    function = requires("pydantic_ai.models.function", EXTRA)
+    model = _offline_model(settings.async_client, settings.model)
+    report: list[dict[str, Any]] = []
+
+    async def run(messages: list[Message]) -> list[Message]:
+        report.clear()
+        start = processing.last_turn(messages)
+        if start is None:
+            return messages  # no finished run of pydantic-ai's loop ends this history
+        before, turn = messages[:start], messages[start:]
+        said_before = any(m.get("role") != "system" and m.get("role") != "developer" for m in before)
+        history, notes = to_pydantic_ai(before) if said_before else ([], Notes())
+        system = None if said_before else "\n\n".join(str(text_of_parts(m.get("content"))) for m in before) or None
+        answers = processing.script(pm, turn)
+        sent: list[list[Any]] = []
+
+        def answer(request: list[Any], info: Any) -> Any:
+            sent.append(list(request))
+            if len(sent) > len(answers):
+                raise RuntimeError("the run asked the model more often than the history's turn answered")
+            return answers[len(sent) - 1]
+
+        results = {str(m.get("tool_call_id")): tool_text(m.get("content")) for m in turn if m.get("role") == "tool"}
+
+        async def tool(ctx: Any, **_arguments: Any) -> Any:
+            return results.get(str(ctx.tool_call_id), "")
+
+        schema = {"type": "object", "properties": {}, "additionalProperties": True}
+        names = dict.fromkeys(call_names(turn).values())
+        tools = [pydantic_ai.Tool.from_schema(tool, name=n, description=f"{n} (replayed)", json_schema=schema, takes_ctx=True) for n in names]
+        processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
+        agent = processing.agent_with(pydantic_ai, function.FunctionModel(answer), processor, tools, system)
+        prompt = _user_content(pm, turn[0].get("content"))
+        result = await agent.run(prompt, message_history=history or None)
+        given_back = await _back(list(history), notes, model)
+        report.append({
+            "given": given_back,
+            "after": await _back(list(result.all_messages()), notes, model),
+            "new": await _back(list(result.new_messages()), notes, model),
+        })  # fmt: skip
+        return await _back(sent[-1], notes, model)
+
+    compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
+    compactor.reported_run = lambda: report[-1] if report else None
+    return compactor
