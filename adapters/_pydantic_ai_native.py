@@ -71,6 +71,17 @@ def _text(content: Any) -> str:
     return "".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
 
 
+def binary(pm: Any, url: str) -> Any:
+    """pydantic-ai's ``BinaryContent`` for a ``data:`` URL (``from_data_uri``, or the URL decoded where a
+    release has no such constructor, as its users build one from bytes)."""
+    if hasattr(pm.BinaryContent, "from_data_uri"):
+        return pm.BinaryContent.from_data_uri(url)
+    import base64
+
+    head, _, data = url.partition(",")
+    return pm.BinaryContent(data=base64.b64decode(data), media_type=head[len("data:") :].split(";")[0])
+
+
 def _user_content(pm: Any, content: Any) -> Any:
     if isinstance(content, str):
         return content
@@ -82,9 +93,9 @@ def _user_content(pm: Any, content: Any) -> Any:
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             url = part["image_url"]
             meta = {"detail": part["detail"]} if part.get("detail") else None
-            out.append(pm.BinaryContent.from_data_uri(url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
+            out.append(binary(pm, url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
         elif kind == "input_file" and str(part.get("file_data", "")).startswith("data:"):
-            out.append(pm.BinaryContent.from_data_uri(part["file_data"]))  # a PDF inline, as a tool that read one returns it
+            out.append(binary(pm, part["file_data"]))  # a PDF inline, as a tool that read one returns it
         else:
             raise NotRecorded(f"content part {part!r} has no pydantic-ai form here")
     return out

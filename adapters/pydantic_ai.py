@@ -8,6 +8,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
+    compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
 request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
@@ -21,6 +22,12 @@ Declarations proven by ``tests/test_adapter_loops.py`` and ``tests/test_pydantic
 stateful: ``context_management``), driven by pydantic-ai's ``Agent`` loop on the suite's Responses test
 double, judged on what the model is sent after the compaction (`adapters._pydantic_ai_native`;
 ``tests/test_pydantic_ai_native.py``).
+
+``history_processor`` runs the history's last user turn through pydantic-ai's ``Agent`` with a history
+processor (``history_processors=``, or the ``ProcessHistory`` capability where that replaced it) that prunes
+messages of the run itself, and reports what ``result.new_messages()`` and ``all_messages()`` hand back
+(SPEC STORE-22; `adapters._pydantic_ai_processor`; ``tests/test_pydantic_ai_processor.py``). The processor is
+user code, so the target is for STORE-22 and reported bugs, not counted in the matrix.
 """
 
 from __future__ import annotations
@@ -86,7 +93,7 @@ NOT_ADAPTED = (
     "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
     "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
     "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
-    "code, not a compactor"
+    "code, not a compactor: its path (history_processor) is judged only on what the run hands back to store (STORE-22)"
 )
 
 WHY = {
@@ -105,6 +112,11 @@ WHY = {
 WHY["tiered"] = (
     "core only: TieredCompaction(ClearToolResults, SummarizingCompaction), the harness's documented escalation: past "
     "target_tokens it blanks old tool results, then summarizes while the history still does not fit"
+)
+
+WHY["history_processor"] = (
+    "STORE-22 only: pydantic-ai's Agent with a pair-safe keep-recent history processor (user code) replaying the "
+    "history's last turn; judged on result.new_messages() against result.all_messages(), pydantic-ai's bookkeeping"
 )
 
 WHY["openai_compaction"] = (
@@ -150,6 +162,8 @@ OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _user_content(pm: Any, content: Any) -> Any:
+    from ._pydantic_ai_native import binary
+
     if isinstance(content, str) or content is None:
         return content if content is not None else ""
     items: list[Any] = []
@@ -162,13 +176,13 @@ def _user_content(pm: Any, content: Any) -> Any:
             url = image.get("url", "")
             meta = {"detail": image["detail"]} if "detail" in image else None
             if url.startswith("data:"):
-                item = pm.BinaryContent.from_data_uri(url)
+                item = binary(pm, url)
                 item.vendor_metadata = meta
             else:
                 item = pm.ImageUrl(url=url, vendor_metadata=meta)
             items.append(item)
         elif kind == "file" and str((part.get("file") or {}).get("file_data", "")).startswith("data:"):
-            items.append(pm.BinaryContent.from_data_uri(part["file"]["file_data"]))  # a PDF inline, as a user attaches one
+            items.append(binary(pm, part["file"]["file_data"]))  # a PDF inline, as a user attaches one
         else:
             raise ValueError(f"content part {part!r} has no pydantic-ai form here")
     return items

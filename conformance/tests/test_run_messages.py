@@ -35,7 +35,7 @@ def answered(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @clause("STORE-22")
 @RUN_SWEEP
-@given(history=histories(min_rounds=4, max_rounds=8, max_parallel_calls=2, earlier_summary=False).map(answered), iteration=st.just(1))
+@given(history=histories(min_rounds=4, max_rounds=8, max_parallel_calls=2, earlier_summary=False, multimodal=False).map(answered), iteration=st.just(1))
 def test_new_messages_are_what_the_run_added(suite, history, iteration):
     """The messages the framework reports as a run's new ones are exactly those of its history after
     the run that the run added: a store of the run's input followed by them is that history."""
