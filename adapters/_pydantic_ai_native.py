@@ -71,6 +71,17 @@ def _text(content: Any) -> str:
     return "".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
 
 
+def binary(pm: Any, url: str) -> Any:
+    """pydantic-ai's ``BinaryContent`` for a ``data:`` URL (``from_data_uri``, or the URL decoded where a
+    release has no such constructor, as its users build one from bytes)."""
+    if hasattr(pm.BinaryContent, "from_data_uri"):
+        return pm.BinaryContent.from_data_uri(url)
+    import base64
+
+    head, _, data = url.partition(",")
+    return pm.BinaryContent(data=base64.b64decode(data), media_type=head[len("data:") :].split(";")[0])
+
+
 def _user_content(pm: Any, content: Any) -> Any:
     if isinstance(content, str):
         return content
@@ -82,7 +93,9 @@ def _user_content(pm: Any, content: Any) -> Any:
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             url = part["image_url"]
             meta = {"detail": part["detail"]} if part.get("detail") else None
-            out.append(pm.BinaryContent.from_data_uri(url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
+            out.append(binary(pm, url) if url.startswith("data:") else pm.ImageUrl(url=url, vendor_metadata=meta))
+        elif kind == "input_file" and str(part.get("file_data", "")).startswith("data:"):
+            out.append(binary(pm, part["file_data"]))  # a PDF inline, as a tool that read one returns it
         else:
             raise NotRecorded(f"content part {part!r} has no pydantic-ai form here")
     return out
@@ -119,7 +132,9 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
             request.append(pm.UserPromptPart(content=_user_content(pm, item.get("content"))))
         elif kind == "function_call_output":
             call_id = str(item.get("call_id"))
-            request.append(pm.ToolReturnPart(tool_name=names.get(call_id, ""), content=item.get("output"), tool_call_id=call_id))
+            output = item.get("output")  # text, or the parts of a tool that read an image or a PDF (pydantic-ai's multimodal return)
+            content = output if isinstance(output, str) else _user_content(pm, output)
+            request.append(pm.ToolReturnPart(tool_name=names.get(call_id, ""), content=content, tool_call_id=call_id))
         elif kind == "message" and role == "assistant":
             response.append(pm.TextPart(content=_text(item.get("content")), id=item.get("id"), provider_name=system))
         elif kind == "function_call":
@@ -149,8 +164,11 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
 def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, Any]) -> list[Any]:
     """One tool per name the step calls, answering each call with the history's output for it."""
 
+    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+
     async def answer(ctx: Any, **_arguments: Any) -> Any:
-        return outputs[ctx.tool_call_id]
+        output = outputs[ctx.tool_call_id]  # an image or a PDF as the tool returns it (pydantic-ai's BinaryContent)
+        return output if isinstance(output, str) else _user_content(pm, output)
 
     names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}

@@ -8,6 +8,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
+    compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
 request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
@@ -21,6 +22,12 @@ Declarations proven by ``tests/test_adapter_loops.py`` and ``tests/test_pydantic
 stateful: ``context_management``), driven by pydantic-ai's ``Agent`` loop on the suite's Responses test
 double, judged on what the model is sent after the compaction (`adapters._pydantic_ai_native`;
 ``tests/test_pydantic_ai_native.py``).
+
+``history_processor`` runs the history's last user turn through pydantic-ai's ``Agent`` with a history
+processor (``history_processors=``, or the ``ProcessHistory`` capability where that replaced it) that prunes
+messages of the run itself, and reports what ``result.new_messages()`` and ``all_messages()`` hand back
+(SPEC STORE-22; `adapters._pydantic_ai_processor`; ``tests/test_pydantic_ai_processor.py``). The processor is
+user code, so the target is for STORE-22 and reported bugs, not counted in the matrix.
 """
 
 from __future__ import annotations
@@ -48,11 +55,11 @@ SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harne
 """Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
 2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
-SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}}
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}, "history_processor": {"pydantic-ai-slim": ">=1.0,<3"}}
 """pydantic-ai's own ``OpenAICompaction`` needs no harness and arrived in pydantic-ai-slim 1.80.0 (#4943),
 stateless only (``/responses/compact``) until the ``stateless`` keyword came (a stateful configuration is a
 contract error there)."""
-SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",)}
+SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",), "history_processor": ("pydantic-ai-slim[openai]",)}
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"
 
@@ -75,6 +82,9 @@ through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writ
 a round whose calls the current request answers (refused by the API, `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
+DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
+"""The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
+run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False}
 
 NOT_ADAPTED = (
@@ -83,7 +93,7 @@ NOT_ADAPTED = (
     "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
     "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
     "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
-    "code, not a compactor"
+    "code, not a compactor: its path (history_processor) is judged only on what the run hands back to store (STORE-22)"
 )
 
 WHY = {
@@ -102,6 +112,11 @@ WHY = {
 WHY["tiered"] = (
     "core only: TieredCompaction(ClearToolResults, SummarizingCompaction), the harness's documented escalation: past "
     "target_tokens it blanks old tool results, then summarizes while the history still does not fit"
+)
+
+WHY["history_processor"] = (
+    "STORE-22 only: pydantic-ai's Agent with a pair-safe keep-recent history processor (user code) replaying the "
+    "history's last turn; judged on result.new_messages() against result.all_messages(), pydantic-ai's bookkeeping"
 )
 
 WHY["openai_compaction"] = (
@@ -147,6 +162,8 @@ OTHER_SHAPES: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _user_content(pm: Any, content: Any) -> Any:
+    from ._pydantic_ai_native import binary
+
     if isinstance(content, str) or content is None:
         return content if content is not None else ""
     items: list[Any] = []
@@ -159,11 +176,13 @@ def _user_content(pm: Any, content: Any) -> Any:
             url = image.get("url", "")
             meta = {"detail": image["detail"]} if "detail" in image else None
             if url.startswith("data:"):
-                item = pm.BinaryContent.from_data_uri(url)
+                item = binary(pm, url)
                 item.vendor_metadata = meta
             else:
                 item = pm.ImageUrl(url=url, vendor_metadata=meta)
             items.append(item)
+        elif kind == "file" and str((part.get("file") or {}).get("file_data", "")).startswith("data:"):
+            items.append(binary(pm, part["file"]["file_data"]))  # a PDF inline, as a user attaches one
         else:
             raise ValueError(f"content part {part!r} has no pydantic-ai form here")
     return items
@@ -339,7 +358,10 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     out: list[Message] = []
 
     async def render(message: Any) -> list[Message]:
-        mapped = await model._map_messages([message], models.ModelRequestParameters())
+        try:
+            mapped = await model._map_messages([message], models.ModelRequestParameters())
+        except TypeError:  # pydantic-ai 1.x: _map_messages takes the messages only
+            mapped = await model._map_messages([message])
         return [json.loads(json.dumps(dict(m), default=str)) for m in mapped]
 
     for msg in messages:
@@ -506,3 +528,61 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)
+
+
+@factory
+def history_processor(settings: Any, **given: Any) -> Any:
+    """pydantic-ai's ``Agent`` with a history processor keeping recent messages (`_pydantic_ai_processor`),
+    the history's last user turn replayed as one run on a ``FunctionModel``; ``compact`` returns what the
+    model was sent last, ``reported_run()`` what ``result.new_messages()`` and ``all_messages()`` hand back
+    (SPEC STORE-22). The processor is user code (pydantic-ai ships none): only STORE-22 judges the framework."""
+    from . import _pydantic_ai_processor as processing
+
+    o = options(DEFAULTS["history_processor"], given)
+    pm = requires("pydantic_ai.messages", EXTRA)
+    pydantic_ai = requires("pydantic_ai", EXTRA)
+    function = requires("pydantic_ai.models.function", EXTRA)
+    model = _offline_model(settings.async_client, settings.model)
+    report: list[dict[str, Any]] = []
+
+    async def run(messages: list[Message]) -> list[Message]:
+        report.clear()
+        start = processing.last_turn(messages)
+        if start is None:
+            return messages  # no finished run of pydantic-ai's loop ends this history
+        before, turn = messages[:start], messages[start:]
+        said_before = any(m.get("role") != "system" and m.get("role") != "developer" for m in before)
+        history, notes = to_pydantic_ai(before) if said_before else ([], Notes())
+        system = None if said_before else "\n\n".join(str(text_of_parts(m.get("content"))) for m in before) or None
+        answers = processing.script(pm, turn)
+        sent: list[list[Any]] = []
+
+        def answer(request: list[Any], info: Any) -> Any:
+            sent.append(list(request))
+            if len(sent) > len(answers):
+                raise RuntimeError("the run asked the model more often than the history's turn answered")
+            return answers[len(sent) - 1]
+
+        results = {str(m.get("tool_call_id")): tool_text(m.get("content")) for m in turn if m.get("role") == "tool"}
+
+        async def tool(ctx: Any, **_arguments: Any) -> Any:
+            return results.get(str(ctx.tool_call_id), "")
+
+        schema = {"type": "object", "properties": {}, "additionalProperties": True}
+        names = dict.fromkeys(call_names(turn).values())
+        tools = [pydantic_ai.Tool.from_schema(tool, name=n, description=f"{n} (replayed)", json_schema=schema, takes_ctx=True) for n in names]
+        processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
+        agent = processing.agent_with(pydantic_ai, function.FunctionModel(answer), processor, tools, system)
+        prompt = _user_content(pm, turn[0].get("content"))
+        result = await agent.run(prompt, message_history=history or None)
+        given_back = await _back(list(history), notes, model)
+        report.append({
+            "given": given_back,
+            "after": await _back(list(result.all_messages()), notes, model),
+            "new": await _back(list(result.new_messages()), notes, model),
+        })  # fmt: skip
+        return await _back(sent[-1], notes, model)
+
+    compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
+    compactor.reported_run = lambda: report[-1] if report else None
+    return compactor

@@ -3,7 +3,7 @@ contract" and "Declarations").
 
 `Compactor` is what every target's factory returns: ``compact(messages, *, iteration)``, plain or
 ``async def``. Each optional member has a protocol of its own (`ClaimsProfiles`,
-`EstimatesTokens`, `ReportsEvents`, `DeclaresCapabilities`, `ObservesUsage`, `ReportsUsage`), so a class that
+`EstimatesTokens`, `ReportsEvents`, `DeclaresCapabilities`, `ObservesUsage`, `ReportsUsage`, `ReportsRun`), so a class that
 offers one can say so; `Capabilities` is the declaration's mapping, key by key. The suite itself
 checks the same contract at run time (`compaction_suite.conformance.target.check_compactor`,
 `compaction_suite.conformance.capabilities.declared`), because a target need not be typed.
@@ -69,6 +69,9 @@ class Capabilities(TypedDict, total=False):
     usage: Literal["none", "reported"]
     """``reported``: the compactor offers ``reported_usage()`` (`ReportsUsage`), its framework's own usage
     report for the last ``compact`` call; SPEC COST-1, COST-2."""
+    run_messages: Literal["none", "reported"]
+    """``reported``: the compactor offers ``reported_run()`` (`ReportsRun`), the messages its framework
+    reports as the last ``compact`` call's run's new ones beside its history before and after; SPEC STORE-22."""
 
 
 @runtime_checkable
@@ -122,3 +125,12 @@ class ReportsUsage(Protocol):
     SPEC COST-1, COST-2)."""
 
     def reported_usage(self) -> Mapping[str, int] | None: ...
+
+
+class ReportsRun(Protocol):
+    """``reported_run()``: for the last ``compact`` call's run of the framework's loop, in the wire format,
+    ``{"given": the history the run was given, "after": the framework's history after the run, "new":
+    what the framework reports as the run's new messages}``, or None when no run completed (declared as
+    ``Capabilities["run_messages"] = "reported"``; SPEC STORE-22)."""
+
+    def reported_run(self) -> Mapping[str, list[Any]] | None: ...

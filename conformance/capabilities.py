@@ -61,6 +61,10 @@ reading, so a compactor that declares nothing is checked as before:
   input and output tokens the framework itself reports (its run result's usage, its metrics) for
   everything its last ``compact`` call ran (`conformance.usage`); COST-1 and COST-2 judge it against
   what the suite's test double billed. A declaration without the member is a contract error.
+- ``run_messages``: ``"none"`` (default) or ``"reported"``: the compactor offers ``reported_run()``, the
+  history its framework's run was given, the framework's history after the run and what it reports
+  as the run's new messages (`conformance.run_messages`); STORE-22 judges them. A declaration without
+  the member is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -86,6 +90,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "tool_calls": ("any", "function"),
     "responses_items": ("sdk", "rebuilt"),
     "usage": ("none", "reported"),
+    "run_messages": ("none", "reported"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -142,6 +147,8 @@ class Capabilities:
     """``rebuilt``: a Responses history rebuilt item by item into framework messages (hosted tool calls, no compaction items)."""
     usage: str = "none"
     """``reported``: the compactor offers ``reported_usage()``, its framework's own usage report (SPEC COST-1, COST-2)."""
+    run_messages: str = "none"
+    """``reported``: the compactor offers ``reported_run()``, the run's new messages as its framework reports them (SPEC STORE-22)."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -184,6 +191,9 @@ class Capabilities:
         if self.usage == "none":
             for clause_id in waived_by("usage", "none"):
                 found[clause_id] = "no usage report declared (capabilities['usage']): the target offers no reported_usage() of its framework's own usage"
+        if self.run_messages == "none":
+            for clause_id in waived_by("run_messages", "none"):
+                found[clause_id] = "no run report declared (capabilities['run_messages']): the target offers no reported_run() of the messages its framework reports as a run's new ones"
         if self.request_window is None:
             for clause_id in waived_by("request_window", "none"):
                 found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
@@ -222,6 +232,7 @@ class Capabilities:
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         made["responses_items"] = self.responses_items
         made["usage"] = self.usage
+        made["run_messages"] = self.run_messages
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def _trigger_said(self) -> Any:
@@ -249,6 +260,8 @@ def declared(compactor: Any) -> Capabilities:
             raise CapabilityError(f"capabilities[{key!r}] is {value!r}; expected one of {', '.join(CHOICES[key])}")
     if known.get("usage") == "reported" and not callable(getattr(compactor, "reported_usage", None)):
         raise CapabilityError("capabilities['usage'] is 'reported' but the compactor has no reported_usage() (SPEC COST-1)")
+    if known.get("run_messages") == "reported" and not callable(getattr(compactor, "reported_run", None)):
+        raise CapabilityError("capabilities['run_messages'] is 'reported' but the compactor has no reported_run() (SPEC STORE-22)")
     try:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:

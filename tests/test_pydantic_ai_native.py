@@ -216,6 +216,41 @@ def test_pydantic_ai_adapter_openai_compaction_below_threshold_sends_the_history
     assert [i.get("call_id") for i in out if i.get("type") == "function_call_output"] == ["call_0", "call_next"]
 
 
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PDF = "data:application/pdf;base64,JVBERi0xLjQKJSVFT0YK"
+
+
+def test_pydantic_ai_adapter_sends_a_tools_image_and_pdf_as_media_not_as_text():
+    """A ``readFile`` output holding an image or a PDF (SPEC CORE-31's tool media) is what a pydantic-ai tool
+    returns as ``BinaryContent``: the request after the step carries it as ``input_image``/``input_file`` parts,
+    never as the JSON text of the parts (the adapter's conversion, not pydantic-ai, would have made that)."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+    history = _items(1)
+    history[-1] = {**history[-1], "output": [{"type": "input_text", "text": "Read assets/chart.png"}, {"type": "input_image", "image_url": PNG, "detail": "auto"}]}
+    history[3] = {**history[3], "output": [{"type": "input_file", "filename": "report.pdf", "file_data": PDF}]}
+    with SummarizerServer() as endpoint:
+        out = asyncio.run(openai_compaction(connected(Settings(), endpoint.base_url), stateless=True, message_count_threshold=50).compact(history, iteration=1))
+    outputs = {i["call_id"]: i["output"] for i in out if i.get("type") == "function_call_output"}
+    assert [p["type"] for p in outputs["call_next"]] == ["input_text", "input_image"] and outputs["call_next"][1]["image_url"] == PNG
+    assert [p["type"] for p in outputs["call_0"]] == ["input_file"] and outputs["call_0"][0]["file_data"] == PDF
+
+
+def test_pydantic_ai_harness_adapter_holds_a_users_pdf():
+    """A chat ``file`` part (a PDF inline) in a user turn is pydantic-ai's ``BinaryContent``, and a kept one
+    comes back as the original dict (before, the conversion raised: a false CORE-10 on CORE-31's media round)."""
+    pytest.importorskip("pydantic_ai")
+    from compaction_suite.adapters.pydantic_ai import from_pydantic_ai, to_pydantic_ai
+
+    messages = [{"role": "user", "content": [{"type": "text", "text": "Summarize the attached report."}, {"type": "file", "file": {"filename": "report.pdf", "file_data": PDF}}]}]
+    converted, notes = to_pydantic_ai(messages)
+    content = converted[0].parts[0].content
+    assert content[1].media_type == "application/pdf"
+    assert from_pydantic_ai(converted, notes) == messages
+
+
 # --- openai_previous_response_id='auto' (server-managed state) -------------------------------------------
 
 

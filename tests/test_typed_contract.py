@@ -18,7 +18,7 @@ THIRD_PARTY = textwrap.dedent(
     from typing import Any
 
     from compaction_suite import Capabilities, Compactor
-    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents, ReportsUsage
+    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents, ReportsRun, ReportsUsage
 
 
     class Truncating:
@@ -46,6 +46,16 @@ THIRD_PARTY = textwrap.dedent(
             return {"input_tokens": 0, "output_tokens": 0}
 
 
+    class RunReporting:
+        capabilities: Capabilities = {"run_messages": "reported"}
+
+        def compact(self, messages: list[dict[str, Any]], *, iteration: int) -> list[dict[str, Any]]:
+            return messages
+
+        def reported_run(self) -> dict[str, list[Any]] | None:
+            return {"given": [], "new": [], "after": []}
+
+
     def factory(settings: object) -> Compactor:
         return Truncating()
 
@@ -57,6 +67,7 @@ THIRD_PARTY = textwrap.dedent(
     listens: ObservesUsage = Truncating()
     reports: ReportsEvents = Truncating()
     counts: ReportsUsage = AsyncAnthropic()
+    stores: ReportsRun = RunReporting()
     """
 )
 BROKEN = textwrap.dedent(
@@ -81,6 +92,7 @@ BROKEN = textwrap.dedent(
     unknown_value: Capabilities = {"called": "sometimes"}
     unknown_provider: Capabilities = {"providers": ["mistral"]}
     unknown_usage: Capabilities = {"usage": "estimated"}
+    unknown_run: Capabilities = {"run_messages": "stored"}
     """
 )
 
@@ -103,8 +115,8 @@ def test_a_compactor_typed_against_the_contract_passes_mypy(tmp_path: Path) -> N
 def test_a_compactor_that_breaks_the_contract_fails_mypy(tmp_path: Path) -> None:
     done = mypy(tmp_path, "broken_party", BROKEN)
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
-    assert done.returncode == 1 and len(errors) == 5, done.stdout + done.stderr
-    for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'", "'estimated'")):
+    assert done.returncode == 1 and len(errors) == 6, done.stdout + done.stderr
+    for line, says in zip(errors, ("NoIteration", "ReturnsText", "'sometimes'", "'mistral'", "'estimated'", "'stored'")):
         assert says in line, line
 
 

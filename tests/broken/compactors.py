@@ -866,6 +866,46 @@ class _CountsTwice(UsageReportingSummarizer):
     FACTOR = 2
 
 
+class StaleIndexRun:
+    """Replays the history's last user turn as a run given everything before it, keeping the last
+    `KEEP` messages before each model step (a sliding window inside the run) and reporting the run's
+    new messages as the framework's history after the run sliced at the index where the run started,
+    shifted by what the window removed (``run_messages: reported``, SPEC STORE-22): once the window
+    removes messages of the run itself the index goes negative and the slice keeps only the last few
+    (pydantic/pydantic-ai#3983)."""
+
+    KEEP: ClassVar[int] = 3
+    capabilities: ClassVar[dict[str, Any]] = {"run_messages": "reported"}
+    profiles = frozenset({"core"})
+
+    def __init__(self, settings: Any) -> None:
+        self.report: dict[str, list[dict]] | None = None
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        self.report = None
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        if not users or users[-1] == 0:
+            return messages
+        given, turn = messages[: users[-1]], messages[users[-1] :]
+        held, index = list(given), len(given)
+        for m in turn:
+            held.append(m)
+            if m.get("role") == "assistant" or len(held) <= self.KEEP:
+                continue
+            index -= len(held) - self.KEEP
+            held = held[-self.KEEP :]
+        self.report = {"given": given, "after": held, "new": held[index:]}
+        return held
+
+    def reported_run(self) -> dict[str, list[dict]] | None:
+        return self.report
+
+
+def new_messages_at_a_stale_index(settings: Any) -> StaleIndexRun:
+    """Reports a run's new messages from an index the in-run window shifted past the run's start."""
+    return StaleIndexRun(settings)
+
+
 def usage_leaves_out_summary(settings: Any) -> UsageReportingSummarizer:
     """Reports no usage for its summarizer request, as the OpenAI Agents SDK's compaction session left
     its ``responses.compact`` call out of the run's usage (openai-agents-python#4434)."""
@@ -1250,6 +1290,7 @@ CONTROLS: dict[str, Control] = {
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
     "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
+    "new_messages_at_a_stale_index": Control("STORE-22", ("core",), r"message\(s\) the run added, still in the framework's \d+-message history after the run, are not among the \d+ it reports", reason_id="new-messages-lost"),
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),

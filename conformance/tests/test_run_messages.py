@@ -1,0 +1,46 @@
+"""STORE-22: what a run that compacted inside itself hands the application to store (SPEC Part A).
+
+Applicable to a target declaring ``capabilities["run_messages"] = "reported"`` (its ``reported_run()``,
+`conformance.run_messages`): the framework's run is given the history up to its last user turn and
+replays that turn, compacting in the run; the judge compares what the framework reports as the run's
+new messages with its own history after the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import Phase, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from compaction_suite.conformance import run_messages
+from compaction_suite.conformance.assertions import require
+
+from .common import clause, histories, run
+
+RUN_SWEEP = hypothesis_settings(max_examples=6, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
+"""Few examples: each is a whole agent run of the framework's loop."""
+ANSWER = "Done: that is everything I found."
+
+
+def answered(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history`` ending as a finished run ends: in an assistant answer without calls (one added after
+    trailing tool results or a user message), so the run's last step is the model's answer."""
+    last = history[-1] if history else {}
+    if last.get("role") == "assistant" and not last.get("tool_calls"):
+        return history
+    return [*history, {"role": "assistant", "content": ANSWER}]
+
+
+@clause("STORE-22")
+@RUN_SWEEP
+@given(history=histories(min_rounds=4, max_rounds=8, max_parallel_calls=2, earlier_summary=False, multimodal=False).map(answered), iteration=st.just(1))
+def test_new_messages_are_what_the_run_added(suite, history, iteration):
+    """The messages the framework reports as a run's new ones are exactly those of its history after
+    the run that the run added: a store of the run's input followed by them is that history."""
+    subject, _ = run(suite, history, iteration)
+    report = run_messages.reported(subject.compactor)
+    if report is not None:
+        given_, new, after = report
+        require(run_messages.split_wrong(history, given_, new, after), history, after)
