@@ -131,6 +131,11 @@ def test_sweep_requirements_pin_the_release_and_what_is_released_with_it() -> No
     job = Job("AF", {}, "truncation", f"{af.module}:truncation", {}, module=af.module)
     assert sweep.requirements([job], "agent-framework-core", "1.0.0") == ["agent-framework-core==1.0.0", "agent-framework-openai"]
     assert sweep.applies(job, "agent-framework-core") and not sweep.applies(job, "semantic-kernel")
+    # beside a pre-release, a companion may be one too (agent-framework-openai had no final release to go with 1.0.0rc6)
+    assert sweep.requirements([job], "agent-framework-core", "1.0.0rc6") == [
+        "agent-framework-core==1.0.0rc6",
+        "agent-framework-openai>=0.0.0a0",
+    ]
 
 
 def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:

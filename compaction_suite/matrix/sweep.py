@@ -94,8 +94,24 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
             if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
                 wanted[name] = f"{requirement}=={version}"
             else:
-                wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement)
+                wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement + _PRE * _prerelease(version))
     return [wanted[name] for name in sorted(wanted)]
+
+
+_PRE = ">=0.0.0a0"
+"""A specifier naming a pre-release, so the installer may pick one (PEP 440: pre-releases are left out
+unless a specifier names one): beside a framework's pre-release (agent-framework-core 1.0.0rc6), the
+distributions its adapter installs with it may only exist as pre-releases of that time
+(agent-framework-openai 1.0.0rc6), and pip found no final release to go with it."""
+
+
+def _prerelease(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version).is_prerelease
+    except InvalidVersion:
+        return False
 
 
 def run(
