@@ -193,3 +193,21 @@ def _below(floor: str) -> str | None:
         return None
     numbers[-1] -= 1
     return ".".join(map(str, numbers)) + (".99" if len(numbers) < len(version.release) else "")
+
+
+def test_deepagents_before_the_trim_keyword_refuses_only_the_configuration_that_passes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """deepagents 0.4.5-0.6.7: ``create_summarization_middleware(model, backend)`` takes no
+    ``trim_tokens_to_summarize`` (0.6.8 on); the factory's own configuration, the one ``create_deep_agent``
+    builds, runs there (the sweep at 0.4.5, 0.5.9 and 0.6.12, README "Framework matrix")."""
+    summarization = pytest.importorskip("deepagents.middleware.summarization")
+    from compaction_suite.adapters import deepagents
+
+    real = summarization.create_summarization_middleware
+
+    def before_0_6_8(model: object, backend: object) -> object:  # double: 0.4.5's signature, the release's own middleware
+        return real(model, backend)
+
+    monkeypatch.setattr(summarization, "create_summarization_middleware", before_0_6_8)
+    line = _refused(deepagents.summarization, SETTINGS, trim_tokens_to_summarize=4000)
+    assert line.startswith("adapter deepagents:summarization cannot drive deepagents ") and "trim_tokens_to_summarize from 0.6.8" in line
+    assert deepagents.summarization(SETTINGS) is not None
