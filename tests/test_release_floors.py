@@ -211,3 +211,21 @@ def test_deepagents_before_the_trim_keyword_refuses_only_the_configuration_that_
     line = _refused(deepagents.summarization, SETTINGS, trim_tokens_to_summarize=4000)
     assert line.startswith("adapter deepagents:summarization cannot drive deepagents ") and "trim_tokens_to_summarize from 0.6.8" in line
     assert deepagents.summarization(SETTINGS) is not None
+
+
+def test_langchain_middleware_that_does_not_import_beside_its_dependencies_is_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """langchain 1.1.1 installed today: langgraph below 1.1 beside a newer langgraph-prebuilt, so
+    ``langchain.agents.middleware`` raises ImportError on a name; the factory says so in one line naming
+    the release, not "not installed"."""
+    pytest.importorskip("langchain.agents.middleware")
+    from compaction_suite.adapters import langchain
+
+    def skewed(module: str, extra: str) -> object:  # double: the import as it fails in that environment
+        try:
+            raise ImportError("cannot import name 'ExecutionInfo' from 'langgraph.runtime'")
+        except ImportError as error:
+            raise ImportError(f"{module} is not installed: pip install ... ({error})") from error
+
+    monkeypatch.setattr(langchain, "requires", skewed)
+    line = _refused(langchain.summarization_middleware, SETTINGS)
+    assert line.startswith("adapter langchain:summarization_middleware cannot drive langchain ") and "ExecutionInfo" in line
