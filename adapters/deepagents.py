@@ -23,13 +23,20 @@ import json
 import tempfile
 from typing import Any
 
-from ._common import capabilities, factory, make, options, requires
+from ._common import CannotDrive, accepts, capabilities, factory, make, options, requires
 from .langchain import approximate_tokens, chat_model, compacting, langchain_messages, model_sees
 
 FRAMEWORK = "LangChain (deepagents)"
-SUPPORTED: dict[str, str] = {"deepagents": ">=0.7,<0.8", "langchain": ">=1.3,<2", "langchain-core": ">=1.6,<2", "langchain-openai": ">=1.0,<2"}
-"""Agreed interface 3: the 0.7 releases (July 2026 on), whose middleware keeps its history in a
-summarization event and its offload file under a session id carried in the state."""
+SUPPORTED: dict[str, str] = {
+    "deepagents": ">=0.4.5,<0.8",
+    "langchain": ">=1.3,<2",
+    "langchain-core": ">=1.6,<2",
+    "langchain-openai": ">=1.0,<2",
+}
+"""Agreed interface 3: from 0.4.5 (March 2026), the first release with ``create_summarization_middleware``,
+the factory ``create_deep_agent`` builds its summarization middleware with; its ``trim_tokens_to_summarize``
+keyword arrived in 0.6.8 (before it, a configuration that passes it is a contract error). 0.7 (July 2026
+on) keeps the offload file under a session id carried in the state."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 EXTRA = "deepagents"
 
@@ -116,6 +123,12 @@ def _middleware(model: Any, backend: Any, trim: Any) -> Any:
         return create(model, backend)
     if trim is not None and (isinstance(trim, bool) or not isinstance(trim, int) or trim < 1):
         raise ValueError(f"trim_tokens_to_summarize must be 'factory', a positive integer or null, got {trim!r}")
+    if not accepts(create, "trim_tokens_to_summarize"):
+        raise CannotDrive(
+            "deepagents:summarization",
+            "deepagents",
+            "create_summarization_middleware takes trim_tokens_to_summarize from 0.6.8 on (the factory's own configuration runs)",
+        )
     return create(model, backend, trim_tokens_to_summarize=trim)
 
 
@@ -171,8 +184,12 @@ def reactive(settings: Any, o: dict[str, Any]) -> Any:
     double = ModelDouble(window, models.answers(kind, o["overflow_answer"]) or None)
     offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
     backends = requires("deepagents.backends", EXTRA)
-    summarizer = models.chat_model(kind, settings.base_url or "", settings.api_key or "compaction-suite", settings.model, settings.summarizer_timeout)
-    middleware = _middleware(summarizer, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"])
+    summarizer = models.chat_model(
+        kind, settings.base_url or "", settings.api_key or "compaction-suite", settings.model, settings.summarizer_timeout
+    )
+    middleware = _middleware(
+        summarizer, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"]
+    )
 
     def answered(converted: list[Any]) -> list[Any]:
         agent_model = models.chat_model(kind, double.server().base_url, "compaction-suite", settings.model, settings.summarizer_timeout)
@@ -187,7 +204,9 @@ def reactive(settings: Any, o: dict[str, Any]) -> Any:
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
 
-    compactor = make(f"deepagents.SummarizationMiddleware[reactive, {kind}]", {"core"}, compacting(o, answered), declared=declared, estimate=estimate)
+    compactor = make(
+        f"deepagents.SummarizationMiddleware[reactive, {kind}]", {"core"}, compacting(o, answered), declared=declared, estimate=estimate
+    )
     compactor.offload, compactor.model_double = offload, double  # both live as long as the compactor
     return compactor
 
@@ -223,10 +242,16 @@ def __getattr__(name: str) -> Any:
     """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "CONFIGURATIONS":
         missing = _missing_classes()
-        return BASE_CONFIGURATIONS + [("summarization", {"path": "reactive", "model": kind}) for kind in PROVIDER_CLASSES if kind not in missing]
+        return BASE_CONFIGURATIONS + [
+            ("summarization", {"path": "reactive", "model": kind}) for kind in PROVIDER_CLASSES if kind not in missing
+        ]
     if name == "NOT_ADAPTED":
         missing = _missing_classes()
-        return f"path 'reactive' with model={', '.join(missing)} not run: {', '.join(PROVIDER_CLASSES[k] for k in missing)} not installed" if missing else ""
+        return (
+            f"path 'reactive' with model={', '.join(missing)} not run: {', '.join(PROVIDER_CLASSES[k] for k in missing)} not installed"
+            if missing
+            else ""
+        )
     raise AttributeError(name)
 
 

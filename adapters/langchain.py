@@ -202,7 +202,13 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
                     calls.append({"id": call.get("id"), "name": function.get("name"), "args": args, "type": "tool_call"})
                 else:
                     invalid.append(
-                        {"id": call.get("id"), "name": function.get("name"), "args": raw, "error": "arguments are not a JSON object", "type": "invalid_tool_call"}
+                        {
+                            "id": call.get("id"),
+                            "name": function.get("name"),
+                            "args": raw,
+                            "error": "arguments are not a JSON object",
+                            "type": "invalid_tool_call",
+                        }
                     )
             msg = lc.AIMessage(content=deep(content) if content is not None else "", tool_calls=calls, invalid_tool_calls=invalid, **common)
         elif role == "tool":
@@ -210,7 +216,9 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
             if tool_messages == "native":
                 text = text_of_parts(content)
                 native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIXES) else "success"}
-            msg = lc.ToolMessage(content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common)
+            msg = lc.ToolMessage(
+                content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common
+            )
         else:
             raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")
         notes.put(mid, Note(original=deep(m)))
@@ -306,7 +314,9 @@ def compacting(o: dict[str, Any], compact: Any) -> Any:
         model = anthropic.chat_anthropic()
 
         def run_anthropic(request: dict[str, Any]) -> dict[str, Any]:
-            conversion = anthropic.to_langchain(request, system_in_state=o.get("system") == "state", tool_messages=o["tool_messages"], model=model)
+            conversion = anthropic.to_langchain(
+                request, system_in_state=o.get("system") == "state", tool_messages=o["tool_messages"], model=model
+            )
             return anthropic.from_langchain(conversion, compact(conversion.messages), model=model)
 
         return run_anthropic
@@ -353,7 +363,12 @@ def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
             model=settings.model, base_url=base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
         )
     return requires("langchain_openai", EXTRA).ChatOpenAI(
-        model=settings.model, base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        timeout=settings.summarizer_timeout,
+        max_retries=0,
+        **extra,
     )
 
 
@@ -368,7 +383,9 @@ def _counter(name: str, settings: Any = None, o: dict[str, Any] | None = None) -
     ``ChatOpenAI`` counts with tiktoken, whose encodings load from the network: not run offline."""
     if name == "model":
         if o is None or _format(o) != ANTHROPIC:
-            raise ValueError("token_counter 'model' needs format 'anthropic-messages' (ChatOpenAI counts with tiktoken, which downloads its encodings)")
+            raise ValueError(
+                "token_counter 'model' needs format 'anthropic-messages' (ChatOpenAI counts with tiktoken, which downloads its encodings)"
+            )
         return chat_model(settings, o)
     if name == "approximate":
         utils = requires("langchain_core.messages", EXTRA).utils
@@ -438,7 +455,11 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
     if "trigger" in inspect.signature(cls.__init__).parameters:
         return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
     if o["trigger_messages"] is not None or o["keep_tokens"] is not None or o["trigger_fraction"] is not None:
-        raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)")
+        raise CannotDrive(
+            "langchain:summarization_middleware",
+            "langchain",
+            "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)",
+        )
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
 
 
@@ -460,10 +481,22 @@ def _trigger_said(trigger: list[tuple[str, int]]) -> dict[str, int] | str | None
 
 
 def _middleware(path: str) -> Any:
-    """``langchain.agents.middleware``, which arrived in langchain 1.0: below it a contract error."""
+    """``langchain.agents.middleware``, which arrived in langchain 1.0: below it a contract error, and a
+    contract error naming the release where it is there but does not import beside what is installed with
+    it (langchain 1.1.1 in a fresh environment: its langgraph is below 1.1, today's langgraph-prebuilt
+    imports ``ExecutionInfo`` from a newer one)."""
     if release("langchain") < (1, 0):
         raise CannotDrive(f"langchain:{path}", "langchain", "agent middleware arrived in langchain 1.0")
-    return requires("langchain.agents.middleware", EXTRA)
+    try:
+        return requires("langchain.agents.middleware", EXTRA)
+    except ImportError as error:
+        if isinstance(error.__cause__, ModuleNotFoundError):
+            raise
+        raise CannotDrive(
+            f"langchain:{path}",
+            "langchain",
+            f"langchain.agents.middleware does not import beside what is installed with it ({error.__cause__ or error})",
+        ) from error
 
 
 @factory
@@ -511,8 +544,12 @@ def _fraction(o: dict[str, Any]) -> float | None:
         return None
     if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f < 1:
         raise ValueError(f"trigger_fraction must be a number between 0 and 1, got {f!r}")
-    if o["path"] == "agent" and (o["trigger_tokens"] is not None or o["trigger_messages"] is not None or _format(o) != CHAT or o["system"] != "agent"):
-        raise ValueError("path 'agent' takes trigger_fraction alone (trigger_tokens and trigger_messages null), format chat-completions and system 'agent'")
+    if o["path"] == "agent" and (
+        o["trigger_tokens"] is not None or o["trigger_messages"] is not None or _format(o) != CHAT or o["system"] != "agent"
+    ):
+        raise ValueError(
+            "path 'agent' takes trigger_fraction alone (trigger_tokens and trigger_messages null), format chat-completions and system 'agent'"
+        )
     return float(f)
 
 
@@ -540,7 +577,13 @@ def _replaying(settings: Any, o: dict[str, Any], middleware: Any) -> Any:
         tools = replaying.tools_for(messages, int(o["tools"]))
 
         def build(checkpointer: Any) -> Any:
-            return create_agent(model, tools=tools, system_prompt=prompt, middleware=[middleware, replaying.recorded_results(results)], checkpointer=checkpointer)
+            return create_agent(
+                model,
+                tools=tools,
+                system_prompt=prompt,
+                middleware=[middleware, replaying.recorded_results(results)],
+                checkpointer=checkpointer,
+            )
 
         state = replaying.replay(build, double, messages, converted, results)
         return from_langchain(state, replaying.noted(state, messages, notes))

@@ -363,9 +363,9 @@ class _RunUsage:
 
 
 def _loop_starts(agents: Any, target: str) -> None:
-    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.x-0.9.x
-    beside openai 2.54, whose ``InputTokensDetails`` requires a field the SDK's ``Usage`` default lacks):
-    a contract error, not a finding."""
+    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.6, 0.9.0
+    and 0.15.0 in the release sweep, beside openai 2.54, whose ``InputTokensDetails`` requires a field the
+    SDK's ``Usage`` default lacks; 0.24.0 starts): a contract error, not a finding."""
     try:
         agents.RunContextWrapper(context=None)
     except Exception as error:

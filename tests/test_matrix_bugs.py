@@ -67,6 +67,21 @@ def test_bugs_are_caught_where_reported_and_lost_where_fixed(tmp_path: Path) -> 
     assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()  # each environment's own matrix
     table = (out / "bugs.md").read_text()
     assert "| fakefw#1 | CORE-3 system messages changed | fakefw==2.0 | caught | fakefw==3.0 | lost |" in table
+    # The line after each run is the entry's verdict there, not the check's exit status: fakefw#1's
+    # check still conforms at 3.0 ("lost"), fakefw#2's conforms at 1.0 ("missed") and at 3.0 ("not found").
+    lines = result.output.splitlines()
+    verdicts = [
+        lines[i + 1].split(" in ")[0].strip() for i, line in enumerate(lines[:-1]) if line.startswith("fakefw#") and line.endswith(" ...")
+    ]
+    started = [
+        line.split(":")[0] + " " + line.rsplit(" at ", 1)[1].removesuffix(" ...")
+        for line in lines
+        if line.startswith("fakefw#") and line.endswith(" ...")
+    ]
+    assert dict(zip(started, verdicts, strict=True)) == {
+        "fakefw#1 fakefw==2.0": "caught", "fakefw#2 fakefw==1.0": "missed", "fakefw#1 fakefw==3.0": "lost", "fakefw#2 fakefw==3.0": "not found",
+    }  # fmt: skip
+    assert not any(line.strip().startswith(("fails in", "conforms in")) for line in lines)
 
 
 def test_a_reason_that_does_not_name_the_bug_is_not_a_catch() -> None:
@@ -167,3 +182,16 @@ def test_another_environment_imports_its_own_suite_not_the_working_directorys(mo
     jobs.run_job(job, True, None, 10)
     assert seen[0].get("PYTHONSAFEPATH") == "1"
     assert seen[1].get("PYTHONSAFEPATH") == os.environ.get("PYTHONSAFEPATH")
+
+
+def test_the_progress_line_is_the_verdict_not_the_exit_status() -> None:
+    """agent-framework#8348 at its fixing release printed "fails" (another clause's finding) while the
+    entry was lost there: the line reads the bug's own finding."""
+    bug = bugs.Bug("x#1", "FAKE", "fakefw:factory", {}, ("fakefw==2.0",), ("fakefw==3.0",), "CORE-1", "orphan-tool-result", None)
+    other = {"status": "fails", "clauses": {"CORE-1": {"status": "fail", "reason": "no call", "reason_id": "unanswered-tool-call"}}}
+    named = {"status": "fails", "clauses": {"CORE-1": {"status": "fail", "reason": "no call", "reason_id": "orphan-tool-result"}}}
+    passed = {"status": "conforms", "clauses": {"CORE-1": {"status": "pass"}}}
+    assert bugs.progress(bug, named, "reported") == "caught" and bugs.progress(bug, other, "reported") == "missed"
+    assert bugs.progress(bug, other, "fixed", "caught") == "lost" and bugs.progress(bug, named, "fixed", "caught") == "kept"
+    assert bugs.progress(bug, passed, "fixed", "missed") == "not found" and bugs.progress(bug, named, "fixed", "missed") == "found"
+    assert bugs.progress(bug, {"status": "contract-error", "clauses": {}}, "reported") == "contract-error"

@@ -97,6 +97,7 @@ def test_the_version_table_shows_a_finding_appear_and_go(tmp_path: Path) -> None
     table = (out / "versions.md").read_text()
     assert "| CORE-3 |" in table and "appears in 2.0; fixed in 3.0" in table and " exited 1: " in table
     assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()  # each release's own matrix
+    assert "| fakefw:factory `factory` (defaults) | – | 1.0, 2.0, 3.0 | none | 9.9: not installed |" in table  # releases driven
     assert not list(Path.cwd().glob("compaction-suite-env.json"))  # nothing written where the user did not ask
 
 
@@ -107,7 +108,9 @@ def test_the_version_table_shows_a_finding_appear_and_go(tmp_path: Path) -> None
 def test_a_malformed_versions_option_is_a_usage_error(spec: str) -> None:
     from compaction_suite.cli.matrix import matrix
 
-    result = CliRunner().invoke(matrix, ["--no-adapters", "--target", "reference", "--versions", spec, "--out", "/nonexistent/never-written"])
+    result = CliRunner().invoke(
+        matrix, ["--no-adapters", "--target", "reference", "--versions", spec, "--out", "/nonexistent/never-written"]
+    )
     assert result.exit_code == 2, result.output
     assert "--versions" in result.output
     assert not Path("/nonexistent/never-written").exists()
@@ -119,11 +122,20 @@ def test_sweep_requirements_pin_the_release_and_what_is_released_with_it() -> No
 
     autogen = next(fw for fw in FRAMEWORKS if fw.name == "AutoGen")
     job = Job("AutoGen", {}, "buffered", f"{autogen.module}:buffered", {}, module=autogen.module)
-    assert sweep.requirements([job], "autogen-core", "0.5.7") == ["autogen-agentchat==0.5.7", "autogen-core==0.5.7", "autogen-ext[openai]==0.5.7"]
+    assert sweep.requirements([job], "autogen-core", "0.5.7") == [
+        "autogen-agentchat==0.5.7",
+        "autogen-core==0.5.7",
+        "autogen-ext[openai]==0.5.7",
+    ]
     af = next(fw for fw in FRAMEWORKS if fw.name == "Microsoft Agent Framework")
     job = Job("AF", {}, "truncation", f"{af.module}:truncation", {}, module=af.module)
     assert sweep.requirements([job], "agent-framework-core", "1.0.0") == ["agent-framework-core==1.0.0", "agent-framework-openai"]
     assert sweep.applies(job, "agent-framework-core") and not sweep.applies(job, "semantic-kernel")
+    # beside a pre-release, a companion may be one too (agent-framework-openai had no final release to go with 1.0.0rc6)
+    assert sweep.requirements([job], "agent-framework-core", "1.0.0rc6") == [
+        "agent-framework-core==1.0.0rc6",
+        "agent-framework-openai>=0.0.0a0",
+    ]
 
 
 def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:
@@ -136,7 +148,9 @@ def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:
     assert findings.reason_key({"reason": "input message 4 (tool) is missing while the rest of its round (messages 3..4) was kept"}) == (
         "input message N (tool) is missing while the rest of its round (messages N..N) was kept"
     )
-    assert findings.reason_key({"reason_id": "unanswered-tool-call", "reason": "anything"}) == "unanswered-tool-call"  # the report's id wins
+    assert (
+        findings.reason_key({"reason_id": "unanswered-tool-call", "reason": "anything"}) == "unanswered-tool-call"
+    )  # the report's id wins
     entry = {"status": "fail", "reason": "x", "failures": [a, c]}
     assert findings.keys("CORE-2", entry) == {("CORE-2", findings.reason_key(a)), ("CORE-2", findings.reason_key(c))}
 
@@ -195,3 +209,31 @@ def test_each_builder_builds_its_wheel_in_a_folder_of_its_own(tmp_path: Path, mo
     two = environments.Builder(tmp_path)._wheel(tmp_path)
     assert one.parent != two.parent and one.exists() and two.exists()
     assert one.parent.parent == two.parent.parent == tmp_path / "wheels"
+
+
+def test_releases_driven_say_where_each_configuration_ran_and_where_its_adapter_refused() -> None:
+    """SPEC Part A, "The framework matrix and releases": a release an adapter cannot drive is its one
+    contract line in the summary, apart from the releases it ran at (whatever it found there)."""
+    from compaction_suite.adapters import pydantic_ai
+
+    refusal = "the pydantic_ai:openai_compaction adapter does not support pydantic-ai-slim 1.79.0 (supported: >=1.80,<3)"
+    data = sweep.table(sweep.Sweep("pydantic-ai-slim", ["1.79.0", "1.80.0", "2.0.0"], results={
+        "1.79.0": [_run("contract-error", error=refusal)], "1.80.0": [_run("fails")], "2.0.0": [_run("error")],
+    }))  # fmt: skip
+    (said,) = sweep.driven(data)
+    assert said["declared"] == pydantic_ai.SUPPORTED_BY_PATH["openai_compaction"]
+    assert said["ran"] == ["1.80.0"] and said["refused"] == {"1.79.0": refusal} and said["other"] == {"2.0.0": "error"}
+    row = sweep.driven_markdown(data)[-1]
+    assert row.startswith(
+        "| Pydantic AI `openai_compaction` (stateless=true) | pydantic-ai-slim >=1.80,<3 | 1.80.0 | 1.79.0: the pydantic_ai:"
+    )
+    assert row.endswith("| 2.0.0: ! |")
+
+
+def _run(status: str, error: str = "") -> dict[str, object]:
+    """One run as `document.build` keeps it (a TEST DOUBLE of a sweep's result)."""
+    return {
+        "framework": "Pydantic AI", "compactor": "openai_compaction", "configuration": "stateless=true",
+        "target": "compaction_suite.adapters.pydantic_ai:openai_compaction", "adapter": "compaction_suite.adapters.pydantic_ai",
+        "status": status, "failures": [], **({"error": error} if error else {}),
+    }  # fmt: skip

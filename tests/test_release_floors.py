@@ -17,7 +17,9 @@ import pytest
 from compaction_suite.adapters._common import UnsupportedRelease
 
 BUGS = Path(__file__).resolve().parents[1] / "adapters" / "reported_bugs.json"
-SETTINGS = SimpleNamespace(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", summarizer_timeout=1.0, summary_prompt=None, async_client=None)
+SETTINGS = SimpleNamespace(
+    model="m", base_url="http://127.0.0.1:9/v1", api_key="k", summarizer_timeout=1.0, summary_prompt=None, async_client=None
+)
 
 
 def _runs() -> list[tuple[str, str, str]]:
@@ -92,7 +94,9 @@ def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: 
 
     real = semantic_kernel.requires
     before_threads = SimpleNamespace()  # double: semantic_kernel.agents before its agent threads
-    monkeypatch.setattr(semantic_kernel, "requires", lambda name, extra: before_threads if name == "semantic_kernel.agents" else real(name, extra))
+    monkeypatch.setattr(
+        semantic_kernel, "requires", lambda name, extra: before_threads if name == "semantic_kernel.agents" else real(name, extra)
+    )
     line = _refused(semantic_kernel.truncation_reducer, SETTINGS, invoked_by="agent_thread")
     assert line.startswith("the semantic_kernel adapter cannot drive semantic-kernel ") and "ChatHistoryAgentThread" in line
     assert semantic_kernel.truncation_reducer(SETTINGS, invoked_by="reduce") is not None
@@ -106,9 +110,15 @@ def test_a_path_declared_apart_is_checked_against_its_own_releases(monkeypatch: 
     versions = {"pydantic-ai-slim": "1.81.0", "pydantic-ai-harness": None}  # double: an environment of 1.81.0 without the harness
     monkeypatch.setattr(_common, "installed", lambda distribution: versions.get(distribution))
     assert _common.release_problem(pydantic_ai, "openai_compaction") is None
-    assert _common.release_problem(pydantic_ai, "summarizing") == "the pydantic_ai adapter does not support pydantic-ai-slim 1.81.0 (supported: >=2.22,<3)"
+    assert (
+        _common.release_problem(pydantic_ai, "summarizing")
+        == "the pydantic_ai adapter does not support pydantic-ai-slim 1.81.0 (supported: >=2.22,<3)"
+    )
     versions["pydantic-ai-slim"] = "1.79.0"
-    assert _common.release_problem(pydantic_ai, "openai_compaction") == "the pydantic_ai:openai_compaction adapter does not support pydantic-ai-slim 1.79.0 (supported: >=1.80,<3)"
+    assert (
+        _common.release_problem(pydantic_ai, "openai_compaction")
+        == "the pydantic_ai:openai_compaction adapter does not support pydantic-ai-slim 1.79.0 (supported: >=1.80,<3)"
+    )
 
 
 def test_a_sweep_installs_what_the_path_needs() -> None:
@@ -120,3 +130,102 @@ def test_a_sweep_installs_what_the_path_needs() -> None:
     harness = Job("Pydantic AI", {}, "summarizing", f"{module}:summarizing", {}, "", True, module)
     assert requirements([native], "pydantic-ai-slim", "1.81.0") == ["pydantic-ai-slim[openai]==1.81.0"]
     assert requirements([harness], "pydantic-ai-slim", "2.27.0") == ["pydantic-ai-harness", "pydantic-ai-slim==2.27.0"]
+
+
+def _bounds(spec: str) -> tuple[str | None, str | None]:
+    """The floor (``>=``) and the first release refused above (``<``) of a PEP 440 specifier."""
+    from packaging.specifiers import SpecifierSet
+
+    found = {s.operator: s.version for s in SpecifierSet(spec)}
+    return found.get(">="), found.get("<")
+
+
+def _declared() -> list[tuple[str, str | None]]:
+    from compaction_suite.adapters import FRAMEWORKS
+
+    paths = [(fw.module, None) for fw in FRAMEWORKS]
+    return paths + [(fw.module, path) for fw in FRAMEWORKS for path in getattr(fw.adapter(), "SUPPORTED_BY_PATH", {})]
+
+
+@pytest.mark.parametrize(("module_name", "path"), _declared())
+def test_every_declared_range_runs_at_its_floor_and_refuses_outside_it_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, module_name: str, path: str | None
+) -> None:
+    """SPEC Part A, "The framework matrix and releases": an adapter runs at each release it declares
+    (`release_problem` says nothing at each distribution's floor) and a release outside, below its floor
+    or at its upper bound, is one line naming the adapter, the distribution and the version (exit 2 when
+    the factory starts, `_common.factory`). The installed releases are a double (`installed`)."""
+    from compaction_suite.adapters import _common
+
+    module = importlib.import_module(module_name)
+    declared = _common.supported(module, path)
+    floors = {dist: _bounds(spec)[0] for dist, spec in declared.items()}
+    assert all(floors.values()), f"{module_name}: every declared distribution has a floor ({declared})"
+    monkeypatch.setattr(_common, "installed", lambda distribution: floors.get(distribution))
+    assert _common.release_problem(module, path) is None
+    for dist, spec in declared.items():
+        floor, above = _bounds(spec)
+        outside = [v for v in (_below(str(floor)), above) if v]
+        for version in outside:
+            monkeypatch.setattr(
+                _common, "installed", lambda distribution, d=dist, v=version: v if distribution == d else floors.get(distribution)
+            )
+            line = _common.release_problem(module, path)
+            assert line is not None and "\n" not in line and f"does not support {dist} {version} (supported: {spec})" in line, (
+                dist,
+                version,
+                line,
+            )
+            assert f"the {module_name.rsplit('.', 1)[-1]}" in line
+
+
+def _below(floor: str) -> str | None:
+    """A release just below ``floor`` (its last number less one, or the pre-release before it)."""
+    from packaging.version import Version
+
+    version = Version(floor)
+    if version.pre:
+        return f"{version.base_version}rc{version.pre[1] - 1}" if version.pre[1] > 1 else None
+    numbers = list(version.release)
+    while numbers and numbers[-1] == 0:
+        numbers.pop()
+    if not numbers:
+        return None
+    numbers[-1] -= 1
+    return ".".join(map(str, numbers)) + (".99" if len(numbers) < len(version.release) else "")
+
+
+def test_deepagents_before_the_trim_keyword_refuses_only_the_configuration_that_passes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """deepagents 0.4.5-0.6.7: ``create_summarization_middleware(model, backend)`` takes no
+    ``trim_tokens_to_summarize`` (0.6.8 on); the factory's own configuration, the one ``create_deep_agent``
+    builds, runs there (the sweep at 0.4.5, 0.5.9 and 0.6.12, README "Framework matrix")."""
+    summarization = pytest.importorskip("deepagents.middleware.summarization")
+    from compaction_suite.adapters import deepagents
+
+    real = summarization.create_summarization_middleware
+
+    def before_0_6_8(model: object, backend: object) -> object:  # double: 0.4.5's signature, the release's own middleware
+        return real(model, backend)
+
+    monkeypatch.setattr(summarization, "create_summarization_middleware", before_0_6_8)
+    line = _refused(deepagents.summarization, SETTINGS, trim_tokens_to_summarize=4000)
+    assert line.startswith("adapter deepagents:summarization cannot drive deepagents ") and "trim_tokens_to_summarize from 0.6.8" in line
+    assert deepagents.summarization(SETTINGS) is not None
+
+
+def test_langchain_middleware_that_does_not_import_beside_its_dependencies_is_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """langchain 1.1.1 installed today: langgraph below 1.1 beside a newer langgraph-prebuilt, so
+    ``langchain.agents.middleware`` raises ImportError on a name; the factory says so in one line naming
+    the release, not "not installed"."""
+    pytest.importorskip("langchain.agents.middleware")
+    from compaction_suite.adapters import langchain
+
+    def skewed(module: str, extra: str) -> object:  # double: the import as it fails in that environment
+        try:
+            raise ImportError("cannot import name 'ExecutionInfo' from 'langgraph.runtime'")
+        except ImportError as error:
+            raise ImportError(f"{module} is not installed: pip install ... ({error})") from error
+
+    monkeypatch.setattr(langchain, "requires", skewed)
+    line = _refused(langchain.summarization_middleware, SETTINGS)
+    assert line.startswith("adapter langchain:summarization_middleware cannot drive langchain ") and "ExecutionInfo" in line

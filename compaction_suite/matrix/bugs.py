@@ -28,7 +28,6 @@ releases", reported bugs.
 from __future__ import annotations
 
 import contextlib
-
 import json
 import re
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from typing import Any
 from . import verdicts
 from .document import build
 from .environments import Builder, InstallFailed, versions
+from .findings import keys
 from .jobs import CONTRACT_ERROR, Job, run_job, slug
 from .render import markdown
 from .sweep import requirements as sweep_requirements
@@ -164,43 +164,71 @@ def _name(requirement: str) -> str:
 def run(
     listed: Listed, builder: Builder, out: Path, *, fast: bool, max_examples: int | None, timeout: float, echo: Callable[[str], None] = print,
 ) -> dict[str, Any]:  # fmt: skip
-    """Every bug at its reported and fixing releases; ``out/bugs.{json,md}`` and each release's matrix."""
+    """Every bug at its reported and fixing releases; ``out/bugs.{json,md}`` and each release's matrix.
+    Every reported release runs before any fixing one, so the line printed after each run is the
+    entry's verdict there (`progress`)."""
     todo: dict[tuple[str, ...], list[tuple[Bug, str]]] = {}
     for bug in listed.bugs:
         todo.setdefault(bug.reported, []).append((bug, "reported"))
         if bug.fixed:
             todo.setdefault(bug.fixed, []).append((bug, "fixed"))
     results: dict[tuple[str, str], dict[str, Any]] = {}
-    for pins, group in todo.items():
+    runs: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    said: dict[str, str] = {}
+    for phase in ("reported", "fixed"):
+        for pins, group in todo.items():
+            folder = out / "releases" / slug("-".join(pins).replace("==", "-"))
+            for bug in (bug for bug, when in group if when == phase):
+                job = bug.job()
+                with contextlib.ExitStack() as held:
+                    try:
+                        python = held.enter_context(builder.using(environment_requirements(job, pins), folder / "install.log"))
+                    except InstallFailed as error:
+                        echo(f"{bug.id} at {', '.join(pins)}: not installed: {error}")
+                        results[(bug.id, phase)] = {"pins": list(pins), "status": "not-installed", "error": str(error)}
+                        said[bug.id] = "not-installed"
+                        continue
+                    installed = versions(python, sorted({_name(p) for p in pins} | {_name(r) for r in environment_requirements(job, pins)}))
+                    echo(f"{bug.id}: {bug.target} at {', '.join(pins)} ...")
+                    r = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=(bug.clause,))
+                said[bug.id] = progress(bug, r, phase, said.get(bug.id))
+                echo(f"  {said[bug.id]} in {r['seconds']:.0f}s")
+                runs.setdefault(pins, []).append(r)
+                results[(bug.id, phase)] = {"pins": list(pins), "run": len(runs[pins]) - 1, "folder": folder, "of": pins}
+    for pins, done in runs.items():
         folder = out / "releases" / slug("-".join(pins).replace("==", "-"))
-        runs = []
-        for bug, when in group:
-            job = bug.job()
-            with contextlib.ExitStack() as held:
-                try:
-                    python = held.enter_context(builder.using(environment_requirements(job, pins), folder / "install.log"))
-                except InstallFailed as error:
-                    echo(f"{bug.id} at {', '.join(pins)}: not installed: {error}")
-                    results[(bug.id, when)] = {"pins": list(pins), "status": "not-installed", "error": str(error)}
-                    continue
-                installed = versions(python, sorted({_name(p) for p in pins} | {_name(r) for r in environment_requirements(job, pins)}))
-                echo(f"{bug.id}: {bug.target} at {', '.join(pins)} ...")
-                r = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=(bug.clause,))
-            echo(f"  {r['status']} in {r['seconds']:.0f}s")
-            runs.append(r)
-            results[(bug.id, when)] = {"pins": list(pins), "run": len(runs) - 1, "folder": folder}
-        if runs:
-            document = build(runs, [], fast, max_examples, folder, 0.0)
-            (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
-            for (_, _), said in results.items():
-                if said.get("folder") == folder and "document" not in said:
-                    said["document"] = document["runs"][said["run"]]
+        document = build(done, [], fast, max_examples, folder, 0.0)
+        (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
+        for entry in results.values():
+            if entry.get("of") == pins:
+                entry["document"] = document["runs"][entry.pop("run")]
+                del entry["of"], entry["folder"]
     data = report(listed, results, out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bugs.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "bugs.md").write_text(report_markdown(data), encoding="utf-8")
     return data
+
+
+def progress(bug: Bug, r: dict[str, Any], when: str, reported: str | None = None) -> str:
+    """The entry's verdict at one release, from its run as `jobs.run_job` returns it (before the
+    matrix document is built): ``caught``/``missed`` at the reported release, ``lost``/``kept`` at the
+    fixing one (``not found``/``found`` when the reported release, ``reported``, did not catch it, as
+    `report` says), else the run's status (``contract-error``, ``error``, ``timeout``). Not the check's
+    own exit status: a bug lost at its fix is a check that fails (another finding) or conforms."""
+    if r["status"] in (CONTRACT_ERROR, "error", "timeout"):
+        return str(r["status"])
+    failures = [
+        {"clause": cid, "status": c["status"], "reason": c.get("reason", ""), "reasons": sorted(reason for _, reason in keys(cid, c))}
+        for cid, c in r["clauses"].items()
+    ]  # fmt: skip
+    named = any(bug.names(f) for f in failures)
+    if when == "reported":
+        return "caught" if named else "missed"
+    if reported is not None and reported != "caught":
+        return "found" if named else "not found"
+    return "kept" if named else "lost"
 
 
 def verdict(bug: Bug, said: dict[str, Any] | None, when: str) -> dict[str, Any]:

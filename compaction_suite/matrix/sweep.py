@@ -16,7 +16,7 @@ unsupported release), is said so in its column; neither is a finding.
 from __future__ import annotations
 
 import contextlib
-
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -94,8 +94,24 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
             if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
                 wanted[name] = f"{requirement}=={version}"
             else:
-                wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement)
+                wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement + _PRE * _prerelease(version))
     return [wanted[name] for name in sorted(wanted)]
+
+
+_PRE = ">=0.0.0a0"
+"""A specifier naming a pre-release, so the installer may pick one (PEP 440: pre-releases are left out
+unless a specifier names one): beside a framework's pre-release (agent-framework-core 1.0.0rc6), the
+distributions its adapter installs with it may only exist as pre-releases of that time
+(agent-framework-openai 1.0.0rc6), and pip found no final release to go with it."""
+
+
+def _prerelease(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version).is_prerelease
+    except InvalidVersion:
+        return False
 
 
 def run(
@@ -134,7 +150,10 @@ def table(sweep: Sweep) -> dict[str, Any]:
     for version in sweep.releases:
         for run in sweep.results.get(version, []):
             key = (run["framework"], run["compactor"], run["configuration"])
-            entry = configurations.setdefault(key, {"framework": key[0], "compactor": key[1], "configuration": key[2], "target": run["target"], "status": {}, "rows": {}})
+            entry = configurations.setdefault(key, {
+                "framework": key[0], "compactor": key[1], "configuration": key[2], "target": run["target"],
+                "declared": _declared(run), "status": {}, "rows": {},
+            })  # fmt: skip
             entry["status"][version] = run["status"] if run["status"] in (CONTRACT_ERROR, "error", "timeout") else "ran"
             if run["status"] == CONTRACT_ERROR:
                 entry.setdefault("errors", {})[version] = run.get("error", "")
@@ -142,7 +161,16 @@ def table(sweep: Sweep) -> dict[str, Any]:
                 if f["level"] != "MUST" or f["status"] not in verdicts.FAILING:
                     continue
                 for reason in f.get("reasons") or sorted(r for _, r in keys(f["clause"], f)):
-                    row = entry["rows"].setdefault((f["clause"], reason), {"clause": f["clause"], "reason": reason, "harm": f["harm"], "documented": bool(f.get("documented")), "present": []})
+                    row = entry["rows"].setdefault(
+                        (f["clause"], reason),
+                        {
+                            "clause": f["clause"],
+                            "reason": reason,
+                            "harm": f["harm"],
+                            "documented": bool(f.get("documented")),
+                            "present": [],
+                        },
+                    )
                     row["present"].append(version)
     out = []
     for entry in configurations.values():
@@ -158,6 +186,45 @@ def table(sweep: Sweep) -> dict[str, Any]:
         "releases": [{"version": v, "installed": sweep.installed.get(v, {}), **({"not_installed": sweep.problems[v]} if v in sweep.problems else {})} for v in sweep.releases],
         "configurations": out,
     }  # fmt: skip
+
+
+def _declared(run: dict[str, Any]) -> dict[str, str]:
+    """The releases the run's adapter declares for its path (``SUPPORTED``, or ``SUPPORTED_BY_PATH``
+    for its factory); ``{}`` for a ``--target``."""
+    from compaction_suite.adapters._common import supported
+
+    return supported(importlib.import_module(run["adapter"]), run["compactor"]) if run.get("adapter") else {}
+
+
+def driven(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per configuration of a version table, what each release did with it (SPEC Part A, "The framework
+    matrix and releases": every adapter runs at each release it declares, or says in one line that it
+    cannot): the releases it *ran* at (whatever it found there), those its adapter *refused* with its one
+    line (a contract error), and those where the environment or the run failed (*other*)."""
+    releases = [r["version"] for r in data["releases"]]
+    out = []
+    for entry in data["configurations"]:
+        status = entry["status"]
+        out.append({
+            "framework": entry["framework"], "compactor": entry["compactor"], "configuration": entry["configuration"],
+            "declared": entry.get("declared", {}),
+            "ran": [v for v in releases if status.get(v) == "ran"],
+            "refused": {v: (entry.get("errors") or {}).get(v, "") for v in releases if status.get(v) == CONTRACT_ERROR},
+            "other": {v: status.get(v, "not-installed") for v in releases if status.get(v) not in ("ran", CONTRACT_ERROR)},
+        })  # fmt: skip
+    return out
+
+
+def driven_markdown(data: dict[str, Any]) -> list[str]:
+    """`driven` as a table: one row per configuration."""
+    lines = ["| configuration | declared | ran at | refused (one line) | other |", "|---|---|---|---|---|"]
+    for d in driven(data):
+        declared = ", ".join(f"{k} {v}" for k, v in d["declared"].items()) or "–"
+        refused = "; ".join(f"{v}: {line}" for v, line in d["refused"].items()) or "none"
+        other = "; ".join(f"{v}: {MARK.get(s, s)}" for v, s in d["other"].items()) or "none"
+        name = f"{d['framework']} `{d['compactor']}` ({d['configuration']})"
+        lines.append(f"| {name} | {declared} | {', '.join(d['ran']) or 'none'} | {refused} | {other} |".replace("\n", " "))
+    return lines
 
 
 def _cell(version: str, row: dict[str, Any], entry: dict[str, Any]) -> str:
@@ -202,6 +269,14 @@ def table_markdown(data: dict[str, Any]) -> str:
     for r in data["releases"]:
         said = r.get("not_installed") or ", ".join(f"{k} {v}" for k, v in r["installed"].items())
         lines.append(f"| {r['version']} | {said.replace('|', '/')} |")
+    lines += [
+        "",
+        "## Releases driven",
+        "",
+        "Each configuration ran at a release, or its adapter refused it in one line (*unsupported*), or the environment or the run failed there.",
+        "",
+    ]
+    lines += driven_markdown(data)
     for entry in data["configurations"]:
         lines += ["", f"## {entry['framework']} `{entry['compactor']}` ({entry['configuration']})", ""]
         lines += ["| clause | reason | harm | " + " | ".join(releases) + " | change |", "|---|---|---|" + "---|" * (len(releases) + 1)]
@@ -218,8 +293,6 @@ def table_markdown(data: dict[str, Any]) -> str:
 
 
 def _module(job: Job) -> Any:
-    import importlib
-
     return importlib.import_module(job.module) if job.module else None
 
 
