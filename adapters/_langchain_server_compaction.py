@@ -29,47 +29,14 @@ import copy
 from typing import Any
 
 from ._common import requires
+from ._server_compaction import PROBE, Sent, blocks, last_step, output, sent_in
 
 EXTRA = "langchain"
-PROBE = "compaction-suite: next turn (probe)"
-
-
-class Sent(Exception):
-    """Raised by the ``wrap_model_call`` hook on the request after the step: ends the run there."""
-
-    def __init__(self, messages: list[Any]) -> None:
-        super().__init__("request read")
-        self.messages = messages
-
-
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
-
-
-def last_step(messages: list[dict[str, Any]]) -> tuple[int, dict[str, Any], list[dict[str, Any]]] | None:
-    """(the index of the step, its results by ``tool_use_id``, the user turn after it), or None when the
-    agent's loop cannot have produced the history's end (module docstring)."""
-    at = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
-    if at is None or at == 0 or messages[at - 1].get("role") != "user":
-        return None
-    uses = [b.get("id") for b in _blocks(messages[at]) if b.get("type") == "tool_use"]
-    after = messages[at + 1 :]
-    if uses:
-        if len(after) != 1 or after[0].get("role") != "user":
-            return None
-        results = {str(b.get("tool_use_id")): b for b in _blocks(after[0]) if b.get("type") == "tool_result"}
-        if set(results) != {str(u) for u in uses} or len(results) != len(_blocks(after[0])):
-            return None
-        return at, results, []
-    if after and (len(after) != 1 or after[0].get("role") != "user" or any(b.get("type") == "tool_result" for b in _blocks(after[0]))):
-        return None
-    return at, {}, after
 
 
 def _tools(step: dict[str, Any]) -> list[Any]:
     tools = requires("langchain_core.tools", EXTRA)
-    names = dict.fromkeys(str(b.get("name")) for b in _blocks(step) if b.get("type") == "tool_use")
+    names = dict.fromkeys(str(b.get("name")) for b in blocks(step) if b.get("type") == "tool_use")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
 
     def never_run(**_: Any) -> str:
@@ -110,14 +77,6 @@ def _run(agent: Any, messages: list[Any], stream: bool) -> list[Any]:
     return state
 
 
-def _sent(error: BaseException | None) -> list[Any] | None:
-    while error is not None:
-        if isinstance(error, Sent):
-            return error.messages
-        error = error.__cause__ or error.__context__
-    return None
-
-
 def run(request: dict[str, Any], model: Any, *, stream: bool, scripted_key: str) -> dict[str, Any]:
     """What ``create_agent`` on ``model`` sends after the history's last step (module docstring)."""
     from . import _langchain_anthropic as anthropic
@@ -130,7 +89,7 @@ def run(request: dict[str, Any], model: Any, *, stream: bool, scripted_key: str)
         return copy.deepcopy(request)
     at, results, turn = plan
     step = messages[at]
-    scripted = model.model_copy(update={"model_kwargs": {**model.model_kwargs, "extra_body": {scripted_key: _blocks(step)}}})
+    scripted = model.model_copy(update={"model_kwargs": {**model.model_kwargs, "extra_body": {scripted_key: blocks(step)}}})
     conversion = anthropic.to_langchain({**request, "messages": messages[:at]}, model=scripted)
     system = lc.SystemMessage(content=copy.deepcopy(request["system"])) if request.get("system") else None
     agent = create_agent(scripted, tools=_tools(step), system_prompt=system, middleware=[_hooks(results)])
@@ -139,28 +98,20 @@ def run(request: dict[str, Any], model: Any, *, stream: bool, scripted_key: str)
         nxt = [lc.HumanMessage(content=copy.deepcopy(turn[0]["content"]))] if turn else [lc.HumanMessage(content=PROBE)]
         _run(agent, [*state, *nxt], stream)
     except Exception as error:
-        seen = _sent(error)
+        seen = sent_in(error)
         if seen is None:
             raise
-        return _output(request, messages, at, seen, scripted)
+        return _output(request, at, seen, scripted)
     raise RuntimeError("create_agent sent no request after the history's last step")
 
 
-def _output(request: dict[str, Any], messages: list[dict[str, Any]], at: int, seen: list[Any], model: Any) -> dict[str, Any]:
-    """The request read after the step, from its last compaction block on; the history unchanged where the
-    step's answer held none (the request is then the history replayed)."""
+def _output(request: dict[str, Any], at: int, seen: list[Any], model: Any) -> dict[str, Any]:
+    """The request read after the step (`_server_compaction.output`), the step's ``AIMessage`` formatted by
+    ``ChatAnthropic`` as it sends it."""
     from . import _langchain_anthropic as anthropic
 
     lc = requires("langchain_core.messages", EXTRA)
     answered = [m for m in seen if isinstance(m, lc.AIMessage)]
-    reply = answered[-1] if answered else None
-    content = reply.content if reply is not None and isinstance(reply.content, list) else []
-    if not any(isinstance(b, dict) and b.get("type") == "compaction" for b in content):
-        return copy.deepcopy(request)
-    assistant = anthropic.sent(model, [reply, lc.HumanMessage("next")])["messages"][:-1]
-    out: dict[str, Any] = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
-    out["messages"] = [*assistant, *copy.deepcopy(messages[at + 1 :])]
-    from compaction_suite.conformance.anthropic_compaction import read_from
-
-    out["messages"] = read_from(out["messages"])
-    return out
+    if not answered:
+        return output(request, at, [])
+    return output(request, at, anthropic.sent(model, [answered[-1], lc.HumanMessage("next")])["messages"][:-1])

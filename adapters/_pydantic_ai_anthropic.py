@@ -24,7 +24,8 @@ import copy
 import json
 from typing import Any, cast
 
-PROBE = "compaction-suite: next turn (probe)"
+from ._server_compaction import AGENT_TIMEOUT, PROBE, Sent, blocks, last_step, output, sent_in, text
+
 MODEL_NAME = "claude-sonnet-4-6"
 """A model that compacts server-side (Anthropic's compaction guide); the double answers any."""
 
@@ -33,40 +34,21 @@ class NotRecorded(ValueError):
     """A block pydantic-ai has no part for here (an image, a document): the history is returned unchanged."""
 
 
-class Sent(Exception):
-    """Raised by the request hook on the request after the step: ends the run."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        super().__init__("request read")
-        self.body = body
-
-
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return [{"type": "text", "text": content}] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
-
-
 def to_messages(messages: list[dict[str, Any]], provider: str) -> list[Any]:
     """pydantic-ai's messages for Messages API messages, as it records an Anthropic conversation: a request
     of user prompts and tool returns per user message, a response of the model's parts per assistant message."""
     pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
-    names = {b.get("id"): str(b.get("name", "")) for m in messages for b in _blocks(m) if b.get("type") == "tool_use"}
+    names = {b.get("id"): str(b.get("name", "")) for m in messages for b in blocks(m) if b.get("type") == "tool_use"}
     out: list[Any] = []
     for message in messages:
         parts: list[Any] = []
-        for block in _blocks(message):
+        for block in blocks(message):
             kind = block.get("type")
             if message.get("role") == "user" and kind == "text":
                 parts.append(pm.UserPromptPart(content=str(block.get("text", ""))))
             elif kind == "tool_result":
                 call = block.get("tool_use_id")
-                parts.append(pm.ToolReturnPart(tool_name=names.get(call, ""), content=_text(block.get("content")), tool_call_id=str(call)))
+                parts.append(pm.ToolReturnPart(tool_name=names.get(call, ""), content=text(block.get("content")), tool_call_id=str(call)))
             elif kind == "text":
                 parts.append(pm.TextPart(content=str(block.get("text", ""))))
             elif kind == "tool_use":
@@ -86,9 +68,9 @@ def to_messages(messages: list[dict[str, Any]], provider: str) -> list[Any]:
 
 def _tools(pydantic_ai: Any, step: dict[str, Any], results: dict[str, Any]) -> list[Any]:
     async def answer(ctx: Any, **_arguments: Any) -> Any:
-        return _text(results[ctx.tool_call_id].get("content"))
+        return text(results[ctx.tool_call_id].get("content"))
 
-    names = dict.fromkeys(str(b.get("name")) for b in _blocks(step) if b.get("type") == "tool_use")
+    names = dict.fromkeys(str(b.get("name")) for b in blocks(step) if b.get("type") == "tool_use")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
     return [pydantic_ai.Tool.from_schema(answer, name=n, description=f"{n} (replayed)", json_schema=schema, takes_ctx=True) for n in names]
 
@@ -125,8 +107,6 @@ async def run(request: dict[str, Any], settings: Any, capability: Any, usage: Us
 
     from compaction_suite.conformance.summarizer_apis import SCRIPTED
 
-    from ._langchain_server_compaction import last_step
-
     usage.runs.clear()
     messages = list(request.get("messages") or [])
     plan = last_step(messages)
@@ -147,44 +127,23 @@ async def run(request: dict[str, Any], settings: Any, capability: Any, usage: Us
 
     http = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [read]})
     base_url = (settings.base_url or "").removesuffix("/v1") or None
-    client = anthropic.AsyncAnthropic(base_url=base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0)
+    client = anthropic.AsyncAnthropic(base_url=base_url, api_key=settings.api_key, http_client=http, timeout=max(settings.summarizer_timeout, AGENT_TIMEOUT), max_retries=0)
     model = AnthropicModel(MODEL_NAME, provider=AnthropicProvider(anthropic_client=client))
     system = request.get("system")
     agent = pydantic_ai.Agent(
-        model, instructions=_text(system) or None, tools=_tools(pydantic_ai, messages[at], results),
-        capabilities=[capability], model_settings=cast(Any, {"extra_body": {SCRIPTED: _blocks(messages[at])}}),
+        model, instructions=text(system) or None, tools=_tools(pydantic_ai, messages[at], results),
+        capabilities=[capability], model_settings=cast(Any, {"extra_body": {SCRIPTED: blocks(messages[at])}}),
     )  # fmt: skip
     try:
         try:
             kept = await _iterate(agent, None, history, usage)
-            await _iterate(agent, _text(turn[0]["content"]) if turn else PROBE, kept, usage)
+            await _iterate(agent, text(turn[0]["content"]) if turn else PROBE, kept, usage)
         except Exception as error:
-            body = _sent(error)
+            body = sent_in(error)
             if body is None:
                 raise
-            return _output(request, messages, at, body)
+            wire = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+            return output(request, at, [next((m for m in reversed(wire) if m.get("role") == "assistant"), {})])
         raise RuntimeError("pydantic-ai sent no request after the history's last step")
     finally:
         await client.close()
-
-
-def _sent(error: BaseException | None) -> dict[str, Any] | None:
-    while error is not None:
-        if isinstance(error, Sent):
-            return error.body
-        error = error.__cause__ or error.__context__
-    return None
-
-
-def _output(request: dict[str, Any], messages: list[dict[str, Any]], at: int, body: dict[str, Any]) -> dict[str, Any]:
-    """The request read, from its last compaction block on, the history's messages after the step for
-    what follows; the history unchanged when no compaction block was answered."""
-    from compaction_suite.conformance.anthropic_compaction import read_from
-
-    wire = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    step = next((m for m in reversed(wire) if m.get("role") == "assistant"), None)
-    if step is None or not any(b.get("type") == "compaction" for b in _blocks(step)):
-        return copy.deepcopy(request)
-    out: dict[str, Any] = {k: copy.deepcopy(v) for k, v in request.items() if k != "messages"}
-    out["messages"] = read_from([copy.deepcopy(step), *copy.deepcopy(messages[at + 1 :])])
-    return out

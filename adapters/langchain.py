@@ -594,13 +594,15 @@ def server_compaction(settings: Any, **given: Any) -> Any:
     from compaction_suite.conformance.summarizer_apis import SCRIPTED
 
     from . import _langchain_server_compaction as server
+    from ._server_compaction import AGENT_TIMEOUT
 
     o = options(SERVER_COMPACTION_DEFAULTS, given)
     _anthropic()
     if "context_management" not in requires("langchain_anthropic", EXTRA).ChatAnthropic.model_fields:
         raise CannotDrive("langchain:server_compaction", "langchain-anthropic", "its ChatAnthropic has no context_management")
     edit = {"type": anthropic_compaction.EDIT, "trigger": {"type": "input_tokens", "value": int(o["trigger_tokens"])}}
-    model = chat_model(settings, {"format": ANTHROPIC}, betas=[anthropic_compaction.BETA], context_management={"edits": [edit]}, streaming=bool(o["stream"]))
+    agent_settings = settings.with_(summarizer_timeout=max(settings.summarizer_timeout, AGENT_TIMEOUT))
+    model = chat_model(agent_settings, {"format": ANTHROPIC}, betas=[anthropic_compaction.BETA], context_management={"edits": [edit]}, streaming=bool(o["stream"]))
     declared = _declared({"system": "agent", "format": ANTHROPIC})
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
