@@ -805,17 +805,23 @@ class SummarizerServer:
             return _error_response(400, refused, "invalid_request_error", None, api=ANTHROPIC, provider_text=True)
         return _json_response({"input_tokens": prompt_tokens(anthropic_messages(body))})
 
+    def _scripted_request(self, request: Request, api: Api, what: str) -> tuple[dict[str, Any], list[dict[str, Any]], Response | None]:
+        """A scripted agent-model request recorded (`model_requests`): its body, its script (`SCRIPTED`, a list
+        of ``what``) and the HTTP 400 for a body the API or the script does not take (else None)."""
+        body = _parsed(request)
+        with self._cond:
+            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        script = body.get(SCRIPTED)
+        problem = api.invalid(body) or (None if isinstance(script, list) and all(isinstance(o, dict) for o in script) else f"'{SCRIPTED}' must be a list of {what}")
+        return body, script if isinstance(script, list) else [], _error_response(400, problem, "invalid_request_error", None, api=api) if problem else None
+
     def _scripted(self, request: Request, api: Api) -> Response:
         """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and
         judged by the API's rules as any request's, then answered with the scripted items and stored; with
         server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`)."""
-        body = _parsed(request)
-        with self._cond:
-            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
-        output = body.get(SCRIPTED)
-        problem = api.invalid(body) or (None if isinstance(output, list) and all(isinstance(o, dict) for o in output) else f"'{SCRIPTED}' must be a list of items")
-        if problem:
-            return _error_response(400, problem, "invalid_request_error", None, api=api)
+        body, output, problem = self._scripted_request(request, api, "items")
+        if problem is not None:
+            return problem
         resolved, refusal = self._chains.resolve({k: v for k, v in body.items() if k != SCRIPTED})
         if refusal is not None:
             return _refused(refusal, api)
@@ -838,13 +844,9 @@ class SummarizerServer:
         ``compact_20260112`` edit and the input reaching its trigger, compacted first as the API compacts
         (`anthropic_compaction`): the compaction is recorded as a summarizer exchange and billed as its own
         iteration, and the answer opens with the compaction block."""
-        body = _parsed(request)
-        with self._cond:
-            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
-        blocks = body.get(SCRIPTED)
-        problem = api.invalid(body) or (None if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks) else f"'{SCRIPTED}' must be a list of content blocks")
-        if problem:
-            return _error_response(400, problem, "invalid_request_error", None, api=api)
+        body, blocks, problem = self._scripted_request(request, api, "content blocks")
+        if problem is not None:
+            return problem
         sent = {k: v for k, v in body.items() if k != SCRIPTED}
         edit = anthropic_compaction.edit(sent)
         if edit is not None and edit.get("pause_after_compaction"):
