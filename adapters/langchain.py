@@ -643,3 +643,41 @@ def model_sees(middleware: Any, model: Any, converted: list[Any], state: dict[st
 def approximate_tokens(messages: list[Any]) -> int:
     """LangChain's ``count_tokens_approximately`` over the LangChain messages: a middleware's own estimate."""
     return int(requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately(messages))
+
+
+SERVER_COMPACTION_DEFAULTS: dict[str, Any] = {
+    "trigger_tokens": 50_000,  # the compact_20260112 edit's trigger (the API's minimum, 50,000 input tokens)
+    "stream": False,  # True: the agent run with stream_mode="messages", ChatAnthropic answering from the stream
+}
+"""The Messages API's server-side compaction on the agent's ``ChatAnthropic`` (``betas=["compact-2026-01-12"]``,
+``context_management={"edits": [{"type": "compact_20260112", "trigger": ...}]}``)."""
+
+
+@factory
+def server_compaction(settings: Any, **given: Any) -> Any:
+    """``create_agent`` on ``ChatAnthropic`` whose requests ask the Messages API to compact server-side
+    (``adapters/_langchain_server_compaction.py``): the output is the agent's next request after the
+    history's last step, from the compaction block on (SPEC ANTH-7; Part A, "Wire formats", Decision: the
+    Messages API's server-side compaction)."""
+    from compaction_suite.conformance import anthropic_compaction
+    from compaction_suite.conformance.summarizer_apis import SCRIPTED
+
+    from . import _langchain_server_compaction as server
+    from ._server_compaction import AGENT_TIMEOUT
+
+    o = options(SERVER_COMPACTION_DEFAULTS, given)
+    _anthropic()
+    if "context_management" not in requires("langchain_anthropic", EXTRA).ChatAnthropic.model_fields:
+        raise CannotDrive("langchain:server_compaction", "langchain-anthropic", "its ChatAnthropic has no context_management")
+    edit = {"type": anthropic_compaction.EDIT, "trigger": {"type": "input_tokens", "value": int(o["trigger_tokens"])}}
+    agent_settings = settings.with_(summarizer_timeout=max(settings.summarizer_timeout, AGENT_TIMEOUT))
+    model = chat_model(agent_settings, {"format": ANTHROPIC}, betas=[anthropic_compaction.BETA], context_management={"edits": [edit]}, streaming=bool(o["stream"]))
+    declared = _declared({"system": "agent", "format": ANTHROPIC})
+
+    def run(request: dict[str, Any]) -> dict[str, Any]:
+        return server.run(request, model, stream=bool(o["stream"]), scripted_key=SCRIPTED)
+
+    def estimate(history: Any) -> int:
+        return approximate_tokens(langchain_messages({"format": ANTHROPIC, "system": "agent"}, history))
+
+    return make("langchain.ChatAnthropic(context_management=compact_20260112)", {"core"}, run, declared=declared, estimate=estimate)

@@ -55,11 +55,19 @@ SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harne
 """Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
 2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
-SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"}, "history_processor": {"pydantic-ai-slim": ">=1.0,<3"}}
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
+    "openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"},
+    "anthropic_compaction": {"pydantic-ai-slim": ">=1.80,<3"},
+    "history_processor": {"pydantic-ai-slim": ">=1.0,<3"},
+}
 """pydantic-ai's own ``OpenAICompaction`` needs no harness and arrived in pydantic-ai-slim 1.80.0 (#4943),
 stateless only (``/responses/compact``) until the ``stateless`` keyword came (a stateful configuration is a
 contract error there)."""
-SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"openai_compaction": ("pydantic-ai-slim[openai]",), "history_processor": ("pydantic-ai-slim[openai]",)}
+SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {
+    "openai_compaction": ("pydantic-ai-slim[openai]",),
+    "anthropic_compaction": ("pydantic-ai-slim[anthropic]",),
+    "history_processor": ("pydantic-ai-slim[openai]",),
+}
 DISTRIBUTIONS = ("pydantic-ai-slim", "pydantic-ai-harness")
 EXTRA = "pydantic-ai"
 
@@ -117,6 +125,16 @@ WHY["tiered"] = (
 WHY["history_processor"] = (
     "STORE-22 only: pydantic-ai's Agent with a pair-safe keep-recent history processor (user code) replaying the "
     "history's last turn; judged on result.new_messages() against result.all_messages(), pydantic-ai's bookkeeping"
+)
+
+DEFAULTS["anthropic_compaction"] = {"token_threshold": 50_000}
+"""``AnthropicCompaction``'s ``token_threshold`` (its default 150,000; the API's minimum 50,000, which the suite's
+histories reach when grown to the target's trigger)."""
+
+WHY["anthropic_compaction"] = (
+    "core only: pydantic-ai's own AnthropicCompaction in its Agent loop on AnthropicModel: the Messages API's "
+    "compact_20260112 edit on every request, the server answering a compaction block past token_threshold; judged "
+    "on the request the model is sent after it, and its reported usage against the billed iterations (COST-1)"
 )
 
 WHY["openai_compaction"] = (
@@ -585,4 +603,28 @@ def history_processor(settings: Any, **given: Any) -> Any:
 
     compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
     compactor.reported_run = lambda: report[-1] if report else None
+    return compactor
+
+
+@factory
+def anthropic_compaction(settings: Any, **given: Any) -> Any:
+    """pydantic-ai's ``AnthropicCompaction(token_threshold=...)`` in an ``Agent`` on ``AnthropicModel`` and the
+    suite's Messages API double (`_pydantic_ai_anthropic.run`; SPEC Part A, "Wire formats", Decision: the Messages
+    API's server-side compaction). Declares ``usage: reported``: ``AgentRun.usage()`` of the call's runs (COST-1)."""
+    from . import _pydantic_ai_anthropic as server
+    from ._native import declared
+
+    o = options(DEFAULTS["anthropic_compaction"], given)
+    anthropic_models = requires("pydantic_ai.models.anthropic", EXTRA)
+    if not hasattr(anthropic_models, "AnthropicCompaction"):
+        raise CannotDrive("pydantic_ai:anthropic_compaction", "pydantic-ai-slim", "AnthropicCompaction is missing")
+    threshold = int(o["token_threshold"])
+    usage = server.Usage()
+
+    async def run(request: dict[str, Any]) -> dict[str, Any]:
+        return await server.run(request, settings, anthropic_models.AnthropicCompaction(token_threshold=threshold), usage)
+
+    capabilities: dict[str, Any] = {**declared("anthropic-messages", system_prompt="outside"), "usage": "reported"}
+    compactor = make("pydantic_ai.AnthropicCompaction", {"core"}, run, declared=capabilities, is_async=True)
+    compactor.reported_usage = usage.reported
     return compactor

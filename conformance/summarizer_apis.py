@@ -55,7 +55,7 @@ from typing import Any
 
 from compaction_suite.text import count_tokens
 
-from . import converse, eventstream, ollama, oracle, overflow
+from . import anthropic_compaction, converse, eventstream, ollama, oracle, overflow
 from .violation import Violation
 
 COMPACTION_PREFIX = "testdouble-compaction:"
@@ -78,6 +78,8 @@ def _texts(content: Any) -> str:
             texts.append(_texts(part.get("content")))
         elif isinstance(part, Mapping) and part.get("type") == "tool_use":
             texts.append(f"{part.get('name')} {json.dumps(part.get('input'), sort_keys=True)}")
+        elif isinstance(part, Mapping) and part.get("type") == "compaction" and isinstance(part.get("content"), str):
+            texts.append(part["content"])  # the Messages API's server-side compaction summary (`anthropic_compaction`)
     return "\n".join(texts)
 
 
@@ -155,7 +157,7 @@ def invalid_anthropic(body: Any) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return "messages: must be a list of objects"
-    return None
+    return anthropic_compaction.invalid_edit(body)
 
 
 def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
@@ -236,6 +238,9 @@ def anthropic_rejects(body: Mapping[str, Any]) -> Violation | None:
     if problem:
         return Violation("summarizer-request-invalid-message", problem)
     messages = body["messages"]
+    refused = anthropic_compaction.rejects(messages)
+    if refused:
+        return Violation("summarizer-request-compaction-block", refused)
     for i, m in enumerate(messages):
         previous = messages[i - 1] if i > 0 and messages[i - 1].get("role") == "assistant" else {}
         for j, block in enumerate(anthropic.blocks(m)):
@@ -287,7 +292,8 @@ def responses_body(body: Mapping[str, Any], content: str | None, prompt: int, co
 
 
 SCRIPTED = "testdouble_output"
-"""A ``POST /v1/responses`` body key only this TEST DOUBLE reads: the output items to answer with. An
+"""A ``POST /v1/responses`` (or ``POST /v1/messages``) body key only this TEST DOUBLE reads: the output
+items (the Messages API's content blocks) to answer with. An
 agent's model scripted by its caller (an adapter replaying a history through a framework's own agent
 loop, the framework's client sending it as ``extra_body``) is answered exactly that, stored and
 chained as any response; it is the agent's model, not the summarizer: no fault, window or summary

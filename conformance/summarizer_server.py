@@ -73,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import converse, media, overflow, providers, tool_call_answers
+from . import anthropic_compaction, converse, media, overflow, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import (
     ANTHROPIC,
@@ -740,6 +740,8 @@ class SummarizerServer:
         api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
         if api is not None and api.name == "responses" and request.method == "POST" and isinstance(_parsed(request), dict) and SCRIPTED in _parsed(request):
             return self._scripted(request, api)
+        if api is not None and api.name == "anthropic" and request.method == "POST" and isinstance(_parsed(request), dict) and SCRIPTED in _parsed(request):
+            return self._scripted_messages(request, api)
         exchange = self._record(request, "chat" if CHAT_PATHS.match(request.path) else api.name if api else "")
         body = exchange.request.body
         if api is None and not CHAT_PATHS.match(request.path):
@@ -803,17 +805,23 @@ class SummarizerServer:
             return _error_response(400, refused, "invalid_request_error", None, api=ANTHROPIC, provider_text=True)
         return _json_response({"input_tokens": prompt_tokens(anthropic_messages(body))})
 
+    def _scripted_request(self, request: Request, api: Api, what: str) -> tuple[dict[str, Any], list[dict[str, Any]], Response | None]:
+        """A scripted agent-model request recorded (`model_requests`): its body, its script (`SCRIPTED`, a list
+        of ``what``) and the HTTP 400 for a body the API or the script does not take (else None)."""
+        body = _parsed(request)
+        with self._cond:
+            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        script = body.get(SCRIPTED)
+        problem = api.invalid(body) or (None if isinstance(script, list) and all(isinstance(o, dict) for o in script) else f"'{SCRIPTED}' must be a list of {what}")
+        return body, script if isinstance(script, list) else [], _error_response(400, problem, "invalid_request_error", None, api=api) if problem else None
+
     def _scripted(self, request: Request, api: Api) -> Response:
         """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and
         judged by the API's rules as any request's, then answered with the scripted items and stored; with
         server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`)."""
-        body = _parsed(request)
-        with self._cond:
-            self._model_requests.append(RecordedRequest(request.method, request.path, {k.lower(): v for k, v in request.headers.items()}, body))
-        output = body.get(SCRIPTED)
-        problem = api.invalid(body) or (None if isinstance(output, list) and all(isinstance(o, dict) for o in output) else f"'{SCRIPTED}' must be a list of items")
-        if problem:
-            return _error_response(400, problem, "invalid_request_error", None, api=api)
+        body, output, problem = self._scripted_request(request, api, "items")
+        if problem is not None:
+            return problem
         resolved, refusal = self._chains.resolve({k: v for k, v in body.items() if k != SCRIPTED})
         if refusal is not None:
             return _refused(refusal, api)
@@ -829,6 +837,43 @@ class SummarizerServer:
         if body.get("stream"):
             return Response(iter([f"event: {name}\n".encode() + sse(data) for name, data in events_of(answered)]), mimetype="text/event-stream")
         return _json_response(answered)
+
+    def _scripted_messages(self, request: Request, api: Api) -> Response:
+        """An agent's model on the Messages API scripted by its caller (`summarizer_apis.SCRIPTED`: the
+        content blocks to answer with), judged by the API's rules as any request's; with the
+        ``compact_20260112`` edit and the input reaching its trigger, compacted first as the API compacts
+        (`anthropic_compaction`): the compaction is recorded as a summarizer exchange and billed as its own
+        iteration, and the answer opens with the compaction block."""
+        body, blocks, problem = self._scripted_request(request, api, "content blocks")
+        if problem is not None:
+            return problem
+        sent = {k: v for k, v in body.items() if k != SCRIPTED}
+        edit = anthropic_compaction.edit(sent)
+        if edit is not None and edit.get("pause_after_compaction"):
+            return _error_response(400, "pause_after_compaction is not answered by this test double", "invalid_request_error", "unsupported_by_test_double", api=api)
+        rejected = api.rejects(sent)
+        if rejected:
+            return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+        read = {**sent, "messages": anthropic_compaction.read_from(sent["messages"])}
+        prompt, completion = _prompt(read, api), anthropic_compaction.blocks_tokens(blocks)
+        usage: dict[str, Any] = {"input_tokens": prompt, "output_tokens": completion}
+        if edit is not None and prompt >= anthropic_compaction.trigger(edit):
+            summary = deterministic_summary(api.as_messages(read))
+            exchange = self._record(request, api.name)
+            exchange.answer = summary
+            reduced = _prompt({**read, "messages": [{"role": "assistant", "content": [anthropic_compaction.compaction_block(summary)]}]}, api)
+            self._bill(request.path, anthropic_compaction.ITERATION, prompt, count_tokens(summary))
+            usage = {"input_tokens": reduced, "output_tokens": completion, "iterations": anthropic_compaction.iterations((prompt, count_tokens(summary)), (reduced, completion))}
+            blocks = [anthropic_compaction.compaction_block(summary), *blocks]
+        self._bill(request.path, "model", usage["input_tokens"], completion)
+        stop = "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
+        message = {
+            "id": f"msg_testdouble_{messages_digest([sent])[:24]}", "type": "message", "role": "assistant", "model": sent.get("model"),
+            "content": [dict(b) for b in blocks], "stop_reason": stop, "stop_sequence": None, "usage": usage,
+        }  # fmt: skip
+        if api.streamed(sent):
+            return Response(iter([api.frame(name, data) for name, data in anthropic_compaction.events(message)]), mimetype=api.stream_mimetype)
+        return _json_response(message)
 
     def _scripted_chat(self, body: dict[str, Any], path: str) -> Response | None:
         """The next scripted answer (`script`), or the `SCRIPT_EXHAUSTED` error; None when no script is set."""

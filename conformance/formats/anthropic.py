@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
+from ..anthropic_compaction import FIELDS as COMPACTION_FIELDS
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import anthropic_messages
@@ -34,7 +35,7 @@ ROLES = ("user", "assistant")
 THINKING = ("thinking", "redacted_thinking")
 BLOCK_TYPES = (
     "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
-    "server_tool_use", "web_search_tool_result", "search_result", "container_upload",
+    "server_tool_use", "web_search_tool_result", "search_result", "container_upload", "compaction",
 )
 """Content block types the Messages API accepts in ``messages``."""
 
@@ -296,7 +297,9 @@ def _open_turn(messages: Sequence[Message]) -> int | None:
 
 
 def _opens_with_thinking(message: Message) -> bool:
-    found = blocks(message)
+    """Whether the message opens with a thinking block, after the compaction block the API itself puts
+    first when it compacts in that response (SPEC ANTH-7; the API's own answer is never refused)."""
+    found = [b for b in blocks(message) if b.get("type") != "compaction"]
     return bool(found) and found[0].get("type") in THINKING
 
 
@@ -339,9 +342,14 @@ def check_system_untouched(request: Any, out: Any) -> Violation | None:
 
 
 def said(message: Any) -> str:
-    """What a message says for a summary to carry: its text blocks and its tool results' text;
-    tool inputs and thinking aside (SPEC CORE-12 Decision)."""
-    texts = [_text([b]) if b.get("type") == "text" else _text(b.get("content")) for b in blocks(message) if b.get("type") in ("text", "tool_result")]
+    """What a message says for a summary to carry: its text blocks, its tool results' text and a
+    compaction block's summary (the Messages API's server-side compaction, SPEC ANTH-7); tool inputs and
+    thinking aside (SPEC CORE-12 Decision)."""
+    texts = [
+        _text([b]) if b.get("type") == "text" else _text(b.get("content"))
+        for b in blocks(message)
+        if b.get("type") in ("text", "tool_result") or (b.get("type") == "compaction" and isinstance(b.get("content"), str))
+    ]
     return "\n".join(texts)
 
 
@@ -423,8 +431,37 @@ def joined(before: Sequence[Any], after: Any) -> int:
     return pieces.get(len(mine), 0) if mine else 0
 
 
+# --- compaction blocks (ANTH-7)
+
+
+def check_compaction_blocks(history: Any, messages: Sequence[Message]) -> Violation | None:
+    """ANTH-7: a compaction block of the output that is not one of the input's, unchanged, carries only
+    the fields the API accepts (``type``, ``content``, ``cache_control``) and a ``content`` that is a
+    non-empty string or null (`anthropic_compaction.rejects`, whose words are the API's answer to it)."""
+    given = [b for m in messages_of(history) or [] for b in blocks(m) if b.get("type") == "compaction"]
+    for i, message in enumerate(messages):
+        for j, block in enumerate(blocks(message)):
+            if block.get("type") != "compaction" or any(same(block, g) for g in given):
+                continue
+            extra = [k for k in block if k not in COMPACTION_FIELDS]
+            if extra:
+                return Violation(
+                    "compaction-block-extra-field",
+                    f"{where(messages, i)} sends a compaction block with {', '.join(repr(k) for k in extra)} "
+                    f"({', '.join(f'{k}={block[k]!r}' for k in extra)}): the API answers 400 'messages.{i}.content.{j}.compaction.{extra[0]}: "
+                    "Extra inputs are not permitted'",
+                )
+            if "content" not in block or (block["content"] is not None and (not isinstance(block["content"], str) or not block["content"])):
+                return Violation(
+                    "compaction-block-empty",
+                    f"{where(messages, i)} sends a compaction block whose content is {block.get('content', 'missing')!r}: "
+                    "the API takes a non-empty string, or null for a failed compaction",
+                )
+    return None
+
+
 def structural(history: Any, out: Any) -> dict[str, Violation | None]:
-    """ANTH-1..ANTH-5 on one output (SPEC Part A, "Every output")."""
+    """ANTH-1..ANTH-5 and ANTH-7 on one output (SPEC Part A, "Every output")."""
     found: dict[str, Violation | None] = {"ANTH-5": invalid(out, history)}
     messages = messages_of(out)
     if not isinstance(history, dict):
@@ -435,6 +472,7 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
     found["ANTH-1"] = check_results_follow_their_use(messages)
     found["ANTH-2"] = check_uses_have_results(history, messages)
     found["ANTH-3"] = check_thinking_kept(history, messages)
+    found["ANTH-7"] = check_compaction_blocks(history, messages)
     return found
 
 

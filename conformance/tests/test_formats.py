@@ -1,5 +1,5 @@
 """Wire formats other than chat-completions: the Responses API items (SPEC RESP-1..RESP-9), the
-Anthropic Messages API request part (SPEC ANTH-1..ANTH-6), and CORE-5, CORE-8, CORE-10 on
+Anthropic Messages API request part (SPEC ANTH-1..ANTH-7), and CORE-5, CORE-8, CORE-10 on
 histories in the target's own format (the other format-independent clauses, TRIG, FAIL, EVT,
 SUM-5, CORE-7, CORE-8 across processes, CORE-11..17, run in their own modules on
 `common.in_format`'s histories).
@@ -26,7 +26,7 @@ from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 from compaction_suite.conformance.violation import Violation
 
-from .common import clause, run
+from .common import clause, run, summarizing
 
 T = Settings().threshold_iterations
 iterations = st.integers(1, 2 * T)
@@ -189,6 +189,17 @@ def test_output_is_a_valid_request(suite, history, iteration, force):
 @given(history=drawn(anthropic, min_rounds=4, max_rounds=12, in_flight=True))  # SPEC CORE-9 Decision
 def test_pending_use_never_compacted(suite, history):
     in_flight_unchanged(suite, history)
+
+
+@ANTHROPIC
+@clause("ANTH-7")
+@given(history=drawn(anthropic, max_rounds=14), iteration=iterations, force=forced)
+def test_compaction_blocks_as_accepted(suite, history, iteration, force):
+    """A target that summarizes meets a history grown to its own trigger (`summarizing`): a compaction
+    block is written when a compaction runs, the provider's own at its trigger of 50,000 tokens at least."""
+    if suite.calls_summarizer:
+        history = summarizing(suite, history)
+    judged(suite, history, iteration, force)
 
 
 # --- format-independent clauses, on the target's own format (chat-completions has its own tests)

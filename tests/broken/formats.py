@@ -196,6 +196,16 @@ class SystemRoleMessage(_Anthropic):
         return {**out, "messages": [{"role": "system", "content": "Earlier turns were dropped."}, *out["messages"]]}
 
 
+class StreamedCompactionBlock(_Anthropic):
+    """Stands for what it dropped with a compaction block as a client assembled it from the stream,
+    the stream's ``index`` kept (ANTH-7: the API takes type, content and cache_control only;
+    langchain-ai/langchain#36976)."""
+
+    def defect(self, out, request):
+        block = {"type": "compaction", "content": "Earlier turns were dropped.", "index": 0}
+        return {**out, "messages": [{"role": "user", "content": "Go on."}, {"role": "assistant", "content": [block]}, *out["messages"]]}
+
+
 class CompactsPendingUse(_Anthropic):
     """Compacts while a tool_use waits for its result (ANTH-6)."""
 
@@ -373,6 +383,7 @@ CONTROLS: dict[str, Control] = {
     "SystemMovedIntoMessages": Control("ANTH-4", ("core",), r"the top-level system was dropped"),
     "SystemRoleMessage": Control("ANTH-5", ("core",), r"role 'system' \(only user and assistant"),
     "CompactsPendingUse": Control("ANTH-6", ("core",), r"a history waiting for a tool result was changed"),
+    "StreamedCompactionBlock": Control("ANTH-7", ("core",), r"compaction\.index: Extra inputs are not permitted", reason_id="compaction-block-extra-field"),
     "CrashesOnFault": Control("CORE-10", ("core",), r"compact raised \w+Error under summarizer fault"),
     "PlaceholderOnFailure": Control("CORE-11", ("core",), r"item \d+ \(message user\) is new although the summarizer failed", reason_id="failed-summary"),
     "ReasoningContentStripped": Control("RESP-9", ("core",), r"reasoning item 'rs_\w+' was kept without its encrypted_content", reason_id="reasoning-content-lost"),
