@@ -684,9 +684,10 @@ def media_data_in_text(fmt: WireFormat, history: Any, out: Any) -> Violation | N
             if payload is None:
                 continue
             of = media.kind(parts[payload])
+            article = "an" if of[0] in "aeiou" else "a"
             return Violation(
                 "media-data-as-text",
-                f"{_where(fmt, out, j)} holds {len(run):,} characters of the base64 data of an {of} of the history as text "
+                f"{_where(fmt, out, j)} holds {len(run):,} characters of the base64 data of {article} {of} of the history as text "
                 f"(about {len(run) // 4:,} tokens the model reads as text, where the {of} whole is {media.part_tokens(parts[payload], 'openai'):,} as media): {_preview(after)}",
             )
     return None
