@@ -10,6 +10,13 @@ its call content (an ``mcp_call`` with its output beside it); a function or shel
 the strategy kept back as the item it was made from (an opaque reasoning blob, an image, a call's
 fields are the caller's, not AF's to change), and a message AF wrote (a ``[Tool results: ...]``
 digest, a summary) as a message item. SPEC Part A, Declarations: ``responses_items: rebuilt``.
+
+A ``function_call_output`` whose output is a list of parts (a tool's image or PDF) is handed to AF as
+the text of its text parts. AF's hosting writes the whole list as text instead (``_json_safe_to_str``,
+``json.dumps`` at agent-framework-foundry-hosting 1.0.0b261022; ``str()`` at 1.0.0b260721), base64
+data and all, so the model reads the image as text before any compaction runs: the hosting's
+conversion, not the strategy's, which the suite would otherwise charge to the strategy (CORE-43 on
+the ``[Tool results: ...]`` digest quoting it). The kept item comes back whole, its media with it.
 """
 
 from __future__ import annotations

@@ -223,6 +223,10 @@ def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
             url = (part.get("image_url") or {}).get("url", "")
             media = url[5 : url.index(";")] if url.startswith("data:") and ";" in url else None
             made.append(af.Content.from_uri(url, media_type=media))
+        elif kind == "file" and str((part.get("file") or {}).get("file_data", "")).startswith("data:"):
+            data = part["file"]["file_data"]
+            # a PDF as AF's users attach one: a data URI of its media type; the part itself rides along
+            made.append(af.Content.from_uri(data, media_type=data[5 : data.index(";")] if ";" in data else None, raw_representation=part))
         else:
             raise ValueError(f"content part {part!r} has no Agent Framework content here")
     return made, list(made)
@@ -271,6 +275,8 @@ def _views(items: list[Any]) -> list[PartView]:
     for item in items:
         if item.type == "text":
             views.append(PartView("text", item.text or ""))
+        elif item.type in ("uri", "data") and isinstance(item.raw_representation, dict) and item.raw_representation.get("type") == "file":
+            views.append(PartView("other", item.raw_representation, item))
         elif item.type in ("uri", "data"):
             views.append(PartView("image", item.uri, item))
     return views

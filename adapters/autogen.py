@@ -206,7 +206,7 @@ def _compactor(name: str, context_of: Any, o: dict[str, Any], estimate: Any = No
     """``trigger``: the size past which the context's view drops messages (SPEC FIRE-1, FIRE-2)."""
     if o["system"] not in ("agent", "context"):
         raise ValueError(f"system must be 'agent' or 'context', got {o['system']!r}")
-    declared = {**capabilities("outside" if o["system"] == "agent" else "in_list", trigger), "images": "inline"}  # an autogen_core Image is base64 PNG/JPEG bytes: Image.from_uri refuses an https URL
+    declared = {**capabilities("outside" if o["system"] == "agent" else "in_list", trigger), "images": "inline", "files": "none"}  # an autogen_core Image is base64 PNG/JPEG bytes: Image.from_uri refuses an https URL; a UserMessage holds no file
 
     if o["loaded_from"] not in (None, "component"):
         raise ValueError(f"loaded_from must be None or 'component', got {o['loaded_from']!r}")

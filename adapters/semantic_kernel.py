@@ -304,7 +304,7 @@ def _declared(o: dict[str, Any]) -> dict[str, Any]:
     messages ("if len(history) <= self.target_count + (self.threshold_count or 0): return None",
     ``ChatHistoryTruncationReducer.reduce``; the summarization reducer tests the same), on every path
     (SPEC FIRE-1: ``agent_thread`` is where it does not, microsoft/semantic-kernel#12303)."""
-    return capabilities("in_list", trigger={"messages": o["target_count"] + o["threshold_count"]})
+    return {**capabilities("in_list", trigger={"messages": o["target_count"] + o["threshold_count"]}), "files": "none"}  # SK sends a BinaryContent as a 'binary' part OpenAI refuses: no PDF in an SK history
 
 
 @factory

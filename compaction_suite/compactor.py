@@ -55,6 +55,8 @@ class Capabilities(TypedDict, total=False):
     """The most characters (at least 1) the framework states a tool result it shortens in place keeps; SPEC CORE-40."""
     images: Literal["by_url", "inline"]
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
+    files: Literal["any", "none"]
+    """``none``: the framework's messages hold no file (PDF) part, only text and images, so none is drawn."""
     tool_calls: Literal["any", "function"]
     """``function``: the framework records only function calls, so no Responses ``custom_tool_call`` is drawn."""
     responses_items: Literal["sdk", "rebuilt"]

@@ -28,6 +28,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``images``: ``"by_url"`` (default) or ``"inline"``: the framework holds an image as its bytes
   only, so the suite draws every image inline (a ``data:`` URL), none referred to by an https URL;
   a target declaring the ``bedrock-converse`` provider is drawn so too (Converse takes image bytes).
+- ``files``: ``"any"`` (default) or ``"none"``: the framework's messages hold no file (a PDF) part,
+  only text and images (AutoGen's ``UserMessage`` takes strings and ``Image``s; Semantic Kernel's OpenAI
+  connector sends a ``BinaryContent`` as a ``binary`` part the API refuses), so the suite draws no file.
 - ``summarizer_window``: the context window, in tokens, of the model the target's summarizer
   asks (an integer of at least 1000); WIN-1 judges a history larger than it. Default: none
   declared, and WIN-1 is not applicable. Anything else is a contract error.
@@ -87,6 +90,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "session_store": ("files", "elsewhere"),
     "session_appends": ("concurrent", "sequential"),
     "images": ("by_url", "inline"),
+    "files": ("any", "none"),
     "tool_calls": ("any", "function"),
     "responses_items": ("sdk", "rebuilt"),
     "usage": ("none", "reported"),
@@ -139,6 +143,8 @@ class Capabilities:
     """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
+    files: str = "any"
+    """``none``: the framework's messages hold no file (PDF) part, so the suite draws none."""
     session_removes: tuple[str, ...] = ()
     """The session operations that remove items (`REMOVALS`; SPEC STORE-18, STORE-19); empty: none declared."""
     tool_calls: str = "any"
@@ -231,6 +237,7 @@ class Capabilities:
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         made["responses_items"] = self.responses_items
+        made["files"] = self.files
         made["usage"] = self.usage
         made["run_messages"] = self.run_messages
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made

@@ -640,11 +640,66 @@ def media_as_text(history: Any, exchanges: Sequence[Exchange]) -> Violation | No
     return None
 
 
+# --- CORE-43: no output item holds an image's or file's inline data as text
+
+
+FRAGMENT = 48
+"""How many consecutive characters of an inline payload, in an output item's text, show its data
+there as text (SPEC CORE-43 Decision): any 48 of them, where SUM-6 looks for the middle, since a
+compactor that cuts a rendering short keeps its start."""
+
+FRAGMENT_STEP = 8
+"""The step between the windows of a base64 run tried against the payloads: a fragment of 55
+characters or more holds one of them whole."""
+
+BASE64_RUN = re.compile(rf"[A-Za-z0-9+/]{{{FRAGMENT},}}")
+
+
+def _fragment_of(run: str, payloads: Sequence[str], history_text: str) -> str | None:
+    """The payload ``run`` (a base64 run of an output's text) holds a window of, where the history's
+    own text did not hold that window already."""
+    for start in range(0, len(run) - FRAGMENT + 1, FRAGMENT_STEP):
+        window = run[start : start + FRAGMENT]
+        if window in history_text:
+            continue
+        for payload in payloads:
+            if window in payload:
+                return payload
+    return None
+
+
+def media_data_in_text(fmt: WireFormat, history: Any, out: Any) -> Violation | None:
+    """CORE-43: no output item holds, in its text (outside its media parts), 48 consecutive
+    characters of the inline data of an image or file of the history that the history's own text
+    did not hold: the model reads base64 as text, a token for every three or four characters, and
+    reads noise where an image was (a trimmer slicing ``str()`` of a tool output's content list,
+    openai/openai-agents-python#4173)."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    parts = {media.payload(part): part for part in inline_media(history)}
+    if not parts:
+        return None
+    history_text = "\n".join(_outside_media(history))
+    for j, after in enumerate(fmt.items(out)):
+        for run in BASE64_RUN.findall("\n".join(_outside_media(after))):
+            payload = _fragment_of(run, list(parts), history_text)
+            if payload is None:
+                continue
+            of = media.kind(parts[payload])
+            article = "an" if of[0] in "aeiou" else "a"
+            return Violation(
+                "media-data-as-text",
+                f"{_where(fmt, out, j)} holds {len(run):,} characters of the base64 data of {article} {of} of the history as text "
+                f"(about {len(run) // 4:,} tokens the model reads as text, where the {of} whole is {media.part_tokens(parts[payload], 'openai'):,} as media): {_preview(after)}",
+            )
+    return None
+
+
 # --- all of them, on one output
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31 and CORE-50 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43 and CORE-50 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -653,6 +708,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-18": summary_kept(fmt, history, out, exchanges),
         "CORE-21": count_stated(fmt, history, out, exchanges),
         "CORE-31": media_named(fmt, history, out),
+        "CORE-43": media_data_in_text(fmt, history, out),
         "CORE-50": restated_calls(fmt, history, out, exchanges),
     }
 

@@ -552,3 +552,28 @@ def test_core50_a_written_message_restating_a_call_the_output_sends_fails_and_on
     found = judges.restated_calls(RESP, items, nested)
     assert found is not None and "which output item 1 (function_call) also sends" in found
     assert judges.restated_calls(RESP, items, nested[:1]) is None
+
+
+def test_core43_a_preview_of_a_content_lists_repr_fails_and_the_image_kept_or_named_passes() -> None:
+    """CORE-43: an older ``function_call_output`` whose content list (a caption and an inline image)
+    a trimmer shortened to a header and a slice of ``str()`` of the list holds the image's base64 data
+    as text and fails with ``media-data-as-text`` (openai/openai-agents-python#4173); the same output
+    kept, or replaced by words naming the image, passes, as does data the input's own text held."""
+    data = "iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC" + "".join(chr(65 + (i * 7) % 26) for i in range(600))
+    image = {"type": "input_image", "image_url": f"data:image/png;base64,{data}", "detail": "auto"}
+    output = [{"type": "input_text", "text": "Read assets/chart.png"}, image]
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": "Plot it."},
+        {"type": "function_call", "call_id": "call_plot_1", "name": "plot", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_plot_1", "output": output},
+        {"type": "message", "role": "user", "content": "Now the table."},
+    ]
+    preview = f"[Trimmed: plot output — {len(str(output))} chars → 200 char preview]\n{str(output)[:200]}..."
+    trimmed = [*items[:2], {**items[2], "output": preview}, items[3]]
+    found = judges.media_data_in_text(RESP, items, trimmed)
+    assert found is not None and found.reason_id == "media-data-as-text" and "output item 2 (function_call_output)" in found
+    named = [*items[:2], {**items[2], "output": "[Trimmed: plot output: text 'Read assets/chart.png', 1 image omitted]"}, items[3]]
+    assert judges.media_data_in_text(RESP, items, named) is None
+    assert judges.media_data_in_text(RESP, items, items[1:]) is None
+    pasted = [{"type": "message", "role": "user", "content": f"Here is the data: {data}"}, *items]
+    assert judges.media_data_in_text(RESP, pasted, [pasted[0], *trimmed]) is None

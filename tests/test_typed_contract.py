@@ -37,7 +37,7 @@ THIRD_PARTY = textwrap.dedent(
 
 
     class AsyncAnthropic:
-        capabilities: Capabilities = {"wire_format": "anthropic-messages", "usage": "reported"}
+        capabilities: Capabilities = {"wire_format": "anthropic-messages", "usage": "reported", "files": "none"}
 
         async def compact(self, request: dict[str, Any], *, iteration: int) -> dict[str, Any]:
             return request

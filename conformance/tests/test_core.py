@@ -490,10 +490,19 @@ def test_media_kept_or_named(suite, history, parts):
     langchain-ai/deepagents#4954); judged on every output too."""
     if declared_capabilities().reactive_window is not None:  # a PDF alone (1,500 tokens a page) may be over the agent model's window
         parts = [p for p in parts if p["type"] != "file"]
-        assume(parts)
+    parts = _held(parts)
     subject_history = _with_media_round(history, parts, _log(_media_round_chars()))
     out = _forced(suite, subject_history)
     require(judges.media_named(suite.format, subject_history, out), subject_history, out)
+
+
+def _held(parts: list[dict]) -> list[dict]:
+    """The media ``parts`` the target's messages hold: no file where it declares ``files: "none"``
+    (a framework whose messages take text and images only); assumes one is left."""
+    if declared_capabilities().files == "none":
+        parts = [p for p in parts if p["type"] != "file"]
+    assume(parts)
+    return parts
 
 
 def _log(size: int) -> str:
@@ -517,6 +526,19 @@ def _with_early_media(history: list[dict], parts: list[dict]) -> Any:
 
 
 @TARGET_FORMAT
+@clause("CORE-43")
+@FEW
+@given(history=histories(min_rounds=8, max_rounds=12, multimodal=False, in_flight=False), parts=st.lists(INLINE_MEDIA, min_size=1, max_size=2))
+def test_media_stays_media(suite, history, parts):
+    """No output item holds an image's or file's inline data as text (a preview sliced from
+    ``str()`` of a tool output's content list, openai/openai-agents-python#4173): the media round
+    comes first, older than any tail a compactor keeps whole; judged on every output too."""
+    subject_history = _with_early_media(history, _held(parts))
+    out = _forced(suite, subject_history)
+    require(judges.media_data_in_text(suite.format, subject_history, out), subject_history, out)
+
+
+@TARGET_FORMAT
 @clause("SUM-6")
 @FEW
 @given(history=histories(min_rounds=8, max_rounds=12, multimodal=False, in_flight=False), parts=st.lists(INLINE_MEDIA, min_size=1, max_size=2))
@@ -524,6 +546,6 @@ def test_summarizer_reads_media_as_media(suite, history, parts):
     """A summarizer request holds an image or file it is sent as media (or leaves it out, or names
     it), never its base64 data as text: the media round comes first, in what the target summarizes;
     judged on every summarizer request too."""
-    subject_history = summarizing(suite, _with_early_media(history, parts))
+    subject_history = summarizing(suite, _with_early_media(history, _held(parts)))
     out = _forced(suite, subject_history)
     require(judges.media_as_text(subject_history, suite.server.exchanges), subject_history, out)

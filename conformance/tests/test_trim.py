@@ -29,9 +29,10 @@ T = Settings().threshold_iterations
 
 def over_the_cap(fmt, history, cap):
     """``history`` with every tool result's text repeated to at least `LONGER` times ``cap`` plus
-    `MARGIN` characters (an agent reading long files): a trimmer has something to shorten in every
-    older result, whatever its preview and header (a forced shape, not a hoped-for one)."""
-    wanted = LONGER * cap + MARGIN
+    `MARGIN` characters, and `FLOOR` at least (an agent reading long files): a trimmer has something
+    to shorten in every older result, whatever its preview and header (a forced shape, not a
+    hoped-for one), a preview its user set longer than the cap too (openai-agents-python#4686)."""
+    wanted = max(LONGER * cap + MARGIN, FLOOR)
     items = copy.deepcopy(history)
     for item in fmt.items(items):
         key = "content" if fmt.role(item) == "tool" else "output"
@@ -42,6 +43,9 @@ def over_the_cap(fmt, history, cap):
 
 
 LONGER, MARGIN = 8, 400
+FLOOR = 16_000
+"""The shortest a forced result is, in characters (about 4,000 tokens: one long file read): longer than
+a trimmer's preview, which its options set apart from the cap."""
 
 
 @clause("CORE-40")

@@ -1114,6 +1114,38 @@ class _TrimsPastItsCap(_Fires):
         return dict(message, content=summary) if len(summary) < len(text) else message
 
 
+MEDIA_PART_TYPES = frozenset({"image_url", "file", "input_audio"})
+"""The chat-completions content parts that carry media."""
+
+
+def _holds_media(message: dict) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in MEDIA_PART_TYPES for p in content)
+
+
+class _StringifiesMedia(_Fires):
+    """Shortens each older message holding media to a header and a preview of ``str()`` of its content
+    list, base64 data and all (openai/openai-agents-python#4173: ``ToolOutputTrimmer`` before 0.20.0
+    sliced ``str()`` of a tool output's content parts)."""
+
+    PREVIEW = 400
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        found = self.split(messages, iteration)
+        if found is None:
+            return messages
+        older = {id(m) for m in found[0]}
+        return [self._trimmed(m) if id(m) in older and _holds_media(m) else m for m in messages]
+
+    def _trimmed(self, message: dict) -> dict:
+        text = str(message["content"])
+        return dict(message, content=f"[Trimmed: {len(text)} chars]\n{text[: self.PREVIEW]}...")
+
+
+def stringifies_media(settings: Any) -> _StringifiesMedia:
+    return _StringifiesMedia(settings)
+
+
 class _DropsMiddleToolRound(_Fires):
     """Drops the oldest rounds but the first tool round, which it keeps, as a window whose groups
     merged does (microsoft/agent-framework#5237): a newer tool round goes while an older one stays."""
@@ -1294,6 +1326,7 @@ CONTROLS: dict[str, Control] = {
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
+    "stringifies_media": Control("CORE-43", ("core",), r"holds [\d,]+ characters of the base64 data of an? (image|file) of the history as text", reason_id="media-data-as-text"),
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
