@@ -1143,6 +1143,7 @@ class _StringifiesMedia(_Fires):
 
 
 def stringifies_media(settings: Any) -> _StringifiesMedia:
+    """Writes an older message's media, base64 data and all, into a text preview (CORE-43)."""
     return _StringifiesMedia(settings)
 
 
