@@ -89,19 +89,19 @@ def test_a_request_is_read_from_its_compaction_block(server: SummarizerServer) -
     ids=["stream-index", "encrypted-content", "empty"],
 )
 def test_a_compaction_block_sent_back_as_the_api_refuses_it(server: SummarizerServer, block: dict[str, Any], says: str) -> None:
-    messages = [{"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": [block]}, {"role": "user", "content": "Go on."}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": [block]}, {"role": "user", "content": "Go on."}]
     with pytest.raises(anthropic.BadRequestError, match=says.replace(".", r"\.")):
         ask(server, messages)
 
 
 def test_a_failed_compaction_sent_back_is_accepted(server: SummarizerServer) -> None:
     """``content: null`` marks a failed compaction, which the server treats as a no-op."""
-    messages = [{"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": [{"type": "compaction", "content": None}]}, {"role": "user", "content": "Go on."}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": [{"type": "compaction", "content": None}]}, {"role": "user", "content": "Go on."}]
     assert [b.type for b in ask(server, messages).content] == ["text"]
 
 
 def test_anth7_judges_new_blocks_only() -> None:
-    history = {"messages": [{"role": "user", "content": "Fix it."}, {"role": "assistant", "content": [{"type": "compaction", "content": "S.", "index": 0}]}]}
+    history: dict[str, Any] = {"messages": [{"role": "user", "content": "Fix it."}, {"role": "assistant", "content": [{"type": "compaction", "content": "S.", "index": 0}]}]}
     assert anthropic_format.check_compaction_blocks(history, history["messages"]) is None  # the caller's own block
     out = [{"role": "assistant", "content": [{"type": "compaction", "content": "S.", "index": 1}]}]
     found = anthropic_format.check_compaction_blocks(history, out)
