@@ -19,7 +19,7 @@ from compaction_suite.conformance.assertions import require
 
 from .common import clause, histories, run
 
-RUN_SWEEP = hypothesis_settings(max_examples=6, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
+RUN_SWEEP = hypothesis_settings(max_examples=12, phases=(Phase.explicit, Phase.reuse, Phase.generate), deadline=None)
 """Few examples: each is a whole agent run of the framework's loop."""
 ANSWER = "Done: that is everything I found."
 
