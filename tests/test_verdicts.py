@@ -275,7 +275,7 @@ def test_a_matrix_reproducer_replays_on_its_own(tmp_path: Path, capsys: pytest.C
     assert "COMPACTION_REPLAY_PROBE" not in os.environ, "the reproducer's env is set for the replay only"
 
 
-@pytest.mark.parametrize("control", ["window_request", "placeholder_without_summarizer"])
+@pytest.mark.parametrize("control", ["summarizes_last_round_only", "placeholder_without_summarizer"])
 def test_a_core12_failure_replays_with_the_summarizer_exchanges(control: str, tmp_path: Path) -> None:
     """CORE-12 is judged from what the summarizer was asked: the replay records the call's
     exchanges and judges them as the suite does, so a summary standing for messages its request

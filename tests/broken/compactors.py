@@ -685,12 +685,15 @@ class _WindowRequest:
 
     def summary(self, older: list[dict]) -> str | None:
         """The summary of ``older``, or None when there is none to keep."""
-        s = self.settings
         sent = [m for m in older if m["role"] not in ("system", "developer")]
         cuts = [i for i, m in enumerate(sent) if m["role"] == "tool" and i > 0]
-        window = sent[cuts[-1] :] if cuts else sent[-8:]  # where a count cut lands on a tool result: every history with one shows it
+        return self.ask(sent[cuts[-1] :] if cuts else sent[-8:])  # where a count cut lands on a tool result: every history with one shows it
+
+    def ask(self, sent: list[dict]) -> str | None:
+        """The summarizer's answer to ``sent`` under a one-line instruction, or None on an error or an empty answer."""
+        s = self.settings
         try:
-            answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *window])
+            answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *sent])
             text = answer.choices[0].message.content or ""
         except (openai.OpenAIError, IndexError):
             return None
@@ -703,6 +706,22 @@ def window_request(settings: Any) -> _WindowRequest:
     return _WindowRequest(settings)
 
 
+class _LastRoundRequest(_WindowRequest):
+    """Sends the summarizer the last round of the older part only (whole rounds, so the request is
+    one the provider accepts) and lets the summary replace the whole older part."""
+
+    def summary(self, older: list[dict]) -> str | None:
+        rounds = [r for r in split_rounds([m for m in older if m["role"] not in ("system", "developer")]) if r.kind != "system"]
+        return self.ask(flatten(rounds[-1:]))
+
+
+def summarizes_last_round_only(settings: Any) -> _LastRoundRequest:
+    """Its summary replaces older messages its summarizer request never held: the request holds the
+    last older round only (microsoft/agent-framework#8086: tool results written as
+    ``[tool] function_result``, fixed in 1.18.0)."""
+    return _LastRoundRequest(settings)
+
+
 class _HistoryRequest(_WindowRequest):
     """Declares that its summarizer is Bedrock Converse, reached as it sends (``summarizer_providers``),
     and sends it the older rounds themselves (whole, every call with its results) and no tools."""
@@ -710,14 +729,7 @@ class _HistoryRequest(_WindowRequest):
     capabilities: ClassVar[dict[str, Any]] = {"providers": ["openai", "bedrock-converse"], "summarizer_providers": ["bedrock-converse"]}
 
     def summary(self, older: list[dict]) -> str | None:
-        s = self.settings
-        sent = [m for m in older if m["role"] not in ("system", "developer")]
-        try:
-            answer = s.client.chat.completions.create(model=s.model, messages=[{"role": "system", "content": "Summarize this conversation."}, *sent])
-            text = answer.choices[0].message.content or ""
-        except (openai.OpenAIError, IndexError):
-            return None
-        return text if text.strip() else None
+        return self.ask([m for m in older if m["role"] not in ("system", "developer")])
 
 
 def history_request_without_tools(settings: Any) -> _HistoryRequest:
@@ -1310,6 +1322,7 @@ CONTROLS: dict[str, Control] = {
     "empty_summary_on_failure": Control("CORE-11", ("core",), r"is new although the summarizer failed", reason_id="empty-summary"),
     "placeholder_without_summarizer": Control("CORE-12", ("core",), r"stands for removed items, but the summarizer was never asked", reason_id="summary-without-summarizer-answer"),
     "tool_call_as_summary": Control("CORE-12", ("core",), r"no answer of it is in the output", run=("CORE-11", "CORE-12")),
+    "summarizes_last_round_only": Control("CORE-12", ("core",), r"the summary replaces input item \d+ \(\w+\), which the summarizer request it answers did not hold", reason_id="summary-of-unsent-messages"),
     "window_request": Control("CORE-13", ("core",), r"the provider answers HTTP 400 .*messages with role 'tool' must be a response", reason_id="summarizer-request-orphan-tool-result"),
     "history_request_without_tools": Control("CORE-13", ("core",), r"HTTP 400 .The toolConfig field must be defined when using toolUse and toolResult content blocks. \(bedrock-converse: ", reason_id="bedrock-converse:tool-blocks-without-tool-config"),
     "drops_its_summary": Control("CORE-18", ("core",), r"was sent to the summarizer and removed, but no answer standing for it is in the output", reason_id="summary-lost"),
