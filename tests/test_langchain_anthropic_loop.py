@@ -16,11 +16,10 @@ turn drops the thinking block that opened it).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from json_endpoint import JSONEndpoint
 
 from compaction_suite.conformance.formats import anthropic as anth
 from compaction_suite.conformance.settings import Settings
@@ -38,18 +37,14 @@ def read_file(path: str) -> str:
     return f"contents of {path}"
 
 
-class ScriptedMessages(ThreadingHTTPServer):
+class ScriptedMessages(JSONEndpoint):
     """A TEST DOUBLE of ``POST /v1/messages`` playing the agent's model with thinking on."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.rejected: list[str] = []
         self.calls = 0
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.requests.append(body)
@@ -101,23 +96,6 @@ def _thinking_rule(messages: list[dict[str, Any]]) -> str | None:
     )
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: ScriptedMessages
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        status, answer = self.server.answer(body)
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def _agent_loop(scripted: ScriptedMessages, summarizer_url: str) -> tuple[list[list[Any]], Any]:
     """``create_agent`` with ``ChatAnthropic`` (thinking on) and a recording ``SummarizationMiddleware``
     summarizing through ``ChatAnthropic`` on the suite's summarizer; the messages each ``before_model``
@@ -155,14 +133,8 @@ def test_adapter_draws_the_messages_chat_anthropic_stores_and_sends_what_the_loo
     from compaction_suite.adapters.langchain import summarization_middleware
 
     with SummarizerServer() as summarizer:
-        server = ScriptedMessages()
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
+        with ScriptedMessages().running() as server:
             seen, error = _agent_loop(server, summarizer.base_url)
-        finally:
-            server.shutdown()
-            server.server_close()
         compactor = summarization_middleware(
             Settings(base_url=summarizer.base_url), trigger_messages=TRIGGER, trigger_tokens=None, keep_messages=KEEP, format="anthropic-messages"
         )

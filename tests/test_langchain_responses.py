@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from json_endpoint import JSONEndpoint
 
 pytest.importorskip("langchain_openai")
 pytest.importorskip("langchain.agents")
@@ -64,45 +63,25 @@ OUTPUTS = [
 """The scripted model's output items, one list per call."""
 
 
-class _ScriptedResponses(ThreadingHTTPServer):
+class _ScriptedResponses(JSONEndpoint):
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         output = copy.deepcopy(OUTPUTS[min(len(self.requests), len(OUTPUTS) - 1)])
         self.requests.append(body)
-        return {
+        return 200, {
             "id": f"resp_loop_{len(self.requests)}", "object": "response", "created_at": 0, "status": "completed", "model": body.get("model"),
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
             "metadata": {}, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
         }  # fmt: skip
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _ScriptedResponses
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        data = json.dumps(self.server.answer(body)).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *_: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def scripted():
-    server = _ScriptedResponses()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with _ScriptedResponses().running() as server:
+        yield server
 
 
 def _said(message: Any) -> tuple[Any, ...]:

@@ -11,11 +11,10 @@ history ``reduce_context`` receives and checks the adapter's declarations and it
 from __future__ import annotations
 
 import copy
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 import pytest
+from json_endpoint import JSONEndpoint
 from test_adapter_format_loops import INSTRUCTIONS, TURNS, _scripted_strands_model, _to_anthropic, read_file
 
 from compaction_suite.conformance.formats import anthropic as anthropic_format
@@ -25,21 +24,12 @@ OVERFLOW_AT = 7
 """The scripted model reports an overflow for a history of more messages than this."""
 
 
-class _Overflowing(BaseHTTPRequestHandler):
+class _Overflowing(JSONEndpoint):
     """A stand-in for Anthropic's ``/v1/messages`` answering what the API answers for a prompt over the
     model's window: HTTP 400, ``invalid_request_error``, "prompt is too long: ..." (a TEST DOUBLE)."""
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}).encode()
-        self.send_response(400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}
 
 
 def test_strands_anthropic_model_maps_the_overflow_answer_to_context_window_overflow():
@@ -50,18 +40,12 @@ def test_strands_anthropic_model_maps_the_overflow_answer_to_context_window_over
     from strands.models.anthropic import AnthropicModel
     from strands.types.exceptions import ContextWindowOverflowException
 
-    server = HTTPServer(("127.0.0.1", 0), _Overflowing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        model = AnthropicModel(client_args={"base_url": f"http://127.0.0.1:{server.server_port}", "api_key": "test-double", "max_retries": 0}, model_id="stand-in", max_tokens=64)
+    with _Overflowing().running() as server:
+        model = AnthropicModel(client_args={"base_url": server.base_url, "api_key": "test-double", "max_retries": 0}, model_id="stand-in", max_tokens=64)
         agent = Agent(model=model, callback_handler=None)
         with pytest.raises(ContextWindowOverflowException) as raised:
             agent("hello")  # the default sliding window, called reactively, cannot trim a one-message history
-        assert isinstance(raised.value.__cause__, ContextWindowOverflowException) and "prompt is too long" in str(raised.value.__cause__)
-    finally:
-        server.shutdown()
-        server.server_close()
+    assert isinstance(raised.value.__cause__, ContextWindowOverflowException) and "prompt is too long" in str(raised.value.__cause__)
 
 
 def _overflowing_model():
