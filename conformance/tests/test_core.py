@@ -27,12 +27,15 @@ from .common import (
     TARGET_FORMAT,
     changed,
     clause,
+    compacted_twice,
     estimate,
     heavy,
     histories,
     in_format,
     real_traffic,
     run,
+    same_pair,
+    slow_note,
     substantial,
     substantial_in_format,
     summarizing,
@@ -197,18 +200,16 @@ def _never_larger(suite, history, iteration, **changes):
 @clause("CORE-8")
 @given(history=drawn, iteration=iterations)
 def test_deterministic(suite, history, iteration):
-    _, first = run(suite, history, iteration)
-    _, second = run(suite, history, iteration)
-    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs")
+    first, second, took = compacted_twice(suite, history, iteration)
+    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs" + slow_note(took, suite.settings.summarizer_timeout))
     require(problem, history, second)
 
 
 @clause("CORE-8")
 @given(history=substantial)
 def test_deterministic_when_compacting(suite, history):
-    _, first = run(suite, history, T, max_context_tokens=1)
-    _, second = run(suite, history, T, max_context_tokens=1)
-    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs")
+    first, second, took = compacted_twice(suite, history, T, max_context_tokens=1)
+    problem = None if oracle.same(first, second) else Violation("nondeterministic", "two fresh compactors gave different outputs" + slow_note(took, suite.settings.summarizer_timeout))
     require(problem, history, second)
 
 
@@ -218,12 +219,15 @@ def test_deterministic_when_compacting(suite, history):
 @given(history=substantial_in_format)
 def test_deterministic_across_processes(suite, other_process, history):
     """CORE-8 decision, in the target's own wire format: the same output in another process."""
-    _, here = run(suite, history, T, max_context_tokens=1)
-    suite.reset_server()
-    there = other_process.compact(suite.settings.with_(max_context_tokens=1), history, T)
+    def elsewhere() -> dict[str, Any]:
+        suite.reset_server()
+        return other_process.compact(suite.settings.with_(max_context_tokens=1), history, T)
+
+    timeout = suite.settings.summarizer_timeout
+    here, there, took = same_pair(lambda: run(suite, history, T, max_context_tokens=1)[1], elsewhere, lambda a, b: not b.get("error") and oracle.same(a, b["messages"]), timeout)
     problem = Violation("second-process-failed", f"the second process failed: {there['error']}") if there.get("error") else None
     if problem is None and not oracle.same(here, there["messages"]):
-        problem = Violation("nondeterministic-across-processes", "another process gave a different output for the same input, iteration and summarizer answers")
+        problem = Violation("nondeterministic-across-processes", "another process gave a different output for the same input, iteration and summarizer answers" + slow_note(took, timeout))
     require(problem, history, there.get("messages"))
 
 
