@@ -85,9 +85,10 @@ DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": 
 which the double does not model: SPEC Decision on server-side compaction). ``previous_response_id: "auto"`` is
 the model setting ``openai_previous_response_id='auto'``: each request chains to the last response's id and
 sends only what came after it (server-managed state), judged on the chain the double resolves. ``at: "turn_start"``
-(stateless) compacts past ``message_count_threshold`` only before a request that opens a turn (a user prompt),
-through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writes to keep the compact request off
-a round whose calls the current request answers (refused by the API, `tests/test_pydantic_ai_native.py`)."""
+(stateless) compacts past ``message_count_threshold`` only before a request that opens a turn (a user prompt
+answering no call), through ``OpenAICompaction``'s documented ``trigger`` callable: what a user writes to keep the
+compact request off a round whose calls the current request answers (refused by the API,
+`tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
 DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
@@ -474,12 +475,19 @@ def tiered(settings: Any, **given: Any) -> Any:
     return _compactor("TieredCompaction", capability, settings, o)
 
 
+ANSWERS_CALLS = ("tool-return", "retry-prompt")
+"""The request parts that answer a call of the response before them (pydantic-ai's ``part_kind``)."""
+
+
 def _at_turn_start(threshold: int) -> Any:
-    """An ``OpenAICompaction`` trigger: more than ``threshold`` messages, the current request a user prompt."""
+    """An ``OpenAICompaction`` trigger: more than ``threshold`` messages, the current request a user prompt
+    answering no call. A request holding a call's output beside the next prompt (a user message sent after a
+    round with no answer between) is not a turn start: compacting everything before it would send the compact
+    endpoint the call without its output, which it refuses."""
 
     def trigger(messages: list[Any]) -> bool:
-        last = messages[-1] if messages else None
-        return len(messages) > threshold and any(getattr(p, "part_kind", "") == "user-prompt" for p in getattr(last, "parts", ()))
+        kinds = {getattr(p, "part_kind", "") for p in getattr(messages[-1] if messages else None, "parts", ())}
+        return len(messages) > threshold and "user-prompt" in kinds and not kinds & set(ANSWERS_CALLS)
 
     return trigger
 

@@ -344,3 +344,20 @@ def test_pydantic_ai_adapter_compacting_at_turn_start_leaves_a_mid_turn_step_alo
     mid_turn = [*history, dict(CALL, call_id="call_more", id="fc_more"), {"type": "function_call_output", "call_id": "call_more", "output": "y = 2\n"}]
     assert not any(i.get("type") == "compaction" for i in asyncio.run(compactor.compact(mid_turn, iteration=1)))
     assert asyncio.run(compactor.compact(history, iteration=1))[0].get("type") == "compaction"
+
+
+def test_pydantic_ai_adapter_at_turn_start_waits_when_the_prompt_follows_a_calls_output(server):
+    """``at: "turn_start"``: a prompt sent after a round with no answer between joins the round's tool returns in one
+    request; compacting before it would send the compact endpoint the round's call without its output (refused). The
+    trigger waits for a request answering no call (here the next turn's), and the compaction keeps every pair."""
+    pytest.importorskip("pydantic_ai.models.openai", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=4, at="turn_start")
+    answer = {"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
+    history = [*_items(TURNS), {"type": "message", "role": "user", "content": "Never mind; summarize."}, dict(answer, id="msg_last")]
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    assert all(e.rejected is None for e in server.exchanges), [e.rejected for e in server.exchanges]
+    compacts = [e for e in server.exchanges if e.request.path.endswith("/responses/compact")]
+    assert len(compacts) == 1 and compacts[0].request.body["input"][-1].get("role") == "assistant"  # the answer ending the history
+    assert out[0].get("type") == "compaction"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import judges, newest_results, oracle, providers, shapes
 from compaction_suite.conformance.assertions import current, require
-from compaction_suite.conformance.histories import file_parts, image_parts, media_round
+from compaction_suite.conformance.histories import assistant_replies, file_parts, image_parts, media_round, user_turns
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
@@ -420,22 +420,43 @@ def _long_tool_loop_in_format() -> st.SearchStrategy[Any]:
     return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
 
 
+def ending_with_answered_turn(drawn: tuple[list[dict], dict, dict]) -> list[dict]:
+    """``history`` cut after its last finished turn (an answer without calls), then a question answered
+    without a call: the agent between two turns, where a framework compacting at a turn's start compacts
+    before that turn's one request, and where the history is kept between turns."""
+    history, question, answer = drawn
+    ends = [i for i, m in enumerate(history) if m.get("role") == "assistant" and not m.get("tool_calls")]
+    return [*history[: ends[-1] + 1], question, answer] if ends else [*history, question, answer]
+
+
+def _answered_turn_in_format() -> st.SearchStrategy[Any]:
+    fmt = target_format()
+    tooled = raw_histories(min_rounds=8, max_rounds=14).filter(lambda h: any(m.get("role") == "tool" for m in h))
+    cut = st.tuples(tooled, user_turns(corrections=False, multimodal=False), assistant_replies()).map(ending_with_answered_turn)
+    drawn = cut.map(fmt.from_chat)
+    return drawn.map(fmt.without_system) if declared_capabilities().system_outside else drawn
+
+
 mid_turn_in_format = _mid_turn_in_format()
 """Substantial histories ending with a round's tool results, in the target's wire format."""
 long_tool_loop_in_format = _long_tool_loop_in_format()
 """One user turn, then only tool rounds (the labelled ``long-tool-loop`` shape): an agent deep in its
 tool loop, where a framework's loop compacts its own earlier iterations."""
+answered_turn_in_format = _answered_turn_in_format()
+"""Substantial histories cut after their last question answered without a call: the agent between two turns
+(pydantic/pydantic-ai#6123: a compaction run at that turn's start, lost when the history is kept between turns)."""
 
 
 @TARGET_FORMAT
 @clause("CORE-18")
 @FEW
-@given(history=st.one_of(mid_turn_in_format, long_tool_loop_in_format, substantial_in_format))
+@given(history=st.one_of(mid_turn_in_format, long_tool_loop_in_format, substantial_in_format, answered_turn_in_format))
 def test_summary_obtained_is_kept(suite, history):
     """What the compaction sent the summarizer and removed is carried by an answer in the output
     (microsoft/agent-framework#4991: the summary of one tool-loop iteration lost at the next, its
-    exclusions kept); two thirds of the histories end mid-turn, where in-loop compaction runs, one
-    of them deep in a long tool loop."""
+    exclusions kept); half of the histories end mid-turn, where in-loop compaction runs, one of them
+    deep in a long tool loop, and a quarter right after a question answered without a call, where
+    compaction at a turn's start runs (pydantic/pydantic-ai#6123)."""
     history = summarizing(suite, history)
     out = _forced(suite, history)
     require(judges.summary_kept(suite.format, history, out, suite.server.exchanges), history, out)
