@@ -60,16 +60,19 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
-    "handoff_history": {"store": True},
+    "handoff_history": {"store": True, "hosted_tools": False},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
 candidates through; for ``runner`` the run's ``RunConfig(session_settings=SessionSettings(limit=...))``
 (0.8.0 on), the documented setting by which the ``Runner`` reads only the newest items of the session
-into the model's input (what it sends the model is judged by the double as the API judges it)."""
+into the model's input (what it sends the model is judged by the double as the API judges it).
+``input_turns``: for ``runner`` a ``RunConfig(call_model_input_filter=...)`` keeping the model's input from its
+``input_turns``-th newest user message on (`newest_turns`), the use the SDK documents for the filter ("edit
+the input sent to the model e.g. to stay within a token limit", ``RunConfig.call_model_input_filter``)."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -89,7 +92,8 @@ WHY = {
         "core only: Runner.run (run_streamed with streamed) replaying the history's last step through the SDK's own loop, "
         "compacting as the Runner does after a response (by previous_response_id where the release or compaction_mode says "
         "so, against the double's stored chains); store: ModelSettings(store=...); session_limit: RunConfig(session_settings="
-        "SessionSettings(limit=...)), the session items the Runner reads into the model's input; no declared trigger (the Runner "
+        "SessionSettings(limit=...)), the session items the Runner reads into the model's input; input_turns: a call_model_input_filter "
+        "keeping the model's input from its input_turns-th newest user message on; no declared trigger (the Runner "
         "compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
@@ -101,7 +105,9 @@ WHY = {
     "handoff_history": (
         "core only: Runner.run with RunConfig(nest_handoff_history=True), the agent's model answering the history with a handoff "
         "(its reasoning item first where the history holds reasoning); the output is the input the next agent's model receives, "
-        "the transcript nested into one assistant summary message by the SDK (no summarizer model, no trigger: every handoff nests)"
+        "the transcript nested into one assistant summary message by the SDK (no summarizer model, no trigger: every handoff nests); "
+        "hosted_tools: the first agent's handoff step also holds the calls its server-run tools made in the same response "
+        "(a remote MCP call, a code interpreter call, an image generation call), which the SDK records without running user code"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -114,7 +120,9 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "streamed": True}),
     ("runner", {"threshold": 4, "store": False}),
     ("runner", {"threshold": 4, "session_limit": 8}),
+    ("runner", {"threshold": 4, "input_turns": 1}),
     ("handoff_history", {}),
+    ("handoff_history", {"hosted_tools": True}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
@@ -307,6 +315,10 @@ def runner(settings: Any, **given: Any) -> Any:
     if limit is not None and not (hasattr(memory, "SessionSettings") and accepts(agents.RunConfig, "session_settings")):
         raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no session_settings (session_limit) before 0.8.0")
     read = {"session_settings": memory.SessionSettings(limit=int(limit))} if limit is not None else {}
+    if o["input_turns"] is not None:
+        if not accepts(agents.RunConfig, "call_model_input_filter"):
+            raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no call_model_input_filter (input_turns)")
+        read["call_model_input_filter"] = newest_turns(requires("agents.run_config", EXTRA), int(o["input_turns"]))
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
@@ -336,6 +348,19 @@ def runner(settings: Any, **given: Any) -> Any:
     compactor = make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
     compactor.reported_usage = counted.reported
     return compactor
+
+
+def newest_turns(run_config: Any, turns: int) -> Any:
+    """A ``call_model_input_filter`` keeping the model's input from its ``turns``-th newest user message on
+    (all of it when it holds fewer): a cut at a user message never parts a call from its output."""
+
+    def keep(data: Any) -> Any:
+        items = list(data.model_data.input)
+        users = [n for n, i in enumerate(items) if item_kind(i) == "message" and i.get("role") == "user"]
+        start = users[-turns] if len(users) >= turns else 0
+        return run_config.ModelInputData(input=items[start:], instructions=data.model_data.instructions)
+
+    return keep
 
 
 class _RunUsage:
@@ -395,7 +420,7 @@ async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, s
     ``read`` the merge is given as ``session_input_callback`` (history, then the turn), which 0.6.x
     requires for a list input; with ``read`` (the run's ``session_settings``, 0.8.0 on) the Runner's
     default merge, the same order, as users of a read limit run it."""
-    merge = {} if read else {"session_input_callback": lambda history, new: history + new}
+    merge = {} if "session_settings" in read else {"session_input_callback": lambda history, new: history + new}
     config = agents.RunConfig(tracing_disabled=True, **merge, **read)
     try:
         if streamed:
@@ -503,6 +528,7 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         handoff = agents.handoff(following)
         reasons = any(item_kind(i) == "reasoning" for i in items)
         step = [{"type": "reasoning", "id": f"rs_handoff_{n}", "summary": [], "encrypted_content": f"gAAAAAhandoff{n}"}] if reasons else []
+        step += hosted_step(n) if o["hosted_tools"] else []
         step.append({"type": "function_call", "id": f"fc_handoff_{n}", "call_id": f"call_handoff_{n}", "name": handoff.tool_name, "arguments": "{}", "status": "completed"})
         first = agents.Agent(name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
         try:
@@ -513,6 +539,23 @@ def handoff_history(settings: Any, **given: Any) -> Any:
 
     capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
     return make("openai_agents.Runner(nest_handoff_history)", {"core"}, run, declared=capabilities, is_async=True)
+
+
+HOSTED_STEP_KINDS = ("mcp_call", "code_interpreter_call", "image_generation_call")
+"""The hosted tool calls a handoff step holds with ``hosted_tools``: those the API runs and the SDK records
+as they come (``ToolCallItem``, no user code, no output item of the client's); a shell call is the
+client's to answer, so not here."""
+
+
+def hosted_step(n: str) -> list[dict[str, Any]]:
+    """The calls an agent's server-run tools made in the response that hands off, one of each
+    `HOSTED_STEP_KINDS`, as the API emits them (`conformance.responses_histories.hosted_call`: each with
+    the item ``id`` the API gives it), named from the history's digest ``n`` (SPEC CORE-8)."""
+    from compaction_suite.conformance.responses_histories import hosted_call
+
+    call = {"type": "function_call", "call_id": f"call_hosted_{n}", "name": "lookup", "arguments": '{"q": "status"}'}
+    answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "all green"}
+    return [item for hosted_kind in HOSTED_STEP_KINDS for item in hosted_call(call, answer, hosted_kind)]
 
 
 def _digest(items: list[dict[str, Any]]) -> str:

@@ -483,11 +483,13 @@ def trimmed_results_fit(fmt: WireFormat, history: Any, out: Any, cap: int) -> Vi
 
 def call_ids(item: Any) -> list[str]:
     """The call ids a tool call or result item of any wire format carries: a chat-completions
-    message's ``tool_calls`` ids or ``tool_call_id``, a Responses item's ``call_id``, a Messages API
+    message's ``tool_calls`` ids or ``tool_call_id``, a Responses item's ``call_id`` (a hosted tool
+    call without one, `HOSTED_CALLS`, by its item ``id``: the one id naming it), a Messages API
     turn's ``tool_use`` ids and ``tool_result`` ``tool_use_id`` s."""
     if not isinstance(item, dict):
         return []
-    found = [c.get("id") for c in item.get("tool_calls") or [] if isinstance(c, dict)] + [item.get("tool_call_id"), item.get("call_id")]
+    hosted = item.get("id") if item.get("type") in HOSTED_CALLS and not item.get("call_id") else None
+    found = [c.get("id") for c in item.get("tool_calls") or [] if isinstance(c, dict)] + [item.get("tool_call_id"), item.get("call_id"), hosted]
     content = item.get("content")
     if isinstance(content, list):
         found += [b.get("id") if b.get("type") == "tool_use" else b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")]

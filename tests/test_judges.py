@@ -554,6 +554,21 @@ def test_core50_a_written_message_restating_a_call_the_output_sends_fails_and_on
     assert judges.restated_calls(RESP, items, nested[:1]) is None
 
 
+def test_core50_a_hosted_call_is_named_by_its_item_id() -> None:
+    """CORE-50 on a hosted tool call (no ``call_id``; its item ``id`` names it): a written message restating
+    an MCP call's id while the output sends the call fails; the message alone passes, and so does a
+    message naming only a call the compaction removed (openai/openai-agents-python#3412)."""
+    items = [
+        {"type": "message", "role": "user", "content": "Check the build."},
+        {"type": "mcp_call", "id": "mcp_build_1", "server_label": "ci", "name": "status", "arguments": "{}", "output": "green", "status": "completed"},
+    ]
+    written = {"role": "assistant", "content": '<CONVERSATION HISTORY>\n2. {"id": "mcp_build_1", "name": "status", "output": "green"}'}
+    found = judges.restated_calls(RESP, items, [written, items[1]])
+    assert found is not None and found.reason_id == "call-restated-and-sent" and "'mcp_build_1'" in found
+    assert judges.restated_calls(RESP, items, [written]) is None
+    assert judges.call_ids({**items[1], "call_id": "call_build_1"}) == ["call_build_1"]  # a call_id names it where it has one
+
+
 def test_core43_a_preview_of_a_content_lists_repr_fails_and_the_image_kept_or_named_passes() -> None:
     """CORE-43: an older ``function_call_output`` whose content list (a caption and an inline image)
     a trimmer shortened to a header and a slice of ``str()`` of the list holds the image's base64 data

@@ -33,7 +33,7 @@ REASONED = [
 ]
 
 
-def _loop(server: SummarizerServer, history: Any) -> Any:
+def _loop(server: SummarizerServer, history: Any, hosted: list[dict[str, Any]] | None = None) -> Any:
     """The SDK's loop itself, without the adapter: a triage agent hands off to a specialist with
     ``nest_handoff_history=True``; the specialist model's input as the double received it."""
     from agents import Agent, ModelSettings, RunConfig, Runner, handoff
@@ -49,6 +49,7 @@ def _loop(server: SummarizerServer, history: Any) -> Any:
         to_specialist = handoff(specialist)
         step = [
             {"type": "reasoning", "id": "rs_triage", "summary": [], "encrypted_content": "gAAAAAtriage"},
+            *(hosted or []),
             {"type": "function_call", "id": "fc_triage", "call_id": "call_triage", "name": to_specialist.tool_name, "arguments": "{}", "status": "completed"},
         ]
         triage = Agent(name="triage", model=scripted_model(openai_responses, lambda _given: step)(model="gpt-4.1", openai_client=client), handoffs=[to_specialist], model_settings=ModelSettings(store=True))
@@ -85,3 +86,21 @@ def test_the_handoff_step_is_the_same_in_every_process():
     from compaction_suite.adapters.openai_agents import _digest
 
     assert _digest(REASONED) == _digest([dict(i) for i in REASONED]) != _digest(REASONED[:-1])
+
+
+def test_a_handoff_step_with_hosted_calls_forwards_them_as_the_sdks_loop_does():
+    """``hosted_tools``: the handoff step holds the calls the agent's server-run tools made in the same
+    response (`hosted_step`), as a triage agent with hosted tools answers; the SDK's own loop given such a
+    step sends the next agent's model each hosted call as the adapter returns it, and at this release
+    (0.19.0 on, openai/openai-agents-python#3412) never also restates it in a summary message."""
+    from compaction_suite.adapters.openai_agents import HOSTED_STEP_KINDS, _digest, handoff_history, hosted_step
+    from compaction_suite.conformance import judges
+
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), hosted_tools=True).compact(REASONED, iteration=1))
+    with SummarizerServer() as server:
+        received = _loop(server, REASONED, hosted_step(_digest(REASONED)))
+    for nested in (received, returned):
+        assert [i.get("type") for i in nested if i.get("type") in HOSTED_STEP_KINDS] == list(HOSTED_STEP_KINDS)
+        assert not responses_format.invalid(nested)
+    assert judges.restated_calls(responses_format.FORMAT, REASONED, returned) is None

@@ -187,3 +187,28 @@ def test_the_runner_reads_the_session_through_its_limit():
     assert kept[: len(items)] == items  # the limit bounds what the model reads, never what the session stores
     assert [i.get("call_id") or i.get("id") for i in sent if i.get("role") != "user"][:1] == ["msg_2"]  # output_2 dropped: its call was past the limit
     assert not [i for i in sent if responses_format.kind(i) == "function_call_output"]
+
+
+def test_the_runner_filters_the_models_input_and_keeps_what_the_filter_left_out():
+    """``runner`` with ``input_turns`` (``RunConfig(call_model_input_filter=...)`` keeping the newest turn, the
+    filter's documented use): the model reads only that turn. Since 0.23.1 the automatic compaction, whose
+    exchange covers none of the older stored items, is skipped and every stored item kept; before, the
+    session was replaced with the compaction of the filtered exchange, the older turns deleted and stood
+    for by nothing (openai/openai-agents-python#5103, reported at 0.22.3)."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, {**items[3], "id": "msg_3"}]
+    with SummarizerServer() as server:
+        kept = asyncio.run(runner(connected(Settings(), server.base_url), threshold=4, input_turns=1).compact(items + turn, iteration=1))
+        sent = server.model_requests[0].body["input"]
+    assert [i["content"][0]["text"] for i in sent if i.get("role") == "user"] == ["question 3"]
+    users = [i["content"][0]["text"] for i in kept if i.get("role") == "user"]
+    if Version(version("openai-agents")) >= Version("0.23.1"):
+        assert users == ["question 0", "question 1", "question 2", "question 3"]
+    else:
+        assert "question 0" not in users
