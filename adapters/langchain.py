@@ -6,6 +6,7 @@ Targets (options in ``$COMPACTION_ADAPTER_OPTIONS``; research, conversion and de
     compaction-suite check compaction_suite.adapters.langchain:trim_messages
     compaction-suite check compaction_suite.adapters.langchain:summarization_middleware
     compaction-suite check compaction_suite.adapters.langchain:context_editing
+    compaction-suite check compaction_suite.adapters.langchain:langmem_summarization
 
 Conversion follows ``langchain_openai``'s own (one ``ToolMessage`` per result; ``developer`` as a
 ``SystemMessage`` marked ``__openai_role__``); every message gets ``id = "oai-<index>"`` and its note
@@ -51,7 +52,12 @@ SUPPORTED: dict[str, str] = {"langchain": ">=0.3,<2", "langchain-core": ">=0.3,<
 ``approximate`` counter on a core without ``count_tokens_approximately``. Releases whose
 ``SummarizationMiddleware`` takes ``max_tokens_before_summary``/``messages_to_keep`` run the token-trigger,
 message-keep configurations and refuse the others (`CannotDrive`)."""
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"langmem_summarization": {**SUPPORTED, "langmem": ">=0.0.25,<0.1"}}
+"""langmem's ``SummarizationNode`` (``adapters/_langmem.py``): from 0.0.25 (April 2025), the release whose
+``summarize_messages`` guarantees the summary and the remaining messages fit ``max_tokens``, to 0.0.30
+(October 2025), the newest."""
 DISTRIBUTIONS = ("langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
+SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"langmem_summarization": (*DISTRIBUTIONS, "langmem")}
 """``langchain-anthropic`` for ``format: anthropic-messages`` (``ChatAnthropic``'s conversion), not in
 ``SUPPORTED``: the chat-completions configurations run without it; an anthropic one without it fails
 to start, naming the extra."""
@@ -131,6 +137,10 @@ WHY = {
         "core only: clears old tool results (and optionally their calls' arguments) to a placeholder above a token "
         "trigger, on the model request only (a masked result, CORE-4); no summarizer, no event"
     ),
+    "langmem_summarization": (
+        "core only: langmem's SummarizationNode as create_react_agent's pre_model_hook: a token trigger; the older "
+        "messages replaced by a 'Summary of the conversation so far:' system message in the model's input only; no event"
+    ),
 }
 
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -156,6 +166,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "format": "anthropic-messages"}),
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20, "format": "anthropic-messages"}),
     ("context_editing", {"trigger": 500, "keep": 1, "format": "anthropic-messages"}),
+    ("langmem_summarization", {}),
+    ("langmem_summarization", {"max_tokens": 4096, "max_tokens_before_summary": 2048, "system": "state"}),
 ]
 """What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
 
@@ -643,6 +655,24 @@ def model_sees(middleware: Any, model: Any, converted: list[Any], state: dict[st
 def approximate_tokens(messages: list[Any]) -> int:
     """LangChain's ``count_tokens_approximately`` over the LangChain messages: a middleware's own estimate."""
     return int(requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately(messages))
+
+
+@factory
+def langmem_summarization(settings: Any, **given: Any) -> Any:
+    """langmem's ``SummarizationNode`` as ``create_react_agent``'s ``pre_model_hook`` (``adapters/_langmem.py``),
+    its summarizer the agent's model on the suite's server; the output is the hook's ``llm_input_messages``."""
+    from . import _langmem
+
+    o = options(_langmem.DEFAULTS, given)
+    requires("langmem.short_term", EXTRA)
+    hook = _langmem.node(chat_model(settings, o), o)
+    declared = _declared(o, _langmem.trigger(o))
+
+    def estimate(history: Any) -> int:
+        return _langmem.counted(langchain_messages(o, history))
+
+    run = compacting(o, lambda converted: _langmem.hooked(hook, converted))
+    return make("langmem.SummarizationNode", {"core"}, run, declared=declared, estimate=estimate)
 
 
 SERVER_COMPACTION_DEFAULTS: dict[str, Any] = {
