@@ -17,6 +17,7 @@ plays is Claude on Bedrock, Strands' default model (SPEC, the Decision on Conver
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -162,7 +163,7 @@ def _misplaced(messages: list[dict[str, Any]]) -> Violation | None:
 def _unanswered(messages: list[dict[str, Any]], turns: list[list[int]]) -> Violation | None:
     """An assistant turn's toolUse blocks that the next turn's toolResult blocks do not all answer.
     The last turn is left alone: a request ending on a toolUse is not one this rule words."""
-    for turn, after in zip(turns, turns[1:], strict=False):
+    for turn, after in itertools.pairwise(turns):
         if messages[turn[0]].get("role") != "assistant":
             continue
         ids = [str(b["toolUse"].get("toolUseId")) for i in turn for b in blocks(messages[i]) if isinstance(b.get("toolUse"), Mapping)]
