@@ -536,20 +536,18 @@ def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: C
     """What ``Agent`` does when its model reports an overflow: ``reduce_context(agent, e=overflow)``, then
     the model call again, which overflows again while the request is over the model's ``window`` tokens
     (counted as the suite counts an Anthropic request, `conformance.formats.anthropic.tokens`). A history within the window
-    never overflows, so it is left alone; a reduction that changes nothing ends the retries; more reductions
-    than the history has messages, the request still over the window, end in `reactive.UnboundedRetry`."""
+    never overflows, so it is left alone; a reduction that changes nothing ends the retries. The earlier path
+    (``overflow_answer="adapter"``), kept as it was: its loop ends quietly after as many reductions as the
+    history has messages; the model's own double (`reactive.reactively`) ends as ``Agent`` would not."""
     from compaction_suite.conformance.formats.anthropic import tokens
 
-    attempts = len(agent.messages) + 1
-    for _ in range(attempts):
+    for _ in range(len(agent.messages) + 1):
         if tokens(_back(request, agent, conversion)) <= window:
             return
         before = copy.deepcopy(agent.messages)
         manager.reduce_context(agent, e=overflow())
         if agent.messages == before:
             return
-    if tokens(_back(request, agent, conversion)) > window:
-        raise reactive.unbounded(attempts, window)
 
 
 def _endpoint(kind: str, path: str, answer: Any, window: int) -> reactive.ModelEndpoint | None:
