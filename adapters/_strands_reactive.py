@@ -88,15 +88,32 @@ def call(model: Any, messages: list[dict[str, Any]], system_prompt: str | None) 
         pool.submit(asyncio.run, drain()).result()
 
 
+class UnboundedRetry(RuntimeError):
+    """The loop's end where ``Agent`` has none: every reduction left the request over the model's window
+    and ``Agent._execute_event_loop_cycle`` calls ``reduce_context`` and the model again after each
+    overflow, with no attempt bound and no check that anything shrank (strands-agents 1.0 to 1.62 at
+    least), so the agent would go on calling until Python's recursion limit ends it."""
+
+
+def unbounded(reductions: int, window: int) -> UnboundedRetry:
+    """What `reactively` raises after ``reductions`` reductions in a row each followed by the overflow again."""
+    return UnboundedRetry(
+        f"the agent's call never came back: {reductions} reductions in a row each left the request over the model's {window}-token window, "
+        "and Agent retries after every reduction without a bound (the next reduction and overflow would follow, until the recursion limit)"
+    )
+
+
 def reactively(agent: Any, main: Any, endpoint: ModelEndpoint, reduce: Callable[[Exception], bool]) -> None:
     """``Agent``'s reactive loop: call ``main`` (the agent's model class on ``endpoint``) with the agent's
     messages; on ``ContextWindowOverflowException`` ``reduce(error)`` (the manager's reduction: False when
     it asked for no retry or changed nothing) and call again. Another error is the agent's crash, re-raised,
     unless the double refused the request for a provider rule (what the history then breaks is the
-    suite's to judge on the output, never hidden by this loop)."""
+    suite's to judge on the output, never hidden by this loop). More reductions than the history has
+    messages, each followed by the overflow again, end in `UnboundedRetry`: ``Agent`` would not stop."""
     from strands.types.exceptions import ContextWindowOverflowException
 
-    for _ in range(len(agent.messages) + 2):
+    attempts = len(agent.messages) + 2
+    for _ in range(attempts):
         since = len(endpoint.server().exchanges)
         try:
             call(main, agent.messages, agent.system_prompt)
@@ -109,6 +126,7 @@ def reactively(agent: Any, main: Any, endpoint: ModelEndpoint, reduce: Callable[
                 return
             if not reduce(error):
                 raise
+    raise unbounded(attempts, endpoint.window_tokens)
 
 
 def reduced_by(manager: Any, agent: Any) -> Callable[[Exception], bool]:

@@ -71,7 +71,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {
-        "manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "model": "anthropic",
+        "manager": "summarizing", "summary_ratio": 0.5, "preserve_recent_messages": 4, "window_size": 4, "pin_first": None, "pin": None, "model": "anthropic",
         "preset": "auto", "context_window_limit": 600,
     },
 }  # fmt: skip
@@ -536,7 +536,9 @@ def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: C
     """What ``Agent`` does when its model reports an overflow: ``reduce_context(agent, e=overflow)``, then
     the model call again, which overflows again while the request is over the model's ``window`` tokens
     (counted as the suite counts an Anthropic request, `conformance.formats.anthropic.tokens`). A history within the window
-    never overflows, so it is left alone; a reduction that changes nothing ends the retries."""
+    never overflows, so it is left alone; a reduction that changes nothing ends the retries. The earlier path
+    (``overflow_answer="adapter"``), kept as it was: its loop ends quietly after as many reductions as the
+    history has messages; the model's own double (`reactive.reactively`) ends as ``Agent`` would not."""
     from compaction_suite.conformance.formats.anthropic import tokens
 
     for _ in range(len(agent.messages) + 1):
@@ -801,7 +803,10 @@ class _Session:
     context overflow (``reduce_context(agent, e=overflow)``) and then at the end of its invocation (the
     session manager's ``sync_agent``, its ``AfterInvocationEvent`` hook), which stores the manager's state."""
 
-    def __init__(self, settings: Any, path: str, manager: Any, kind: str = "anthropic", context_manager: Any = None, window: int | None = None) -> None:
+    def __init__(
+        self, settings: Any, path: str, manager: Any, kind: str = "anthropic", context_manager: Any = None, window: int | None = None, pin: int | None = None
+    ) -> None:
+        self._pin = pin
         strands_files = requires("strands.session.file_session_manager", EXTRA)
         self._store = strands_files.FileSessionManager(session_id="compaction-suite", storage_dir=path)
         config: dict[str, Any] = {} if window is None else {"context_window_limit": window}
@@ -830,8 +835,21 @@ class _Session:
         elif hasattr(manager, "window_size"):
             manager.apply_management(self._agent)  # the sliding window's end-of-invocation trim
         else:
+            self._pin_past_head()
             manager.reduce_context(self._agent, e=overflow())
         self._store.sync_agent(self._agent)
+
+    def _pin_past_head(self) -> None:
+        """With ``pin=N``: the agent pins its N-th user text message (past the first, which a leading
+        ``pin_first`` head covers) with Strands' own ``pin_message`` (``metadata.custom.pinned``, what the
+        model-facing ``pin_context`` tool and a user's code set), after it was appended and before the
+        reduction, as a pin is set during a conversation."""
+        if self._pin is None:
+            return
+        pins = requires("strands.agent.conversation_manager.compression.pin_message", EXTRA)
+        texts = [i for i, m in enumerate(self._agent.messages) if m.get("role") == "user" and any("text" in b for b in m.get("content", []))]
+        if len(texts) > self._pin:
+            pins.pin_message(self._agent.messages, texts[self._pin])
 
 
 @factory
@@ -858,9 +876,12 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
         if "pin_first" not in inspect.signature(manager.__init__).parameters:
             raise CannotDrive("strands:summarizing_session", "strands-agents", f"{manager.__name__} has no pin_first")
         kwargs["pin_first"] = int(o["pin_first"])
+    pin = None if o["pin"] is None else int(o["pin"])
+    if pin is not None and (sliding or release("strands-agents") < (1, 54) or pin < 1):
+        raise CannotDrive("strands:summarizing_session", "strands-agents", "pin (a user message pinned past the head, N >= 1) needs the summarizing manager's message pins (1.54.0 on)")
 
     def session(path: str) -> _Session:
-        return _Session(settings, path, manager(**kwargs), kind)
+        return _Session(settings, path, manager(**kwargs), kind, pin=pin)
 
     return _session_target(f"strands.{manager.__name__}[FileSessionManager]", session)
 

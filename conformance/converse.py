@@ -9,13 +9,15 @@ with ``{"message": ...}`` and the ``x-amzn-ErrorType`` header botocore reads the
 
 Each request is checked with the rules Bedrock answers ``ValidationException`` for, in Bedrock's own
 words (`RULES`; SPEC CORE-13 and its Converse Decision): tool blocks without a ``toolConfig``, a first
-message that is not a user message, ``toolResult`` blocks outnumbering the ``toolUse`` blocks of the
-turn before. Consecutive messages of one role are read as one turn, never rejected: what the double
+message that is not a user message, a user message holding a ``toolUse`` or ``reasoningContent``
+block, a blank text block, ``toolResult`` blocks outnumbering the ``toolUse`` blocks of the turn
+before, ``toolUse`` blocks the next turn does not answer. Consecutive messages of one role are read as one turn, never rejected: what the double
 plays is Claude on Bedrock, Strands' default model (SPEC, the Decision on Converse turns).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -45,6 +47,27 @@ ORPHAN_RESULT = (
     "Bedrock Converse's ValidationException, quoted in strands-agents/harness-sdk#1435, "
     "Just-Curieous/Curie#16 (after context pruning) and pydantic/pydantic-ai#2327",
 )
+
+USER_TOOL_USE = (
+    "User messages cannot contain tool uses. Please remove the tool uses and try again.",
+    "Bedrock Converse's ValidationException, quoted in strands-agents/harness-sdk#1160 (a summary re-roled as a user "
+    "message holding the summarizer's structured-output toolUse) and its fix, PR #1805",
+)
+USER_REASONING = (
+    "User messages cannot contain reasoning content. Please remove the reasoning content and try again.",
+    "Bedrock Converse's ValidationException, quoted in strands-agents/harness-sdk#4402 (a reasoning model's summary "
+    "re-roled as a user message), #651 and vercel/ai#17591",
+)
+MISSING_RESULTS = (
+    "Expected toolResult blocks at messages.{i}.content for the following Ids: {ids}",
+    "Bedrock Converse's ValidationException, quoted in agno-agi/agno#6698 (toolUse blocks the next turn does not answer)",
+)
+BLANK_TEXT = (
+    "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again.",
+    "Bedrock Converse's ValidationException, quoted in aws-samples/bedrock-engineer#8 and strands-agents/harness-sdk#3029",
+)
+USER_ONLY_IN_ASSISTANT = (("toolUse", USER_TOOL_USE), ("reasoningContent", USER_REASONING))
+"""The assistant-only blocks Bedrock refuses in a user message, each with its own words."""
 
 
 # --- a request
@@ -112,6 +135,9 @@ def rejects(body: Mapping[str, Any]) -> Violation | None:
     if messages and messages[0].get("role") != "user":
         rule = providers.FIRST_TURN_USER
         return _violation(rule.name, rule.says, f"messages.0 is {messages[0].get('role')!r}", rule.source)
+    found = _misplaced(messages)
+    if found is not None:
+        return found
     turns = _turns(messages)
     for before, turn in zip([None, *turns], turns, strict=False):
         uses = sum("toolUse" in b for i in before or [] for b in blocks(messages[i])) if before and messages[before[0]].get("role") == "assistant" else 0
@@ -119,6 +145,33 @@ def rejects(body: Mapping[str, Any]) -> Violation | None:
         results = sum("toolResult" in b for i in turn for b in blocks(messages[i]))
         if results > uses:
             return _violation("orphan-tool-result", ORPHAN_RESULT[0].format(i=holding[0]), f"{results} toolResult blocks after {uses} toolUse blocks", ORPHAN_RESULT[1])
+    return _unanswered(messages, turns)
+
+
+def _misplaced(messages: list[dict[str, Any]]) -> Violation | None:
+    """A user message holding an assistant-only block, or a blank text block, as Bedrock words each."""
+    for i, m in enumerate(messages):
+        for j, b in enumerate(blocks(m)):
+            if "text" in b and isinstance(b["text"], str) and not b["text"].strip():
+                return _violation("blank-text", BLANK_TEXT[0].format(i=i, j=j), f"messages.{i}.content.{j} is a blank text block", BLANK_TEXT[1])
+            for kind, (says, source) in USER_ONLY_IN_ASSISTANT if m.get("role") == "user" else ():
+                if kind in b:
+                    return _violation(f"user-{kind}", says, f"messages.{i} (user) holds a {kind} block", source)
+    return None
+
+
+def _unanswered(messages: list[dict[str, Any]], turns: list[list[int]]) -> Violation | None:
+    """An assistant turn's toolUse blocks that the next turn's toolResult blocks do not all answer.
+    The last turn is left alone: a request ending on a toolUse is not one this rule words."""
+    for turn, after in itertools.pairwise(turns):
+        if messages[turn[0]].get("role") != "assistant":
+            continue
+        ids = [str(b["toolUse"].get("toolUseId")) for i in turn for b in blocks(messages[i]) if isinstance(b.get("toolUse"), Mapping)]
+        answered = {str(b["toolResult"].get("toolUseId")) for i in after for b in blocks(messages[i]) if isinstance(b.get("toolResult"), Mapping)}
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            says = MISSING_RESULTS[0].format(i=after[0], ids=", ".join(missing))
+            return _violation("tool-use-without-result", says, f"{len(missing)} toolUse blocks of messages.{turn[0]} unanswered", MISSING_RESULTS[1])
     return None
 
 

@@ -529,10 +529,12 @@ def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[
 
 
 def _outside_media(value: Any) -> Iterable[str]:
-    """Every string of ``value`` but those of its media parts (their data, URLs and types)."""
+    """Every string of ``value`` but those of its media parts (their data, URLs and types). A ``type``
+    that is no string (a JSON schema's list of types, as a structured-output tool spec carries) names
+    no media part."""
     if isinstance(value, str):
         yield value
-    elif isinstance(value, dict) and value.get("type") not in media.KINDS:
+    elif isinstance(value, dict) and not (isinstance(value.get("type"), str) and value["type"] in media.KINDS):
         for v in value.values():
             yield from _outside_media(v)
     elif isinstance(value, list):

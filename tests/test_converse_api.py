@@ -64,6 +64,11 @@ ANSWERED = [  # (messages, toolConfig, Bedrock's answer: the reason id, None = a
     ([ASK, SAID, RESULT], TOOLS, "bedrock-converse:orphan-tool-result"),
     ([RESULT, SAID, THEN], TOOLS, "bedrock-converse:orphan-tool-result"),
     ([ASK, USE, RESULT, RESULT], TOOLS, "bedrock-converse:orphan-tool-result"),
+    ([ASK, USE, THEN], TOOLS, "bedrock-converse:tool-use-without-result"),
+    ([ASK, USE, SAID, THEN], TOOLS, "bedrock-converse:tool-use-without-result"),
+    ([{"role": "user", "content": [USE["content"][0], {"text": "Summary of the work so far."}]}, SAID, THEN], TOOLS, "bedrock-converse:user-toolUse"),
+    ([{"role": "user", "content": [{"reasoningContent": {"reasoningText": {"text": "weighing it"}}}, {"text": "Summary."}]}, SAID, THEN], None, "bedrock-converse:user-reasoningContent"),
+    ([ASK, {"role": "assistant", "content": [{"text": " "}]}, THEN], None, "bedrock-converse:blank-text"),
     # one role's consecutive messages are one turn (SPEC, the Decision on Converse turns): accepted
     ([ASK, THEN, SAID], None, None),
     ([ASK, USE, RESULT, THEN], TOOLS, None),

@@ -592,3 +592,12 @@ def test_core43_a_preview_of_a_content_lists_repr_fails_and_the_image_kept_or_na
     assert judges.media_data_in_text(RESP, items, items[1:]) is None
     pasted = [{"type": "message", "role": "user", "content": f"Here is the data: {data}"}, *items]
     assert judges.media_data_in_text(RESP, pasted, [pasted[0], *trimmed]) is None
+
+
+def test_media_as_text_reads_past_a_schema_whose_type_is_a_list():
+    """A summarizer request carrying a structured-output tool spec (a JSON schema field typed
+    ``["string", "null"]``) is judged, not crashed on (SPEC SUM-6; strands-agents 1.14.0's structured
+    output on a summarization agent, the run of harness-sdk#1160, errored here with ``unhashable type``)."""
+    schema = {"type": "object", "properties": {"note": {"type": ["string", "null"], "description": "a note"}}}
+    body = {"messages": [{"role": "user", "content": [{"text": "Summarize."}]}], "toolConfig": {"tools": [{"toolSpec": {"name": "Summary", "inputSchema": {"json": schema}}}]}}
+    assert list(judges._outside_media(body)) == ["user", "Summarize.", "Summary", "object", "string", "null", "a note"]

@@ -82,6 +82,28 @@ def test_strands_session_adapter_fails_store_15_only_with_pin_first(tmp_path):
     assert pinned_again != pinned_view and len(pinned_again["messages"]) == len(pinned_view["messages"])
 
 
+def test_strands_session_adapter_fails_store_15_with_a_message_pinned_past_the_head(tmp_path):
+    """``pin=2``: the agent pins its third user message (``metadata.custom.pinned``, Strands' own
+    ``pin_message``) after appending it; the reduction keeps it in memory, but the marker never reached
+    the store, so the reopened session gives other history (strands-agents/harness-sdk#4088, at 1.62.0)."""
+    pytest.importorskip("strands.agent.conversation_manager.compression.pin_message", reason="Strands Agents >= 1.54 is not installed")
+    from compaction_suite.adapters.strands import summarizing_session
+
+    history = {"messages": [m for i in range(5) for m in ({"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]})]}
+    with SummarizerServer() as server:
+        target = summarizing_session(connected(Settings(), server.base_url), pin=2)
+
+        async def steps():
+            session = target.session(str(tmp_path))
+            await session.append(history)
+            session.compact()
+            return session.load(), target.session(str(tmp_path)).load()
+
+        view, again = asyncio.run(steps())
+    assert "question 2" in str(view["messages"][0]) and "answer 0" not in str(view)  # kept ahead of the summary, in memory
+    assert again != view
+
+
 def test_openai_agents_runner_writes_and_compacts_through_the_adapters_session(tmp_path):
     """``Runner.run`` with the adapter's session (``openai_agents:responses_session``): the Runner stores
     each turn through it and compacts through its ``run_compaction``; a second ``SQLiteSession`` on the

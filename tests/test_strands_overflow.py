@@ -309,3 +309,34 @@ def test_the_adapter_crashes_where_lite_llm_model_does_not_map_litellms_overflow
     compactor = sliding_window(Settings(base_url=server.base_url), window_size=12, path="reactive", context_window=WINDOW, model="litellm")
     with pytest.raises(litellm.ContextWindowExceededError, match="Input tokens exceed the configured limit"):
         compactor.compact(_history(), iteration=1)
+
+
+def _recent_mass(rounds: int = 6) -> dict:
+    """Small rounds, then a newest round whose parallel tool results together exceed `WINDOW`: the tokens
+    sit inside ``preserve_recent_messages`` (Strands' default 10), which no summary of older messages frees."""
+    messages: list[dict] = []
+    for i in range(rounds):
+        messages += [{"role": "user", "content": f"turn {i}: what failed?"}, {"role": "assistant", "content": f"round {i} done"}]
+    reads = range(4)
+    messages += [
+        {"role": "user", "content": "read the four build logs"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{k}", "name": "read_file", "input": {"path": f"b{k}.log"}} for k in reads]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": "log line " * 150} for k in reads]},
+    ]  # fmt: skip
+    return {"system": "You are a coding agent.", "messages": messages}
+
+
+def test_a_reduction_that_never_fits_ends_in_unbounded_retry_not_a_silent_return(server):
+    """``Agent`` retries after every ``reduce_context`` with no bound (strands-agents/harness-sdk#3338):
+    when each summary leaves the request over the window the adapter's loop says so instead of handing
+    back a history the model never accepted; one the reduction fits still comes back."""
+    pytest.importorskip("strands")
+    from compaction_suite.adapters import _strands_reactive as reactive
+    from compaction_suite.adapters.strands import summarizing
+
+    compactor = summarizing(Settings(base_url=server.base_url), path="reactive", context_window_limit=WINDOW, model="anthropic")
+    with pytest.raises(reactive.UnboundedRetry, match="reductions in a row each left the request over the model's 1000-token window"):
+        compactor.compact(_recent_mass(), iteration=1)
+    fits = summarizing(Settings(base_url=server.base_url), path="reactive", context_window_limit=WINDOW, model="anthropic", preserve_recent_messages=2)
+    out = fits.compact(_history(4), iteration=1)
+    assert out["messages"], out
