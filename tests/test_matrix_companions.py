@@ -11,6 +11,7 @@ is a local HTTP server on 127.0.0.1 answering the simple API's JSON shape (PEP 6
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ RELEASED = datetime(2025, 12, 4, 17, 30, 5, tzinfo=UTC)
 def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The installer commands a builder runs (a TEST DOUBLE of `_run`: nothing is installed)."""
     ran: list[list[str]] = []
-    monkeypatch.setattr(environments, "_run", lambda command, log, name=None: ran.append(list(command)))
+    monkeypatch.setattr(environments, "_run", lambda command, log, name=None, env=None: ran.append([*command, *(["PIP_CONFIG_FILE=" + env["PIP_CONFIG_FILE"]] if env else [])]))
     monkeypatch.setattr(Builder, "_create", lambda self, home, log: home.mkdir(parents=True))
     monkeypatch.setattr(Builder, "suite_requirement", lambda self: ("suite.whl", "digest"))
     return ran
@@ -48,7 +49,8 @@ def test_pip_installs_the_release_with_its_companions_as_of_its_date_then_the_su
         assert installs[1][1:3] == ["-m", "pip"] and installs[1][0].endswith("bin/python")
         installs = installs[1:]
     dated, suite = installs
-    assert "--uploaded-prior-to=2025-12-05T17:30:05Z" in dated and dated[-1] == "openai-agents==0.6.6"
+    # a machine's configured local index (a mirror of files with no upload time) would slip past the bound
+    assert "--uploaded-prior-to=2025-12-05T17:30:05Z" in dated and dated[-2:] == ["openai-agents==0.6.6", f"PIP_CONFIG_FILE={os.devnull}"]
     assert suite[-1] == "suite.whl" and not any("uploaded-prior-to" in part for part in suite)
 
 

@@ -15,6 +15,15 @@ of replacing the suite under it (`Builder.using`; POSIX ``flock``, where the pla
 the environment import compaction-suite and its dependencies from this interpreter, after its own
 packages (a ``.pth`` line): for a machine without the package index, where the release itself comes
 from ``--find-links``.
+
+``dated=True`` (a sweep's default, ``--companions release``) resolves what is installed beside a release
+as of that release: from the index's files uploaded up to a day after the release (`released_at`,
+`GRACE`), by uv's ``--exclude-newer`` or pip's ``--uploaded-prior-to`` (pip 26.0 and newer; an older pip
+first installs one into the environment; pip reads no configuration file there, since a local index or
+folder one names, a machine's mirror, holds files pip cannot date). A release whose requirements do not
+cap a companion breaks beside today's (openai-agents 0.6.6 beside openai 2.54.0); its users ran it with
+the companions of its day. compaction-suite is installed after them, unbounded, keeping what is there
+where its own requirements allow.
 """
 
 from __future__ import annotations
@@ -103,7 +112,7 @@ class Builder:
     def _home(self, requirements: Sequence[str], as_of: datetime | None = None) -> Path:
         keyed: list[object] = [sys.version.split()[0], self.share_suite, sorted(requirements)]
         if as_of is not None:  # an undated environment keeps the key it had
-            keyed.append(_stamp(as_of))
+            keyed.append(f"dated, no pip configuration files, {_stamp(as_of)}")
         key = hashlib.sha256(json.dumps(keyed).encode()).hexdigest()[:12]
         name = "-".join(r.replace("==", "-").replace("[", "").replace("]", "") for r in requirements)[:80]
         return self.root / f"{name}-{key}"
@@ -182,6 +191,9 @@ class Builder:
                 pip = [str(python), "-m", "pip"]
             dated = [f"--uploaded-prior-to={_stamp(as_of)}"] if as_of else []
             command = [*pip, "install", "-q", "--disable-pip-version-check", *self.pip_args, *dated, *requirements]
+            if as_of:  # pip dates no file of a local index or folder: a machine's configured ones are left out
+                _run(command, log, self.tool, {**os.environ, "PIP_CONFIG_FILE": os.devnull})
+                return
         _run(command, log, self.tool)
 
     def _share(self, python: Path) -> None:
@@ -265,9 +277,9 @@ def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
 
 
-def _run(command: Sequence[str], log: Path, name: str | None = None) -> None:
+def _run(command: Sequence[str], log: Path, name: str | None = None, env: dict[str, str] | None = None) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(list(command), capture_output=True, text=True, check=False)
+    done = subprocess.run(list(command), capture_output=True, text=True, check=False, env=env)
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
     if done.returncode != 0:
