@@ -261,6 +261,9 @@ def _context(name: str, *keywords: str) -> Any:
     cls = getattr(requires("autogen_core.model_context", EXTRA), name, None)
     if cls is None:
         raise cannot_drive(__name__, "autogen-core", f"autogen_core.model_context has no {name}")
+    if "thought" not in getattr(requires("autogen_core.models", EXTRA).AssistantMessage, "model_fields", {"thought": None}):
+        # 0.4.0: an assistant's text beside its tool calls has nowhere to go (to_autogen keeps it as ``thought``)
+        raise cannot_drive(__name__, "autogen-core", "autogen_core.models.AssistantMessage has no 'thought' for the text beside its tool calls")
     for keyword in keywords:
         if not accepts(cls, keyword):
             raise cannot_drive(__name__, "autogen-core", f"{name} takes no {keyword!r}")

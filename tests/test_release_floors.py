@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 
@@ -86,6 +87,20 @@ def test_autogen_token_limited_without_a_model_client_is_a_contract_error(monkey
     line = _refused(autogen.token_limited, SETTINGS)
     assert line.startswith("the autogen adapter cannot drive autogen-core ") and "takes no 'model_client'" in line
     assert autogen.buffered(SETTINGS) is not None
+
+
+def test_autogen_without_an_assistant_thought_is_a_contract_error_not_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """autogen-core 0.4.0's AssistantMessage has no ``thought``: the text beside a round's tool calls has
+    nowhere to go, and the sweep showed an AttributeError as a CORE-1 finding there; it is one line."""
+    models = pytest.importorskip("autogen_core.models")
+    from compaction_suite.adapters import autogen
+
+    class AssistantMessage040:  # double: 0.4.0's message, without the field
+        model_fields: ClassVar[dict[str, None]] = {"content": None, "source": None}
+
+    monkeypatch.setattr(models, "AssistantMessage", AssistantMessage040)
+    line = _refused(autogen.buffered, SETTINGS)
+    assert line.startswith("the autogen adapter cannot drive autogen-core ") and "no 'thought'" in line
 
 
 def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: pytest.MonkeyPatch) -> None:

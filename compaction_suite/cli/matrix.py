@@ -28,9 +28,10 @@ from compaction_suite.matrix.sweep import SweepError
 @click.option("--find-links", multiple=True, metavar="DIR|URL", help="Sweep: also look for releases here (passed to the installer).")
 @click.option("--no-index", is_flag=True, help="Sweep: install from --find-links only.")
 @click.option("--share-suite", is_flag=True, help="Sweep: install only the framework release; the environment imports compaction-suite and its dependencies from this interpreter (offline).")
+@click.option("--companions", type=click.Choice(["release", "today"]), default="release", show_default=True, help="Sweep: install what each release needs beside it as the index held it a day after the release (release), or as it is now (today).")
 @click.option("--update", is_flag=True, help="Re-check the selected configurations (--only) into the matrix already in OUT: their rows and reproducers are replaced, every other row is kept.")
 @click.option("--bugs", "bugs_file", type=click.Path(dir_okay=False), help="Run the reported bugs of this list (adapters/reported_bugs.json) at their reported and fixing releases; writes bugs.md, bugs.json (--only selects bugs).")
-def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite, update, bugs_file) -> None:
+def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, jobs, timeout, versions_spec, cache_dir, find_links, no_index, share_suite, companions, update, bugs_file) -> None:
     """Check every installed framework adapter over its configurations; write a matrix.
 
     Writes OUT/matrix.json, OUT/matrix.md and OUT/reproducers/*.json (the smallest failing
@@ -50,7 +51,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
     if not todo:
         raise click.UsageError("nothing to run: no installed adapter matched and no --target given")
     if versions_spec:
-        builder = _builder(cache_dir, find_links, no_index, share_suite)
+        builder = _builder(cache_dir, find_links, no_index, share_suite, dated=companions == "release")
         try:
             data = library.sweep_versions(todo, versions_spec, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
         except SweepError as error:
@@ -79,9 +80,11 @@ def _earlier(out: Path, fast: bool, max_examples: int | None, other_mode: bool) 
         raise click.UsageError(str(error)) from error
 
 
-def _builder(cache_dir: str | None, find_links: tuple[str, ...], no_index: bool, share_suite: bool) -> library.Builder:
+def _builder(cache_dir: str | None, find_links: tuple[str, ...], no_index: bool, share_suite: bool, dated: bool = False) -> library.Builder:
+    """The environment builder; ``dated`` (a sweep's ``--companions release``) resolves each release's
+    companions as of its date, while ``--bugs`` entries pin theirs."""
     pip_args = [arg for link in find_links for arg in ("--find-links", link)] + (["--no-index"] if no_index else [])
-    return library.Builder(library.cache_dir(cache_dir), pip_args, share_suite)
+    return library.Builder(library.cache_dir(cache_dir), pip_args, share_suite, dated=dated)
 
 
 def run_bugs(path: Path, out: Path, only: tuple[str, ...], fast: bool, max_examples: int | None, timeout: float, builder: library.Builder, other_mode: bool) -> None:

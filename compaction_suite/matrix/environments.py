@@ -15,6 +15,15 @@ of replacing the suite under it (`Builder.using`; POSIX ``flock``, where the pla
 the environment import compaction-suite and its dependencies from this interpreter, after its own
 packages (a ``.pth`` line): for a machine without the package index, where the release itself comes
 from ``--find-links``.
+
+``dated=True`` (a sweep's default, ``--companions release``) resolves what is installed beside a release
+as of that release: from the index's files uploaded up to a day after the release (`released_at`,
+`GRACE`), by uv's ``--exclude-newer`` or pip's ``--uploaded-prior-to`` (pip 26.0 and newer; an older pip
+first installs one into the environment; pip reads no configuration file there, since a local index or
+folder one names, a machine's mirror, holds files pip cannot date). A release whose requirements do not
+cap a companion breaks beside today's (openai-agents 0.6.6 beside openai 2.54.0); its users ran it with
+the companions of its day. compaction-suite is installed after them, unbounded, keeping what is there
+where its own requirements allow.
 """
 
 from __future__ import annotations
@@ -29,11 +38,19 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 SUITE = "compaction-suite"
+INDEX = "https://pypi.org/simple"
+"""The index whose simple API gives a release's upload time (`released_at`)."""
+GRACE = timedelta(days=1)
+"""How long after a release its companions may have been uploaded (those released with it the same day)."""
+DATED_PIP = "pip>=26.0"
+"""The first pip with ``--uploaded-prior-to``."""
 
 
 class InstallFailed(Exception):
@@ -70,27 +87,41 @@ class Builder:
     pip_args: Sequence[str] = ()
     share_suite: bool = False
     tool: str = field(default_factory=installer)
+    dated: bool = False
+    """Resolve what a release is installed with as of that release (`as_of`)."""
     _suite: tuple[str, str] | None = None
 
     @contextlib.contextmanager
-    def using(self, requirements: Sequence[str], log: Path) -> Iterator[Path]:
+    def using(self, requirements: Sequence[str], log: Path, as_of: datetime | None = None) -> Iterator[Path]:
         """The interpreter of an environment holding ``requirements`` and this compaction-suite, built
         on first use and held by this run until the block ends (`_held`): `InstallFailed` when the
-        installer fails."""
-        home = self._home(requirements)
+        installer fails. With ``as_of``, ``requirements`` resolve from files uploaded by then."""
+        home = self._home(requirements, as_of)
         with _held(home.with_name(home.name + ".lock")):
-            yield self.environment(requirements, log)
+            yield self.environment(requirements, log, as_of)
 
-    def _home(self, requirements: Sequence[str]) -> Path:
-        key = hashlib.sha256(json.dumps([sys.version.split()[0], self.share_suite, sorted(requirements)]).encode()).hexdigest()[:12]
+    def as_of(self, distribution: str, version: str) -> datetime | None:
+        """Up to when a sweep of ``distribution`` at ``version`` resolves its companions: a day after the
+        release's upload (`released_at`, `GRACE`), or None (today) when the builder is not ``dated``, the
+        index is not used (``--no-index``) or the upload time cannot be read."""
+        if not self.dated or "--no-index" in self.pip_args:
+            return None
+        uploaded = released_at(distribution, version)
+        return uploaded + GRACE if uploaded else None
+
+    def _home(self, requirements: Sequence[str], as_of: datetime | None = None) -> Path:
+        keyed: list[object] = [sys.version.split()[0], self.share_suite, sorted(requirements)]
+        if as_of is not None:  # an undated environment keeps the key it had
+            keyed.append(f"dated, no pip configuration files, {_stamp(as_of)}")
+        key = hashlib.sha256(json.dumps(keyed).encode()).hexdigest()[:12]
         name = "-".join(r.replace("==", "-").replace("[", "").replace("]", "") for r in requirements)[:80]
         return self.root / f"{name}-{key}"
 
-    def environment(self, requirements: Sequence[str], log: Path) -> Path:
+    def environment(self, requirements: Sequence[str], log: Path, as_of: datetime | None = None) -> Path:
         """The interpreter of an environment holding ``requirements`` and compaction-suite, built on
         first use; `InstallFailed` when the installer fails. Unheld: a run that checks there takes
         it through `using`."""
-        home = self._home(requirements)
+        home = self._home(requirements, as_of)
         python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         marker = home / "compaction-suite-env.json"
         suite, digest = self.suite_requirement()
@@ -100,7 +131,12 @@ class Builder:
             if home.exists():
                 shutil.rmtree(home)
             self._create(home, log)
-            self._install(python, [*requirements, *([] if self.share_suite else [suite])], log)
+            if as_of is None:
+                self._install(python, [*requirements, *([] if self.share_suite else [suite])], log)
+            else:  # the release and its companions as of its date, then the suite beside them
+                self._install(python, requirements, log, as_of)
+                if not self.share_suite:
+                    self._install(python, [suite], log)
         elif not self.share_suite:
             self._install(python, ["--no-deps", "--force-reinstall", suite], log)
         if self.share_suite:
@@ -144,11 +180,20 @@ class Builder:
         else:  # no pip inside: this interpreter's pip installs into it (pip --python)
             _run([sys.executable, "-m", "venv", "--without-pip", str(home)], log)
 
-    def _install(self, python: Path, requirements: Sequence[str], log: Path) -> None:
+    def _install(self, python: Path, requirements: Sequence[str], log: Path, as_of: datetime | None = None) -> None:
         if self.tool == "uv":
-            command = ["uv", "pip", "install", "-q", "--python", str(python), *self.pip_args, *requirements]
+            dated = ["--exclude-newer", _stamp(as_of)] if as_of else []
+            command = ["uv", "pip", "install", "-q", "--python", str(python), *self.pip_args, *dated, *requirements]
         else:
-            command = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check", *self.pip_args, *requirements]
+            pip = [sys.executable, "-m", "pip", "--python", str(python)]
+            if as_of and not _pip_dates(sys.executable):
+                _run([*pip, "install", "-q", "--disable-pip-version-check", *self.pip_args, DATED_PIP], log, "pip")
+                pip = [str(python), "-m", "pip"]
+            dated = [f"--uploaded-prior-to={_stamp(as_of)}"] if as_of else []
+            command = [*pip, "install", "-q", "--disable-pip-version-check", *self.pip_args, *dated, *requirements]
+            if as_of:  # pip dates no file of a local index or folder: a machine's configured ones are left out
+                _run(command, log, self.tool, {**os.environ, "PIP_CONFIG_FILE": os.devnull})
+                return
         _run(command, log, self.tool)
 
     def _share(self, python: Path) -> None:
@@ -179,6 +224,48 @@ def _held(lock: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def released_at(distribution: str, version: str, index: str = INDEX) -> datetime | None:
+    """When ``distribution`` ``version`` was uploaded to the index (its first file, UTC), from the index's
+    simple API in JSON (PEP 691, with PEP 700's ``upload-time``: what the installers read), or None when
+    the index cannot be read or holds no file of it with a time."""
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, canonicalize_name, parse_sdist_filename, parse_wheel_filename
+    from packaging.version import Version
+
+    name = canonicalize_name(distribution)
+    request = urllib.request.Request(f"{index.rstrip('/')}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            files = json.load(answer).get("files") or []
+    except (OSError, ValueError):
+        return None
+    times = []
+    for f in files:
+        filename = f.get("filename", "")
+        try:
+            parsed = parse_wheel_filename(filename)[:2] if filename.endswith(".whl") else parse_sdist_filename(filename)
+        except (InvalidWheelFilename, InvalidSdistFilename):
+            continue
+        if parsed == (name, Version(version)) and f.get("upload-time"):
+            times.append(datetime.fromisoformat(f["upload-time"].replace("Z", "+00:00")))
+    return min(times) if times else None
+
+
+def _stamp(moment: datetime) -> str:
+    """``moment`` as the installers take it (RFC 3339, UTC)."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pip_dates(python: str) -> bool:
+    """Whether the pip of ``python`` has ``--uploaded-prior-to`` (26.0 and newer)."""
+    from packaging.version import InvalidVersion, Version
+
+    done = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, check=False)
+    try:
+        return done.returncode == 0 and Version(done.stdout.split()[1]) >= Version("26.0")
+    except (IndexError, InvalidVersion):
+        return False
+
+
 def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
     """The installed versions of ``distributions`` in the environment of ``python``."""
     code = (
@@ -190,9 +277,9 @@ def versions(python: Path, distributions: Sequence[str]) -> dict[str, str]:
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
 
 
-def _run(command: Sequence[str], log: Path, name: str | None = None) -> None:
+def _run(command: Sequence[str], log: Path, name: str | None = None, env: dict[str, str] | None = None) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(list(command), capture_output=True, text=True, check=False)
+    done = subprocess.run(list(command), capture_output=True, text=True, check=False, env=env)
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(command)}\n{done.stdout}{done.stderr}\n")
     if done.returncode != 0:

@@ -48,6 +48,8 @@ class Sweep:
     problems: dict[str, str] = field(default_factory=dict)
     """Per release that could not be installed, why."""
     installed: dict[str, dict[str, str]] = field(default_factory=dict)
+    as_of: dict[str, str] = field(default_factory=dict)
+    """Per release whose companions were resolved as of its date (`Builder.as_of`), that bound."""
 
 
 def parse(spec: str) -> tuple[str, list[str]]:
@@ -122,9 +124,13 @@ def run(
     sweep = Sweep(distribution, releases)
     for version in releases:
         folder = out / "releases" / slug(f"{distribution}-{version}")
+        as_of = builder.as_of(distribution, version)
+        if as_of is not None:
+            sweep.as_of[version] = as_of.strftime("%Y-%m-%d %H:%M UTC")
+            echo(f"{distribution} {version}: installed with what the index held on {sweep.as_of[version]}")
         with contextlib.ExitStack() as held:
             try:
-                python = held.enter_context(builder.using(requirements(jobs, distribution, version), folder / "install.log"))
+                python = held.enter_context(builder.using(requirements(jobs, distribution, version), folder / "install.log", as_of))
             except InstallFailed as error:
                 sweep.problems[version] = str(error)
                 echo(f"{distribution} {version}: not installed: {error}")
@@ -183,7 +189,11 @@ def table(sweep: Sweep) -> dict[str, Any]:
         out.append(entry)
     return {
         "format": FORMAT, "version": FORMAT_VERSION, "distribution": sweep.distribution,
-        "releases": [{"version": v, "installed": sweep.installed.get(v, {}), **({"not_installed": sweep.problems[v]} if v in sweep.problems else {})} for v in sweep.releases],
+        "releases": [{
+            "version": v, "installed": sweep.installed.get(v, {}),
+            **({"companions_as_of": sweep.as_of[v]} if v in sweep.as_of else {}),
+            **({"not_installed": sweep.problems[v]} if v in sweep.problems else {}),
+        } for v in sweep.releases],
         "configurations": out,
     }  # fmt: skip
 
@@ -263,12 +273,12 @@ def table_markdown(data: dict[str, Any]) -> str:
         "and ids normalised). ✗ found, ✓ not found (the configuration ran), *unsupported* the adapter refused the release "
         "(a contract error, not a finding).",
         "",
-        "| release | installed |",
-        "|---|---|",
+        "| release | installed | companions as of |",
+        "|---|---|---|",
     ]
     for r in data["releases"]:
         said = r.get("not_installed") or ", ".join(f"{k} {v}" for k, v in r["installed"].items())
-        lines.append(f"| {r['version']} | {said.replace('|', '/')} |")
+        lines.append(f"| {r['version']} | {said.replace('|', '/')} | {r.get('companions_as_of', 'today')} |")
     lines += [
         "",
         "## Releases driven",
