@@ -133,7 +133,7 @@ def test_strands_summarizing_reactive_adapter_reraises_a_failed_summary():
     _, _, seen = _strands_seen()
     request = {"system": INSTRUCTIONS, "messages": _to_anthropic(seen[-1])}
     with SummarizerServer() as endpoint:
-        compactor = summarizing(connected(Settings(), endpoint.base_url), preserve_recent_messages=2, path="reactive", context_window_limit=50)
+        compactor = summarizing(connected(Settings(), endpoint.base_url), preserve_recent_messages=2, path="reactive", context_window_limit=200)  # a window its reduction fits (at 50 none does: UnboundedRetry)
         ok = compactor.compact(request, iteration=1)
         endpoint.fault("500")
         with pytest.raises(Exception) as raised:
