@@ -148,7 +148,11 @@ def same_pair(first: Callable[[], Any], second: Callable[[], Any], same: Callabl
 def compacted_twice(suite: Suite, history: list[dict], iteration: int, **changes: Any) -> tuple[Any, Any, float]:
     """`same_pair` over two fresh compactors compacting ``history`` (CORE-8)."""
     timeout = changes.get("summarizer_timeout", suite.settings.summarizer_timeout)
-    return same_pair(lambda: run(suite, history, iteration, **changes)[1], lambda: run(suite, history, iteration, **changes)[1], oracle.same, timeout)
+
+    def once() -> Any:
+        return run(suite, history, iteration, **changes)[1]
+
+    return same_pair(once, once, oracle.same, timeout)
 
 
 def slow_note(seconds: float, timeout: float) -> str:
