@@ -9,6 +9,7 @@ controls) is read from here: no other module lists clause ids.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -78,6 +79,13 @@ def harms() -> dict[str, str]:
 def by_harm() -> dict[str, list[Clause]]:
     """The clauses of each harm class, worst class first (the matrix and the reports count by it)."""
     return {harm: [c for c in clauses().values() if c.harm == harm] for harm in HARMS}
+
+
+def unknown_ids(ids: Iterable[str]) -> str | None:
+    """The one-line usage error for ``--clause`` ids the index does not know (case-insensitive),
+    None when it knows them all (SPEC Part C: a bad input is said before any long work)."""
+    unknown = sorted({i.upper() for i in ids} - set(clauses()))
+    return f"unknown clause(s) {', '.join(unknown)}; known: {', '.join(clauses())}" if unknown else None
 
 
 def harm_of(clause_id: str) -> str | None:

@@ -22,7 +22,7 @@ from compaction_suite.inputs import InputError, output_file
 
 from . import report
 from .assertions import CURRENT, ClauseViolation
-from .clauses import clauses
+from .clauses import clauses, unknown_ids
 from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
 from .target import ENV, StartupFailed, TargetError
 
@@ -64,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.path[:0] = [str(Path(p).resolve()) for p in config.getoption("--compaction-path") or []]
     from .suite import start
 
+    _check_clause_ids(config)  # a bad --clause is said before the session starts (SPEC Part C)
     try:
         for path in config.getoption("--compaction-report") or []:
             output_file(path)  # checked before the run, never after it (SPEC Part C)
@@ -168,15 +169,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _select_clauses(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--compaction-clause``: keep only the conformance tests of the named clauses."""
-    wanted = {c.upper() for c in config.getoption("--compaction-clause") or []}
+    wanted = _wanted_clauses(config)
     if not wanted:
         return
-    unknown = sorted(wanted - set(clauses()))
-    if unknown:
-        raise pytest.UsageError(f"unknown clause(s) {', '.join(unknown)}; known: {', '.join(clauses())}")
     keep = [item for item in items if wanted & _clauses_of(item)]
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = keep
+
+
+def _wanted_clauses(config: pytest.Config) -> set[str]:
+    """The clause ids ``--compaction-clause`` names, upper-cased."""
+    return {c.upper() for c in config.getoption("--compaction-clause") or []}
+
+
+def _check_clause_ids(config: pytest.Config) -> None:
+    """``--compaction-clause`` names only clauses of the registry: a usage error otherwise."""
+    if error := unknown_ids(_wanted_clauses(config)):
+        raise pytest.UsageError(error)
 
 
 def _mark_xfails(config: pytest.Config, items: list[pytest.Item]) -> None:

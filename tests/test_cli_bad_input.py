@@ -91,6 +91,7 @@ CELLS: list[Cell] = [
     Cell("check", "directory", "check reference --report {tmp}/folder", ("folder: is a directory; name a file",)),
     Cell("check", "missing file", "check reference --report {tmp}/no/such/r.json", ("the folder {tmp}/no/such does not exist",)),
     Cell("check", "unknown option", "check reference --no-such-option", ("No such option '--no-such-option'",)),
+    Cell("check", "unknown option", "check reference --clause CORE-99", ("unknown clause(s) CORE-99",)),
     *targets("check", "check {target} --path {tmp}"),
     # reproduce: a report or a matrix reproducer, and the target it names
     *files("reproduce", "reproduce {file} CORE-3", REPORT_FILES),
@@ -110,6 +111,7 @@ CELLS: list[Cell] = [
     Cell("compact-store", "unknown option", "compact-store {tmp}/store.db --session s --no-such-option", ("No such option '--no-such-option'",)),
     # matrix: what it parses and checks before running (its --target is importable, as installed)
     Cell("matrix", "unknown option", "matrix --no-such-option", ("No such option '--no-such-option'",)),
+    Cell("matrix", "unknown option", "matrix --clause CORE-99 --out {tmp}/out", ("--clause: unknown clause(s) CORE-99",)),
     Cell("matrix", "directory", "matrix --out {tmp}/empty.json", ("empty.json",)),
     *targets("matrix", "matrix --no-adapters --target {target} --out {tmp}/out"),
     # bench: the traces, the report folder, the target

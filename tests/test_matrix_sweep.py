@@ -101,6 +101,21 @@ def test_the_version_table_shows_a_finding_appear_and_go(tmp_path: Path) -> None
     assert not list(Path.cwd().glob("compaction-suite-env.json"))  # nothing written where the user did not ask
 
 
+def test_a_release_not_installed_is_named_in_the_summary_line_and_never_exits_0(tmp_path: Path) -> None:
+    """SPEC "Version sweeps", Decision (a release not installed): 1 beside a release that ran with
+    no finding, 2 when no release could be installed, and the line names the release either way."""
+    from compaction_suite.cli.matrix import matrix
+
+    links = fake_index(tmp_path / "links")
+    common = ["--no-adapters", "--target", "fakefw:factory", "--clause", "CORE-3", "--max-examples", "3", "--cache-dir", str(tmp_path / "envs"),
+              "--find-links", str(links), "--no-index", "--share-suite"]  # fmt: skip
+    some = CliRunner().invoke(matrix, [*common, "--versions", "fakefw==1.0,9.9", "--out", str(tmp_path / "some")], catch_exceptions=False)
+    assert some.exit_code == 1 and "not installed at 9.9" in some.output, some.output  # 1.0 has no CORE-3 finding
+    none = CliRunner().invoke(matrix, [*common, "--versions", "fakefw==9.8,9.9", "--out", str(tmp_path / "none")], catch_exceptions=False)
+    lines = none.output.strip().splitlines()
+    assert none.exit_code == 2 and "no release of fakefw could be installed (9.8, 9.9" in lines[-1], none.output
+
+
 @pytest.mark.parametrize(
     "spec",
     ["semantic-kernel", "semantic-kernel>=1.0", "==1.0", "semantic-kernel==1.x,,"],

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from compaction_suite import matrix as library
+from compaction_suite.conformance.clauses import unknown_ids
 from compaction_suite.conformance.target import probe
 from compaction_suite.matrix import verdicts
 from compaction_suite.matrix.sweep import SweepError
@@ -42,6 +43,8 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
     still found at its fixing release), 2 on a bad input or when nothing could be run.
     """
     out = Path(out_dir)
+    if unknown := unknown_ids(clause_ids):
+        raise click.UsageError(f"--clause: {unknown}")
     earlier = _earlier(out, fast, max_examples, bool(versions_spec or bugs_file)) if update else None
     if bugs_file:
         run_bugs(Path(bugs_file), out, tuple(only), fast, max_examples, timeout, _builder(cache_dir, find_links, no_index, share_suite), bool(versions_spec or targets or clause_ids))
@@ -56,9 +59,7 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
             data = library.sweep_versions(todo, versions_spec, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clause_ids, echo=lambda s: click.echo(s, err=True))
         except SweepError as error:
             raise click.UsageError(str(error)) from error
-        changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
-        click.echo(f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases; written to {out}/versions.md and {out}/versions.json")
-        sys.exit(1 if any(row["present"] and not row["documented"] for c in data["configurations"] for row in c["rows"]) else 0)
+        sys.exit(_sweep_summary(data, out))
     data = library.check_all(todo, frameworks, out, fast=fast, max_examples=max_examples, timeout=timeout, jobs=jobs, clauses=clause_ids, echo=lambda s: click.echo(s, err=True), update=earlier)
     counted = [r for r in data["runs"] if r.get("native", True)]
     hit = sum(bool(verdicts.findings(r)) for r in counted)
@@ -68,6 +69,23 @@ def matrix(out_dir, fast, max_examples, only, targets, adapters, clause_ids, job
         f" ({documented} documented findings counted apart); {data['seconds']:.0f}s; written to {out}/matrix.md and {out}/matrix.json"
     )
     sys.exit(1 if hit else 0)
+
+
+def _sweep_summary(data: dict, out: Path) -> int:
+    """Say the sweep in one line and return its exit status (SPEC Part C, "The command contract";
+    "Version sweeps" Decision): 2 when no release could be installed (nothing ran), 1 when a
+    release could not be installed or a finding is present at some release, else 0. A release
+    not installed is named in the line, never left to the table alone."""
+    missing = [r["version"] for r in data["releases"] if r.get("not_installed")]
+    changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
+    line = f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases"
+    if missing:
+        line += f"; not installed at {', '.join(missing)} (see {out}/releases/*/install.log)"
+    if len(missing) == len(data["releases"]):
+        raise click.UsageError(f"--versions: no release of {data['distribution']} could be installed ({', '.join(missing)}; see {out}/releases/*/install.log)")
+    click.echo(f"{line}; written to {out}/versions.md and {out}/versions.json")
+    found = any(row["present"] and not row["documented"] for c in data["configurations"] for row in c["rows"])
+    return 1 if found or missing else 0
 
 
 def _earlier(out: Path, fast: bool, max_examples: int | None, other_mode: bool) -> dict:
@@ -103,7 +121,8 @@ def run_bugs(path: Path, out: Path, only: tuple[str, ...], fast: bool, max_examp
     data = bugs.run(listed, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, echo=lambda s: click.echo(s, err=True))
     r = data["recall"]
     click.echo(
-        f"{r['caught']} of {r['attempted']} reported bugs caught at their reported release ({r['recall']}); "
+        f"{r['caught']} of {r['attempted']} reported bugs caught at their reported release ({r['recall']}"
+        f"{f'; {unrun} did not run there: not installed, refused or failed, see {out}/bugs.md' if (unrun := r['attempted'] - r['ran']) else ''}); "
         f"{r['lost_at_fix']} of {r['judged_at_fix']} lost at the fixing release ({r['lost_share']}); written to {out}/bugs.md and {out}/bugs.json"
     )
     sys.exit(1 if bugs.problems(data) else 0)
