@@ -38,9 +38,14 @@ arrived in 0.6.9; at 0.6.6-0.6.8 the session compacts only by ``previous_respons
 ``responses_compaction`` (``input`` mode) is a contract error there (`CannotDrive`) and ``runner`` drives
 that mode through the SDK's ``Runner`` against the double's stored response chains."""
 
-SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"tool_output_trimmer": {"openai-agents": ">=0.9,<0.25"}}
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
+    "tool_output_trimmer": {"openai-agents": ">=0.9,<0.25"},
+    "handoff_history": {"openai-agents": ">=0.6.0,<0.25"},
+}
 """``agents.extensions.ToolOutputTrimmer`` arrived in 0.9.0 (openai/openai-agents-python#2468; 0.9.0's wheel
-holds it, with the ``CallModelData`` it is called with)."""
+holds it, with the ``CallModelData`` it is called with). The handoff's nesting (``RunConfig.nest_handoff_history``)
+arrived in 0.6.0 (openai/openai-agents-python#1996, on by default until 0.7.0); ``handoff_history`` needs no
+compaction session, so it reaches back to there."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -62,7 +67,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
-    "handoff_history": {"store": True, "hosted_tools": False},
+    "handoff_history": {"store": True, "hosted_tools": False, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
@@ -70,6 +75,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 candidates through; for ``runner`` the run's ``RunConfig(session_settings=SessionSettings(limit=...))``
 (0.8.0 on), the documented setting by which the ``Runner`` reads only the newest items of the session
 into the model's input (what it sends the model is judged by the double as the API judges it).
+``returned``: for ``handoff_history`` what ``compact`` returns, ``next_agent`` (the input the next agent's model
+receives) or ``next_turn`` (the run's history as the SDK hands it back for the user's next turn, `next_turn_input`).
 ``input_turns``: for ``runner`` a ``RunConfig(call_model_input_filter=...)`` keeping the model's input from its
 ``input_turns``-th newest user message on (`newest_turns`), the use the SDK documents for the filter ("edit
 the input sent to the model e.g. to stay within a token limit", ``RunConfig.call_model_input_filter``)."""
@@ -107,7 +114,9 @@ WHY = {
         "(its reasoning item first where the history holds reasoning); the output is the input the next agent's model receives, "
         "the transcript nested into one assistant summary message by the SDK (no summarizer model, no trigger: every handoff nests); "
         "hosted_tools: the first agent's handoff step also holds the calls its server-run tools made in the same response "
-        "(a remote MCP call, a code interpreter call, an image generation call), which the SDK records without running user code"
+        "(a remote MCP call, a code interpreter call, an image generation call), which the SDK records without running user code; "
+        "returned=next_turn: the output is the run's history for the user's next turn (RunResult.to_input_list, the SDK's "
+        "documented continuation: mode='normalized' from 0.12.2) after the second agent answered"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -123,6 +132,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "input_turns": 1}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
+    ("handoff_history", {"returned": "next_turn"}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
@@ -502,9 +512,12 @@ def handoff_history(settings: Any, **given: Any) -> Any:
     model that reasons answers (its reasoning item first where the history holds reasoning items), and
     the SDK's handoff rewrites the transcript for the second agent (the earlier items summarized into
     one ``<CONVERSATION HISTORY>`` message, the rest forwarded). ``compact(items)`` returns the input
-    the second agent's model receives; a request the double refuses as the API does ends the run as it
-    ends the user's."""
+    the second agent's model receives (``returned="next_turn"``: the run's history for the user's next
+    turn, `next_turn_input`, once the second agent answered); a request the double refuses as the API
+    does ends the run as it ends the user's."""
     o = options(DEFAULTS["handoff_history"], given)
+    if o["returned"] not in ("next_agent", "next_turn"):
+        raise ValueError(f"returned must be 'next_agent' or 'next_turn', not {o['returned']!r}")
     agents = requires("agents", EXTRA)
     models = requires("agents.models.openai_responses", EXTRA)
     openai = requires("openai", EXTRA)
@@ -532,13 +545,26 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         step.append({"type": "function_call", "id": f"fc_handoff_{n}", "call_id": f"call_handoff_{n}", "name": handoff.tool_name, "arguments": "{}", "status": "completed"})
         first = agents.Agent(name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
         try:
-            await agents.Runner.run(first, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=3)
+            result = await agents.Runner.run(first, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=3)
         finally:
             await client.close()
+        if o["returned"] == "next_turn":
+            return next_turn_input(result)
         return received[-1] if received else list(items)
 
     capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
     return make("openai_agents.Runner(nest_handoff_history)", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def next_turn_input(result: Any) -> list[dict[str, Any]]:
+    """The history a run hands back for the user's next turn, as the SDK documents continuing a conversation
+    by hand ("new_input = result.to_input_list() + [...]", docs/running_agents.md): ``to_input_list()``, or from
+    0.12.2 ``to_input_list(mode="normalized")``, "the canonical local input for the next Runner.run(...,
+    input=...) call after handoff filtering or nested handoff history rewrites" (docs/results.md; PR #2667,
+    openai/openai-agents-python#2258). Items as plain dicts."""
+    normalized = "mode" in inspect.signature(result.to_input_list).parameters
+    made = result.to_input_list(mode="normalized") if normalized else result.to_input_list()
+    return [i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in made]
 
 
 HOSTED_STEP_KINDS = ("mcp_call", "code_interpreter_call", "image_generation_call")

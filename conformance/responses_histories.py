@@ -80,10 +80,14 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
         starts_output = item.get("role") == "assistant" or (kind(item) == "function_call" and previous not in ANSWERED_BY)
         if starts_output and previous != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
             reasons += 1
-            decorated.append({"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT) + f"{reasons:04d}"})
+            decorated.append(_reasoning_item(draw, n, reasons))
         is_summary = item.get("role") == "user" and isinstance(item.get("content"), str) and item["content"].startswith("[Context Summary]")
         if rebuilt:
-            decorated += _rebuilt(draw, item, items, hosted)
+            made = _rebuilt(draw, item, items, hosted)
+            if made and kind(made[0]) in HOSTED_KINDS and kind(decorated[-1]) != "reasoning" and (reasoning or (reasoning is None and draw(st.booleans()))):
+                reasons += 1  # the model is sampled again after each hosted call the server ran: it reasons before the next
+                decorated.append(_reasoning_item(draw, n, reasons))
+            decorated += made
             continue
         if is_summary and (compaction or (compaction is None and draw(st.booleans()))):
             compacted += 1
@@ -92,6 +96,11 @@ def _decorated(draw: st.DrawFn, chat: list[dict[str, Any]], reasoning: bool | No
             continue
         decorated.append(_as_sent(draw, item, n, custom))
     return decorated
+
+
+def _reasoning_item(draw: st.DrawFn, n: int, reasons: int) -> Item:
+    """The ``reasons``-th reasoning item of a history, before the output drawn from its ``n``-th chat item."""
+    return {"type": "reasoning", "id": f"rs_{reasons:04d}", "summary": [{"type": "summary_text", "text": f"Step {n}: decide what to do next."}], "encrypted_content": draw(_OPAQUE_TEXT) + f"{reasons:04d}"}
 
 
 _CUSTOM_TOOL_CALLS = [True]

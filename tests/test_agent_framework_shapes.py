@@ -74,6 +74,24 @@ def test_rebuilt_histories_hold_hosted_calls_beside_reasoning(data):
     assert "compaction" not in kinds and "custom_tool_call" not in kinds
     assert not any("id" in i for i in items if responses.kind(i) in ("message", "function_call", "shell_call"))
     assert all(i["id"] for i in items if responses.kind(i) in ("mcp_call", "code_interpreter_call", "image_generation_call"))
+    hosted = [n for n, i in enumerate(items) if responses.kind(i) in responses_histories.HOSTED_KINDS]
+    assert all(responses.kind(items[n - 1]) == "reasoning" for n in hosted)  # a reasoning model reasons before each one
+
+
+def test_a_hosted_call_in_a_parallel_round_follows_its_own_reasoning(rebuilt):
+    """The server runs a hosted call and samples the model again, so a reasoning model reasons before
+    every hosted call, the second of a round too (agent-framework#6907's shape: RESP-3)."""
+    seen: list[int] = []
+
+    @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
+    @given(items=responses_histories.histories(min_rounds=4, max_rounds=10, reasoning=True))
+    def draw(items):
+        kinds = [responses.kind(i) for i in items]
+        seen.extend(n for n in range(2, len(kinds)) if kinds[n] in responses_histories.HOSTED_KINDS and kinds[n - 2] == "function_call")
+        assert all(kinds[n - 1] == "reasoning" for n in range(len(kinds)) if kinds[n] in responses_histories.HOSTED_KINDS)
+
+    draw()
+    assert seen, "no hosted call drawn after another call of its round"
 
 
 def test_rebuilt_histories_draw_every_hosted_kind(rebuilt):

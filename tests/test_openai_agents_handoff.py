@@ -104,3 +104,38 @@ def test_a_handoff_step_with_hosted_calls_forwards_them_as_the_sdks_loop_does():
         assert [i.get("type") for i in nested if i.get("type") in HOSTED_STEP_KINDS] == list(HOSTED_STEP_KINDS)
         assert not responses_format.invalid(nested)
     assert judges.restated_calls(responses_format.FORMAT, REASONED, returned) is None
+
+
+def test_the_next_turn_history_is_what_the_sdk_hands_back():
+    """``returned="next_turn"``: the run's history for the user's next turn, the SDK's documented continuation
+    (``to_input_list(mode="normalized")`` where the release has it, openai/openai-agents-python#2258): the second
+    agent's answer last, and at this release no call both restated in the nested summary and sent (CORE-50)."""
+    from compaction_suite.adapters.openai_agents import handoff_history
+    from compaction_suite.conformance import judges
+
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), returned="next_turn").compact(REASONED, iteration=1))
+    assert returned[0]["role"] == "assistant" and "<CONVERSATION HISTORY>" in returned[0]["content"]
+    assert returned[-1]["role"] == "assistant" and returned[-1]["content"][0]["text"] == "Taking over."
+    assert not responses_format.invalid(returned)
+    assert judges.restated_calls(responses_format.FORMAT, REASONED, returned) is None
+
+
+def test_a_release_without_the_normalized_mode_hands_back_to_input_list():
+    """Before 0.12.2 ``to_input_list`` takes no mode: the history is what it returns, items as dicts."""
+    from compaction_suite.adapters.openai_agents import next_turn_input
+
+    class Old:
+        def to_input_list(self) -> list[Any]:
+            return [{"role": "user", "content": "hi"}]
+
+    class New:
+        def to_input_list(self, mode: str = "preserve_all") -> list[Any]:
+            return [{"role": "user", "content": mode}]
+
+    assert next_turn_input(Old()) == [{"role": "user", "content": "hi"}]
+    assert next_turn_input(New()) == [{"role": "user", "content": "normalized"}]
+    with pytest.raises(ValueError, match="returned must be"):
+        from compaction_suite.adapters.openai_agents import handoff_history
+
+        handoff_history(Settings(), returned="both")
