@@ -1,0 +1,166 @@
+"""pydantic-ai's ``Agent`` loop replaying a history's last user turn, and the tool-search rounds pydantic-ai
+records for deferred tools (``adapters/README.md``, Pydantic AI: "The Agent loop" and "Tool search").
+
+`replay` runs the turn as one ``Agent.run``: its prompt the ``user_prompt``, everything before it the
+``message_history`` (the leading system prompts the agent's ``system_prompt`` when nothing before the turn
+was said), the model a ``FunctionModel`` answering each request with the turn's next assistant message, the
+tools answering each call with the history's result for it. What edits the history (a history processor, a
+harness compaction capability) is the caller's: ``agent_of`` builds the ``Agent`` around the model and tools.
+
+**Tool search** (`with_searches`): a tool the model called before the turn and not in it is a deferred tool
+(``defer_loading=True``), found by the local ``search_tools`` before its first call; pydantic-ai records that
+round as a ``ToolSearchCallPart`` in a response and a ``ToolSearchReturnPart`` (content
+``{'discovered_tools': [{'name': ...}]}``) in the next request, and re-reads every such return on each request
+(``parse_discovered_tools``) to know which deferred tools it shows the model. The chat history has no such
+round, so the rounds drawn here are left out of what is handed back (`searched`, by call id, so a part a
+capability rebuilt from one is left out too). Standard library at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._common import CannotDrive, Message, Notes, call_names, requires, text_of_parts, tool_text
+
+SEARCH_ID = "compaction-suite-search-"
+"""The call id prefix of a drawn tool-search round (`searched`)."""
+
+
+def searched(part: Any) -> bool:
+    """Whether ``part`` belongs to a drawn tool-search round (or was rebuilt from one)."""
+    return str(getattr(part, "tool_call_id", "")).startswith(SEARCH_ID)
+
+
+def deferred_names(before: list[Message], turn: list[Message]) -> list[str]:
+    """The tools called before the turn and not in it, in the order of their first call: deferred tools the
+    model found by search (the turn's own tools stay loaded, so its scripted calls meet no hidden tool)."""
+    in_turn = set(call_names(turn).values())
+    return [n for n in dict.fromkeys(call_names(before).values()) if n not in in_turn]
+
+
+def with_searches(pm: Any, messages: list[Any], deferred: set[str]) -> list[Any]:
+    """``messages`` with the search round pydantic-ai records before the first response calling each
+    deferred tool (one round for the tools a response first calls)."""
+    if not hasattr(pm, "ToolSearchReturnPart"):
+        raise CannotDrive("pydantic_ai (tool_search)", "pydantic-ai-slim", "ToolSearchReturnPart (local tool search) is missing")
+    out: list[Any] = []
+    found: set[str] = set()
+    for message in messages:
+        if isinstance(message, pm.ModelResponse):
+            names = [p.tool_name for p in message.parts if isinstance(p, pm.ToolCallPart) and p.tool_name in deferred - found]
+            names = list(dict.fromkeys(names))
+            if names:
+                found.update(names)
+                call_id = f"{SEARCH_ID}{len(out)}"
+                out.append(pm.ModelResponse(parts=[pm.ToolSearchCallPart(args={"queries": names}, tool_call_id=call_id)]))
+                content = {"discovered_tools": [{"name": n} for n in names]}
+                out.append(pm.ModelRequest(parts=[pm.ToolSearchReturnPart(content=content, tool_call_id=call_id)]))
+        out.append(message)
+    return out
+
+
+def last_turn(messages: list[Message], *, pending: bool = False) -> int | None:
+    """The index of the last user message, when the history after it is one run of pydantic-ai's loop:
+    assistant messages and tool results ending in an assistant answer without calls (a finished run), or,
+    with ``pending``, also ending in that user message or in the results of the last calls (the run about
+    to ask its model again: where a capability compacts)."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users or not messages:
+        return None
+    if any(m.get("role") not in ("assistant", "tool") for m in messages[users[-1] + 1 :]):
+        return None
+    last = messages[-1]
+    if last.get("role") == "assistant" and not last.get("tool_calls"):
+        return users[-1]
+    return users[-1] if pending and last.get("role") in ("user", "tool") else None
+
+
+def script(pm: Any, turn: list[Message]) -> list[Any]:
+    """The model's responses of the run: each assistant message of ``turn`` as a ``ModelResponse``."""
+    responses = []
+    for m in turn:
+        if m.get("role") != "assistant":
+            continue
+        parts: list[Any] = []
+        text = text_of_parts(m.get("content")) if isinstance(m.get("content"), list) else m.get("content") or ""
+        if text:
+            parts.append(pm.TextPart(content=text))
+        for call in m.get("tool_calls") or []:
+            function = call.get("function") or {}
+            parts.append(pm.ToolCallPart(tool_name=function.get("name", ""), args=function.get("arguments"), tool_call_id=str(call.get("id"))))
+        responses.append(pm.ModelResponse(parts=parts))
+    return responses
+
+
+@dataclass
+class Replayed:
+    """One replayed turn: the ``message_history`` it was given (with its notes), every request the model was
+    sent, and the run's result (None for a pending run, ended at the request after the history's end)."""
+
+    history: list[Any]
+    notes: Notes
+    sent: list[list[Any]]
+    result: Any
+
+
+class Asked(Exception):
+    """Raised by the scripted model when the run asks it past the history's end: the request is read, the run ends."""
+
+
+AgentOf = Callable[[Any, list[Any], "str | None"], Any]
+"""``(model, tools, system_prompt) -> Agent``: the agent around the scripted model and replayed tools."""
+
+
+async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: bool = False, pending: bool = False) -> Replayed | None:
+    """The history's last turn run through pydantic-ai's ``Agent`` (module docstring), or None when the
+    history does not end in a run of its loop (`last_turn`). With ``pending``, a history ending in a request
+    (a user message, or the results of the last calls) is run up to the model request after it, read and
+    ended there (`Asked`). With ``tool_search``, the tools called only before the turn are deferred and the
+    history holds the search rounds that found them (`with_searches`)."""
+    from .pydantic_ai import EXTRA, _user_content, to_pydantic_ai
+
+    pm = requires("pydantic_ai.messages", EXTRA)
+    pydantic_ai = requires("pydantic_ai", EXTRA)
+    function = requires("pydantic_ai.models.function", EXTRA)
+    start = last_turn(messages, pending=pending)
+    if start is None:
+        return None
+    before, turn = messages[:start], messages[start:]
+    said_before = any(m.get("role") not in ("system", "developer") for m in before)
+    history, notes = to_pydantic_ai(before) if said_before else ([], Notes())
+    deferred = deferred_names(before, turn) if tool_search else []
+    if deferred:
+        history = with_searches(pm, history, set(deferred))
+    system = None if said_before else "\n\n".join(str(text_of_parts(m.get("content"))) for m in before) or None
+    answers = script(pm, turn)
+    sent: list[list[Any]] = []
+
+    def answer(request: list[Any], info: Any) -> Any:
+        sent.append(list(request))
+        if len(sent) > len(answers):
+            if pending:
+                raise Asked()
+            raise RuntimeError("the run asked the model more often than the history's turn answered")
+        return answers[len(sent) - 1]
+
+    results = {str(m.get("tool_call_id")): tool_text(m.get("content")) for m in turn if m.get("role") == "tool"}
+
+    async def tool(ctx: Any, **_arguments: Any) -> Any:
+        return results.get(str(ctx.tool_call_id), "")
+
+    schema = {"type": "object", "properties": {}, "additionalProperties": True}
+    tools = []
+    for name in [*dict.fromkeys(call_names(turn).values()), *deferred]:
+        made = pydantic_ai.Tool.from_schema(tool, name=name, description=f"{name} (replayed)", json_schema=schema, takes_ctx=True)
+        if name in deferred:
+            made.defer_loading = True  # hidden until a search finds it (the history's drawn rounds)
+        tools.append(made)
+    agent = agent_of(function.FunctionModel(answer), tools, system)
+    try:
+        result = await agent.run(_user_content(pm, turn[0].get("content")), message_history=history or None)
+    except Asked:
+        return Replayed(history=history, notes=notes, sent=sent, result=None)
+    finished = messages[-1].get("role") == "assistant"
+    return Replayed(history=history, notes=notes, sent=sent, result=result) if finished else None  # ended before the history did
