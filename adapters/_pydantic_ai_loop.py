@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._common import CannotDrive, Message, Notes, call_names, requires, text_of_parts, tool_text
+from ._common import CannotDrive, Message, Note, Notes, call_names, deep, requires, text_of_parts, tool_text
 
 SEARCH_ID = "compaction-suite-search-"
 """The call id prefix of a drawn tool-search round (`searched`)."""
@@ -94,6 +94,43 @@ def script(pm: Any, turn: list[Message]) -> list[Any]:
     return responses
 
 
+def _said(pm: Any, message: Any) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    """A response's text and calls (id, name, arguments), as `script` made them from an assistant message."""
+    text = "".join(p.content for p in message.parts if isinstance(p, pm.TextPart))
+    calls = tuple((p.tool_call_id, p.tool_name, str(p.args)) for p in message.parts if type(p) is pm.ToolCallPart)
+    return text, calls
+
+
+def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes) -> None:
+    """Note the run's own messages that still say what the turn's messages said (the scripted responses, the
+    tools' returns, the prompt) with those originals, so they go back as they came (`Notes`); what a
+    capability rebuilt or wrote stays unnoted and is rendered by pydantic-ai's chat mapping."""
+    from .pydantic_ai import _user_content
+
+    answers = {}
+    for m in turn:
+        if m.get("role") == "assistant":
+            text = text_of_parts(m.get("content")) if isinstance(m.get("content"), list) else m.get("content") or ""
+            calls = tuple((str(c.get("id")), str((c.get("function") or {}).get("name", "")), str((c.get("function") or {}).get("arguments"))) for c in m.get("tool_calls") or [])
+            answers[(text, calls)] = m
+    results = {str(m.get("tool_call_id")): m for m in turn if m.get("role") == "tool"}
+    prompt = _user_content(pm, turn[0].get("content"))
+    for message in (m for messages in seen for m in messages):
+        if isinstance(message, pm.ModelResponse):
+            original = answers.get(_said(pm, message))
+            if notes.get(id(message)) is None and original is not None:
+                notes.put(id(message), Note(original=deep(original), extra={"parts": list(message.parts)}), keep=message)
+            continue
+        for part in message.parts:
+            if notes.get(id(part)) is not None:
+                continue
+            result = results.get(str(getattr(part, "tool_call_id", "")))
+            if type(part) is pm.ToolReturnPart and result is not None and part.content == tool_text(result.get("content")):
+                notes.put(id(part), Note(original=deep(result)), keep=part)
+            elif type(part) is pm.UserPromptPart and part.content == prompt:
+                notes.put(id(part), Note(original=deep(turn[0])), keep=part)
+
+
 @dataclass
 class Replayed:
     """One replayed turn: the ``message_history`` it was given (with its notes), every request the model was
@@ -109,8 +146,9 @@ class Asked(Exception):
     """Raised by the scripted model when the run asks it past the history's end: the request is read, the run ends."""
 
 
-AgentOf = Callable[[Any, list[Any], "str | None"], Any]
-"""``(model, tools, system_prompt) -> Agent``: the agent around the scripted model and replayed tools."""
+AgentOf = Callable[[Any, list[Any], "list[str] | None"], Any]
+"""``(model, tools, system_prompts) -> Agent``: the agent around the scripted model and replayed tools, with the
+history's system prompts as its own when nothing else came before the turn (one ``SystemPromptPart`` each)."""
 
 
 async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: bool = False, pending: bool = False) -> Replayed | None:
@@ -133,7 +171,7 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
     deferred = deferred_names(before, turn) if tool_search else []
     if deferred:
         history = with_searches(pm, history, set(deferred))
-    system = None if said_before else "\n\n".join(str(text_of_parts(m.get("content"))) for m in before) or None
+    system = None if said_before else [str(text_of_parts(m.get("content"))) for m in before]
     answers = script(pm, turn)
     sent: list[list[Any]] = []
 
@@ -161,6 +199,9 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
     try:
         result = await agent.run(_user_content(pm, turn[0].get("content")), message_history=history or None)
     except Asked:
+        note_turn(pm, sent, turn, notes)
         return Replayed(history=history, notes=notes, sent=sent, result=None)
-    finished = messages[-1].get("role") == "assistant"
-    return Replayed(history=history, notes=notes, sent=sent, result=result) if finished else None  # ended before the history did
+    if messages[-1].get("role") != "assistant":
+        return None  # the run ended before the history did: not a run of pydantic-ai's loop
+    note_turn(pm, [*sent, list(result.all_messages())], turn, notes)
+    return Replayed(history=history, notes=notes, sent=sent, result=result)

@@ -35,7 +35,7 @@ def keep_recent(pm: Any, max_messages: int, keep: int) -> Any:
     return process
 
 
-def agent_with(pydantic_ai: Any, model: Any, processor: Any, tools: list[Any], system: str | None) -> Any:
+def agent_with(pydantic_ai: Any, model: Any, processor: Any, tools: list[Any], system: list[str] | None) -> Any:
     """An ``Agent`` with the processor: ``history_processors=`` where the release takes it, else the
     ``ProcessHistory`` capability that replaced it."""
     accepted = inspect.signature(pydantic_ai.Agent).parameters

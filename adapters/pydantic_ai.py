@@ -374,7 +374,7 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
     async def in_agent(messages: list[Message]) -> list[Message]:
         pydantic_ai = requires("pydantic_ai", EXTRA)
 
-        def agent_of(function_model: Any, replayed: list[Any], system: str | None) -> Any:
+        def agent_of(function_model: Any, replayed: list[Any], system: list[str] | None) -> Any:
             return pydantic_ai.Agent(function_model, capabilities=[capability_of(model)], tools=replayed, system_prompt=system or ())
 
         run = await loop.replay(messages, agent_of, tool_search=bool(o["tool_search"]), pending=True)
@@ -608,7 +608,7 @@ def history_processor(settings: Any, **given: Any) -> Any:
     report: list[dict[str, Any]] = []
     processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
 
-    def agent_of(function_model: Any, tools: list[Any], system: str | None) -> Any:
+    def agent_of(function_model: Any, tools: list[Any], system: list[str] | None) -> Any:
         return processing.agent_with(pydantic_ai, function_model, processor, tools, system)
 
     async def run(messages: list[Message]) -> list[Message]:

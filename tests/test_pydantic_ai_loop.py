@@ -99,3 +99,16 @@ def test_a_history_ending_in_results_is_compacted_at_the_request_after_them() ->
     assert out[-1]["content"] == messages[-1]["content"] and out[-3]["content"] != messages[-3]["content"]
     opening = messages[:-4]  # ends in the turn's user message: compacted before the turn's first request
     assert [m["role"] for m in asyncio.run(target.compact(opening, iteration=1))] == [m["role"] for m in opening]
+
+
+@pytest.mark.parametrize("end", [None, -1, -5])
+def test_a_history_the_capability_leaves_alone_comes_back_as_it_was(end: int | None) -> None:
+    """Below the trigger the run's own messages (the prompt, the scripted answers, the tools' returns) go back
+    as the turn's messages, and two leading system prompts stay two."""
+    from compaction_suite.adapters import pydantic_ai
+
+    messages = [{"role": "system", "content": "Be brief."}, *history()[:end]]
+    target = pydantic_ai.clear_tool_results(settings(), max_tokens=100_000, keep_pairs=1, in_agent=True, tool_search=True)
+    assert asyncio.run(target.compact(messages, iteration=1)) == messages
+    first = [*messages[:3], reply("Hi.")]  # the turn is the first: the system prompts are the agent's own
+    assert asyncio.run(target.compact(first, iteration=1)) == first
