@@ -18,6 +18,7 @@ capability rebuilt from one is left out too). Standard library at import time.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +49,7 @@ def with_searches(pm: Any, messages: list[Any], deferred: set[str]) -> list[Any]
     out: list[Any] = []
     found: set[str] = set()
     for message in messages:
-        if isinstance(message, pm.ModelResponse):
+        if isinstance(message, pm.ModelResponse) and out and isinstance(out[-1], pm.ModelRequest):  # a run's response, not a second in a row
             names = [p.tool_name for p in message.parts if isinstance(p, pm.ToolCallPart) and p.tool_name in deferred - found]
             names = list(dict.fromkeys(names))
             if names:
@@ -101,7 +102,28 @@ def _said(pm: Any, message: Any) -> tuple[str, tuple[tuple[str, str, str], ...]]
     return text, calls
 
 
-def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes) -> None:
+def recorded(messages: list[Message]) -> bool:
+    """Whether pydantic-ai's loop records a history like this one: no answer followed by another model message
+    (a response without calls ends a run, and pydantic-ai merges two responses in a row), every call id once
+    (its tool manager runs calls by id), and the results in the order of their calls."""
+    ids = [str(c.get("id")) for m in messages for c in m.get("tool_calls") or []]
+    said = [m.get("role") == "assistant" for m in messages]
+    answered = [str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"]
+    in_order = answered == [i for i in ids if i in set(answered)]  # a round's results in its calls' order, as pydantic-ai records them
+    return len(ids) == len(set(ids)) and in_order and not any(a and b for a, b in itertools.pairwise(said))
+
+
+def _arguments(call: dict[str, Any]) -> Any:
+    import json
+
+    arguments = (call.get("function") or {}).get("arguments")
+    try:
+        return json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return None
+
+
+def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes, before: list[Message]) -> None:
     """Note the run's own messages that still say what the turn's messages said (the scripted responses, the
     tools' returns, the prompt) with those originals, so they go back as they came (`Notes`); what a
     capability rebuilt or wrote stays unnoted and is rendered by pydantic-ai's chat mapping."""
@@ -115,6 +137,7 @@ def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes)
             answers[(text, calls)] = m
     results = {str(m.get("tool_call_id")): m for m in turn if m.get("role") == "tool"}
     prompt = _user_content(pm, turn[0].get("content"))
+    systems = {str(text_of_parts(m.get("content"))): m for m in before if m.get("role") in ("system", "developer")}
     for message in (m for messages in seen for m in messages):
         if isinstance(message, pm.ModelResponse):
             original = answers.get(_said(pm, message))
@@ -129,6 +152,8 @@ def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes)
                 notes.put(id(part), Note(original=deep(result)), keep=part)
             elif type(part) is pm.UserPromptPart and part.content == prompt:
                 notes.put(id(part), Note(original=deep(turn[0])), keep=part)
+            elif type(part) is pm.SystemPromptPart and part.content in systems:  # the agent's own, from the history's
+                notes.put(id(part), Note(original=deep(systems[part.content])), keep=part)
 
 
 @dataclass
@@ -140,6 +165,9 @@ class Replayed:
     notes: Notes
     sent: list[list[Any]]
     result: Any
+    kept: list[Any]
+    """The history the run holds at its end (``capture_run_messages``): for a pending run, what the capability
+    left of it at the request after the history's end, before pydantic-ai merges it for the model."""
 
 
 class Asked(Exception):
@@ -163,7 +191,7 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
     pydantic_ai = requires("pydantic_ai", EXTRA)
     function = requires("pydantic_ai.models.function", EXTRA)
     start = last_turn(messages, pending=pending)
-    if start is None:
+    if start is None or (pending and not recorded(messages)):  # history_processor (STORE-22) judges the bookkeeping alone
         return None
     before, turn = messages[:start], messages[start:]
     said_before = any(m.get("role") not in ("system", "developer") for m in before)
@@ -172,6 +200,8 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
     if deferred:
         history = with_searches(pm, history, set(deferred))
     system = None if said_before else [str(text_of_parts(m.get("content"))) for m in before]
+    if not all(isinstance(_arguments(c), dict) for m in turn for c in m.get("tool_calls") or []):
+        return None  # a call whose arguments are no JSON object: pydantic-ai would have retried it, not run it
     answers = script(pm, turn)
     sent: list[list[Any]] = []
 
@@ -196,12 +226,13 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
             made.defer_loading = True  # hidden until a search finds it (the history's drawn rounds)
         tools.append(made)
     agent = agent_of(function.FunctionModel(answer), tools, system)
-    try:
-        result = await agent.run(_user_content(pm, turn[0].get("content")), message_history=history or None)
-    except Asked:
-        note_turn(pm, sent, turn, notes)
-        return Replayed(history=history, notes=notes, sent=sent, result=None)
+    with pydantic_ai.capture_run_messages() as captured:
+        try:
+            result = await agent.run(_user_content(pm, turn[0].get("content")), message_history=history or None)
+        except Asked:
+            note_turn(pm, [list(captured)], turn, notes, before)
+            return Replayed(history=history, notes=notes, sent=sent, result=None, kept=list(captured))
     if messages[-1].get("role") != "assistant":
         return None  # the run ended before the history did: not a run of pydantic-ai's loop
-    note_turn(pm, [*sent, list(result.all_messages())], turn, notes)
-    return Replayed(history=history, notes=notes, sent=sent, result=result)
+    note_turn(pm, [*sent, list(result.all_messages())], turn, notes, before)
+    return Replayed(history=history, notes=notes, sent=sent, result=result, kept=list(result.all_messages()))

@@ -382,11 +382,13 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
             return messages  # no run of pydantic-ai's loop ends this history
         # A history ending in a request: what the model is sent next. One ending in an answer: the history
         # after the run (what the capability left at the last request, and the answer).
-        return await _back(run.sent[-1] if run.result is None else list(run.result.all_messages()), run.notes, model)
+        return await _back(run.kept, run.notes, model)
 
     if o["in_agent"] and o["tool_results"] != "grouped":
         raise ValueError("in_agent replays the turn as pydantic-ai records it: tool_results must be 'grouped'")
-    return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=capabilities("leading", _trigger(o)), is_async=True)
+    # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
+    trigger = None if o["in_agent"] else _trigger(o)
+    return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=capabilities("leading", trigger), is_async=True)
 
 
 def _trigger(o: dict[str, Any]) -> dict[str, int] | None:
@@ -400,6 +402,7 @@ def _trigger(o: dict[str, Any]) -> dict[str, int] | None:
 
 async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     """`from_pydantic_ai` inside the running loop (renders new parts with ``await``)."""
+    import dataclasses
     import json
 
     from ._pydantic_ai_loop import searched
@@ -416,8 +419,10 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
         return [json.loads(json.dumps(dict(m), default=str)) for m in mapped]
 
     for msg in messages:
-        if msg.parts and all(searched(p) for p in msg.parts):
-            continue  # a drawn tool-search round: no chat message of its own
+        if any(searched(p) for p in msg.parts):  # a drawn tool-search round has no chat message of its own
+            msg = dataclasses.replace(msg, parts=[p for p in msg.parts if not searched(p)])
+            if not msg.parts:
+                continue
         if isinstance(msg, pm.ModelResponse):
             note = notes.get(id(msg))
             if note is not None and len(note.extra["parts"]) == len(msg.parts) and all(a is b for a, b in zip(note.extra["parts"], msg.parts, strict=True)):
