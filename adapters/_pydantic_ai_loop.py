@@ -102,14 +102,17 @@ def _said(pm: Any, message: Any) -> tuple[str, tuple[tuple[str, str, str], ...]]
     return text, calls
 
 
-def recorded(messages: list[Message]) -> bool:
-    """Whether pydantic-ai's loop records a history like this one: no answer followed by another model message
-    (a response without calls ends a run, and pydantic-ai merges two responses in a row), every call id once
-    (its tool manager runs calls by id), and the results in the order of their calls."""
+def recorded(messages: list[Message], turn: list[Message]) -> bool:
+    """Whether pydantic-ai's loop records a history like this one: every call id once (its tool manager runs
+    calls by id), no answer followed by another model message in the turn (a response without calls ends the
+    run), and the turn's results in the order of their calls (it records the results of the calls it runs in
+    that order). Two responses in a row before the turn are merged by pydantic-ai and split back by the
+    adapter (`pydantic_ai._kept_responses`)."""
     ids = [str(c.get("id")) for m in messages for c in m.get("tool_calls") or []]
-    said = [m.get("role") == "assistant" for m in messages]
-    answered = [str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"]
-    in_order = answered == [i for i in ids if i in set(answered)]  # a round's results in its calls' order, as pydantic-ai records them
+    said = [m.get("role") == "assistant" for m in turn]
+    calls = [str(c.get("id")) for m in turn for c in m.get("tool_calls") or []]
+    answered = [str(m.get("tool_call_id")) for m in turn if m.get("role") == "tool"]
+    in_order = answered == [i for i in calls if i in set(answered)]
     return len(ids) == len(set(ids)) and in_order and not any(a and b for a, b in itertools.pairwise(said))
 
 
@@ -127,7 +130,7 @@ def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes,
     """Note the run's own messages that still say what the turn's messages said (the scripted responses, the
     tools' returns, the prompt) with those originals, so they go back as they came (`Notes`); what a
     capability rebuilt or wrote stays unnoted and is rendered by pydantic-ai's chat mapping."""
-    from .pydantic_ai import _user_content
+    from .pydantic_ai import FIRST_PART, _user_content
 
     answers = {}
     for m in turn:
@@ -141,8 +144,8 @@ def note_turn(pm: Any, seen: list[list[Any]], turn: list[Message], notes: Notes,
     for message in (m for messages in seen for m in messages):
         if isinstance(message, pm.ModelResponse):
             original = answers.get(_said(pm, message))
-            if notes.get(id(message)) is None and original is not None:
-                notes.put(id(message), Note(original=deep(original), extra={"parts": list(message.parts)}), keep=message)
+            if message.parts and notes.get((FIRST_PART, id(message.parts[0]))) is None and original is not None:
+                notes.put((FIRST_PART, id(message.parts[0])), Note(original=deep(original), extra={"parts": list(message.parts)}), keep=message)
             continue
         for part in message.parts:
             if notes.get(id(part)) is not None:
@@ -191,7 +194,7 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
     pydantic_ai = requires("pydantic_ai", EXTRA)
     function = requires("pydantic_ai.models.function", EXTRA)
     start = last_turn(messages, pending=pending)
-    if start is None or (pending and not recorded(messages)):  # history_processor (STORE-22) judges the bookkeeping alone
+    if start is None or (pending and not recorded(messages, messages[start:])):  # history_processor (STORE-22) judges the bookkeeping alone
         return None
     before, turn = messages[:start], messages[start:]
     said_before = any(m.get("role") not in ("system", "developer") for m in before)

@@ -10,6 +10,10 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
+A harness factory with ``in_agent=True`` runs its capability inside pydantic-ai's ``Agent`` loop (the history's
+last turn replayed), and ``tool_search=True`` draws the search rounds of deferred tools (`_pydantic_ai_loop`;
+pydantic/pydantic-ai-harness#380): a target for reported bugs, not counted in the matrix.
+
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
 request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
 ``settings.async_client``. Each OpenAI dict is one *part*, grouped as pydantic-ai records them
@@ -252,6 +256,8 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", ca
                 parts.append(pm.ToolCallPart(tool_name=function.get("name", ""), args=function.get("arguments"), tool_call_id=str(call.get("id"))))
             response = pm.ModelResponse(parts=parts, model_name=None)
             notes.put(id(response), Note(original=deep(m), extra={"parts": list(parts)}), keep=response)
+            if parts:  # found by its first part too: pydantic-ai merges two responses in a row (`_kept_responses`)
+                notes.put((FIRST_PART, id(parts[0])), Note(original=deep(m), extra={"parts": list(parts)}))
             out.append(response)
             started = True
             continue
@@ -286,6 +292,25 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", ca
 
 NO_CHAT_FORM = "no_chat_form"
 """A note's mark for a part the adapter added that pydantic-ai never sends as a chat message."""
+
+
+FIRST_PART = "first part"
+"""A note's key beside a response's first part (``(FIRST_PART, id(part))``)."""
+
+
+def _kept_responses(parts: list[Any], notes: Notes) -> list[Message] | None:
+    """The assistant messages a response's parts are, when they are the very parts of one or more responses the
+    conversion made, in order (pydantic-ai merges two responses in a row into one); else None."""
+    out: list[Message] = []
+    at = 0
+    while at < len(parts):
+        note = notes.get((FIRST_PART, id(parts[at])))
+        own = note.extra["parts"] if note is not None else []
+        if note is None or not own or len(parts) - at < len(own) or any(a is not b for a, b in zip(own, parts[at:], strict=False)):
+            return None
+        out.append(note.original)
+        at += len(own)
+    return out
 
 
 def from_pydantic_ai(messages: list[Any], notes: Notes | None = None, *, model: Any = None) -> list[Message]:
@@ -424,11 +449,8 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
             if not msg.parts:
                 continue
         if isinstance(msg, pm.ModelResponse):
-            note = notes.get(id(msg))
-            if note is not None and len(note.extra["parts"]) == len(msg.parts) and all(a is b for a, b in zip(note.extra["parts"], msg.parts, strict=True)):
-                out.append(deep(note.original))
-            else:
-                out.extend(await render(msg))
+            kept = _kept_responses(msg.parts, notes)
+            out.extend([deep(m) for m in kept] if kept is not None else await render(msg))
             continue
         for part in msg.parts:
             note = notes.get(id(part))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -51,8 +52,8 @@ def test_the_drawn_search_round_is_the_one_pydantic_ais_loop_records() -> None:
         return "sunny"
 
     agent = pydantic_ai.Agent(FunctionModel(lambda messages, info: next(answers)), tools=[pydantic_ai.Tool(lookup_weather, defer_loading=True)])
-    recorded = asyncio.run(agent.run("Weather?")).all_messages()
-    drawn = with_searches(pm, [recorded[0], recorded[3]], {"lookup_weather"})
+    recorded: list[Any] = list(asyncio.run(agent.run("Weather?")).all_messages())
+    drawn: list[Any] = with_searches(pm, [recorded[0], recorded[3]], {"lookup_weather"})
     assert [type(p).__name__ for m in drawn for p in m.parts] == [type(p).__name__ for m in recorded[:4] for p in m.parts]
     assert drawn[2].parts[0].content == recorded[2].parts[0].content == {"discovered_tools": [{"name": "lookup_weather"}]}
     assert drawn[1].parts[0].args == recorded[1].parts[0].args
