@@ -16,10 +16,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ._common import Message
-
-PROMPTED = "compaction-suite: scripted run"
-
 
 def keep_recent(pm: Any, max_messages: int, keep: int) -> Any:
     """The processor: past ``max_messages`` messages, the last ``keep`` of them, starting earlier when
@@ -39,39 +35,7 @@ def keep_recent(pm: Any, max_messages: int, keep: int) -> Any:
     return process
 
 
-def last_turn(messages: list[Message]) -> int | None:
-    """The index of the last user message, when the history after it is one finished run: assistant
-    messages and tool results ending in an assistant answer without calls."""
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    if not users or not messages:
-        return None
-    last = messages[-1]
-    if last.get("role") != "assistant" or last.get("tool_calls"):
-        return None
-    if any(m.get("role") not in ("assistant", "tool") for m in messages[users[-1] + 1 :]):
-        return None
-    return users[-1]
-
-
-def script(pm: Any, turn: list[Message]) -> list[Any]:
-    """The model's responses of the run: each assistant message of ``turn`` as a ``ModelResponse``."""
-    responses = []
-    for m in turn:
-        if m.get("role") != "assistant":
-            continue
-        parts: list[Any] = []
-        content = m.get("content")
-        text = content if isinstance(content, str) else "".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
-        if text:
-            parts.append(pm.TextPart(content=text))
-        for call in m.get("tool_calls") or []:
-            function = call.get("function") or {}
-            parts.append(pm.ToolCallPart(tool_name=function.get("name", ""), args=function.get("arguments"), tool_call_id=str(call.get("id"))))
-        responses.append(pm.ModelResponse(parts=parts))
-    return responses
-
-
-def agent_with(pydantic_ai: Any, model: Any, processor: Any, tools: list[Any], system: str | None) -> Any:
+def agent_with(pydantic_ai: Any, model: Any, processor: Any, tools: list[Any], system: list[str] | None) -> Any:
     """An ``Agent`` with the processor: ``history_processors=`` where the release takes it, else the
     ``ProcessHistory`` capability that replaced it."""
     accepted = inspect.signature(pydantic_ai.Agent).parameters

@@ -10,6 +10,10 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
+A harness factory with ``in_agent=True`` runs its capability inside pydantic-ai's ``Agent`` loop (the history's
+last turn replayed), and ``tool_search=True`` draws the search rounds of deferred tools (`_pydantic_ai_loop`;
+pydantic/pydantic-ai-harness#380): a target for reported bugs, not counted in the matrix.
+
 Each runs as an agent runs a capability: ``await capability.before_model_request(run_context,
 request_context)``, the result in ``run_context.messages``, the summarizer an ``OpenAIChatModel`` on
 ``settings.async_client``. Each OpenAI dict is one *part*, grouped as pydantic-ai records them
@@ -51,9 +55,10 @@ from ._common import (
 )
 
 FRAMEWORK = "Pydantic AI"
-SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.22,<3", "pydantic-ai-harness": ">=0.18"}
-"""Agreed interface 3. The harness's compaction capabilities exist from 0.18, which needs pydantic-ai-slim
-2.22 or later (pydantic-ai-slim 2.0 to 2.21 cannot be installed with any harness);
+SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.1,<3", "pydantic-ai-harness": ">=0.7"}
+"""Agreed interface 3. The harness's compaction capabilities (``pydantic_ai_harness.compaction``) are there at 0.7
+(July 2026, needing pydantic-ai-slim >=2.1; ``SlidingWindowCompaction`` then named ``SlidingWindow``); 0.18 needs
+pydantic-ai-slim 2.22;
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"},
@@ -94,7 +99,11 @@ compact when it calls them (each given ``max_messages=1``, inert there, and the 
 DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
 """The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
 run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
-COMMON = {"tool_results": "grouped", "capability_parts": False}
+COMMON = {"tool_results": "grouped", "capability_parts": False, "in_agent": False, "tool_search": False}
+"""``in_agent``: the capability inside pydantic-ai's ``Agent`` loop, the history's last turn replayed, every
+request of the run passing through it (pydantic-ai re-reads the history between them); ``tool_search``: the
+tools called only before the last turn are deferred, found by the local ``search_tools`` rounds pydantic-ai
+records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380)."""
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
@@ -247,6 +256,8 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", ca
                 parts.append(pm.ToolCallPart(tool_name=function.get("name", ""), args=function.get("arguments"), tool_call_id=str(call.get("id"))))
             response = pm.ModelResponse(parts=parts, model_name=None)
             notes.put(id(response), Note(original=deep(m), extra={"parts": list(parts)}), keep=response)
+            if parts:  # found by its first part too: pydantic-ai merges two responses in a row (`_kept_responses`)
+                notes.put((FIRST_PART, id(parts[0])), Note(original=deep(m), extra={"parts": list(parts)}))
             out.append(response)
             started = True
             continue
@@ -281,6 +292,25 @@ def to_pydantic_ai(messages: list[Message], *, tool_results: str = "grouped", ca
 
 NO_CHAT_FORM = "no_chat_form"
 """A note's mark for a part the adapter added that pydantic-ai never sends as a chat message."""
+
+
+FIRST_PART = "first part"
+"""A note's key beside a response's first part (``(FIRST_PART, id(part))``)."""
+
+
+def _kept_responses(parts: list[Any], notes: Notes) -> list[Message] | None:
+    """The assistant messages a response's parts are, when they are the very parts of one or more responses the
+    conversion made, in order (pydantic-ai merges two responses in a row into one); else None."""
+    out: list[Message] = []
+    at = 0
+    while at < len(parts):
+        note = notes.get((FIRST_PART, id(parts[at])))
+        own = note.extra["parts"] if note is not None else []
+        if note is None or not own or len(parts) - at < len(own) or any(a is not b for a, b in zip(own, parts[at:], strict=False)):
+            return None
+        out.append(note.original)
+        at += len(own)
+    return out
 
 
 def from_pydantic_ai(messages: list[Any], notes: Notes | None = None, *, model: Any = None) -> list[Message]:
@@ -342,13 +372,23 @@ def _offline_model(client: Any = None, name: str = "compaction-suite-summarizer"
 
 
 def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) -> Any:
+    """A harness capability as an agent runs it: its ``before_model_request`` on the history, or with
+    ``in_agent`` inside pydantic-ai's ``Agent`` loop replaying the history's last turn (`_pydantic_ai_loop`),
+    every request of the run passing through it; ``tool_search`` draws the search rounds of deferred tools."""
+    from . import _pydantic_ai_loop as loop
+
     models = requires("pydantic_ai.models", EXTRA)
     tools = requires("pydantic_ai.tools", EXTRA)
     usage = requires("pydantic_ai.usage", EXTRA)
+    pm = requires("pydantic_ai.messages", EXTRA)
     model = _offline_model(settings.async_client, settings.model)
 
-    async def run(messages: list[Message]) -> list[Message]:
+    async def direct(messages: list[Message]) -> list[Message]:
         converted, notes = to_pydantic_ai(messages, tool_results=o["tool_results"], capability_parts=bool(o["capability_parts"]))
+        if o["tool_search"]:
+            start = loop.last_turn(messages, pending=True)
+            deferred = loop.deferred_names(messages[:start], messages[start:]) if start is not None else []
+            converted = loop.with_searches(pm, converted, set(deferred)) if deferred else converted
         ctx = tools.RunContext(deps=None, model=model, usage=usage.RunUsage(), messages=list(converted))
         request = models.ModelRequestContext(model=model, messages=list(converted), model_settings=None, model_request_parameters=models.ModelRequestParameters())
         sent = await capability_of(model).before_model_request(ctx, request)
@@ -356,7 +396,24 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         # context's messages, later ones ``ctx.messages`` too (the same list).
         return await _back(list(sent.messages), notes, model)
 
-    return make(f"pydantic_ai_harness.{name}", {"core"}, run, declared=capabilities("leading", _trigger(o)), is_async=True)
+    async def in_agent(messages: list[Message]) -> list[Message]:
+        pydantic_ai = requires("pydantic_ai", EXTRA)
+
+        def agent_of(function_model: Any, replayed: list[Any], system: list[str] | None) -> Any:
+            return pydantic_ai.Agent(function_model, capabilities=[capability_of(model)], tools=replayed, system_prompt=system or ())
+
+        run = await loop.replay(messages, agent_of, tool_search=bool(o["tool_search"]), pending=True)
+        if run is None:
+            return messages  # no run of pydantic-ai's loop ends this history
+        # A history ending in a request: what the model is sent next. One ending in an answer: the history
+        # after the run (what the capability left at the last request, and the answer).
+        return await _back(run.kept, run.notes, model)
+
+    if o["in_agent"] and o["tool_results"] != "grouped":
+        raise ValueError("in_agent replays the turn as pydantic-ai records it: tool_results must be 'grouped'")
+    # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
+    trigger = None if o["in_agent"] else _trigger(o)
+    return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=capabilities("leading", trigger), is_async=True)
 
 
 def _trigger(o: dict[str, Any]) -> dict[str, int] | None:
@@ -370,7 +427,10 @@ def _trigger(o: dict[str, Any]) -> dict[str, int] | None:
 
 async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     """`from_pydantic_ai` inside the running loop (renders new parts with ``await``)."""
+    import dataclasses
     import json
+
+    from ._pydantic_ai_loop import searched
 
     pm = requires("pydantic_ai.messages", EXTRA)
     models = requires("pydantic_ai.models", EXTRA)
@@ -384,16 +444,17 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
         return [json.loads(json.dumps(dict(m), default=str)) for m in mapped]
 
     for msg in messages:
+        if any(searched(p) for p in msg.parts):  # a drawn tool-search round has no chat message of its own
+            msg = dataclasses.replace(msg, parts=[p for p in msg.parts if not searched(p)])
+            if not msg.parts:
+                continue
         if isinstance(msg, pm.ModelResponse):
-            note = notes.get(id(msg))
-            if note is not None and len(note.extra["parts"]) == len(msg.parts) and all(a is b for a, b in zip(note.extra["parts"], msg.parts, strict=True)):
-                out.append(deep(note.original))
-            else:
-                out.extend(await render(msg))
+            kept = _kept_responses(msg.parts, notes)
+            out.extend([deep(m) for m in kept] if kept is not None else await render(msg))
             continue
         for part in msg.parts:
             note = notes.get(id(part))
-            if note is not None and note.extra.get(NO_CHAT_FORM):
+            if (note is not None and note.extra.get(NO_CHAT_FORM)) or searched(part):
                 continue
             out.extend([deep(note.original)] if note is not None else await render(pm.ModelRequest(parts=[part])))
     return out
@@ -404,8 +465,10 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
 
+    window = getattr(compaction, "SlidingWindowCompaction", None) or compaction.SlidingWindow  # its name before harness 0.1x
+
     def capability(model: Any) -> Any:
-        return compaction.SlidingWindowCompaction(
+        return window(
             max_messages=o["max_messages"], max_tokens=o["max_tokens"], keep_messages=o["keep_messages"],
             preserve_first_user_message=o["preserve_first_user_message"],
         )  # fmt: skip
@@ -562,52 +625,30 @@ def history_processor(settings: Any, **given: Any) -> Any:
     the history's last user turn replayed as one run on a ``FunctionModel``; ``compact`` returns what the
     model was sent last, ``reported_run()`` what ``result.new_messages()`` and ``all_messages()`` hand back
     (SPEC STORE-22). The processor is user code (pydantic-ai ships none): only STORE-22 judges the framework."""
+    from . import _pydantic_ai_loop as loop
     from . import _pydantic_ai_processor as processing
 
     o = options(DEFAULTS["history_processor"], given)
     pm = requires("pydantic_ai.messages", EXTRA)
     pydantic_ai = requires("pydantic_ai", EXTRA)
-    function = requires("pydantic_ai.models.function", EXTRA)
     model = _offline_model(settings.async_client, settings.model)
     report: list[dict[str, Any]] = []
+    processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
+
+    def agent_of(function_model: Any, tools: list[Any], system: list[str] | None) -> Any:
+        return processing.agent_with(pydantic_ai, function_model, processor, tools, system)
 
     async def run(messages: list[Message]) -> list[Message]:
         report.clear()
-        start = processing.last_turn(messages)
-        if start is None:
+        run = await loop.replay(messages, agent_of)
+        if run is None:
             return messages  # no finished run of pydantic-ai's loop ends this history
-        before, turn = messages[:start], messages[start:]
-        said_before = any(m.get("role") != "system" and m.get("role") != "developer" for m in before)
-        history, notes = to_pydantic_ai(before) if said_before else ([], Notes())
-        system = None if said_before else "\n\n".join(str(text_of_parts(m.get("content"))) for m in before) or None
-        answers = processing.script(pm, turn)
-        sent: list[list[Any]] = []
-
-        def answer(request: list[Any], info: Any) -> Any:
-            sent.append(list(request))
-            if len(sent) > len(answers):
-                raise RuntimeError("the run asked the model more often than the history's turn answered")
-            return answers[len(sent) - 1]
-
-        results = {str(m.get("tool_call_id")): tool_text(m.get("content")) for m in turn if m.get("role") == "tool"}
-
-        async def tool(ctx: Any, **_arguments: Any) -> Any:
-            return results.get(str(ctx.tool_call_id), "")
-
-        schema = {"type": "object", "properties": {}, "additionalProperties": True}
-        names = dict.fromkeys(call_names(turn).values())
-        tools = [pydantic_ai.Tool.from_schema(tool, name=n, description=f"{n} (replayed)", json_schema=schema, takes_ctx=True) for n in names]
-        processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
-        agent = processing.agent_with(pydantic_ai, function.FunctionModel(answer), processor, tools, system)
-        prompt = _user_content(pm, turn[0].get("content"))
-        result = await agent.run(prompt, message_history=history or None)
-        given_back = await _back(list(history), notes, model)
         report.append({
-            "given": given_back,
-            "after": await _back(list(result.all_messages()), notes, model),
-            "new": await _back(list(result.new_messages()), notes, model),
+            "given": await _back(list(run.history), run.notes, model),
+            "after": await _back(list(run.result.all_messages()), run.notes, model),
+            "new": await _back(list(run.result.new_messages()), run.notes, model),
         })  # fmt: skip
-        return await _back(sent[-1], notes, model)
+        return await _back(run.sent[-1], run.notes, model)
 
     compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
     compactor.reported_run = lambda: report[-1] if report else None
