@@ -92,12 +92,15 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "window": 8000,  # path "agent": the model's max_input_tokens (its profile), the double's window
     "tools": 0,  # path "agent": tools the agent offers beside those the history calls
     "system_prompt_tokens": 0,  # path "agent": the size of create_agent's system_prompt (chars/4)
+    "tokens_per_image": None,  # None: the middleware's own counter; N: count_tokens_approximately(tokens_per_image=N)
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger. ``path: "agent"`` replays the history
 through ``create_agent`` with a system prompt and tools beside it (``adapters/_langchain_replay.py``),
 the middleware's trigger a fraction of the model's window, and declares that window
-(``request_window``, SPEC FIRE-7)."""
+(``request_window``, SPEC FIRE-7). ``tokens_per_image``: the ``token_counter`` a user passes to count each
+image as N tokens (``count_tokens_approximately``'s own default is 85, what OpenAI counts a low-detail
+image; a 1280x800 screenshot is 1,105 at its default detail)."""
 
 CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
     "trigger": 1000,
@@ -465,7 +468,10 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
     import inspect
 
     if "trigger" in inspect.signature(cls.__init__).parameters:
-        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
+        counter = {} if o["tokens_per_image"] is None else {"token_counter": _image_counter(int(o["tokens_per_image"]))}
+        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"], **counter)
+    if o["tokens_per_image"] is not None:
+        raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes no token_counter")
     if o["trigger_messages"] is not None or o["keep_tokens"] is not None or o["trigger_fraction"] is not None:
         raise CannotDrive(
             "langchain:summarization_middleware",
@@ -473,6 +479,19 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
             "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)",
         )
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
+def _image_counter(tokens: int) -> Any:
+    """``count_tokens_approximately`` counting each image as ``tokens`` (its ``tokens_per_image``, whose
+    default is 85), the counter a user passes as ``token_counter`` to count images as the provider does
+    (SPEC FIRE-7 Decision: pasted screenshots)."""
+    import functools
+    import inspect
+
+    counter = requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately
+    if "tokens_per_image" not in inspect.signature(counter).parameters:
+        raise CannotDrive("langchain:summarization_middleware", "langchain-core", "count_tokens_approximately takes no tokens_per_image")
+    return functools.partial(counter, tokens_per_image=tokens)
 
 
 NEVER = "never"

@@ -325,6 +325,19 @@ def png(width: int, height: int, seed: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
+def flat_png(width: int, height: int, shade: int) -> bytes:
+    """A valid RGB PNG of one grey ``shade`` (0-255): its header says its size, as a screenshot's does,
+    and its rows compress to a few kilobytes, so a history can hold several large ones (SPEC FIRE-7
+    Decision: pasted screenshots)."""
+    row = b"\x00" + bytes([shade % 256]) * (width * 3)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height, 9)) + chunk(b"IEND", b"")
+
+
 IMAGE_HOST = "https://images.example.com/"
 """Where an image referred to by URL lives (`image_parts`): a host no test fetches."""
 _IMAGES_BY_URL = [True]
