@@ -74,9 +74,12 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the agent's model is ChatAnthropic
+    "counter_model": None,  # token_counter "model" on chat-completions: ChatOpenAI's model name (None: the suite's model)
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
-end on a human or tool message, keep the system message)."""
+end on a human or tool message, keep the system message). ``counter_model``: the model the agent runs,
+whose ``ChatOpenAI`` counts the tokens with ``token_counter: "model"`` (each model family its own
+encoding and message framing, langchain-openai's ``get_num_tokens_from_messages``)."""
 
 SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "trigger_tokens": 4000,
@@ -377,14 +380,8 @@ def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
         return requires("langchain_anthropic", EXTRA).ChatAnthropic(
             model=settings.model, base_url=base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
         )
-    return requires("langchain_openai", EXTRA).ChatOpenAI(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        timeout=settings.summarizer_timeout,
-        max_retries=0,
-        **extra,
-    )
+    given = {"model": settings.model, "base_url": settings.base_url, "api_key": settings.api_key, "timeout": settings.summarizer_timeout, "max_retries": 0}
+    return requires("langchain_openai", EXTRA).ChatOpenAI(**{**given, **extra})
 
 
 # --- factories ------------------------------------------------------------------------------------
@@ -394,14 +391,19 @@ def _counter(name: str, settings: Any = None, o: dict[str, Any] | None = None) -
     """``trim_messages``'s ``token_counter``: ``count_tokens_approximately``, ``len``, or ``model``: the
     agent's chat model, whose ``get_num_tokens_from_messages`` LangChain documents as a counter; for
     ``format: anthropic-messages`` ``ChatAnthropic``, which asks the provider's token counting endpoint
-    (the suite's double judges those requests as the API does, `summarizer_apis.COUNT_TOKENS`).
-    ``ChatOpenAI`` counts with tiktoken, whose encodings load from the network: not run offline."""
+    (the suite's double judges those requests as the API does, `summarizer_apis.COUNT_TOKENS`); else
+    ``ChatOpenAI`` named ``counter_model`` (the agent's model; None: the suite's), which counts with
+    tiktoken: its encodings are installed offline by ``compaction_suite.bpe``."""
     if name == "model":
-        if o is None or _format(o) != ANTHROPIC:
-            raise ValueError(
-                "token_counter 'model' needs format 'anthropic-messages' (ChatOpenAI counts with tiktoken, which downloads its encodings)"
-            )
-        return chat_model(settings, o)
+        if o is None:
+            raise ValueError("token_counter 'model' needs the configuration's options")
+        if _format(o) == ANTHROPIC:
+            return chat_model(settings, o)
+        from compaction_suite import bpe
+
+        bpe.install("cl100k_base")
+        bpe.install("o200k_base")
+        return chat_model(settings, o, **({"model": o["counter_model"]} if o.get("counter_model") else {}))
     if name == "approximate":
         utils = requires("langchain_core.messages", EXTRA).utils
         if not hasattr(utils, "count_tokens_approximately"):
