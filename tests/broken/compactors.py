@@ -862,7 +862,8 @@ class FlatImageLoop(MessagesOnlyLoop):
                 while len(rounds) > 2 and self._counted(flatten(rounds)) >= self.FRACTION * self.WINDOW / 2 and self._counted(held) >= self.FRACTION * self.WINDOW:
                     rounds = rounds[1:]
                 held = flatten(rounds)
-                self.client.chat.completions.create(model=self.settings.model, messages=[{"role": "system", "content": self.system}, *held])  # type: ignore[arg-type]
+                request = [{"role": "system", "content": self.system}, *held]
+                self.client.chat.completions.create(model=self.settings.model, messages=request)  # type: ignore[arg-type]
             held.append(message)
         return held
 
