@@ -74,9 +74,12 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "system": "agent",  # "agent": create_agent's system_prompt (outside); "state": a SystemMessage in the state
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the agent's model is ChatAnthropic
+    "counter_model": None,  # token_counter "model" on chat-completions: ChatOpenAI's model name (None: the suite's model)
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
-end on a human or tool message, keep the system message)."""
+end on a human or tool message, keep the system message). ``counter_model``: the model the agent runs,
+whose ``ChatOpenAI`` counts the tokens with ``token_counter: "model"`` (each model family its own
+encoding and message framing, langchain-openai's ``get_num_tokens_from_messages``)."""
 
 SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "trigger_tokens": 4000,
@@ -92,12 +95,15 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "window": 8000,  # path "agent": the model's max_input_tokens (its profile), the double's window
     "tools": 0,  # path "agent": tools the agent offers beside those the history calls
     "system_prompt_tokens": 0,  # path "agent": the size of create_agent's system_prompt (chars/4)
+    "tokens_per_image": None,  # None: the middleware's own counter; N: count_tokens_approximately(tokens_per_image=N)
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger. ``path: "agent"`` replays the history
 through ``create_agent`` with a system prompt and tools beside it (``adapters/_langchain_replay.py``),
 the middleware's trigger a fraction of the model's window, and declares that window
-(``request_window``, SPEC FIRE-7)."""
+(``request_window``, SPEC FIRE-7). ``tokens_per_image``: the ``token_counter`` a user passes to count each
+image as N tokens (``count_tokens_approximately``'s own default is 85, what OpenAI counts a low-detail
+image; a 1280x800 screenshot is 1,105 at its default detail)."""
 
 CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
     "trigger": 1000,
@@ -374,14 +380,8 @@ def chat_model(settings: Any, o: dict[str, Any], **extra: Any) -> Any:
         return requires("langchain_anthropic", EXTRA).ChatAnthropic(
             model=settings.model, base_url=base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0, **extra
         )
-    return requires("langchain_openai", EXTRA).ChatOpenAI(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        timeout=settings.summarizer_timeout,
-        max_retries=0,
-        **extra,
-    )
+    given = {"model": settings.model, "base_url": settings.base_url, "api_key": settings.api_key, "timeout": settings.summarizer_timeout, "max_retries": 0}
+    return requires("langchain_openai", EXTRA).ChatOpenAI(**{**given, **extra})
 
 
 # --- factories ------------------------------------------------------------------------------------
@@ -391,14 +391,19 @@ def _counter(name: str, settings: Any = None, o: dict[str, Any] | None = None) -
     """``trim_messages``'s ``token_counter``: ``count_tokens_approximately``, ``len``, or ``model``: the
     agent's chat model, whose ``get_num_tokens_from_messages`` LangChain documents as a counter; for
     ``format: anthropic-messages`` ``ChatAnthropic``, which asks the provider's token counting endpoint
-    (the suite's double judges those requests as the API does, `summarizer_apis.COUNT_TOKENS`).
-    ``ChatOpenAI`` counts with tiktoken, whose encodings load from the network: not run offline."""
+    (the suite's double judges those requests as the API does, `summarizer_apis.COUNT_TOKENS`); else
+    ``ChatOpenAI`` named ``counter_model`` (the agent's model; None: the suite's), which counts with
+    tiktoken: its encodings are installed offline by ``compaction_suite.bpe``."""
     if name == "model":
-        if o is None or _format(o) != ANTHROPIC:
-            raise ValueError(
-                "token_counter 'model' needs format 'anthropic-messages' (ChatOpenAI counts with tiktoken, which downloads its encodings)"
-            )
-        return chat_model(settings, o)
+        if o is None:
+            raise ValueError("token_counter 'model' needs the configuration's options")
+        if _format(o) == ANTHROPIC:
+            return chat_model(settings, o)
+        from compaction_suite import bpe
+
+        bpe.install("cl100k_base")
+        bpe.install("o200k_base")
+        return chat_model(settings, o, **({"model": o["counter_model"]} if o.get("counter_model") else {}))
     if name == "approximate":
         utils = requires("langchain_core.messages", EXTRA).utils
         if not hasattr(utils, "count_tokens_approximately"):
@@ -465,7 +470,10 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
     import inspect
 
     if "trigger" in inspect.signature(cls.__init__).parameters:
-        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"])
+        counter = {} if o["tokens_per_image"] is None else {"token_counter": _image_counter(int(o["tokens_per_image"]))}
+        return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"], **counter)
+    if o["tokens_per_image"] is not None:
+        raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes no token_counter")
     if o["trigger_messages"] is not None or o["keep_tokens"] is not None or o["trigger_fraction"] is not None:
         raise CannotDrive(
             "langchain:summarization_middleware",
@@ -473,6 +481,19 @@ def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[
             "this release takes only a token trigger and a message count (trigger_tokens, keep_messages)",
         )
     return cls(model, max_tokens_before_summary=o["trigger_tokens"], messages_to_keep=int(o["keep_messages"]))
+
+
+def _image_counter(tokens: int) -> Any:
+    """``count_tokens_approximately`` counting each image as ``tokens`` (its ``tokens_per_image``, whose
+    default is 85), the counter a user passes as ``token_counter`` to count images as the provider does
+    (SPEC FIRE-7 Decision: pasted screenshots)."""
+    import functools
+    import inspect
+
+    counter = requires("langchain_core.messages", EXTRA).utils.count_tokens_approximately
+    if "tokens_per_image" not in inspect.signature(counter).parameters:
+        raise CannotDrive("langchain:summarization_middleware", "langchain-core", "count_tokens_approximately takes no tokens_per_image")
+    return functools.partial(counter, tokens_per_image=tokens)
 
 
 NEVER = "never"

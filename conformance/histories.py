@@ -316,13 +316,24 @@ def assistant_replies() -> SearchStrategy[Message]:
 def png(width: int, height: int, seed: int) -> bytes:
     """A valid RGB PNG of noise pixels (noise does not compress, so big images stay big)."""
     pixels = random.Random(seed).randbytes(width * height * 3)
-    rows = b"".join(b"\x00" + pixels[y * width * 3 : (y + 1) * width * 3] for y in range(height))
+    return _png(width, height, b"".join(b"\x00" + pixels[y * width * 3 : (y + 1) * width * 3] for y in range(height)))
+
+
+def _png(width: int, height: int, rows: bytes) -> bytes:
+    """An RGB PNG of ``rows`` (each a filter byte and its pixels), compressed."""
 
     def chunk(tag: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def flat_png(width: int, height: int, shade: int) -> bytes:
+    """A valid RGB PNG of one grey ``shade`` (0-255): its header says its size, as a screenshot's does,
+    and its rows compress to a few kilobytes, so a history can hold several large ones (SPEC FIRE-7
+    Decision: pasted screenshots)."""
+    return _png(width, height, (b"\x00" + bytes([shade % 256]) * (width * 3)) * height)
 
 
 IMAGE_HOST = "https://images.example.com/"

@@ -167,5 +167,19 @@ def test_trim_messages_counting_with_chat_anthropic_sends_the_endpoint_reversed_
             compactor.compact(history, iteration=1)
         refused = server.token_counts[-1].body["messages"]
     assert refused[0]["role"] == "user" and refused[0]["content"][0]["type"] == "tool_result"  # the newest result first: reversed
-    with pytest.raises(ValueError, match="anthropic-messages"):
-        trim_messages(Settings(), token_counter="model")  # ChatOpenAI counts with tiktoken, which needs the network
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-mini", "davinci-002"])
+def test_trim_messages_counting_with_chat_openai_runs_offline_on_the_agents_model(model):
+    """``token_counter: model`` on chat-completions: ``ChatOpenAI`` named ``counter_model`` counts with tiktoken,
+    whose ranks ``compaction_suite.bpe`` installs offline; a model its ``get_num_tokens_from_messages`` does not
+    frame raises from ``compact`` (langchain-ai/langchain#38700: o1/o3/o4 until langchain-openai 1.5.2)."""
+    from compaction_suite.adapters.langchain import trim_messages
+
+    history = [{"role": "user", "content": "read the file"}, {"role": "assistant", "content": "x " * 600}, {"role": "user", "content": "and now?"}]
+    compactor = trim_messages(Settings(), token_counter="model", counter_model=model, max_tokens=100, start_on=None, end_on=None)
+    if model.startswith(("gpt-4", "gpt-5")):
+        assert compactor.compact(history, iteration=1) == history[-1:]  # the reply alone is over 100 tokens
+    else:
+        with pytest.raises(NotImplementedError, match=model):
+            compactor.compact(history, iteration=1)

@@ -233,6 +233,33 @@ def test_the_replay_gives_back_a_history_its_trigger_leaves_alone_exactly():
     assert first["messages"][0]["role"] == "system" and len(first["tools"]) == 1 + 10
 
 
+def _pasting_screenshots(shots: int) -> dict:
+    import base64
+
+    from compaction_suite.conformance.histories import flat_png
+
+    images = [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(flat_png(1280, 800, 50 * k)).decode()}} for k in range(shots)]
+    return {"role": "user", "content": [{"type": "text", "text": f"here are {shots} screenshots of the failing build"}, *images]}
+
+
+@pytest.mark.parametrize(("tokens_per_image", "overflows"), [(None, True), (1105, False)])
+def test_pasted_screenshots_pass_the_window_unless_the_counter_counts_them_as_the_provider_does(tokens_per_image, overflows):
+    """SPEC FIRE-7 Decision (pasted screenshots; langchain-ai/langchain#39857): a turn pasting three 1280x800
+    screenshots (1,105 tokens each to OpenAI) after about half a window of text. ``count_tokens_approximately``
+    counts each image as 85, so the trigger stays below 80% and the request goes out over the window; the
+    same agent with ``token_counter=count_tokens_approximately(tokens_per_image=1105)`` summarizes first."""
+    pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    history = [*_rounds(10, 30), _pasting_screenshots(3), {"role": "assistant", "content": "each shows the same failure"}, {"role": "user", "content": "and now?"}]
+    with SummarizerServer() as server:
+        compactor = _replaying(server, window=6000, tools=0, system_prompt_tokens=0, keep_messages=6, tokens_per_image=tokens_per_image)
+        if overflows:
+            with pytest.raises(Exception, match="Input tokens exceed the configured limit of 6000 tokens"):
+                compactor.compact(history, iteration=1)
+        else:
+            out = compactor.compact(history, iteration=1)
+            assert server.requests and out[-3:] == history[-3:]
+
+
 def test_the_replay_summarizes_on_the_way_and_the_model_reports_usage_over_the_whole_request():
     pytest.importorskip("langchain.agents", reason="LangChain is not installed (pip install -e '.[langchain]')")
     history = _rounds(40, 12)

@@ -24,12 +24,13 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import formats, media, oracle
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.capabilities import declared
-from compaction_suite.conformance.histories import pdf_part, png
+from compaction_suite.conformance.histories import flat_png, pdf_part, png
 from compaction_suite.conformance.responses_histories import REASONING_PAYLOAD_CHARS, reasoning_payload, with_reasoning
 from compaction_suite.conformance.shapes import results
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from compaction_suite.conformance.trigger import PAST, Trigger
 from compaction_suite.conformance.violation import Violation
+from compaction_suite.text import prompt_tokens
 
 from .common import TARGET_FORMAT, changed, clause, in_format, target_format
 
@@ -323,17 +324,74 @@ def test_no_model_request_over_the_declared_window(suite, history):
     the history is compacted on the way without a model request over the declared window escaping as
     the provider's overflow answer."""
     window = suite.capabilities.request_window
-    history = _steady(suite, history, window)
+    _replayed(suite, _steady(suite, history, window), window, "")
+
+
+SCREENSHOT = (1280, 800)
+"""A laptop screenshot's size: OpenAI counts it 1,105 tokens (6 tiles), Anthropic 1,366
+(`conformance.media`); LangChain's ``count_tokens_approximately`` 85 (langchain-ai/langchain#39857)."""
+BEFORE_SHOTS = 0.5
+"""FIRE-7 (pasted screenshots): the text rounds before the screenshots hold this share of the window."""
+SHOTS_SHARE = 0.55
+"""FIRE-7 (pasted screenshots): the screenshots of the one turn hold at least this share of the window,
+as the provider counts them; with the text before them the request passes the window."""
+
+
+def _screenshots(suite: Suite, history: Any, window: int) -> tuple[Any, int]:
+    """``history`` with text rounds of its own before its first turn (a 1/`STEP` share of the window of
+    build log each, as `_steady` draws them) up to `BEFORE_SHOTS` of the window (the test double's count,
+    framing included), then one user turn
+    pasting `SCREENSHOT`-sized PNGs that hold `SHOTS_SHARE` of the window as the provider counts them,
+    and the assistant's answer; also how many screenshots that turn pastes."""
+    from .test_window import _joined, _pasted, _read, log_text
+
+    rounds: list[dict[str, Any]] = []
+    n = 0
+    while prompt_tokens(rounds) < BEFORE_SHOTS * window:
+        n += 1
+        text = log_text(window // STEP, n)
+        rounds += _pasted(n, text) if n % 2 else _read(n, text)
+    shots = max(1, -(-int(SHOTS_SHARE * window) // media.openai_image_tokens(*SCREENSHOT)))
+    parts: list[dict[str, Any]] = [{"type": "text", "text": f"Here are {shots} screenshots of the failing build; what do they show?"}]
+    for k in range(shots):
+        data = base64.b64encode(flat_png(*SCREENSHOT, 60 + 40 * k)).decode("ascii")
+        parts.append({"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}})
+    rounds += [{"role": "user", "content": parts}, {"role": "assistant", "content": "Each screenshot shows the same test failing."}]
+    return _joined(suite, history, rounds), shots
+
+
+@clause("FIRE-7")
+@REQUEST_SWEEP
+@given(history=in_format(min_rounds=2, max_rounds=4, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, multimodal=False))
+def test_no_model_request_over_the_declared_window_after_pasted_screenshots(suite, history):
+    """Replayed as above, with one user turn pasting screenshots that hold more than half the window as
+    the provider counts images: the agent sees them in the request it is about to send, so a trigger
+    that counts them as its provider does compacts the older rounds first (SPEC FIRE-7 Decision: pasted
+    screenshots). Chat-completions histories hold images in user turns."""
+    window = suite.capabilities.request_window
+    history, shots = _screenshots(suite, history, window)
+    w, h = SCREENSHOT
+    _replayed(
+        suite, history, window,
+        f" after a user turn pasting {shots} screenshot(s) of {w}x{h} pixels, {media.openai_image_tokens(w, h):,} tokens each as OpenAI counts an image,",
+        "request-over-window-after-images",
+    )  # fmt: skip
+
+
+def _replayed(suite: Suite, history: Any, window: int, after: str, reason_id: str = "request-over-window") -> None:
+    """The verdict of FIRE-7 on ``history`` replayed by a fresh subject: ``reason_id`` when the call
+    raised (the provider's answer to a request over the window; CORE-10 records the crash too),
+    ``after`` saying what the history held that the request passed the window with."""
     suite.reset_server()
     subject = suite.new()
     try:
         out = subject.compact(copy.deepcopy(history), 1)
-    except Exception as error:  # noqa: BLE001 - the verdict: the provider's answer to a request over the window (CORE-10 records the crash too)
+    except Exception as error:  # noqa: BLE001 - the verdict
         text = f"{type(error).__name__}: {error}"[:REASON_CHARS]
         found = (
-            f"replaying a history of {target_format().length(history)} items turn by turn, the agent's model request exceeded "
+            f"replaying a history of {target_format().length(history)} items turn by turn,{after} the agent's model request exceeded "
             f"its declared window of {window} tokens (system prompt and tools beside the messages) and the run ended in {text}"
         )
-        require(Violation("request-over-window", found), history, None)
+        require(Violation(reason_id, found), history, None)
         return
     require(None, history, out)

@@ -840,6 +840,40 @@ def counts_messages_only(settings: Any) -> MessagesOnlyLoop:
     return MessagesOnlyLoop(settings)
 
 
+class FlatImageLoop(MessagesOnlyLoop):
+    """`MessagesOnlyLoop` with a small prefix it counts, and every image part counted as `IMAGE_TOKENS`
+    whatever its size (LangChain's ``count_tokens_approximately``: 85): text rounds fire its trigger in
+    time, a turn pasting large screenshots does not (langchain-ai/langchain#39857)."""
+
+    PREFIX_SHARE: ClassVar[float] = 0.02
+    IMAGE_TOKENS: ClassVar[int] = 85
+
+    def _counted(self, held: list[dict]) -> int:
+        from compaction_suite.text import message_text
+
+        images = sum(1 for m in held if isinstance(m.get("content"), list) for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url")
+        return (len(self.system) + sum(len(t) for m in held for t in message_text(m))) // 4 + self.IMAGE_TOKENS * images
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        held: list[dict] = []
+        for message in messages:
+            if message.get("role") == "assistant":
+                rounds = split_rounds(held)
+                while len(rounds) > 2 and self._counted(flatten(rounds)) >= self.FRACTION * self.WINDOW / 2 and self._counted(held) >= self.FRACTION * self.WINDOW:
+                    rounds = rounds[1:]
+                held = flatten(rounds)
+                request = [{"role": "system", "content": self.system}, *held]
+                self.client.chat.completions.create(model=self.settings.model, messages=request)  # type: ignore[arg-type]
+            held.append(message)
+        return held
+
+
+def counts_images_flat(settings: Any) -> FlatImageLoop:
+    """An agent loop whose trigger counts its whole request but every image as 85 tokens: a turn pasting
+    large screenshots sends a request over the window (langchain-ai/langchain#39857)."""
+    return FlatImageLoop(settings)
+
+
 class UsageReportingSummarizer:
     """Summarizes everything before the last user message into one ``[Context Summary]`` message by one
     request to the suite's summarizer and reports that request's usage (``usage: reported``, SPEC COST-1,
@@ -1336,6 +1370,7 @@ CONTROLS: dict[str, Control] = {
     "ignores_declared_trigger": Control("FIRE-1", ("core",), r"the declared trigger of \d+ tokens \(chars/4\)\), yet it was not compacted", reason_id="never-compacts"),
     "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
+    "counts_images_flat": Control("FIRE-7", ("core",), r"after a user turn pasting \d+ screenshot\(s\) of 1280x800 pixels, 1,105 tokens each .*exceeded its declared window of 2000 tokens .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window-after-images"),
     "new_messages_at_a_stale_index": Control("STORE-22", ("core",), r"message\(s\) the run added, still in the framework's \d+-message history after the run, are not among the \d+ it reports", reason_id="new-messages-lost"),
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
