@@ -231,6 +231,8 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"{cid:<9} {status:<15}{harm:<9}{c['exercised']:>5}  {c['title']}")
         if c["status"] not in ("pass",) and c.get("reason"):
             lines.append(f"{'':<11}{c['reason'].splitlines()[0]}")
+        if others := other_reasons(c):
+            lines.append(f"{'':<11}also failed with: {', '.join(others)}")
         if c["status"] == "fail" and c.get("replay"):
             lines.append(f"{'':<11}replay: {c['replay']}")
         lines += [f"{'':<11}not run: {why}" for why in c.get("ruled_out", ())]
@@ -239,6 +241,12 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     lines.append(verdict_line(data))
     lines += notes(data)
     return lines
+
+
+def other_reasons(clause: dict[str, Any]) -> list[str]:
+    """The reason ids a failing clause also failed with, besides the one its ``reason`` shows (each once)."""
+    shown = clause.get("reason_id")
+    return list(dict.fromkeys(f["reason_id"] for f in clause.get("failures", ()) if f["reason_id"] != shown))
 
 
 def _status_word(data: dict[str, Any], group: dict[str, Any]) -> str:
@@ -276,6 +284,8 @@ def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
         if c["status"] in ("skip", "not-applicable"):
             continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
+        if others := other_reasons(c):
+            reason += f" (also failed with: {', '.join(others)})"
         lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c.get('wire_format', '')} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
     ruled_out = [(cid, why) for cid, c in data["clauses"].items() for why in c.get("ruled_out", ())]
     if data["skips"] or ruled_out:

@@ -66,7 +66,7 @@ def test_a_test_reports_every_violation_its_examples_met(monkeypatch: pytest.Mon
 
 def test_the_report_lists_every_reason_of_each_failing_test() -> None:
     """The reported reason of each test first, then its others, then the tests whose outputs broke the clause."""
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"test": "t1", "outcome": "fail", "reason": "r1", "reason_id": "a", "reasons": [{"reason": "r1", "reason_id": "a"}, {"reason": "r2", "reason_id": "b"}]},
         {"test": "t2", "outcome": "pass"},
     ]  # fmt: skip
@@ -123,10 +123,13 @@ def test_a_bug_is_named_by_any_reason_its_clause_failed_with_and_lost_when_that_
     for bug in (by_text, by_id):
         assert bug.naming(reported) == [{"reason_id": "crash:BadRequestError", "reason": BUG[1]}]
         assert not bug.names(fixed)
-    run = {"status": "fails", "clauses": {"CORE-10": {"status": "fail", "reason": FAULT[1], "reason_id": FAULT[0], "failures": [
-        {"test": "t[429]", "reason_id": FAULT[0], "reason": FAULT[1]}, {"test": "t[429]", "reason_id": BUG[0], "reason": BUG[1]}]}}}  # fmt: skip
-    assert bugs.progress(by_text, run, "reported") == "caught"
-    assert bugs.progress(by_text, {"status": "fails", "clauses": {"CORE-10": {**run["clauses"]["CORE-10"], "failures": run["clauses"]["CORE-10"]["failures"][:1]}}}, "fixed", "caught") == "lost"
+    failures = [{"test": "t[429]", "reason_id": FAULT[0], "reason": FAULT[1]}, {"test": "t[429]", "reason_id": BUG[0], "reason": BUG[1]}]
+
+    def run(*kept: dict[str, str]) -> dict[str, Any]:
+        return {"status": "fails", "clauses": {"CORE-10": {"status": "fail", "reason": FAULT[1], "reason_id": FAULT[0], "failures": list(kept)}}}
+
+    assert bugs.progress(by_text, run(*failures), "reported") == "caught"
+    assert bugs.progress(by_text, run(failures[0]), "fixed", "caught") == "lost"
 
 
 def test_the_version_table_shows_a_fix_while_another_reason_of_the_clause_remains() -> None:
@@ -137,3 +140,9 @@ def test_the_version_table_shows_a_fix_while_another_reason_of_the_clause_remain
     data = sweep.table(sweep.Sweep("fakefw", ["2.0", "3.0"], results={"2.0": [run(FAULT, BUG)], "3.0": [run(FAULT)]}))
     rows = {row["reason"]: row["changes"] for row in data["configurations"][0]["rows"]}
     assert rows == {"crash:BadRequestError": ["fixed in 3.0"], "crash:RateLimitError": []}
+
+
+def test_the_summary_names_the_other_reasons_a_clause_failed_with() -> None:
+    clause = {"reason_id": "a", "failures": [{"test": "t1", "reason": "r1", "reason_id": "a"}, {"test": "t1", "reason": "r2", "reason_id": "b"}, {"test": "t2", "reason": "r3", "reason_id": "b"}]}
+    assert report.other_reasons(clause) == ["b"]
+    assert report.other_reasons({"reason_id": "a", "failures": clause["failures"][:1]}) == []
