@@ -44,11 +44,15 @@ FRAMEWORK = "AutoGen"
 DISTRIBUTIONS = ("autogen-core", "autogen-ext")
 EXTRA = "autogen"
 
-SUPPORTED = {"autogen-core": ">=0.4,<0.8", "autogen-ext": ">=0.4,<0.8"}
-"""Releases this adapter drives: 0.4 (January 2025, the rewritten ``autogen_core`` and its model contexts)
-to 0.7.5 (September 2025, the last release): checked when a factory starts. A context the release lacks,
-or one without a keyword the adapter passes, is a contract error for that factory (`_context`):
-``TokenLimitedChatCompletionContext`` is missing at 0.4.9.3, so ``token_limited`` needs 0.5.0."""
+SUPPORTED = {"autogen-core": ">=0.4.8,<0.8", "autogen-ext": ">=0.4.8,<0.8"}
+"""Releases this adapter drives: 0.4.8 (March 2025, the first whose ``AssistantMessage`` has ``thought``,
+where an assistant's text beside its tool calls goes) to 0.7.5 (September 2025, the last release): checked
+when a factory starts. 0.4.0-0.4.7 have the rewritten ``autogen_core`` and its model contexts but no
+``thought``: every configuration refused them in its one line (`_context`; the sweep ``releases-autogen``
+at 0.4.0, 0.4.6 and 0.4.7 with the companions of each release's day), so the floor is 0.4.8, where
+``buffered`` and ``head_and_tail`` ran (SPEC Part A, "How far back"). A context the release lacks, or one
+without a keyword the adapter passes, is a contract error for that factory (`_context`):
+``TokenLimitedChatCompletionContext`` is missing at 0.4.8 and 0.4.9.3, so ``token_limited`` needs 0.5.0."""
 RELEASED_TOGETHER = ("autogen-core", "autogen-ext", "autogen-agentchat")
 """Distributions AutoGen releases at one version: a version sweep pins them together."""
 SWEEP_INSTALL = ("autogen-core", "autogen-ext[openai]", "autogen-agentchat")
@@ -262,7 +266,7 @@ def _context(name: str, *keywords: str) -> Any:
     if cls is None:
         raise cannot_drive(__name__, "autogen-core", f"autogen_core.model_context has no {name}")
     if "thought" not in getattr(requires("autogen_core.models", EXTRA).AssistantMessage, "model_fields", {"thought": None}):
-        # 0.4.0: an assistant's text beside its tool calls has nowhere to go (to_autogen keeps it as ``thought``)
+        # 0.4.0-0.4.7 (below SUPPORTED): an assistant's text beside its tool calls has nowhere to go (to_autogen keeps it as ``thought``)
         raise cannot_drive(__name__, "autogen-core", "autogen_core.models.AssistantMessage has no 'thought' for the text beside its tool calls")
     for keyword in keywords:
         if not accepts(cls, keyword):

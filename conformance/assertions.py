@@ -35,6 +35,10 @@ class ClauseViolation(AssertionError):
 
 CHECKED: list[Callable[[str, Any], None]] = []
 """Listeners told of each check that held (the suite counts what exercised a clause)."""
+RAISED: list[Callable[[ClauseViolation], None]] = []
+"""Listeners told of each violation before it is raised: every failing example a test meets, not
+only the one Hypothesis shrinks and reports (the plugin keeps each distinct reason, SPEC Part A,
+"Reason ids")."""
 CURRENT: list[str] = []
 """The clause of the conformance test running now (its ``clause`` marker; set by the plugin)."""
 
@@ -54,7 +58,10 @@ def require(problem: str | None, history: Any = None, output: Any = None, *, cla
     if clause_id is None:
         raise RuntimeError("require() outside a conformance test needs clause=")
     if problem is not None:
-        raise ClauseViolation(clause_id, problem, history, output)
+        violation = ClauseViolation(clause_id, problem, history, output)
+        for heard in RAISED:
+            heard(violation)
+        raise violation
     for listener in CHECKED:
         listener(clause_id, history)
 

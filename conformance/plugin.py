@@ -21,10 +21,11 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from compaction_suite.inputs import InputError, output_file
 
 from . import report
-from .assertions import CURRENT, ClauseViolation
+from .assertions import CURRENT, RAISED, ClauseViolation
 from .clauses import clauses, unknown_ids
 from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
 from .target import ENV, StartupFailed, TargetError
+from .violation import Reasons
 
 if TYPE_CHECKING:  # the suite imports openai; keep plugin loading light for every pytest run
     from .suite import Suite
@@ -58,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "shape(name): the test draws a labelled shape variant a declaration may rule out (capabilities.RULES_OUT)")
     config.addinivalue_line("markers", "wire_format(name): the format of the histories the test draws (default chat-completions; 'target': the target's own)")
     config.stash[RESULTS] = {}
+    if _heard not in RAISED:
+        RAISED.append(_heard)
     spec = config.getoption("--compactor") or None
     if spec is None and not _collecting_conformance(config):
         return
@@ -211,6 +214,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(reason)
     suite.current, suite.current_test, suite.last_case = clause_id, item.nodeid, None
     CURRENT[:] = [clause_id]
+    HEARD[:] = [(clause_id, Reasons())]
+
+
+HEARD: list[tuple[str, Reasons]] = []
+"""The running conformance test's clause and every distinct reason it was violated with so far."""
+
+
+def _heard(violation: ClauseViolation) -> None:
+    """Keep a violation of the running test's clause, whichever example raised it (`assertions.RAISED`)."""
+    if HEARD and HEARD[0][0] == violation.clause_id:
+        HEARD[0][1].add(violation.reason_id, violation.reason)
 
 
 def _ruled_out(item: pytest.Item, suite: Any) -> str | None:
@@ -234,6 +248,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     if suite is not None:
         suite.current = suite.current_test = None
     CURRENT[:] = []
+    HEARD[:] = []
 
 
 @pytest.hookimpl(wrapper=True)
@@ -242,12 +257,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     clause_id = _clause_of(item)
     if clause_id is None:
         return rep
-    violation = _violation(call.excinfo.value) if call.excinfo is not None else None
+    error = call.excinfo.value if call.excinfo is not None else None
+    violation = _violation(error) if error is not None else None
     if rep.failed and not clauses()[clause_id].must:
         rep.outcome = "skipped"
         rep.wasxfail = f"{clause_id} is a SHOULD clause: reported, never failing"
     if rep.when == "call" or rep.outcome != "passed":
-        _record(item, rep, clause_id, violation)
+        _record(item, rep, clause_id, violation, _every_reason(clause_id, error))
     return rep
 
 
@@ -259,10 +275,30 @@ def _violation(error: BaseException) -> BaseException:
     return error
 
 
-def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any) -> None:
+def _every_reason(clause_id: str, error: BaseException | None) -> Reasons:
+    """Every distinct reason the running test failed ``clause_id`` with: those of the error it ended
+    with (each of the failures Hypothesis reports at once, ``report_multiple_bugs``), then those of
+    every other failing example it met (Hypothesis reports one failure per place an error is raised,
+    and every clause check raises from the same place, `assertions.require`)."""
+    reasons = Reasons()
+    errors = list(error.exceptions) if isinstance(error, BaseExceptionGroup) else [error] if error is not None else []
+    for e in errors:
+        if isinstance(e, ClauseViolation):
+            reasons.add(e.reason_id, e.reason)
+        else:
+            reasons.add(f"error:{type(e).__name__}", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    if HEARD and HEARD[0][0] == clause_id:
+        for seen in HEARD[0][1].items():
+            reasons.add(seen["reason_id"], seen["reason"])
+    return reasons
+
+
+def _record(item: pytest.Item, rep: pytest.TestReport, clause_id: str, violation: Any, reasons: Reasons | None = None) -> None:
     if rep.when != "call" and rep.outcome == "passed":
         return
     entry: dict[str, Any] = {"test": item.nodeid, "outcome": report.outcome_of(rep)}
+    if entry["outcome"] in ("fail", "error") and reasons:
+        entry["reasons"] = reasons.items()
     if isinstance(violation, ClauseViolation):
         entry["reason"] = violation.reason
         entry["reason_id"] = violation.reason_id

@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .clauses import HARMS, clauses
+from .violation import Reasons
 
 if TYPE_CHECKING:
     from .suite import Finding, Suite
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+"""3: a failing clause's ``failures`` lists every distinct reason each failing test failed with
+(2: each failing test once, with its first reason)."""
 RANK = {"error": 4, "fail": 3, "xfail": 2, "unexercised": 1, "pass": 1, "skip": 0}
 STATUSES = ("pass", "fail", "error", "not-exercised", "not-applicable", "skip", "xfail")
 REPLAY = "compaction-suite reproduce {report} {clause}"
@@ -141,18 +144,23 @@ def _in_format(item: dict[str, Any], name: str) -> dict[str, Any]:
     return item if item["status"] in ("skip", "not-applicable") else item | {"wire_format": name}
 
 
-def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, tuple[str, str]]) -> list[dict[str, str]]:
-    """Each failing test of a clause, once, with its reason and reason id: the clause's own
-    tests, then those of other clauses whose outputs broke it (a clause shown by several faults
-    or shapes: the first reason alone would hide the others)."""
-    seen: dict[str, tuple[str, str]] = {}
+def _failing_tests(entries: list[dict[str, Any]], found_elsewhere: dict[str, Reasons]) -> list[dict[str, str]]:
+    """Every distinct reason each failing test of a clause failed it with, with its reason id: the
+    clause's own tests (the reason each reported first, then every other its examples met), then
+    the tests whose outputs broke it (a clause shown by several faults or shapes, or failing for
+    two defects in one test: the first reason alone would hide the others; SPEC Part A, "Reason ids")."""
+    seen: dict[str, Reasons] = {}
     for e in entries:
-        if e["outcome"] in ("fail", "error") and e["test"] not in seen:
-            reason = (e.get("reason") or "").splitlines()[0] if e.get("reason") else ""
-            seen[e["test"]] = (reason, e.get("reason_id") or f"{e['outcome']}:unclassified")
+        if e["outcome"] in ("fail", "error"):
+            reasons = seen.setdefault(e["test"], Reasons())
+            reasons.add(e.get("reason_id") or f"{e['outcome']}:unclassified", e.get("reason") or "")
+            for r in e.get("reasons", ()):
+                reasons.add(r["reason_id"], r["reason"])
     for test, found in found_elsewhere.items():
-        seen.setdefault(test, found)
-    return [{"test": test, "reason": reason, "reason_id": rid} for test, (reason, rid) in seen.items()]
+        reasons = seen.setdefault(test, Reasons())
+        for r in found.items():
+            reasons.add(r["reason_id"], r["reason"])
+    return [{"test": test, **r} for test, reasons in seen.items() for r in reasons.items()]
 
 
 def _evidence(history: Any, output: Any, case: dict[str, Any] | None, clause_id: str) -> dict[str, Any]:
@@ -223,6 +231,8 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"{cid:<9} {status:<15}{harm:<9}{c['exercised']:>5}  {c['title']}")
         if c["status"] not in ("pass",) and c.get("reason"):
             lines.append(f"{'':<11}{c['reason'].splitlines()[0]}")
+        if others := other_reasons(c):
+            lines.append(f"{'':<11}also failed with: {', '.join(others)}")
         if c["status"] == "fail" and c.get("replay"):
             lines.append(f"{'':<11}replay: {c['replay']}")
         lines += [f"{'':<11}not run: {why}" for why in c.get("ruled_out", ())]
@@ -231,6 +241,12 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     lines.append(verdict_line(data))
     lines += notes(data)
     return lines
+
+
+def other_reasons(clause: dict[str, Any]) -> list[str]:
+    """The reason ids a failing clause also failed with, besides the one its ``reason`` shows (each once)."""
+    shown = clause.get("reason_id")
+    return list(dict.fromkeys(f["reason_id"] for f in clause.get("failures", ()) if f["reason_id"] != shown))
 
 
 def _status_word(data: dict[str, Any], group: dict[str, Any]) -> str:
@@ -268,6 +284,8 @@ def markdown(data: dict[str, Any], report_path: str = "REPORT.json") -> str:
         if c["status"] in ("skip", "not-applicable"):
             continue
         reason = (c.get("reason") or "").splitlines()[0] if c["status"] != "pass" else ""
+        if others := other_reasons(c):
+            reason += f" (also failed with: {', '.join(others)})"
         lines.append(f"| {cid} | {c['title']} | {c['level']} | {c['harm']} | {c.get('wire_format', '')} | {c['status']} | {c['exercised']} | {_cell(reason)} |")
     ruled_out = [(cid, why) for cid, c in data["clauses"].items() for why in c.get("ruled_out", ())]
     if data["skips"] or ruled_out:

@@ -31,7 +31,7 @@ from .settings import Settings, connected
 from .summarizer_server import Exchange, SummarizerServer
 from .target import StartupFailed, Target, build, call_compact, last_event
 from .target import first_line as _first_line
-from .violation import crash, reason_id
+from .violation import Reasons, crash, reason_id
 
 PROBE_ROUNDS = (12, 24, 48, 96, 192, 384)
 """The sizes of the fixed history the summarizer probe tries, growing until the target asks its
@@ -61,10 +61,9 @@ class Observations:
 
     exercised: dict[str, set[str]] = field(default_factory=dict)
     findings: dict[str, Finding] = field(default_factory=dict)
-    seen_in: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
-    """Per clause, every test a violation was found in outside the clause's own tests, with its
-    first reason there and its reason id (the report lists them all; the smallest finding alone
-    hides the others)."""
+    seen_in: dict[str, dict[str, Reasons]] = field(default_factory=dict)
+    """Per clause, every test a violation was found in, with every distinct reason (and its reason
+    id) found there (the report lists them all; the smallest finding alone hides the others)."""
     reached: dict[str, set[str]] = field(default_factory=dict)
     """Per fault clause (CORE-10, CORE-11), the examples whose summarizer fault reached the
     summarizer: what exercises them for a target that summarizes (SPEC CORE-11 Decision)."""
@@ -76,8 +75,7 @@ class Observations:
         self.reached.setdefault(clause_id, set()).add(key)
 
     def find(self, clause_id: str, finding: Finding) -> None:
-        first = finding.reason.splitlines()[0] if finding.reason else ""
-        self.seen_in.setdefault(clause_id, {}).setdefault(finding.test or "another test", (first, finding.reason_id))
+        self.seen_in.setdefault(clause_id, {}).setdefault(finding.test or "another test", Reasons()).add(finding.reason_id, finding.reason)
         kept = self.findings.get(clause_id)
         if kept is None or _size(finding.history) < _size(kept.history):
             self.findings[clause_id] = finding

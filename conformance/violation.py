@@ -41,3 +41,61 @@ def reason_id(problem: str, fallback: str) -> str:
 def crash(error: BaseException) -> str:
     """The reason id of an exception escaping ``compact`` (CORE-10): ``crash:IndexError``."""
     return f"crash:{type(error).__name__}"
+
+
+QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+IDENTIFIER = re.compile(r"\b(?:call|toolu|fc|rs|msg|ent|item|chatcmpl)[_-][A-Za-z0-9_-]+\b")
+RANGE = re.compile(r"\b\d+\.\.\d+\b")
+POSITION = re.compile(r"\b(messages?|items?|index|indices|rounds?|turns?|groups?|iterations?|positions?|examples?|tokens?|chars?|characters?)\s+\d+\b", re.IGNORECASE)
+"""A number naming a position or a size (``message 3``): normalised. A count that says what went
+wrong (``1 in, 0 out``, ``0 results``) is kept: it tells one defect from another."""
+SPACES = re.compile(r"\s+")
+
+
+def first_line(reason: str) -> str:
+    """The first line of ``reason`` (what every report shows of it)."""
+    return reason.strip().splitlines()[0] if reason.strip() else ""
+
+
+def normalised(reason: str, *, quoted: bool = False) -> str:
+    """``reason``'s first line with ids and positions replaced, and quoted values too unless
+    ``quoted`` (they may be what tells two crashes apart: a provider's error message)."""
+    line = first_line(reason)
+    line = line if quoted else QUOTED.sub("…", line)
+    line = IDENTIFIER.sub("ID", line)
+    line = RANGE.sub("N..N", line)
+    line = POSITION.sub(lambda m: f"{m.group(1)} N", line)
+    return SPACES.sub(" ", line).strip()
+
+
+CRASHES = ("crash:", "error:")
+"""The reason-id families that name an exception type (`crash`, and a test's own error)."""
+PER_ID = 4
+"""How many texts one reason id keeps in one test (`Reasons`): a shrinking Hypothesis run meets the
+same defect under many quoted values; a few texts are what a reader (or a bug's expected text) needs."""
+
+
+class Reasons:
+    """Every distinct reason one test failed a clause with, in the order seen (SPEC Part A, "Reason
+    ids": a clause failing for several defects in one run reports each, not only the first one
+    Hypothesis shrank). Two reasons are the same when their reason ids and first lines, with ids, positions
+    and quoted values normalised, agree (a crash's quoted values kept: its id names only the exception
+    type, and the provider's message it quotes is what tells one crash from another); each reason
+    id keeps at most `PER_ID` texts."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], str] = {}
+
+    def add(self, reason_id_: str, reason: str) -> None:
+        """Keep ``reason`` (its first line) under ``reason_id_`` unless the same reason is kept."""
+        key = (reason_id_, normalised(reason, quoted=reason_id_.startswith(CRASHES)))
+        if key in self._seen or sum(k[0] == reason_id_ for k in self._seen) >= PER_ID:
+            return
+        self._seen[key] = first_line(reason)
+
+    def items(self) -> list[dict[str, str]]:
+        """``[{"reason": first line, "reason_id": id}, ...]`` in the order first seen."""
+        return [{"reason": line, "reason_id": rid} for (rid, _), line in self._seen.items()]
+
+    def __len__(self) -> int:
+        return len(self._seen)

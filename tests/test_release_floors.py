@@ -103,6 +103,18 @@ def test_autogen_without_an_assistant_thought_is_a_contract_error_not_a_finding(
     assert line.startswith("the autogen adapter cannot drive autogen-core ") and "no 'thought'" in line
 
 
+def test_autogen_releases_without_the_thought_are_below_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep at autogen-core 0.4.0, 0.4.6 and 0.4.7 (companions of each release's day) saw every
+    configuration refuse them for the missing ``thought``; at 0.4.8 ``buffered`` and ``head_and_tail``
+    ran: the floor is 0.4.8, one line below it (the release number is a double)."""
+    from compaction_suite.adapters import _common, autogen
+
+    monkeypatch.setattr(_common, "installed", lambda dist: "0.4.7")
+    assert _common.release_problem(autogen) == "the autogen adapter does not support autogen-core 0.4.7 (supported: >=0.4.8,<0.8)"
+    monkeypatch.setattr(_common, "installed", lambda dist: "0.4.8")
+    assert _common.release_problem(autogen) is None
+
+
 def test_semantic_kernel_paths_a_release_lacks_are_contract_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("semantic_kernel.agents")
     from compaction_suite.adapters import semantic_kernel

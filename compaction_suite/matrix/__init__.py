@@ -64,15 +64,15 @@ def check_all(
 def earlier(out: Path, fast: bool, max_examples: int | None) -> dict[str, Any]:
     """The matrix already in ``out`` that an update re-checks some configurations of: it must be
     this format's and have been checked with as many examples per clause."""
-    from .document import FORMAT, FORMAT_VERSION
+    from .document import FORMAT, READS
 
     path = out / "matrix.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise MatrixError(f"--update: no matrix to update in {out} ({path.name}: {type(error).__name__})") from error
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:
-        raise MatrixError(f"--update: {path} is not a {FORMAT} version {FORMAT_VERSION} document")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") not in READS:
+        raise MatrixError(f"--update: {path} is not a {FORMAT} version {' or '.join(map(str, READS))} document")
     examples = max_examples or (10 if fast else 50)
     if data.get("examples_per_clause") != examples:
         raise MatrixError(f"--update: {path} was checked with {data.get('examples_per_clause')} examples per clause, this run would use {examples}")

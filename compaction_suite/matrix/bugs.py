@@ -38,13 +38,15 @@ from typing import Any
 from . import verdicts
 from .document import build
 from .environments import Builder, InstallFailed, versions
-from .findings import keys
+from .findings import every_reason, keys
 from .jobs import CONTRACT_ERROR, Job, run_job, slug
 from .render import markdown
 from .sweep import requirements as sweep_requirements
 
 FORMAT = "compaction-suite-bugs"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: a verdict that found the bug says which reasons named it (``named``), matched among every reason
+the clause failed with, not only the first."""
 PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,-]+\])?)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!-]*)\s*$")
 
 
@@ -73,12 +75,27 @@ class Bug:
 
     def names(self, finding: dict[str, Any]) -> bool:
         """Whether a failure of the report (as `document.build` keeps it) is this bug's finding."""
+        return bool(self.naming(finding))
+
+    def naming(self, finding: dict[str, Any]) -> list[dict[str, str]]:
+        """The reasons of a failure that name this bug: its expected clause failing with the expected
+        ``reason_id``, or a reason text the expected ``reason`` is found in, among *every* reason the
+        clause failed with (``every_reason``; a document of format 2 holds the shown reason and the
+        reason keys), so a clause failing first for another defect does not hide the bug's, and at
+        the fixing release the other defect left alone does not keep it (SPEC Part A, "The framework
+        matrix and releases", reported bugs)."""
         if finding["clause"] != self.clause or finding["status"] not in verdicts.FAILING:
-            return False
-        if self.reason_id and self.reason_id in finding.get("reasons", ()):
+            return []
+        seen = finding.get("every_reason") or [
+            {"reason_id": "", "reason": str(finding.get("reason", ""))},
+            *({"reason_id": key, "reason": key} for key in finding.get("reasons", ())),
+        ]  # fmt: skip
+        return [r for r in seen if self._names(r)]
+
+    def _names(self, reason: dict[str, str]) -> bool:
+        if self.reason_id and self.reason_id == reason.get("reason_id"):
             return True
-        text = "\n".join([str(finding.get("reason", "")), *finding.get("reasons", ())])
-        return bool(self.reason and re.search(self.reason, text, re.IGNORECASE))
+        return bool(self.reason and re.search(self.reason, str(reason.get("reason", "")), re.IGNORECASE))
 
 
 @dataclass
@@ -220,7 +237,7 @@ def progress(bug: Bug, r: dict[str, Any], when: str, reported: str | None = None
     if r["status"] in (CONTRACT_ERROR, "error", "timeout"):
         return str(r["status"])
     failures = [
-        {"clause": cid, "status": c["status"], "reason": c.get("reason", ""), "reasons": sorted(reason for _, reason in keys(cid, c))}
+        {"clause": cid, "status": c["status"], "reason": c.get("reason", ""), "reasons": sorted(reason for _, reason in keys(cid, c)), "every_reason": every_reason(c)}
         for cid, c in r["clauses"].items()
     ]  # fmt: skip
     named = any(bug.names(f) for f in failures)
@@ -243,13 +260,14 @@ def verdict(bug: Bug, said: dict[str, Any] | None, when: str) -> dict[str, Any]:
     out["installed"] = r["versions"]
     if r["status"] in (CONTRACT_ERROR, "error", "timeout"):
         return {**out, "status": r["status"], "error": r.get("error", "")}
-    named = [f for f in r["failures"] if bug.names(f)]
+    named = [reason for f in r["failures"] for reason in bug.naming(f)]
     found = [
         {"clause": f["clause"], "reason": f["reason"], "harm": f["harm"], **({"documented": True} if f.get("documented") else {})}
         for f in r["failures"]
     ]
     hit = ("caught", "missed") if when == "reported" else ("kept", "lost")
-    return {**out, "status": hit[0] if named else hit[1], "clause": r["clauses"].get(bug.clause, "not run"), "findings": found}
+    said = {"status": hit[0] if named else hit[1], "clause": r["clauses"].get(bug.clause, "not run"), "findings": found}
+    return {**out, **said, **({"named": named} if named else {})}
 
 
 def report(listed: Listed, results: dict[tuple[str, str], dict[str, Any]], out: Path) -> dict[str, Any]:

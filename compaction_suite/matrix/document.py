@@ -21,12 +21,16 @@ from compaction_suite.adapters._common import OPTIONS_ENV
 from compaction_suite.adapters._common import documented as documented_entries
 
 from . import verdicts
-from .findings import keys
+from .findings import every_reason, keys
 from .jobs import slug
 
 FORMAT = "compaction-suite-matrix"
-FORMAT_VERSION = 2
-"""2: failures carry ``reasons`` (stable finding keys) and ``documented``; runs may be ``contract-error``."""
+FORMAT_VERSION = 3
+"""2: failures carry ``reasons`` (stable finding keys) and ``documented``; runs may be ``contract-error``.
+3: failures also carry ``every_reason``, each distinct reason (id and text) the clause failed with
+(`findings.every_reason`); ``reasons`` holds the key of each (a report of format 3 lists them all)."""
+READS = (2, FORMAT_VERSION)
+"""The versions ``--update`` reads (3 only adds a field)."""
 
 
 def build(
@@ -79,7 +83,7 @@ def _failure(r: dict[str, Any], clause_id: str, c: dict[str, Any], repro_dir: Pa
     failure: dict[str, Any] = {
         "clause": clause_id, "level": c["level"], "status": c["status"], "reason": c.get("reason", ""),
         "harm": verdicts.harm(clause_id, c), "title": c.get("title", ""),
-        "reasons": sorted(reason for _, reason in keys(clause_id, c)),
+        "reasons": sorted(reason for _, reason in keys(clause_id, c)), "every_reason": every_reason(c),
     }  # fmt: skip
     if c.get("reverified_from"):
         failure["reverified_from"] = c["reverified_from"]

@@ -10,27 +10,15 @@ and ids normalised away, so the same defect reads the same at every release.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
-QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-IDENTIFIER = re.compile(r"\b(?:call|toolu|fc|rs|msg|ent|item|chatcmpl)[_-][A-Za-z0-9_-]+\b")
-RANGE = re.compile(r"\b\d+\.\.\d+\b")
-POSITION = re.compile(r"\b(messages?|items?|index|indices|rounds?|turns?|groups?|iterations?|positions?|examples?|tokens?|chars?|characters?)\s+\d+\b", re.IGNORECASE)
-"""A number naming a position or a size (``message 3``): normalised. A count that says what went
-wrong (``1 in, 0 out``, ``0 results``) is kept: it tells one defect from another."""
-SPACES = re.compile(r"\s+")
+from compaction_suite.conformance import violation
 
 
 def normalised(reason: str) -> str:
     """``reason``'s first line with quoted values, ids and positions replaced, for comparison."""
-    line = reason.strip().splitlines()[0] if reason.strip() else ""
-    line = QUOTED.sub("…", line)
-    line = IDENTIFIER.sub("ID", line)
-    line = RANGE.sub("N..N", line)
-    line = POSITION.sub(lambda m: f"{m.group(1)} N", line)
-    return SPACES.sub(" ", line).strip()
+    return violation.normalised(reason)
 
 
 def reason_key(failure: dict[str, Any]) -> str:
@@ -39,7 +27,21 @@ def reason_key(failure: dict[str, Any]) -> str:
 
 
 def keys(clause_id: str, entry: dict[str, Any]) -> set[tuple[str, str]]:
-    """Every (clause, reason) a failing clause entry of a report holds: one per failing test
-    (``failures``), else the entry's own reason."""
+    """Every (clause, reason) a failing clause entry of a report holds: one per distinct reason of
+    each failing test (``failures``; a report of format 3 lists every reason a test failed with,
+    an older one its first), else the entry's own reason."""
     failures: Iterable[dict[str, Any]] = entry.get("failures") or [entry]
     return {(clause_id, reason_key(f)) for f in failures}
+
+
+def every_reason(entry: dict[str, Any]) -> list[dict[str, str]]:
+    """Each distinct reason a failing clause entry of a report holds, with its text: the entry's own
+    (the failure the report shows) first, then every other of its ``failures``, once per stable
+    reason and text (`reason_key`, the first line). What a reported bug's expected reason is matched
+    against (`bugs.Bug.names`): a clause failing first for another defect does not hide the bug's."""
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for f in [entry, *(entry.get("failures") or [])]:
+        text = violation.first_line(str(f.get("reason") or ""))
+        if text or f.get("reason_id"):
+            found.setdefault((reason_key(f), text), {"reason_id": reason_key(f), "reason": text})
+    return list(found.values())
