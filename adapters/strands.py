@@ -57,7 +57,7 @@ SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"sliding_window": {"strands-agen
 takes the same model, messages and manager, their manager's methods take the agent's ``messages`` where
 1.x's take the agent (`_strands_reactive.subject`), their model classes answer through ``converse``
 (`_strands_reactive.call`), and before 0.1.8 the event loop reduces first (`_strands_reactive.event_loop_reduction`).
-Their routine path is refused in one line (`DANGLING`). Proven by the bugs run at 0.1.0 and 0.1.8
+Their routine path is refused in one line up to 0.2.1 (`DANGLING`). Proven by the bugs run at 0.1.0 and 0.1.8
 (strands-agents/harness-sdk#152)."""
 SWEEP_INSTALL = ("strands-agents[anthropic]",)
 """What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``).
@@ -166,7 +166,7 @@ on Anthropic the reactive path of those releases ends at the first call."""
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
     for model, answer in (
-        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
+        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("bedrock", "stream-max-tokens"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
         ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None), ("litellm", None),
     )
 ]  # fmt: skip
