@@ -470,6 +470,8 @@ def renderer(model: Any) -> Any:
     for an OpenAI model class, ``AnthropicModel``'s (the history is Strands' own blocks whatever its model;
     the target's format is Anthropic's)."""
     name = type(model).__name__
+    if name == "BedrockModel" and not hasattr(model, "_format_request_message_content"):
+        return _from_converse  # the 0.1 releases send the history's blocks as they are (``format_request``)
     if name == "BedrockModel":
         render = model._format_request_message_content
         return lambda block: _from_converse(render(block))
