@@ -136,3 +136,15 @@ def test_the_routine_path_is_refused_where_the_manager_drops_dangling_messages(m
     with pytest.raises(CannotDrive, match=r"adapter strands:sliding_window cannot drive strands-agents .*: path=routine: .*dangling"):
         strands.sliding_window(settings, window_size=6)
     assert strands.sliding_window(settings, window_size=6, path="reactive") is not None
+
+
+def test_a_bedrock_model_without_a_block_formatter_is_read_back_as_its_blocks():
+    """0.1's ``BedrockModel.format_request`` sends the history's Converse blocks as they are (it has no
+    ``_format_request_message_content``), so the adapter reads them back directly."""
+    pytest.importorskip("strands")
+    from compaction_suite.adapters import strands
+
+    BedrockModel = type("BedrockModel", (), {})  # double: a 0.1 BedrockModel, by its class name
+    render = strands.renderer(BedrockModel())
+    assert render({"text": "hi"}) == {"type": "text", "text": "hi"}
+    assert render({"toolUse": {"toolUseId": "t1", "name": "read", "input": {}}}) == {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
