@@ -99,7 +99,7 @@ def test_the_converse_stream_answer_comes_inside_the_event_stream(server, tmp_pa
     """``stream-max-tokens`` on ``/converse-stream``: HTTP 200, then Bedrock's ``validationException``
     event, which botocore raises as ``EventStreamError`` (a ``ClientError``) while the stream is read."""
     pytest.importorskip("boto3")
-    from botocore.exceptions import EventStreamError
+    from botocore.exceptions import EventStreamError  # type: ignore[import-untyped]
 
     from compaction_suite.adapters.strands import _boto_session
 
@@ -149,7 +149,7 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
     """The same loop with ``BedrockModel``'s overflow texts as before 1.26.0 (no "prompt is too long"):
     the raw ``ValidationException`` ends the invocation (strands-agents/harness-sdk#1712, #1912)."""
     pytest.importorskip("strands")
-    from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+    from botocore.exceptions import ClientError
     from strands.agent.conversation_manager import SlidingWindowConversationManager
     from strands.models import bedrock
 
