@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -78,10 +80,17 @@ def tool_specs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def call(model: Any, messages: list[dict[str, Any]], system_prompt: str | None) -> None:
     """One model call as the event loop makes it (``model.stream``, read to its end) in a fresh event
-    loop of its own thread; raises what the model class raises."""
+    loop of its own thread, or, on the 0.1 releases, their ``model.converse`` (read to its end); raises
+    what the model class raises."""
+
+    specs = tool_specs(messages) or None
+    if hasattr(model, "converse"):  # the 0.1 releases: a synchronous ``converse(messages, tool_specs, system_prompt)``
+        for _ in model.converse(copy.deepcopy(messages), specs, system_prompt):
+            pass
+        return
 
     async def drain() -> None:
-        async for _ in model.stream(copy.deepcopy(messages), tool_specs(messages) or None, system_prompt):
+        async for _ in model.stream(copy.deepcopy(messages), specs, system_prompt):
             pass
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -129,19 +138,57 @@ def reactively(agent: Any, main: Any, endpoint: ModelEndpoint, reduce: Callable[
     raise unbounded(attempts, endpoint.window_tokens)
 
 
+def subject(method: Callable[..., Any], agent: Any) -> Any:
+    """What a conversation manager's ``apply_management`` or ``reduce_context`` takes: the ``agent`` (Strands
+    0.1.9 on) or, where its first parameter is ``messages`` (the 0.1 releases before, whose ``Agent`` calls
+    ``apply_management(self.messages)`` and ``reduce_context(self.messages, e=e)``), the agent's ``messages``."""
+    first = next(iter(inspect.signature(method).parameters), None)
+    return agent.messages if first == "messages" else agent
+
+
 def reduced_by(manager: Any, agent: Any) -> Callable[[Exception], bool]:
-    """A conversation manager's ``reduce_context(agent, e=error)`` for `reactively`, on an overflow only
-    (the event loop calls it for nothing else): True when it changed the history."""
+    """What ``Agent`` does after its model's overflow, for `reactively`, on an overflow only (the event
+    loop reduces after nothing else): True when it retries. From 0.1.8 that is the conversation
+    manager's ``reduce_context(agent, e=error)``, retried when it changed the history; before it, the
+    event loop's own reduction first (`event_loop_reduction`)."""
     from strands.types.exceptions import ContextWindowOverflowException
 
     def reduce(error: Exception) -> bool:
         if not isinstance(error, ContextWindowOverflowException):
             return False
         before = copy.deepcopy(agent.messages)
-        manager.reduce_context(agent, e=error)
+        manager.reduce_context(subject(manager.reduce_context, agent), e=error)
         return bool(agent.messages != before)
 
-    return reduce
+    first = event_loop_reduction(agent)
+    return reduce if first is None else (lambda error: first(error) or reduce(error))
+
+
+def event_loop_reduction(agent: Any) -> Callable[[Exception], bool] | None:
+    """The event loop's own reduction of Strands 0.1.0 to 0.1.7 (None from 0.1.8, which has none): on
+    an overflow ``handle_input_too_long_error`` (``strands/event_loop/error_handler.py``) replaces the
+    tool results of the newest message holding any with "The tool result was too large!"
+    (``message_processor.truncate_tool_results``) and calls the event loop again, whether or not that
+    changed anything; only a history with no tool result reaches the manager's ``reduce_context``.
+    True when it truncated (the loop retries), False when there was nothing to truncate."""
+    from strands.types.exceptions import ContextWindowOverflowException
+
+    try:  # modules of the 0.1 releases only
+        error_handler = importlib.import_module("strands.event_loop.error_handler")
+        message_processor = importlib.import_module("strands.event_loop.message_processor")
+    except ImportError:
+        return None
+    if not hasattr(error_handler, "handle_input_too_long_error"):
+        return None
+
+    def truncate(error: Exception) -> bool:
+        index = message_processor.find_last_message_with_tool_results(agent.messages)
+        if not isinstance(error, ContextWindowOverflowException) or index is None:
+            return False
+        message_processor.truncate_tool_results(agent.messages, index)
+        return True
+
+    return truncate
 
 
 def retried_by(agent: Any, events: Any, run_async: Any) -> Callable[[Exception], bool]:

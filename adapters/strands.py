@@ -52,6 +52,13 @@ SUPPORTED: dict[str, str] = {"strands-agents": ">=1.0,<2"}
 """Agreed interface 3: the 1.x releases (1.0.0, July 2025, on). The proactive path needs Strands >= 1.40
 (``proactive_compression``), a structured-output summarizing agent an ``Agent`` taking
 ``structured_output_model``; below them that configuration is a contract error (`CannotDrive`)."""
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {"sliding_window": {"strands-agents": ">=0.1,<2"}}
+"""The sliding window reaches back to the 0.1 releases (May 2025) on its reactive path: their ``Agent``
+takes the same model, messages and manager, their manager's methods take the agent's ``messages`` where
+1.x's take the agent (`_strands_reactive.subject`), their model classes answer through ``converse``
+(`_strands_reactive.call`), and before 0.1.8 the event loop reduces first (`_strands_reactive.event_loop_reduction`).
+Their routine path is refused in one line up to 0.2.1 (`DANGLING`). Proven by the bugs run at 0.1.0 and 0.1.8
+(strands-agents/harness-sdk#152)."""
 SWEEP_INSTALL = ("strands-agents[anthropic]",)
 """What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``).
 The ``ollama`` and ``mistralai`` clients ``OllamaModel`` and ``MistralModel`` need (`MODELS`) are not among
@@ -159,7 +166,7 @@ on Anthropic the reactive path of those releases ends at the first call."""
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
     for model, answer in (
-        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
+        ("bedrock", "prompt-too-long"), ("bedrock", "mantle"), ("bedrock", "stream-max-tokens"), ("openai", "vllm"), ("openai", "bedrock-gateway"), ("openai-responses", "bedrock-mantle"),
         ("anthropic", "max-tokens"), ("ollama", None), ("ollama", "context-shift-off"), ("mistral", None), ("litellm", None),
     )
 ]  # fmt: skip
@@ -463,6 +470,8 @@ def renderer(model: Any) -> Any:
     for an OpenAI model class, ``AnthropicModel``'s (the history is Strands' own blocks whatever its model;
     the target's format is Anthropic's)."""
     name = type(model).__name__
+    if name == "BedrockModel" and not hasattr(model, "_format_request_message_content"):
+        return _from_converse  # the 0.1 releases send the history's blocks as they are (``format_request``)
     if name == "BedrockModel":
         render = model._format_request_message_content
         return lambda block: _from_converse(render(block))
@@ -545,7 +554,7 @@ def _reactively(manager: Any, agent: Any, request: dict[str, Any], conversion: C
         if tokens(_back(request, agent, conversion)) <= window:
             return
         before = copy.deepcopy(agent.messages)
-        manager.reduce_context(agent, e=overflow())
+        manager.reduce_context(reactive.subject(manager.reduce_context, agent), e=overflow())
         if agent.messages == before:
             return
 
@@ -575,6 +584,17 @@ def overflow() -> Exception:
     return requires("strands.types.exceptions", EXTRA).ContextWindowOverflowException(OVERFLOW)
 
 
+DANGLING = (
+    "path=routine: its apply_management first drops a trailing user turn with no tool result (the turn a failed "
+    "invocation left, _remove_dangling_messages), so it runs only at the end of an invocation, never on a history "
+    "waiting for the model; use path=reactive"
+)
+"""Why the routine sliding window is not driven on the 0.1 releases whose manager cleans up after a failed
+invocation (``apply_management``'s docstring: "If the event loop cycle fails, we may end up in an invalid
+message state, and so this method will remove problematic messages from the end of the array"): the
+suite's histories wait for the model, and dropping their newest turn there is that cleanup, not a compaction."""
+
+
 @factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     """``SlidingWindowConversationManager(window_size)`` on one of its paths: ``routine`` is
@@ -585,6 +605,8 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     path = _path(o["path"], ("routine", "reactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
     kind = _model_kind(o["model"])
+    if path == "routine" and hasattr(managers.SlidingWindowConversationManager, "_remove_dangling_messages"):
+        raise CannotDrive("strands:sliding_window", "strands-agents", DANGLING)
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
@@ -592,7 +614,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
         manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
         agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
-            manager.apply_management(agent)
+            manager.apply_management(reactive.subject(manager.apply_management, agent))
         elif endpoint is not None:
             reactive.reactively(agent, _main_model(settings, kind, endpoint), endpoint, reactive.reduced_by(manager, agent))
         else:

@@ -40,3 +40,11 @@ def event(event_type: str, data: Any) -> bytes:
     ``messageStart``, ``contentBlockDelta``, ``metadata`` and the rest)."""
     headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
     return message(headers, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def exception(exception_type: str, data: Any) -> bytes:
+    """An ``exception`` message of ``exception_type`` (``validationException``, ...) whose payload is
+    ``data`` as JSON: how ``ConverseStream`` reports an error after its HTTP 200 (botocore raises it
+    as ``EventStreamError`` while the stream is read)."""
+    headers = {":exception-type": exception_type, ":content-type": "application/json", ":message-type": "exception"}
+    return message(headers, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))

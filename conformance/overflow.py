@@ -90,6 +90,16 @@ CONVERSE_MANTLE = Overflow(
     "converse", "Bedrock ValidationException for a Mantle-served model (zai.glm-5, minimax.minimax-m2.5), quoted in "
     "strands-agents/harness-sdk#3969",
 )  # fmt: skip
+CONVERSE_STREAM_MAX_TOKENS = Overflow(
+    "stream-max-tokens", 400,
+    "The model returned the following errors: input length and `max_tokens` exceed context limit: {tokens} + {output} > {window}, "
+    "decrease input length or `max_tokens` and try again",
+    "converse-stream", "Bedrock ConverseStream's validationException event, sent inside the answer's event stream (after HTTP 200; "
+    "ConverseStreamOutput's validationException member, Amazon Bedrock API Reference), quoted in strands-agents/harness-sdk#152 "
+    "(\"An error occurred (validationException) when calling the ConverseStream operation: The model returned the following "
+    "errors: input length and `max_tokens` exceed context limit: 142422 + 64000 > 204658\"); on ``/converse`` it is the "
+    "HTTP 400 ValidationException",
+)  # fmt: skip
 MISTRAL = Overflow(
     "mistral", 400, "Prompt contains {tokens} tokens, too large for model with {window} maximum context length",
     "mistral", "Mistral's chat API: 'Requests exceeding the model's context window return a 400 Bad Request error' "
@@ -133,7 +143,7 @@ ANSWERS: dict[str, tuple[Overflow, ...]] = {
     "responses": (OPENAI_RESPONSES, BEDROCK_MANTLE),
     "compact": (OPENAI_RESPONSES,),
     "anthropic": (ANTHROPIC, ANTHROPIC_MAX_TOKENS),
-    "converse": (CONVERSE_INPUT_TOO_LONG, CONVERSE_PROMPT_TOO_LONG, CONVERSE_MANTLE),
+    "converse": (CONVERSE_INPUT_TOO_LONG, CONVERSE_PROMPT_TOO_LONG, CONVERSE_MANTLE, CONVERSE_STREAM_MAX_TOKENS),
     "ollama": (OLLAMA_CLOUD, OLLAMA_CONTEXT_SHIFT_OFF),
 }
 """Each API's real overflow answers, the first its default (the provider's own words)."""
@@ -167,6 +177,13 @@ def answer(api: str, name: str | None, tokens: int, window: int, body: Mapping[s
     output = _output_tokens(body)
     text = overflow.text.format(tokens=tokens, window=window, model=body.get("model", "model"), output=output, total=tokens + output, over=tokens - window)
     return overflow.status, shaped(overflow, f"{text} {label}")
+
+
+def in_stream(api: str, name: str | None) -> bool:
+    """Whether ``api``'s answer ``name`` comes inside a streamed answer (HTTP 200, then an exception
+    event: `CONVERSE_STREAM_MAX_TOKENS`) where the request streams, rather than as the HTTP error
+    `answer` gives."""
+    return chosen(api, name).shape == "converse-stream"
 
 
 def shaped(overflow: Overflow, message: str) -> dict[str, Any]:

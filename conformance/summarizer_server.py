@@ -73,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import anthropic_compaction, converse, media, overflow, providers, tool_call_answers
+from . import anthropic_compaction, converse, eventstream, media, overflow, providers, tool_call_answers
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import (
     ANTHROPIC,
@@ -902,6 +902,8 @@ class SummarizerServer:
         self._count("over_window")
         status, error = overflow.answer(exchange.api, answers.get(exchange.api), tokens, window, body, "[compaction-suite test double]")
         exchange.over_window = Violation("summarizer-request-over-window", overflow.message(error))
+        if api is not None and api.streams and overflow.in_stream(exchange.api, answers.get(exchange.api)):
+            return Response(iter([eventstream.exception("validationException", error)]), mimetype=api.stream_mimetype)
         return _json_response(error, status, api.error_headers(status) if api is not None else None)
 
     def _next_mode(self, api: str, body: Mapping[str, Any]) -> tuple[_Fault | None, str | None]:

@@ -95,6 +95,24 @@ def test_the_converse_answers_reach_boto3_as_validation_exceptions(server, tmp_p
     assert overflow.chosen("converse", name).text.split("{")[0] in str(raised.value)
 
 
+def test_the_converse_stream_answer_comes_inside_the_event_stream(server, tmp_path):
+    """``stream-max-tokens`` on ``/converse-stream``: HTTP 200, then Bedrock's ``validationException``
+    event, which botocore raises as ``EventStreamError`` (a ``ClientError``) while the stream is read."""
+    pytest.importorskip("boto3")
+    from botocore.exceptions import EventStreamError  # type: ignore[import-untyped]
+
+    from compaction_suite.adapters.strands import _boto_session
+
+    server.window(10, {"converse": "stream-max-tokens"})
+    client = _boto_session(str(tmp_path), server.base_url.removesuffix("/v1")).client("bedrock-runtime")
+    answer = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "hello " * 40}]}])
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == 200
+    with pytest.raises(EventStreamError) as raised:
+        list(answer["stream"])
+    assert raised.value.response["Error"]["Code"] == "validationException"
+    assert "input length and `max_tokens` exceed context limit" in str(raised.value) and server.counts["over_window"] == 1
+
+
 # --- Strands' own loop
 
 
@@ -131,7 +149,7 @@ def test_strands_agent_loop_crashes_where_bedrock_model_does_not_recognise_the_a
     """The same loop with ``BedrockModel``'s overflow texts as before 1.26.0 (no "prompt is too long"):
     the raw ``ValidationException`` ends the invocation (strands-agents/harness-sdk#1712, #1912)."""
     pytest.importorskip("strands")
-    from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+    from botocore.exceptions import ClientError
     from strands.agent.conversation_manager import SlidingWindowConversationManager
     from strands.models import bedrock
 
