@@ -77,12 +77,12 @@ def _sweep_summary(data: dict, out: Path) -> int:
     release could not be installed or a finding is present at some release, else 0. A release
     not installed is named in the line, never left to the table alone."""
     missing = [r["version"] for r in data["releases"] if r.get("not_installed")]
+    if len(missing) == len(data["releases"]):
+        raise click.UsageError(f"--versions: no release of {data['distribution']} could be installed ({', '.join(missing)}; see {out}/releases/*/install.log)")
     changed = sum(bool(row["changes"]) for c in data["configurations"] for row in c["rows"])
     line = f"{len(data['configurations'])} configurations at {len(data['releases'])} releases of {data['distribution']}, {changed} findings changing between releases"
     if missing:
         line += f"; not installed at {', '.join(missing)} (see {out}/releases/*/install.log)"
-    if len(missing) == len(data["releases"]):
-        raise click.UsageError(f"--versions: no release of {data['distribution']} could be installed ({', '.join(missing)}; see {out}/releases/*/install.log)")
     click.echo(f"{line}; written to {out}/versions.md and {out}/versions.json")
     found = any(row["present"] and not row["documented"] for c in data["configurations"] for row in c["rows"])
     return 1 if found or missing else 0
