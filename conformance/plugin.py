@@ -25,7 +25,7 @@ from .assertions import CURRENT, RAISED, ClauseViolation
 from .clauses import clauses, unknown_ids
 from .options import DEFAULT_EXAMPLES, FAST_EXAMPLES, OPTIONS, Option
 from .target import ENV, StartupFailed, TargetError
-from .violation import Reasons
+from .violation import Reasons, message
 
 if TYPE_CHECKING:  # the suite imports openai; keep plugin loading light for every pytest run
     from .suite import Suite
@@ -286,7 +286,7 @@ def _every_reason(clause_id: str, error: BaseException | None) -> Reasons:
         if isinstance(e, ClauseViolation):
             reasons.add(e.reason_id, e.reason)
         else:
-            reasons.add(f"error:{type(e).__name__}", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            reasons.add(f"error:{type(e).__name__}", f"{type(e).__name__}: {message(e)}")
     if HEARD and HEARD[0][0] == clause_id:
         for seen in HEARD[0][1].items():
             reasons.add(seen["reason_id"], seen["reason"])

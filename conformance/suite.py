@@ -31,7 +31,7 @@ from .settings import Settings, connected
 from .summarizer_server import Exchange, SummarizerServer
 from .target import StartupFailed, Target, build, call_compact, last_event
 from .target import first_line as _first_line
-from .violation import Reasons, crash, reason_id
+from .violation import Reasons, crash, message, reason_id
 
 PROBE_ROUNDS = (12, 24, 48, 96, 192, 384)
 """The sizes of the fixed history the summarizer probe tries, growing until the target asks its
@@ -147,7 +147,7 @@ class Subject:
         if self.suite is not None:
             fault = (case.get("summarizer") or {}).get("fault")
             under = f" under summarizer fault {fault}" if fault else ""
-            reason = f"compact {how or 'raised '}{type(error).__name__}{under}: {_first_line(error)}"
+            reason = f"compact {how or 'raised '}{type(error).__name__}{under}: {message(error)}"
             self.suite.find(crash_clause(), reason, json.loads(snapshot), None, case, crash(error))
 
     def estimate(self, messages: list[dict]) -> int | None:

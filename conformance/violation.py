@@ -43,6 +43,23 @@ def crash(error: BaseException) -> str:
     return f"crash:{type(error).__name__}"
 
 
+MESSAGE_CHARS = 300
+"""How much of an exception's message a crash's reason quotes (SPEC Part A, "Reason ids")."""
+
+
+def message(error: BaseException, limit: int = MESSAGE_CHARS) -> str:
+    """``error``'s message on one line: its non-blank lines joined by `` | ``, cut at ``limit``
+    characters. Not its first line alone: many exceptions open with a generic line and name the
+    defect after it (a pydantic ``ValidationError``'s field and rule, an exception group's parts)."""
+    text = " | ".join(line.strip() for line in str(error).splitlines() if line.strip()) or "(no message)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def crashed(error: BaseException) -> Violation:
+    """CORE-10's finding for ``error`` escaping ``compact``: its type and message (`message`)."""
+    return Violation(crash(error), f"compact raised {type(error).__name__}: {message(error)}")
+
+
 QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 IDENTIFIER = re.compile(r"\b(?:call|toolu|fc|rs|msg|ent|item|chatcmpl)[_-][A-Za-z0-9_-]+\b")
 RANGE = re.compile(r"\b\d+\.\.\d+\b")

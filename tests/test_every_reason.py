@@ -11,7 +11,7 @@ import pytest
 
 from compaction_suite.conformance import plugin, report
 from compaction_suite.conformance.assertions import CURRENT, RAISED, ClauseViolation, require
-from compaction_suite.conformance.violation import PER_ID, Reasons, Violation
+from compaction_suite.conformance.violation import MESSAGE_CHARS, PER_ID, Reasons, Violation, crashed
 from compaction_suite.matrix import bugs, findings, sweep
 from compaction_suite.reference.conformance_factory import seed_000
 
@@ -39,6 +39,21 @@ def test_a_crash_keeps_the_provider_message_it_quotes_and_each_id_keeps_a_few_te
     for n in range(PER_ID + 3):
         reasons.add("crash:BadRequestError", f"compact raised BadRequestError: 'other {n}'")
     assert len(reasons) == PER_ID
+
+
+def test_a_crash_quotes_the_lines_after_a_generic_first_one() -> None:
+    """A pydantic-style ``ValidationError`` names its field and rule after a generic first line: the
+    crash's reason (one line) holds them, so a reported bug can be named by them; a long message is cut."""
+    error = ValueError("1 validation error for list[ModelMessage]\n0.parts.1.args\n  Input should be a valid string [type=string_type]\n")
+    found = crashed(error)
+    assert found.reason_id == "crash:ValueError"
+    assert str(found) == "compact raised ValueError: 1 validation error for list[ModelMessage] | 0.parts.1.args | Input should be a valid string [type=string_type]"
+    reasons = Reasons()
+    reasons.add(found.reason_id, found)
+    assert "0.parts.1.args" in reasons.items()[0]["reason"]
+    long = crashed(RuntimeError("x" * 1000))
+    assert len(str(long)) == len("compact raised RuntimeError: ") + MESSAGE_CHARS and str(long).endswith("…")
+    assert str(crashed(KeyError())) == "compact raised KeyError: (no message)"
 
 
 def test_a_test_reports_every_violation_its_examples_met(monkeypatch: pytest.MonkeyPatch) -> None:

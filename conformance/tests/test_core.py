@@ -21,7 +21,7 @@ from compaction_suite.conformance.histories import assistant_replies, file_parts
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
-from compaction_suite.conformance.violation import Violation
+from compaction_suite.conformance.violation import Violation, crashed
 
 from .common import (
     TARGET_FORMAT,
@@ -251,7 +251,7 @@ def test_never_raises_on_a_valid_history(suite, history, iteration, tokens):
     try:
         run(suite, history, iteration, max_context_tokens=tokens)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
-        require(Violation(f"crash:{type(error).__name__}", f"compact raised {type(error).__name__}: {str(error)[:200]}"), history)
+        require(crashed(error), history)
 
 
 # --- CORE-12..CORE-17: what a compaction stands for, what it asks, what it keeps (every format)

@@ -24,7 +24,7 @@ from compaction_suite.conformance.assertions import current, require
 from compaction_suite.conformance.formats import anthropic, responses
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
-from compaction_suite.conformance.violation import Violation
+from compaction_suite.conformance.violation import Violation, crashed
 
 from .common import clause, compacted_twice, run, slow_note, summarizing
 
@@ -250,4 +250,4 @@ def test_never_raises_in_format(suite, history, iteration, force):
     try:
         run(suite, history, T if force else iteration, **({"max_context_tokens": 1} if force else {}))
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
-        require(Violation(f"crash:{type(error).__name__}", f"compact raised {type(error).__name__}: {str(error)[:200]}"), history)
+        require(crashed(error), history)

@@ -24,7 +24,7 @@ from compaction_suite.conformance.entities import entity_ids
 from compaction_suite.conformance.histories import agent_shaped
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
-from compaction_suite.conformance.violation import Violation
+from compaction_suite.conformance.violation import Violation, crashed
 
 from .common import TARGET_FORMAT, as_declared, changed, clause, compactable, run, summaries, target_format
 from .test_structured import OMITS_IDS
@@ -181,7 +181,7 @@ def test_newest_round_over_budget(suite, history, iteration):
     try:
         run(suite, history, iteration)
     except Exception as error:  # noqa: BLE001 - any exception is the violation under test
-        require(Violation(f"crash:{type(error).__name__}", f"compact raised {type(error).__name__}: {str(error)[:200]}"), history)
+        require(crashed(error), history)
     suite.exercise(CURRENT[0], history)
 
 
