@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from test_langchain_paths import _rounds
 
 from compaction_suite.conformance.settings import Settings
 
@@ -22,21 +23,6 @@ def _hooked(**given):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_react_agent's deprecation in favour of create_agent
         return trim_messages(Settings(base_url="http://127.0.0.1:9/v1", api_key="test", model="gpt-4o-mini"), path="hook", **given)
-
-
-def _rounds(n: int, size: int) -> list[dict]:
-    import json
-
-    found: list[dict] = []
-    for k in range(n):
-        call = {"id": f"call_h{k}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{k}.py"})}}
-        found += [
-            {"role": "user", "content": f"turn {k}: read src/m{k}.py"},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": call["id"], "content": f"# m{k}\n" + "def parse(x):\n    return x\n" * size},
-            {"role": "assistant", "content": f"m{k} defines parse."},
-        ]
-    return found
 
 
 def test_the_hook_replay_sends_the_trimmed_view_and_gives_back_the_thread():
