@@ -75,6 +75,8 @@ TRIM_DEFAULTS: dict[str, Any] = {
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the agent's model is ChatAnthropic
     "counter_model": None,  # token_counter "model" on chat-completions: ChatOpenAI's model name (None: the suite's model)
+    "path": "direct",  # "direct": trim_messages on the history; "hook": create_react_agent's pre_model_hook replaying it (SPEC FIRE-7)
+    "window": 8000,  # path "hook": the agent model's context window, its double's
 }
 """LangChain's documented recipe for chat models (strategy last, start on a human message,
 end on a human or tool message, keep the system message). ``counter_model``: the model the agent runs,
@@ -172,6 +174,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "format": "anthropic-messages"}),
     ("summarization_middleware", {"trigger_tokens": 2000, "keep_messages": 20, "format": "anthropic-messages"}),
     ("context_editing", {"trigger": 500, "keep": 1, "format": "anthropic-messages"}),
+    ("trim_messages", {"path": "hook"}),
     ("langmem_summarization", {}),
     ("langmem_summarization", {"max_tokens": 4096, "max_tokens_before_summary": 2048, "system": "state"}),
 ]
@@ -444,8 +447,41 @@ def trim_messages(settings: Any, **given: Any) -> Any:
             return int(counter.get_num_tokens_from_messages(langchain_messages(o, history)))
         return int(counter(langchain_messages(o, history)))
 
+    if o["path"] == "hook":
+        return _trimming_hook(settings, o, lambda converted: lc.trim_messages(converted, **kwargs), estimate)
+    if o["path"] != "direct":
+        raise ValueError(f"path must be 'direct' or 'hook', got {o['path']!r}")
     run = compacting(o, lambda converted: lc.trim_messages(converted, **kwargs))
     return make("langchain.trim_messages", {"core"}, run, declared=declared, estimate=estimate)
+
+
+def _trimming_hook(settings: Any, o: dict[str, Any], trim: Any, estimate: Any) -> Any:
+    """``path: "hook"``: each ``compact`` replays the history through langgraph's ``create_react_agent``
+    whose ``pre_model_hook`` is ``trim`` handed back as ``llm_input_messages`` (LangGraph's documented
+    recipe; ``adapters/_langgraph_hook.py``), its model ``ChatOpenAI`` on a double of its own whose window
+    is ``window``; the output is the thread's messages (the hook leaves the state as it was), and what the
+    loop sends is judged by FIRE-7 against the declared ``request_window``."""
+    from . import _langchain_replay as replaying
+    from . import _langgraph_hook as hooking
+    from ._model_double import ModelDouble
+
+    if _format(o) != CHAT or o["system"] != "agent":
+        raise ValueError("path 'hook' takes format chat-completions and system 'agent'")
+    window = int(o["window"])
+    double = ModelDouble(window)
+    hook = hooking.trimming_hook(trim)
+
+    def run(messages: list[Message]) -> list[Message]:
+        converted, notes = to_langchain(messages, tool_messages=o["tool_messages"])
+        model = requires("langchain_openai", EXTRA).ChatOpenAI(
+            model=settings.model, base_url=double.server().base_url, api_key="scripted", max_retries=0
+        )
+        state = hooking.replayed(model, double, hook, messages, converted)
+        return from_langchain(state, replaying.noted(state, messages, notes))
+
+    compactor = make("langchain.trim_messages[pre_model_hook]", {"core"}, run, declared={**_declared(o), "request_window": window}, estimate=estimate)
+    compactor.model_double = double  # the agent model's double lives as long as the compactor
+    return compactor
 
 
 def _declared(o: dict[str, Any], trigger: dict[str, int] | str | None = None) -> dict[str, Any]:

@@ -337,13 +337,11 @@ SHOTS_SHARE = 0.55
 as the provider counts them; with the text before them the request passes the window."""
 
 
-def _screenshots(suite: Suite, history: Any, window: int) -> tuple[Any, int]:
-    """``history`` with text rounds of its own before its first turn (a 1/`STEP` share of the window of
-    build log each, as `_steady` draws them) up to `BEFORE_SHOTS` of the window (the test double's count,
-    framing included), then one user turn
-    pasting `SCREENSHOT`-sized PNGs that hold `SHOTS_SHARE` of the window as the provider counts them,
-    and the assistant's answer; also how many screenshots that turn pastes."""
-    from .test_window import _joined, _pasted, _read, log_text
+def _rounds_before(window: int) -> list[dict[str, Any]]:
+    """Text rounds of a 1/`STEP` share of the window of build log each (pasted by the user, or read by
+    a tool, in turn), as `_steady` draws them, up to `BEFORE_SHOTS` of the window (the test double's
+    count, framing included)."""
+    from .test_window import _pasted, _read, log_text
 
     rounds: list[dict[str, Any]] = []
     n = 0
@@ -351,6 +349,18 @@ def _screenshots(suite: Suite, history: Any, window: int) -> tuple[Any, int]:
         n += 1
         text = log_text(window // STEP, n)
         rounds += _pasted(n, text) if n % 2 else _read(n, text)
+    return rounds
+
+
+def _screenshots(suite: Suite, history: Any, window: int) -> tuple[Any, int]:
+    """``history`` with text rounds of its own before its first turn (a 1/`STEP` share of the window of
+    build log each, as `_steady` draws them) up to `BEFORE_SHOTS` of the window (the test double's count,
+    framing included), then one user turn
+    pasting `SCREENSHOT`-sized PNGs that hold `SHOTS_SHARE` of the window as the provider counts them,
+    and the assistant's answer; also how many screenshots that turn pastes."""
+    from .test_window import _joined
+
+    rounds = _rounds_before(window)
     shots = max(1, -(-int(SHOTS_SHARE * window) // media.openai_image_tokens(*SCREENSHOT)))
     parts: list[dict[str, Any]] = [{"type": "text", "text": f"Here are {shots} screenshots of the failing build; what do they show?"}]
     for k in range(shots):
@@ -375,6 +385,33 @@ def test_no_model_request_over_the_declared_window_after_pasted_screenshots(suit
         suite, history, window,
         f" after a user turn pasting {shots} screenshot(s) of {w}x{h} pixels, {media.openai_image_tokens(w, h):,} tokens each as OpenAI counts an image,",
         "request-over-window-after-images",
+    )  # fmt: skip
+
+
+PASTED_SHARE = SHOTS_SHARE
+"""FIRE-7 (pasted log): the log the one user turn pastes holds this share of the window, as the test
+double counts it; with the text rounds before it the request passes the window, without them it fits."""
+
+
+@clause("FIRE-7")
+@REQUEST_SWEEP
+@given(history=in_format(min_rounds=2, max_rounds=4, max_parallel_calls=2, shapes=(), earlier_summary=False, long_outputs=False, multimodal=False))
+def test_no_model_request_over_the_declared_window_after_a_pasted_log(suite, history):
+    """Replayed as above, with one user turn pasting a build log of more than half the window after text
+    rounds of half of it: that turn alone fits the window, so dropping every older round leaves a request
+    the model accepts, while a trim that keeps nothing of a turn larger than its own budget and a loop
+    that then sends the whole history pass it (SPEC FIRE-7 Decision: a pasted log)."""
+    from .test_window import _joined, _pasted, log_text
+
+    window = suite.capabilities.request_window
+    rounds = _rounds_before(window)
+    n = 1 + sum(1 for m in rounds if m.get("role") == "user")
+    pasted = log_text(int(PASTED_SHARE * window), n)
+    history = _joined(suite, history, [*rounds, *_pasted(n, pasted)])
+    _replayed(
+        suite, history, window,
+        f" after a user turn pasting a build log of {prompt_tokens(_pasted(n, pasted)[:1]):,} tokens (the window holds it alone),",
+        "request-over-window-after-pasted-log",
     )  # fmt: skip
 
 

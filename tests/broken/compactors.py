@@ -874,6 +874,41 @@ def counts_images_flat(settings: Any) -> FlatImageLoop:
     return FlatImageLoop(settings)
 
 
+class EmptyTrimLoop(MessagesOnlyLoop):
+    """`MessagesOnlyLoop` with a small prefix, whose view before each answer is the newest rounds, starting
+    on a user message, that fit `BUDGET` of the window (chars/4); when not even the newest turn fits, the
+    view is empty and the loop sends its whole history instead (langgraph's ``create_react_agent`` reading
+    a ``pre_model_hook``'s ``llm_input_messages`` with ``or``, langchain-ai/langgraph#8925)."""
+
+    PREFIX_SHARE: ClassVar[float] = 0.02
+    BUDGET: ClassVar[float] = 0.3
+
+    def _view(self, held: list[dict]) -> list[dict]:
+        rounds = split_rounds(held)
+        kept: list[dict] = []
+        for r in reversed(rounds):
+            if sum(len(text_of(m)) for m in [*r.messages, *kept]) // 4 > self.BUDGET * self.WINDOW:
+                break
+            kept = [*r.messages, *kept]
+        return kept or held
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        held: list[dict] = []
+        for message in messages:
+            if message.get("role") == "assistant":
+                request = [{"role": "system", "content": self.system}, *self._view(held)]
+                self.client.chat.completions.create(model=self.settings.model, messages=request)  # type: ignore[arg-type]
+            held.append(message)
+        return held
+
+
+def sends_all_when_trim_empty(settings: Any) -> EmptyTrimLoop:
+    """An agent loop that trims each request to the newest rounds fitting 30% of the window, and sends the
+    whole history when not even the newest turn fits: a pasted log larger than that budget sends a request
+    over the window (langchain-ai/langgraph#8925)."""
+    return EmptyTrimLoop(settings)
+
+
 class UsageReportingSummarizer:
     """Summarizes everything before the last user message into one ``[Context Summary]`` message by one
     request to the suite's summarizer and reports that request's usage (``usage: reported``, SPEC COST-1,
@@ -1371,6 +1406,7 @@ CONTROLS: dict[str, Control] = {
     "compacts_when_disabled": Control("FIRE-6", ("core",), r"declared never to compact .*yet a history of \d+ items and \d+ tokens \(chars/4\) was compacted", reason_id="compacts-when-disabled"),
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
     "counts_images_flat": Control("FIRE-7", ("core",), r"after a user turn pasting \d+ screenshot\(s\) of 1280x800 pixels, 1,105 tokens each .*exceeded its declared window of 2000 tokens .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window-after-images"),
+    "sends_all_when_trim_empty": Control("FIRE-7", ("core",), r"after a user turn pasting a build log of [\d,]+ tokens \(the window holds it alone\), .*exceeded its declared window of 2000 tokens .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window-after-pasted-log"),
     "new_messages_at_a_stale_index": Control("STORE-22", ("core",), r"message\(s\) the run added, still in the framework's \d+-message history after the run, are not among the \d+ it reports", reason_id="new-messages-lost"),
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
