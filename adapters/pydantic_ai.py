@@ -443,10 +443,12 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     out: list[Message] = []
 
     async def render(message: Any) -> list[Message]:
+        prepare = getattr(model, "prepare_messages", None)  # pydantic-ai 2.x: retry parts translated as Agent does
+        prepared = prepare([message]) if prepare is not None else [message]
         try:
-            mapped = await model._map_messages([message], models.ModelRequestParameters())
+            mapped = await model._map_messages(prepared, models.ModelRequestParameters())
         except TypeError:  # pydantic-ai 1.x: _map_messages takes the messages only
-            mapped = await model._map_messages([message])
+            mapped = await model._map_messages(prepared)
         return [json.loads(json.dumps(dict(m), default=str)) for m in mapped]
 
     for msg in messages:
