@@ -95,6 +95,11 @@ def script(pm: Any, turn: list[Message]) -> list[Any]:
     return responses
 
 
+def _text(m: Message) -> str:
+    content = m.get("content")
+    return str(text_of_parts(content) if isinstance(content, list) else content or "")
+
+
 def _said(pm: Any, message: Any) -> tuple[str, tuple[tuple[str, str, str], ...]]:
     """A response's text and calls (id, name, arguments), as `script` made them from an assistant message."""
     text = "".join(p.content for p in message.parts if isinstance(p, pm.TextPart))
@@ -105,11 +110,14 @@ def _said(pm: Any, message: Any) -> tuple[str, tuple[tuple[str, str, str], ...]]
 def recorded(messages: list[Message], turn: list[Message]) -> bool:
     """Whether pydantic-ai's loop records a history like this one: every call id once (its tool manager runs
     calls by id), no answer followed by another model message in the turn (a response without calls ends the
-    run), and the turn's results in the order of their calls (it records the results of the calls it runs in
-    that order). Two responses in a row before the turn are merged by pydantic-ai and split back by the
+    run), the turn's results in the order of their calls (it records the results of the calls it runs in
+    that order), and no answer without text or calls in the turn (pydantic-ai answers an empty response with a
+    retry prompt, a request the history does not hold). Two responses in a row before the turn are merged by pydantic-ai and split back by the
     adapter (`pydantic_ai._kept_responses`)."""
     ids = [str(c.get("id")) for m in messages for c in m.get("tool_calls") or []]
     said = [m.get("role") == "assistant" for m in turn]
+    if any(m.get("role") == "assistant" and not m.get("tool_calls") and not _text(m) for m in turn):
+        return False  # an empty answer is asked again ("Please return text."), never the run's last word
     calls = [str(c.get("id")) for m in turn for c in m.get("tool_calls") or []]
     answered = [str(m.get("tool_call_id")) for m in turn if m.get("role") == "tool"]
     in_order = answered == [i for i in calls if i in set(answered)]

@@ -113,3 +113,17 @@ def test_a_history_the_capability_leaves_alone_comes_back_as_it_was(end: int | N
     assert asyncio.run(target.compact(messages, iteration=1)) == messages
     first = [*messages[:3], reply("Hi.")]  # the turn is the first: the system prompts are the agent's own
     assert asyncio.run(target.compact(first, iteration=1)) == first
+
+
+def test_a_turn_holding_an_empty_answer_is_no_run_of_the_loop() -> None:
+    """pydantic-ai answers a response with neither text nor calls with a retry prompt ("Please return text."),
+    a request the history does not hold: such a turn is not one its loop records, and comes back unchanged."""
+    from compaction_suite.adapters import pydantic_ai
+    from compaction_suite.adapters._pydantic_ai_loop import recorded
+
+    messages = history()
+    empty = {"role": "assistant", "content": ""}
+    turn = [*messages[:-1], empty, reply("Fixed.")]
+    assert not recorded(turn, turn[-8:]) and recorded(messages, messages[-6:])
+    target = pydantic_ai.clear_tool_results(settings(), max_tokens=100, keep_pairs=1, in_agent=True)
+    assert asyncio.run(target.compact(turn[:-1], iteration=1)) == turn[:-1]
