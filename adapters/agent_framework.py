@@ -137,6 +137,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
     ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "message_ids": False}),
+    ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "history": "responses"}),
     ("agent_loop", {"strategy": "tool_result", "approval": True}),
     ("agent_loop", {"strategy": "tool_result", "approval": True, "view": "persisted"}),
     ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
@@ -195,6 +196,16 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
             "'[tool] function_result', without its text (before 1.18.0)"
         ),
         "test": "tests/test_agent_framework_paths.py::test_the_summarizer_request_holds_the_tool_results_it_summarizes",
+    },
+    {
+        "factory": "sliding_window",
+        "clause": "RESP-3",
+        "options": {"history": "responses"},
+        "shown": (
+            "in Agent(compaction_strategy=SlidingWindowStrategy(...))'s loop given a Responses history as AF's hosting rebuilds it, the model "
+            "is sent the second of two hosted calls of one response without the reasoning before it (1.11.0..1.23.0)"
+        ),
+        "test": "tests/test_agent_framework_shapes.py::test_agent_loop_sends_the_second_hosted_call_without_its_reasoning",
     },
     {
         "factory": "harness_agent",
