@@ -88,7 +88,8 @@ SPEC Part A, Declarations, ``responses_items``)."""
 
 def to_agent_framework(af: Any, items: list[Item]) -> tuple[list[Any], dict[int, Item]]:
     """AF messages for ``items``, one each, without message ids (as AF's hosting builds them), and the
-    item each message was built from, by the message object's identity."""
+    item each message was built from, by the identity of the message object and of its first content
+    (AF's agent loop sends copies of the messages it is given that share their contents: 1.23.0)."""
     messages, origin = [], {}
     for item in items:
         found = kind(item)
@@ -97,7 +98,17 @@ def to_agent_framework(af: Any, items: list[Item]) -> tuple[list[Any], dict[int,
         message = BUILDERS[found](af, item)
         messages.append(message)
         origin[id(message)] = item
+        if message.contents:
+            origin[id(message.contents[0])] = item
     return messages, origin
+
+
+def _origin(message: Any, origin: dict[int, Item]) -> Item | None:
+    """The item ``message`` was built from (itself, or a copy sharing its first content), if any."""
+    found = origin.get(id(message))
+    if found is None and message.contents:
+        found = origin.get(id(message.contents[0]))
+    return found
 
 
 def from_agent_framework(messages: list[Any], origin: dict[int, Item]) -> list[Item]:
@@ -105,8 +116,9 @@ def from_agent_framework(messages: list[Any], origin: dict[int, Item]) -> list[I
     wrote, a message item of its text."""
     out = []
     for message in messages:
-        if id(message) in origin:
-            out.append(origin[id(message)])
+        built = _origin(message, origin)
+        if built is not None:
+            out.append(built)
             continue
         role = str(message.role)
         part = "output_text" if role == "assistant" else "input_text"

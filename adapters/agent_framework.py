@@ -79,6 +79,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
+        "approval": False, "history": "chat",
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
     "redis_history": {"max_messages": 8, "rounds": 3},
@@ -136,6 +137,9 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "per_call_persistence": True}),
     ("agent_loop", {"strategy": "token_budget", "token_budget": 500}),
     ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "message_ids": False}),
+    ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "history": "responses"}),
+    ("agent_loop", {"strategy": "tool_result", "approval": True}),
+    ("agent_loop", {"strategy": "tool_result", "approval": True, "view": "persisted"}),
     ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
     ("truncation", {"max_n": 8, "compact_to": 4, "history": "responses"}),
     ("tool_result", {"keep_last_tool_call_groups": 1, "history": "responses"}),
@@ -192,6 +196,16 @@ SHOWN_IN_LOOP: list[dict[str, Any]] = [
             "'[tool] function_result', without its text (before 1.18.0)"
         ),
         "test": "tests/test_agent_framework_paths.py::test_the_summarizer_request_holds_the_tool_results_it_summarizes",
+    },
+    {
+        "factory": "sliding_window",
+        "clause": "RESP-3",
+        "options": {"history": "responses"},
+        "shown": (
+            "in Agent(compaction_strategy=SlidingWindowStrategy(...))'s loop given a Responses history as AF's hosting rebuilds it, the model "
+            "is sent the second of two hosted calls of one response without the reasoning before it (1.11.0..1.23.0)"
+        ),
+        "test": "tests/test_agent_framework_shapes.py::test_agent_loop_sends_the_second_hosted_call_without_its_reasoning",
     },
     {
         "factory": "harness_agent",
@@ -615,9 +629,10 @@ def _scripted_client(af: Any, replies: list[Any], sent: list[list[Any]]) -> Any:
     return ScriptedAgentModel()
 
 
-def _replayed_tools(af: Any, rounds: list[Any]) -> list[Any]:
+def _replayed_tools(af: Any, rounds: list[Any], gated: frozenset[str] = frozenset()) -> list[Any]:
     """One ``FunctionTool`` per name the replayed calls use, each returning the history's own result
-    for its call (by name and arguments, in order)."""
+    for its call (by name and arguments, in order); a name in ``gated`` is built with
+    ``approval_mode="always_require"`` (AF asks approval for the whole round that calls it)."""
     import json
 
     results: dict[str, list[Any]] = {}
@@ -631,11 +646,71 @@ def _replayed_tools(af: Any, rounds: list[Any]) -> list[Any]:
 
     def answering(name: str) -> Any:
         def run(**arguments: Any) -> Any:
-            return results[f"{name}\n{json.dumps(arguments, sort_keys=True)}"].pop(0)
+            answers = results[f"{name}\n{json.dumps(arguments, sort_keys=True)}"]
+            return answers.pop(0) if len(answers) > 1 else answers[0]  # a call AF runs again gets its last result again
 
         return run
 
-    return [af.FunctionTool(name=n, description=f"{n} (replayed from the history)", func=answering(n), input_model=PERMISSIVE) for n in names]
+    def made(n: str) -> Any:
+        gate = {"approval_mode": "always_require"} if n in gated else {}
+        return af.FunctionTool(name=n, description=f"{n} (replayed from the history)", func=answering(n), input_model=PERMISSIVE, **gate)
+
+    return [made(n) for n in names]
+
+
+def _first_round_tools(replayed: list[Any]) -> frozenset[str]:
+    """The names the first replayed round calls, when no later replayed round calls one of them
+    (`agent_loop`'s ``approval=True`` gates them all, so one run ends on AF's approval requests for
+    the whole round and exactly one next run answers them); none otherwise, the loop then runs
+    without approval. Gating a round only in part, or a name a later round calls again, meets AF's
+    own approval defects apart from compaction: at 1.12.0 the result of a round's ungated call is
+    not stored; at 1.13.0-1.17.0 two approval runs in a row misplace or lose the first approved results."""
+    if not replayed:
+        return frozenset()
+    first = frozenset(c.name for c in replayed[0].contents if c.type == "function_call")
+    later = {c.name for m in replayed[2::2] for c in m.contents if c.type == "function_call"}
+    return frozenset() if first & later else first
+
+
+async def _approved_runs(af: Any, agent: Any, session: Any, first: list[Any], rounds: int) -> None:
+    """``agent.run`` on ``first``, then, while a run ends on AF's function-approval requests, a next
+    run of the same session whose input is a user message approving each (``to_function_approval_response``,
+    AF's documented way to answer them): at most one approval run per replayed round (`_first_round_tools`
+    gates so that there is one)."""
+    response = await agent.run(first, session=session)
+    for _ in range(rounds):
+        requests = [c for m in response.messages for c in m.contents if c.type == "function_approval_request"]
+        if not requests:
+            return
+        answer = af.Message(role="user", contents=[r.to_function_approval_response(approved=True) for r in requests])
+        response = await agent.run([answer], session=session)
+    if any(c.type == "function_approval_request" for m in response.messages for c in m.contents):
+        raise RuntimeError(f"the scripted loop still asks approval after {rounds} approval runs")
+
+
+def _without_approval_items(messages: list[Any]) -> list[Any]:
+    """A stored history as AF's loop replays it to the model (``_replace_approval_contents_with_results``):
+    a function-approval request becomes its call unless the message already holds that call, a
+    function-approval response is left out, and a message that held nothing else (the user's
+    approval answer) with it. The stored messages are left as they are."""
+    import copy
+
+    kept = []
+    for message in messages:
+        held = {c.call_id for c in message.contents if c.type == "function_call"}
+        contents = []
+        for content in message.contents:
+            if content.type == "function_approval_request" and content.function_call is not None:
+                contents += [] if content.function_call.call_id in held else [content.function_call]
+            elif content.type != "function_approval_response":
+                contents.append(content)
+        if not contents and message.contents:
+            continue
+        if len(contents) != len(message.contents) or any(a is not b for a, b in zip(contents, message.contents, strict=False)):
+            message = copy.copy(message)
+            message.contents = contents
+        kept.append(message)
+    return kept
 
 
 class _PassThrough:
@@ -678,10 +753,15 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     ``require_per_service_call_history_persistence`` (the history provider stores after every model call).
     ``message_ids=False`` gives the agent the history's messages and its model's replies without a
     ``message_id``, as users build them and as a provider reply may come (`to_agent_framework`): AF names
-    them as it annotates the growing list at each iteration (agent-framework#6299)."""
+    them as it annotates the growing list at each iteration (agent-framework#6299). ``approval=True``
+    builds the tools of the first replayed round with ``approval_mode="always_require"``: the run ends
+    on AF's approval request and each request is answered (approved) in a next run of the same
+    session, as AF documents its approval flow, so a tool round spans two runs (`_approved_runs`)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
+    if o["history"] == "responses" and (o["view"] != "next_call" or o["approval"]):
+        raise ValueError("history='responses' gives what the model is sent (view='next_call'), without approval")
     af = requires("agent_framework", EXTRA)
     sessions = requires("agent_framework._sessions", EXTRA)
     for needed in ("FunctionInvocationLayer", "ChatMiddlewareLayer", "BaseChatClient", "FunctionTool"):
@@ -691,33 +771,44 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     if persistence and not accepts(af.Agent, "require_per_service_call_history_persistence"):
         raise cannot_drive(__name__, "agent-framework-core", "Agent has no 'require_per_service_call_history_persistence'")
 
-    async def run(messages: list[Message]) -> list[Message]:
-        converted, notes = to_agent_framework(messages, message_ids=o["message_ids"])
-        start = _replayable(af, converted, o["rounds"])
+    convert = _Conversion(af, o["history"], "grouped")
+
+    async def run(messages: Any) -> Any:
+        if o["history"] == "responses":  # hosted calls ran at the provider: nothing to replay, one model call
+            converted, back = convert.to(messages)
+            start, notes = len(converted), None
+        else:
+            converted, notes = to_agent_framework(messages, message_ids=o["message_ids"])
+            start = _replayable(af, converted, o["rounds"])
         replayed = converted[start:]
         sent: list[list[Any]] = []
         client = _scripted_client(af, replayed[::2], sent)
         history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
+        gated = _first_round_tools(replayed) if o["approval"] else frozenset()
         agent = af.Agent(
-            client, tools=_replayed_tools(af, replayed), compaction_strategy=_strategy_for(af, settings, o), context_providers=[history],
+            client, tools=_replayed_tools(af, replayed, gated), compaction_strategy=_strategy_for(af, settings, o), context_providers=[history],
             **({"middleware": middleware} if middleware else {}), **persistence,
         )  # fmt: skip
         session = agent.create_session()
         named = [(m, m.author_name) for m in replayed[::2]]
-        await agent.run(converted[:start], session=session)
+        await _approved_runs(af, agent, session, converted[:start], len(replayed) // 2)
         for reply, name in named:  # the agent stamps its name on its model's replies: not the history's
             reply.author_name = name
         if len(sent) != len(replayed) // 2 + 1:
             raise RuntimeError(f"the scripted loop made {len(sent)} model calls for {len(replayed) // 2} replayed rounds")
+        if o["history"] == "responses":
+            return back(sent[-1])
         if o["view"] == "next_call":
             return from_agent_framework(sent[-1], notes)
         loaded = await history.get_messages(None, state=session.state.get(history.source_id, {}))  # what the next turn loads
-        return from_agent_framework([m for m in loaded if m.message_id != "compaction-suite-closing"], notes)
+        return from_agent_framework(_without_approval_items([m for m in loaded if m.message_id != "compaction-suite-closing"]), notes)
 
+    if o["approval"] and not accepts(af.FunctionTool, "approval_mode"):
+        raise cannot_drive(__name__, "agent-framework-core", "FunctionTool has no 'approval_mode'")
     extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
-    extras += "" if o["message_ids"] else "+no_message_ids"
-    name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}"
-    return make(name, {"core"}, run, declared=capabilities("in_list"), is_async=True)
+    extras += ("" if o["message_ids"] else "+no_message_ids") + ("+approval" if o["approval"] else "")
+    name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}{convert.suffix}"
+    return make(name, {"core"}, run, declared=capabilities("in_list") | convert.declared, is_async=True)
 
 
 

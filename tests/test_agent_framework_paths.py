@@ -366,3 +366,58 @@ def test_an_approved_call_reaches_the_model_beside_its_result(per_call):
         calls = [i for i, m in enumerate(messages) if m.get("tool_calls")]
         assert calls and all(messages[i + 1].get("role") == "tool" for i in calls), messages
     assert not _split_pairs(stored), f"AF {AF}: the stored history holds a call apart from its result (#7212's shape)"
+
+
+def _approval_history() -> list[dict]:
+    """An earlier tool round, then a round of two parallel calls (``lookup``, ``delete``), then one
+    ``search`` round: the tools of the second only it calls, so ``approval=True`` gates them."""
+
+    def call(n: int, name: str, arguments: dict) -> dict:
+        return {"id": f"call_a{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+    return [
+        {"role": "user", "content": "Look up the first order."},
+        {"role": "assistant", "content": None, "tool_calls": [call(0, "read_file", {"path": "orders.csv"})]},
+        {"role": "tool", "tool_call_id": "call_a0", "content": "order 1: 3 items " * 30},
+        {"role": "assistant", "content": "Order 1 has three items."},
+        {"role": "user", "content": "Delete it and find the next."},
+        {"role": "assistant", "content": None, "tool_calls": [call(1, "lookup", {"q": "order 1"}), call(2, "delete", {"id": 1})]},
+        {"role": "tool", "tool_call_id": "call_a1", "content": "order 1 found " * 30},
+        {"role": "tool", "tool_call_id": "call_a2", "content": "deleted"},
+        {"role": "assistant", "content": None, "tool_calls": [call(3, "search", {"q": "order 2"})]},
+        {"role": "tool", "tool_call_id": "call_a3", "content": "order 2: 1 item " * 30},
+    ]
+
+
+def test_agent_loop_approval_spans_two_runs_of_the_session(monkeypatch):
+    """``agent_loop(approval=True)``: the first run ends on AF's approval requests for the gated round,
+    the second run's input is the user's approval answer, and AF's loop resumes the round; what the
+    next turn loads then holds each call with its results from 1.13.0 (at 1.11.0 and 1.12.x,
+    ``ToolResultCompactionStrategy`` leaves the approved round's call message stored without the
+    exclusion its results keep, so the calls come back without them: CORE-2; without compaction the
+    same flow stores them whole). Gating skips a round whose tools a later round calls again."""
+    import agent_framework as af
+
+    from compaction_suite.adapters.agent_framework import _first_round_tools, to_agent_framework
+    from compaction_suite.conformance import oracle
+
+    runs: list[Any] = []
+    original = af.Agent.run
+
+    def counted(self: Any, messages: Any = None, **kwargs: Any) -> Any:
+        runs.append([c.type for m in messages for c in m.contents])  # as given: AF rewrites an approval answer in place
+        return original(self, messages, **kwargs)
+
+    monkeypatch.setattr(af.Agent, "run", counted)
+    history = _approval_history()
+    out = asyncio.run(agent_loop(None, strategy="tool_result", approval=True, view="persisted").compact(history, iteration=1))
+    assert len(runs) == 2, runs
+    assert runs[1] == ["function_approval_response"] * 2
+    found = oracle.check_calls_have_one_result(out)
+    if AF < (1, 13, 0):
+        assert found is not None and found.reason_id == "unanswered-tool-call", out
+    else:
+        assert found is None and out == history, out
+    converted, _ = to_agent_framework(history)
+    assert _first_round_tools(converted[5:]) == frozenset({"lookup", "delete"})
+    assert _first_round_tools(converted[5:6] + converted[6:7] + converted[5:6]) == frozenset()

@@ -118,6 +118,20 @@ def test_resp3_names_a_hosted_call_split_from_its_reasoning():
     assert responses.check_reasoning_precedes([reasoning("2"), message], [message]).reason_id == "item-without-its-reasoning"
 
 
+def test_resp3_names_the_second_of_two_hosted_calls_kept_without_its_reasoning():
+    """The second of two hosted calls in a row, kept without the reasoning between them, is named apart
+    from a single call split from its reasoning; the first of them kept alone keeps the general name."""
+    history = [said("Find both.", "user"), reasoning("a"), mcp("a"), reasoning("b"), mcp("b"), said("Both found.")]
+    second_alone = [history[0], history[4], history[5]]
+    first_alone = [history[0], history[2], history[3], history[4], history[5]]
+    found = responses.check_reasoning_precedes(history, second_alone)
+    assert found.reason_id == "hosted-call-without-its-reasoning-after-a-hosted-call", found
+    assert "(item 2 (mcp_call mcp_a) before it)" in found
+    assert responses.check_reasoning_precedes(history, first_alone).reason_id == "hosted-call-without-its-reasoning"
+    after_a_message = [said("Find it.", "user"), said("Looking."), reasoning("c"), mcp("c")]
+    assert responses.check_reasoning_precedes(after_a_message, [after_a_message[0], after_a_message[3]]).reason_id == "hosted-call-without-its-reasoning"
+
+
 def test_two_equal_messages_without_ids_are_placed_by_position():
     """Messages without ids may repeat; a reasoning item is kept with the one right after it."""
     history = [said("Go on.", "user"), reasoning("1"), said("OK"), said("Go on.", "user"), reasoning("2"), said("OK")]
@@ -216,7 +230,23 @@ def test_back_to_back_hosted_calls_lose_their_reasoning_to_the_call_before():
     history = [said("Find both.", "user"), reasoning("a"), mcp("a"), reasoning("b"), mcp("b"), said("Both found."), said("Thanks.", "user")]
     out = asyncio.run(sliding_window(None, history="responses", keep_last_groups=3).compact(history, iteration=1))
     found = responses.check_reasoning_precedes(history, out)
-    assert found is not None and found.reason_id == "hosted-call-without-its-reasoning", out
+    assert found is not None and found.reason_id == "hosted-call-without-its-reasoning-after-a-hosted-call", out
+
+
+def test_agent_loop_sends_the_second_hosted_call_without_its_reasoning():
+    """The same in ``Agent(compaction_strategy=SlidingWindowStrategy(...))``'s own loop given the history
+    as AF's Responses hosting rebuilds it (``agent_loop(history="responses")``): the model's first call is
+    sent the second of two hosted calls without the reasoning before it (1.11.0..1.23.0; before 1.11.0
+    each hosted call is grouped apart from its reasoning, #6907's reason). The loop sends copies of the
+    messages it is given (1.23.0), which the adapter maps back to their items by their shared contents."""
+    history = [said("Find both.", "user"), reasoning("a"), mcp("a"), reasoning("b"), mcp("b"), said("Both found."), said("Thanks.", "user")]
+    loop = agent_loop(None, strategy="sliding_window", keep_last_groups=3, history="responses")
+    out = asyncio.run(loop.compact(history, iteration=1))
+    assert out == [history[4], history[5], history[6]], out
+    found = responses.check_reasoning_precedes(history, out)
+    expected = "hosted-call-without-its-reasoning-after-a-hosted-call" if AF >= (1, 11, 0) else "hosted-call-without-its-reasoning"
+    assert found is not None and found.reason_id == expected, found
+    assert declared(loop).responses_items == "rebuilt"
 
 
 def test_agent_loop_without_message_ids_windows_the_newest_rounds():

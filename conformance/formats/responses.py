@@ -316,7 +316,10 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Vi
     as new input (what gpt-5.2's compact endpoint returns, openai/openai-agents-python#2727). A
     hosted tool call (`HOSTED_CALLS`) split from its reasoning has reason ids of its own
     (``hosted-call-without-its-reasoning``, ``reasoning-without-its-hosted-call``): the same rule, a
-    defect a strategy grouping only function calls with their reasoning has (agent-framework#6907)."""
+    defect a strategy grouping only function calls with their reasoning has (agent-framework#6907);
+    the second of two hosted calls in a row kept without the reasoning between them has its own too
+    (``hosted-call-without-its-reasoning-after-a-hosted-call``): the shape of a grouping that gives the
+    reasoning after a hosted call to the call before it (Agent Framework 1.11.0..1.23.0)."""
     position = {_key(item): j for j, item in enumerate(out)}
     for i, item in enumerate(history[:-1]):
         if kind(item) != "reasoning":
@@ -327,15 +330,22 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Vi
             continue  # kept together (an item without id may equal a later one: the place decides)
         hosted = kind(follower) in HOSTED_CALLS
         if at is None and next_at is not None and follower.get("id") is not None:
-            return Violation(
-                "hosted-call-without-its-reasoning" if hosted else "item-without-its-reasoning",
-                f"{where(out, next_at)} was kept with its id {follower.get('id')!r} without the reasoning item that preceded it ({where(history, i)} in the input)",
-            )
+            return _kept_without_its_reasoning(history, out, i, next_at, hosted)
         if at is not None and next_at is None:
             return Violation("reasoning-without-its-hosted-call" if hosted else "reasoning-without-its-item", f"{where(out, at)} was kept but the item it preceded ({where(history, i + 1)} in the input) was dropped")
         if at is not None and next_at is not None and next_at != at + 1:
             return Violation("reasoning-separated", f"{where(out, at)} is no longer immediately before {where(out, next_at)} (input items {i}, {i + 1})")
     return None
+
+
+def _kept_without_its_reasoning(history: Sequence[Item], out: Sequence[Item], i: int, next_at: int, hosted: bool) -> Violation:
+    """RESP-3's finding for the item after the reasoning at input ``i``, kept (at ``next_at``) without it;
+    a hosted call right after another hosted call's reasoning-less end is named apart (`check_reasoning_precedes`)."""
+    follower = history[i + 1]
+    said = f"{where(out, next_at)} was kept with its id {follower.get('id')!r} without the reasoning item that preceded it ({where(history, i)} in the input)"
+    if hosted and i > 0 and kind(history[i - 1]) in HOSTED_CALLS:
+        return Violation("hosted-call-without-its-reasoning-after-a-hosted-call", f"{said}, the second of two hosted calls in a row ({where(history, i - 1)} before it)")
+    return Violation("hosted-call-without-its-reasoning" if hosted else "item-without-its-reasoning", said)
 
 
 # --- compaction items (RESP-4, RESP-5)
