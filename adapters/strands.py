@@ -127,6 +127,7 @@ SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 6}),
     ("sliding_window", {"window_size": 12}),
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000}),
+    ("sliding_window", {"window_size": 12, "path": "proactive", "context_window": 2000}),
 ]
 SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
@@ -165,6 +166,31 @@ agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11), an
 summarizing agent (strands-agents/harness-sdk#1160 at 1.14): ``BedrockModel`` reads Bedrock's overflow answer
 at every release, where ``AnthropicModel`` before 1.16.0 does not read Anthropic's "prompt is too long" (#1137), so
 on Anthropic the reactive path of those releases ends at the first call."""
+
+WINDOW_LOOKUPS: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing", {"model": "bedrock", "model_id": "us.openai.gpt-5.6-terra", "context_window_limit": 1_050_000, "compression_threshold": 0.01, "preserve_recent_messages": 4}),
+]  # fmt: skip
+"""The proactive path on a model Strands is not told the window of (`_named_model`): a Bedrock cross-region id
+of an OpenAI-served model whose window is 1,050,000 tokens ("confirmed live limit: 1,050,000 tokens",
+strands-agents/harness-sdk#3718, ``openai.gpt-5.6-terra`` on Bedrock Mantle), at 1% of it so that FIRE-1 and
+FIRE-2 draw thousands of tokens, not a million; run where the release's own table lists the model
+(`_lists_window`), where Strands claims to know its window (strands-agents/harness-sdk#4220: 1.54.0 strips one
+prefix of the id and falls back to 200,000 tokens)."""
+
+
+def _lists_window(configurations: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The `WINDOW_LOOKUPS` whose model the installed release's window table lists (the id itself or what
+follows one of its dots: ``gpt-5.6-terra`` for ``us.openai.gpt-5.6-terra``)."""
+    try:
+        table = requires("strands.models._defaults", EXTRA)._CONTEXT_WINDOW_LIMITS
+    except (ImportError, AttributeError):
+        return []
+
+    def listed(model_id: str) -> bool:
+        return any(model_id.split(".", cut)[-1] in table for cut in range(model_id.count(".") + 1))
+
+    return [(f, o) for f, o in configurations if listed(str(o["model_id"]))]
+
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
@@ -866,7 +892,7 @@ def __getattr__(name: str) -> Any:
     """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "CONFIGURATIONS":
         managers = _context_managers(CONTEXT_MANAGER)
-        summarizing_ones = SUMMARIZING + BEDROCK + _context_managers(CONTEXT_MANAGER_SUMMARIZING) + SESSIONS + _context_managers(CONTEXT_SESSIONS)
+        summarizing_ones = SUMMARIZING + BEDROCK + _lists_window(WINDOW_LOOKUPS) + _context_managers(CONTEXT_MANAGER_SUMMARIZING) + SESSIONS + _context_managers(CONTEXT_SESSIONS)
         missing = _missing_clients()
         answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
         return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)
