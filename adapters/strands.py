@@ -792,6 +792,13 @@ whose ``ContextManager(strategies=...)`` resolves preset names (``_context_manag
 ("Unsupported context_manager value") on the dict."""
 
 
+PRESET_UTILIZATION = {"proactive_summarization": 0.7}
+"""The strategy presets that act at one share of the model's window, declared as that share in tokens (SPEC
+FIRE-1, FIRE-2; `proactive_trigger`): "'proactive_summarization' — batch summarize oldest messages at 70%
+utilization" (strands-agents 1.62.0, ``_context_manager/presets.py``:
+``Offload.summarize("*").when(utilization=0.7, preserve_recent=0.7)``)."""
+
+
 def _context_manager_value(factory_name: str, preset: str) -> Any:
     """What ``Agent(context_manager=...)`` is given for ``preset`` (`CONTEXT_MANAGER_PRESETS` as they
     are, a strategy preset as ``{"strategies": [preset]}``); a contract error (`CannotDrive`) below 1.55,
@@ -841,7 +848,10 @@ def context_manager(settings: Any, **given: Any) -> Any:
             _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
         return _back(request, agent, conversion)
 
-    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
+    declared = _declared(path) | _reactive_window(endpoint)
+    if path == "proactive" and preset in PRESET_UTILIZATION:
+        declared["trigger"] = proactive_trigger(PRESET_UTILIZATION[preset], o["context_window_limit"])
+    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=declared, estimate=_tokens)
 
 
 def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window: int, events: Any, run_async: Any) -> None:
