@@ -70,11 +70,14 @@ PROVIDERS = ["anthropic", "bedrock-converse"]
 ``AnthropicModel``, so both rule sets apply to what Strands keeps."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "sliding_window": {"window_size": 40, "path": "routine", "context_window": 2000, "model": "anthropic", "overflow_answer": None},
+    "sliding_window": {
+        "window_size": 40, "path": "routine", "context_window": 2000, "model": "anthropic", "overflow_answer": None,
+        "compression_threshold": 0.7, "model_id": None,
+    },
     "summarizing": {
         "summary_ratio": 0.3, "preserve_recent_messages": 10, "context_window_limit": 4000, "compression_threshold": 0.7,
         "path": "proactive", "summarization_agent": False, "structured_output": False, "thinking": False, "model": "anthropic",
-        "overflow_answer": None,
+        "overflow_answer": None, "model_id": None,
     },
     "context_manager": {"preset": "auto", "context_window_limit": 2000, "path": "proactive", "thinking": False, "model": "anthropic", "overflow_answer": None},
     "summarizing_session": {
@@ -124,6 +127,7 @@ SLIDING_WINDOW: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 6}),
     ("sliding_window", {"window_size": 12}),
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000}),
+    ("sliding_window", {"window_size": 12, "path": "proactive", "context_window": 2000}),
 ]
 SUMMARIZING: list[tuple[str, dict[str, Any]]] = [
     ("summarizing", {"preserve_recent_messages": 4, "context_window_limit": 2000}),
@@ -162,6 +166,31 @@ agent's request Bedrock judges (strands-agents/harness-sdk#998 at 1.10-1.11), an
 summarizing agent (strands-agents/harness-sdk#1160 at 1.14): ``BedrockModel`` reads Bedrock's overflow answer
 at every release, where ``AnthropicModel`` before 1.16.0 does not read Anthropic's "prompt is too long" (#1137), so
 on Anthropic the reactive path of those releases ends at the first call."""
+
+WINDOW_LOOKUPS: list[tuple[str, dict[str, Any]]] = [
+    ("summarizing", {"model": "bedrock", "model_id": "us.openai.gpt-5.6-terra", "context_window_limit": 1_050_000, "compression_threshold": 0.01, "preserve_recent_messages": 4}),
+]  # fmt: skip
+"""The proactive path on a model Strands is not told the window of (`_named_model`): a Bedrock cross-region id
+of an OpenAI-served model whose window is 1,050,000 tokens ("confirmed live limit: 1,050,000 tokens",
+strands-agents/harness-sdk#3718, ``openai.gpt-5.6-terra`` on Bedrock Mantle), at 1% of it so that FIRE-1 and
+FIRE-2 draw thousands of tokens, not a million; run where the release's own table lists the model
+(`_lists_window`), where Strands claims to know its window (strands-agents/harness-sdk#4220: 1.54.0 strips one
+prefix of the id and falls back to 200,000 tokens)."""
+
+
+def _lists_window(configurations: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The `WINDOW_LOOKUPS` whose model the installed release's window table lists (the id itself or what
+follows one of its dots: ``gpt-5.6-terra`` for ``us.openai.gpt-5.6-terra``)."""
+    try:
+        table = requires("strands.models._defaults", EXTRA)._CONTEXT_WINDOW_LIMITS
+    except (ImportError, AttributeError):
+        return []
+
+    def listed(model_id: str) -> bool:
+        return any(model_id.split(".", cut)[-1] in table for cut in range(model_id.count(".") + 1))
+
+    return [(f, o) for f, o in configurations if listed(str(o["model_id"]))]
+
 
 OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
     ("sliding_window", {"window_size": 12, "path": "reactive", "context_window": 1000, "model": model, "overflow_answer": answer})
@@ -600,18 +629,26 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     """``SlidingWindowConversationManager(window_size)`` on one of its paths: ``routine`` is
     ``apply_management(agent)`` (end of an invocation; with ``per_turn`` before each model call: the
     same method on the same history), ``reactive`` is `_reactively` over a model window of
-    ``context_window`` tokens."""
+    ``context_window`` tokens, ``proactive`` (Strands >= 1.40) the manager's before-model-call hook with
+    ``compression_threshold`` on a model whose window is ``context_window`` (`_proactive_hook`; with
+    ``model_id``, the window Strands resolves for that model, `_named_model`)."""
     o = options(DEFAULTS["sliding_window"], given)
-    path = _path(o["path"], ("routine", "reactive"))
+    path = _path(o["path"], ("routine", "reactive", "proactive"))
     managers = requires("strands.agent.conversation_manager", EXTRA)
     kind = _model_kind(o["model"])
     if path == "routine" and hasattr(managers.SlidingWindowConversationManager, "_remove_dangling_messages"):
         raise CannotDrive("strands:sliding_window", "strands-agents", DANGLING)
+    proactive = _proactive_hook("sliding_window", path, o)
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window"]))
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         conversion = _conversion(request, kind)
-        manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]))
+        compression = {"proactive_compression": {"compression_threshold": float(o["compression_threshold"])}} if proactive else {}
+        manager = managers.SlidingWindowConversationManager(window_size=int(o["window_size"]), **compression)
+        if proactive is not None:
+            agent = _windowed_agent(settings, request.get("system"), conversion.strands, manager, kind, o["model_id"], int(o["context_window"]))
+            proactive(agent, manager)
+            return _back(request, agent, conversion)
         agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind)
         if path == "routine":
             manager.apply_management(reactive.subject(manager.apply_management, agent))
@@ -624,6 +661,8 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     declared = _declared(path, routine=path == "routine") | _reactive_window(endpoint)
     if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
         declared["trigger"] = {"messages": int(o["window_size"])}
+    if path == "proactive":
+        declared["trigger"] = proactive_trigger(o["compression_threshold"], o["context_window"])
     return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=declared, estimate=_tokens)
 
 
@@ -643,15 +682,10 @@ def summarizing(settings: Any, **given: Any) -> Any:
         raise ValueError("structured_output applies to a summarization_agent: set summarization_agent too")
     managers = requires("strands.agent.conversation_manager", EXTRA)
     kind = _summarizes_with(_model_kind(o["model"], o["thinking"]))
-    proactive = path == "proactive"
-    if proactive and release("strands-agents") < (1, 40):
-        raise CannotDrive("strands:summarizing", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
+    hook = _proactive_hook("summarizing", path, o)
+    proactive = hook is not None
     if o["structured_output"] and not accepts(requires("strands", EXTRA).Agent, "structured_output_model"):
         raise CannotDrive("strands:summarizing", "strands-agents", "its Agent takes no structured_output_model (structured_output)")
-    if proactive:
-        events = requires("strands.hooks", EXTRA)
-        event_loop = requires("strands.event_loop.event_loop", EXTRA)
-        run_async = requires("strands._async", EXTRA).run_async
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window_limit"]))
     metrics: list[Any] = []
 
@@ -664,23 +698,77 @@ def summarizing(settings: Any, **given: Any) -> Any:
         if o["summarization_agent"]:
             kwargs["summarization_agent"] = _summarization_agent(settings, bool(o["structured_output"]), kind, bool(o["thinking"]))
         manager = managers.SummarizingConversationManager(**kwargs)
-        config: dict[str, Any] = {"context_window_limit": int(o["context_window_limit"])} if proactive else {}
-        agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind, thinking=bool(o["thinking"]), **config)
-        if proactive:
-            projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
-            manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+        if hook is not None:
+            agent = _windowed_agent(settings, request.get("system"), conversion.strands, manager, kind, o["model_id"], int(o["context_window_limit"]), thinking=bool(o["thinking"]))
+            hook(agent, manager)
             metrics.append(agent.event_loop_metrics)
-        elif endpoint is not None:
-            main = _main_model(settings, kind, endpoint, thinking=bool(o["thinking"]), **config)
+            return _back(request, agent, conversion)
+        agent = _agent(settings, request.get("system"), conversion.strands, manager, kind=kind, thinking=bool(o["thinking"]))
+        if endpoint is not None:
+            main = _main_model(settings, kind, endpoint, thinking=bool(o["thinking"]))
             reactive.reactively(agent, main, endpoint, reactive.reduced_by(manager, agent))
         else:
             _reactively(manager, agent, request, conversion, int(o["context_window_limit"]))
         return _back(request, agent, conversion)
 
-    usage = {"usage": "reported"} if proactive else {}
+    usage = {"usage": "reported", "trigger": proactive_trigger(o["compression_threshold"], o["context_window_limit"])} if proactive else {}
     compactor = make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint) | usage, estimate=_tokens)
     compactor.reported_usage = lambda: _accumulated(metrics)
     return compactor
+
+
+def _named_model(settings: Any, kind: str, model_id: Any) -> tuple[Any, dict[str, Any]]:
+    """The settings and model config for the agent's model named ``model_id`` (None: the adapter's own
+    choice, `_model`): ``BedrockModel(model_id=...)``, or the other classes' ``model_id`` through the
+    settings' model. Strands is then not told the model's window: it resolves ``context_window_limit``
+    itself (its lookup table by model id from 1.40, its 200,000-token default where the id is not found),
+    as a user who names a model and sets nothing else meets it (strands-agents/harness-sdk#4220)."""
+    if model_id is None:
+        return settings, {}
+    if not isinstance(model_id, str) or not model_id:
+        raise ValueError(f"model_id must be a model id string, got {model_id!r}")
+    return (settings, {"model_id": model_id}) if kind == "bedrock" else (settings.with_(model=model_id), {})
+
+
+def proactive_trigger(threshold: Any, window: Any) -> dict[str, int]:
+    """The proactive path's documented trigger (SPEC FIRE-1, FIRE-2): compress when ``projected_input_tokens /
+    context_window_limit`` reaches ``compression_threshold`` (strands-agents 1.62.0, ``ConversationManager``'s
+    before-model-call hook: ``ratio >= self._compression_threshold``), the projection Strands' own estimate of
+    the request (text at characters / 4, the system prompt counted) on a history that carries no usage of an
+    earlier call, as the suite's do. ``window`` is the model's window: the one Strands is given, or with
+    ``model_id`` the named model's real window, which Strands must find by itself (`_named_model`)."""
+    return {"tokens": max(1, int(float(threshold) * int(window)))}
+
+
+def _proactive_hook(factory_name: str, path: str, o: dict[str, Any]) -> Callable[[Any, Any], None] | None:
+    """On ``path="proactive"`` what the event loop does before each model call (Strands >= 1.40): its own
+    estimate of the call's input tokens (``_estimate_input_tokens``), then the manager's before-model-call
+    hook, which reduces when the estimate reaches ``compression_threshold`` of the model's window; None on
+    another path, where ``model_id`` (the window Strands resolves) has no use and is refused."""
+    if path != "proactive":
+        if o["model_id"] is not None:
+            raise ValueError("model_id applies to path=proactive (the window Strands resolves for the model sets its trigger)")
+        return None
+    if release("strands-agents") < (1, 40):
+        raise CannotDrive(f"strands:{factory_name}", "strands-agents", "the proactive path (proactive_compression) arrived in 1.40.0; use path=reactive")
+    events = requires("strands.hooks", EXTRA)
+    event_loop = requires("strands.event_loop.event_loop", EXTRA)
+    run_async = requires("strands._async", EXTRA).run_async
+
+    def before_model_call(agent: Any, manager: Any) -> None:
+        projected = run_async(lambda: event_loop._estimate_input_tokens(agent))
+        manager._on_before_model_call_threshold(events.BeforeModelCallEvent(agent=agent, projected_input_tokens=projected))
+
+    return before_model_call
+
+
+def _windowed_agent(settings: Any, system: Any, messages: list[dict[str, Any]], manager: Any, kind: str, model_id: Any, window: int, **config: Any) -> Any:
+    """`_agent` on the proactive path: its model told ``window`` as ``context_window_limit``, or, named by
+    ``model_id``, told nothing (`_named_model`)."""
+    named, model_config = _named_model(settings, kind, model_id)
+    if model_id is None:
+        model_config["context_window_limit"] = window
+    return _agent(named, system, messages, manager, kind=kind, **model_config, **config)
 
 
 def _accumulated(metrics: list[Any]) -> dict[str, int] | None:
@@ -702,6 +790,13 @@ STRATEGY_PRESETS_FROM = (1, 56)
 whose ``ContextManager(strategies=...)`` resolves preset names (``_context_manager/presets.py``):
 1.55.0 takes ``"auto"``, ``"agentic"``, a ``ContextManager`` or ``False`` and raises ``ValueError``
 ("Unsupported context_manager value") on the dict."""
+
+
+PRESET_UTILIZATION = {"proactive_summarization": 0.7}
+"""The strategy presets that act at one share of the model's window, declared as that share in tokens (SPEC
+FIRE-1, FIRE-2; `proactive_trigger`): "'proactive_summarization' — batch summarize oldest messages at 70%
+utilization" (strands-agents 1.62.0, ``_context_manager/presets.py``:
+``Offload.summarize("*").when(utilization=0.7, preserve_recent=0.7)``)."""
 
 
 def _context_manager_value(factory_name: str, preset: str) -> Any:
@@ -753,7 +848,10 @@ def context_manager(settings: Any, **given: Any) -> Any:
             _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
         return _back(request, agent, conversion)
 
-    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint), estimate=_tokens)
+    declared = _declared(path) | _reactive_window(endpoint)
+    if path == "proactive" and preset in PRESET_UTILIZATION:
+        declared["trigger"] = proactive_trigger(PRESET_UTILIZATION[preset], o["context_window_limit"])
+    return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=declared, estimate=_tokens)
 
 
 def _retried(agent: Any, request: dict[str, Any], conversion: Conversion, window: int, events: Any, run_async: Any) -> None:
@@ -804,7 +902,7 @@ def __getattr__(name: str) -> Any:
     """``CONFIGURATIONS`` and ``NOT_ADAPTED`` (read by ``compaction-suite matrix``), computed when asked."""
     if name == "CONFIGURATIONS":
         managers = _context_managers(CONTEXT_MANAGER)
-        summarizing_ones = SUMMARIZING + BEDROCK + _context_managers(CONTEXT_MANAGER_SUMMARIZING) + SESSIONS + _context_managers(CONTEXT_SESSIONS)
+        summarizing_ones = SUMMARIZING + BEDROCK + _lists_window(WINDOW_LOOKUPS) + _context_managers(CONTEXT_MANAGER_SUMMARIZING) + SESSIONS + _context_managers(CONTEXT_SESSIONS)
         missing = _missing_clients()
         answers = [(f, o) for f, o in OVERFLOW_ANSWERS if o["model"] not in missing]
         return SLIDING_WINDOW + answers + managers + ([] if summarizer_refused() else summarizing_ones)

@@ -331,6 +331,77 @@ def test_strands_sliding_window_trims_past_its_window_in_the_agent_loop():
     assert_fires_as_declared(trigger, calls, formats.get(formats.ANTHROPIC))
 
 
+def _billing(model: Any, system: str) -> Any:
+    """The scripted Strands model reporting each call's usage as a provider bills it: the exact tokens
+    (cl100k_base) of the text it was sent (system prompt, texts, tool names and inputs, tool results),
+    which Strands' next projection starts from (``_estimate_input_tokens``: the last call's usage, then
+    its own estimate of what came after)."""
+    import json
+
+    from compaction_suite.text import count_tokens
+
+    def billed(messages: list[dict]) -> int:
+        texts = [system]
+        for message in messages:
+            for block in message["content"]:
+                texts += [block.get("text", "")]
+                if "toolUse" in block:
+                    texts += [block["toolUse"].get("name", ""), json.dumps(block["toolUse"].get("input", {}))]
+                if "toolResult" in block:
+                    texts += [item.get("text", "") for item in block["toolResult"].get("content", [])]
+        return sum(count_tokens(t, "cl100k_base") for t in texts if t)
+
+    stream = model.stream
+
+    async def billing_stream(messages, tool_specs=None, system_prompt=None, **kwargs):
+        async for event in stream(messages, tool_specs, system_prompt, **kwargs):
+            if "metadata" in event:
+                used = billed(messages)
+                event = {"metadata": {"usage": {"inputTokens": used, "outputTokens": 5, "totalTokens": used + 5}, "metrics": {"latencyMs": 0}}}
+            yield event
+
+    model.stream = billing_stream
+    return model
+
+
+def test_strands_proactive_compression_fires_past_its_token_trigger_in_the_agent_loop():
+    """The proactive path (``proactive_compression``, Strands >= 1.40): before each model call of the
+    agent's loop the manager's hook (``ConversationManager``'s, shared by both managers) reduces once
+    Strands' projection of the call reaches ``compression_threshold`` of the model's
+    ``context_window_limit``; the adapter declares that share of the window in tokens (both managers),
+    and in the loop the summarizing manager's calls at twice it or more reduce and those at half or
+    less do not, the projection starting from each call's billed usage. (The sliding window cannot
+    drop the turn in flight, so a long paste alone past twice the trigger is not trimmed in the loop:
+    FIRE-1's histories hold older rounds for it.)"""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    import copy
+
+    from strands import Agent, tool
+    from strands.agent.conversation_manager import SummarizingConversationManager
+    from test_adapter_format_loops import CONTEXT_WINDOW, INSTRUCTIONS, _scripted_strands_model, _to_anthropic
+
+    from compaction_suite.adapters import strands as adapter
+
+    if adapter.release("strands-agents") < (1, 40):
+        pytest.skip("the proactive path arrived in 1.40.0")
+    trigger = trigger_of(adapter.summarizing(Settings(base_url="http://127.0.0.1:9/v1"), path="proactive", context_window_limit=CONTEXT_WINDOW))
+    assert trigger == Trigger("tokens", int(0.7 * CONTEXT_WINDOW))
+    assert trigger_of(adapter.sliding_window(Settings(base_url="http://127.0.0.1:9/v1"), path="proactive", context_window=CONTEXT_WINDOW)) == trigger
+    calls: list[tuple[Any, bool]] = []
+
+    class Recording(SummarizingConversationManager):
+        def _on_before_model_call_threshold(self, event):
+            before = copy.deepcopy(event.agent.messages)
+            super()._on_before_model_call_threshold(event)
+            calls.append(({"system": INSTRUCTIONS, "messages": _to_anthropic(before)}, event.agent.messages != before))
+
+    manager = Recording(proactive_compression={"compression_threshold": 0.7}, preserve_recent_messages=2)
+    agent = Agent(model=_billing(_scripted_strands_model(), INSTRUCTIONS), system_prompt=INSTRUCTIONS, tools=[tool(read_file)], conversation_manager=manager, callback_handler=None)
+    for turn, repeats in enumerate((1, 6, 60, 6, 60)):  # a long paste jumps the projection past twice the trigger
+        agent(f"turn {turn}: " + ASCII * repeats)
+    assert_fires_as_declared(trigger, calls, formats.get(formats.ANTHROPIC))
+
+
 # --- Pydantic AI (pydantic-ai-harness) --------------------------------------------------------------------
 
 

@@ -118,3 +118,49 @@ def test_the_boto_session_alone_reaches_the_double(tmp_path, monkeypatch) -> Non
         answer = bedrock.converse(modelId="m", messages=[{"role": "user", "content": [{"text": "Fix the build."}]}])
         assert answer["output"]["message"]["content"][0]["text"].startswith("Deterministic test-double summary")
         assert bedrock.meta.region_name == adapter.BEDROCK_REGION and len(server.exchanges) == 1
+
+
+TERRA = "us.openai.gpt-5.6-terra"
+"""A Bedrock cross-region id of an OpenAI-served model: 1,050,000 tokens ("confirmed live limit: 1,050,000
+tokens", strands-agents/harness-sdk#3718, openai.gpt-5.6-terra on Bedrock Mantle)."""
+
+
+def _below_a_million_token_trigger() -> dict[str, Any]:
+    """A history of some 2,700 tokens: a quarter of the trigger at 1% of TERRA's window (10,500 tokens),
+    more than 1% of Strands' 200,000-token default."""
+    history = _history()
+    for message in history["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                block["content"] = BIG * 2
+    assert 2_000 < tokens(history) < 10_500 // 2
+    return history
+
+
+def test_model_id_leaves_the_window_to_strands_and_the_trigger_to_the_model(monkeypatch) -> None:
+    """``model_id`` on the proactive path: ``BedrockModel(model_id=...)`` with no ``context_window_limit``,
+    so Strands resolves the window from its own table (the installed release finds TERRA's); the adapter
+    declares the trigger at the model's real window. Where the lookup misses the id (1.54.0's single prefix
+    strip, strands-agents/harness-sdk#4220), Strands falls back to 200,000 tokens and summarizes a history
+    at a quarter of the declared trigger: what FIRE-2 names."""
+    from strands.models import _defaults
+
+    options = {"model": "bedrock", "model_id": TERRA, "context_window_limit": 1_050_000, "compression_threshold": 0.01, "preserve_recent_messages": 2}
+    history = _below_a_million_token_trigger()
+    with SummarizerServer() as server:
+        settings = Settings(base_url=server.base_url, api_key="test-double", summarizer_timeout=10.0)
+        compactor = adapter.summarizing(settings, **options)
+        assert compactor.capabilities["trigger"] == {"tokens": 10_500}
+        assert compactor.compact(copy.deepcopy(history), iteration=1) == history and not server.exchanges
+        assert adapter._windowed_agent(settings, SYSTEM, [], None, "bedrock", TERRA, 4000).model.context_window_limit == 1_050_000
+
+        monkeypatch.delitem(_defaults._CONTEXT_WINDOW_LIMITS, "gpt-5.6-terra")  # the id not found
+        out = adapter.summarizing(settings, **options).compact(copy.deepcopy(history), iteration=1)
+        assert out != history and f"/model/{TERRA}/converse-stream" in server.exchanges[0].request.path
+
+
+def test_model_id_is_the_proactive_paths_option() -> None:
+    with pytest.raises(ValueError, match="model_id applies to path=proactive"):
+        adapter.summarizing(Settings(), path="reactive", model_id=TERRA)
+    with pytest.raises(ValueError, match="model_id applies to path=proactive"):
+        adapter.sliding_window(Settings(), path="reactive", model_id=TERRA)

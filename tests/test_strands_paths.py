@@ -212,3 +212,16 @@ def test_an_agent_on_a_model_class_that_makes_no_reasoning_holds_none():
         assert [b for m in held.strands for b in m["content"] if "reasoningContent" in b] == [], kind
         assert held.back(held.strands, lambda block: pytest.fail("an unchanged message is returned as it came")) == messages
     assert any("reasoningContent" in b for b in _conversion({"messages": messages}, "bedrock").strands[1]["content"])
+
+
+def test_a_preset_acting_at_one_share_of_the_window_declares_that_share():
+    """``proactive_summarization`` summarizes at 70% utilization (SPEC FIRE-1, FIRE-2); a preset acting on
+    tool results' sizes or ages, and the reactive path, declare no trigger."""
+    from compaction_suite.adapters import strands
+
+    if strands.release("strands-agents") < strands.STRATEGY_PRESETS_FROM:
+        pytest.skip("strategy presets arrived in 1.56.0")
+    settings = Settings(base_url="http://127.0.0.1:9/v1")
+    assert strands.context_manager(settings, preset="proactive_summarization", context_window_limit=2000).capabilities["trigger"] == {"tokens": 1400}
+    assert "trigger" not in strands.context_manager(settings, preset="large_tool_offloading").capabilities
+    assert "trigger" not in strands.context_manager(settings, preset="proactive_summarization", path="reactive").capabilities
