@@ -604,7 +604,7 @@ def handoff_step(n: str, hop: int, handoff: Any, *, reasons: bool, hosted: bool,
     (``hosted``, `hosted_step`), the message it says (``said``, `SAID`), then the handoff call, as a model
     answers that says what it does before doing it."""
     tag = n if hop == 1 else f"{n}_{hop}"
-    step = [{"type": "reasoning", "id": f"rs_handoff_{tag}", "summary": [], "encrypted_content": f"gAAAAAhandoff{tag}"}] if reasons else []
+    step: list[dict[str, Any]] = [{"type": "reasoning", "id": f"rs_handoff_{tag}", "summary": [], "encrypted_content": f"gAAAAAhandoff{tag}"}] if reasons else []
     step += hosted_step(n) if hosted else []
     if said:
         step.append({"type": "message", "role": "assistant", "id": f"msg_said_{tag}", "status": "completed", "content": [{"type": "output_text", "text": SAID.format(agent=handoff.agent_name), "annotations": []}]})

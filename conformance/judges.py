@@ -536,7 +536,7 @@ def _written_text(item: Any, exchanges: Sequence[Exchange]) -> str:
 def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
     """CORE-50: no message the compaction wrote (an output item standing for nothing of the input and
     carrying no call of its own) restates, by its call id, a tool call or result the output also sends
-    as an item, or, by its whole text, a message the output also sends (`_sent_messages`). A
+    as an item, or, by its whole text, a message the output also sends (`_restated`). A
     summarizer's answer inside the message is not read: only what the compactor wrote."""
     if not fmt.well_formed(out) or same(history, out):
         return None
@@ -549,10 +549,8 @@ def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[
     messages = [(k, t) for k, t in mine if len(t) >= RESTATED_MESSAGE_CHARS]
     if not sent and not messages:
         return None
-    for j, item in new_items(fmt, history, out):
-        if call_ids(item):
-            continue
-        text = _written_text(item, exchanges)
+    written = [(j, _written_text(item, exchanges)) for j, item in new_items(fmt, history, out) if not call_ids(item)]
+    for j, text in written:
         restated = [i for i in sent if i in text]
         if restated:
             return Violation(
@@ -560,9 +558,10 @@ def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[
                 f"{_where(fmt, out, j)}, written by the compaction, restates call {restated[0]!r}, which {_where(fmt, out, sent[restated[0]])} also sends "
                 f"as it is ({len(restated)} call id(s) both restated and sent): the model reads each such action twice",
             )
-        written = alnum(_unescaped(text))
+    for j, text in written:
         others = before + [t for k, t in mine if k != j]
-        quoted = [(k, said) for k, said in messages if k != j and _restated(said, written, others)]
+        said_in = alnum(_unescaped(text))
+        quoted = [(k, said) for k, said in messages if k != j and _restated(said, said_in, others)]
         if quoted:
             k = quoted[0][0]
             return Violation(
