@@ -509,19 +509,27 @@ def _unescaped(text: str) -> str:
     return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else " ", text)
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of a message's text (its parts are joined one a line), each reduced to letters and
+    digits (`alnum`), the empty ones left out: what a rendering keeps whole even where it writes the
+    parts apart (a JSON record of a content list) or the lines apart."""
+    return [line for line in map(alnum, text.splitlines()) if line]
+
+
 def _message_texts(fmt: WireFormat, items: Sequence[Any]) -> list[tuple[int, str]]:
     """The messages among ``items`` (a user or assistant message with no call or result of its own),
-    each with its text reduced to letters and digits (`alnum`)."""
-    return [(j, alnum(fmt.said(item))) for j, item in enumerate(items) if not call_ids(item) and fmt.role(item) in ("user", "assistant")]
+    each with its text."""
+    return [(j, fmt.said(item)) for j, item in enumerate(items) if not call_ids(item) and fmt.role(item) in ("user", "assistant")]
 
 
 def _restated(said: str, written: str, others: Sequence[str]) -> bool:
-    """Whether ``written`` holds the whole of a message's text ``said`` (both `alnum`) beyond it, and no
-    other message (``others``, not the one ``written`` is) holding ``said`` and held by ``written`` explains
-    it: a longer message restated carries the shorter one inside it."""
-    if said not in written or len(said) >= len(written):
+    """Whether ``written`` (`alnum`) holds every line of a message's text ``said`` (`_lines`), more than
+    that, and no other message (``others``, not the one ``written`` is) holding ``said`` and held by
+    ``written`` explains it: a longer message restated carries the shorter one inside it."""
+    lines, whole = _lines(said), alnum(said)
+    if len(whole) < RESTATED_MESSAGE_CHARS or len(whole) >= len(written) or not all(line in written for line in lines):
         return False
-    return not any(o != said and said in o and o in written for o in others)
+    return not any(alnum(o) != whole and whole in alnum(o) and alnum(o) in written for o in others)
 
 
 def _written_text(item: Any, exchanges: Sequence[Exchange]) -> str:
@@ -546,7 +554,7 @@ def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[
             sent.setdefault(i, j)
     mine = _message_texts(fmt, fmt.items(out))
     before = [t for _, t in _message_texts(fmt, fmt.items(history))]
-    messages = [(k, t) for k, t in mine if len(t) >= RESTATED_MESSAGE_CHARS]
+    messages = [(k, t) for k, t in mine if len(alnum(t)) >= RESTATED_MESSAGE_CHARS]
     if not sent and not messages:
         return None
     written = [(j, _written_text(item, exchanges)) for j, item in new_items(fmt, history, out) if not call_ids(item)]
@@ -583,9 +591,11 @@ worth, which no other text carries by chance."""
 def transcript_whole(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
     """CORE-60: a compaction that asked no summarizer and wrote a message carrying the start of an input
     message it does not send as an item (a transcript it renders itself) carries that message whole
-    somewhere in the output; a start carried while the rest is nowhere is a message cut, and a
-    transcript said to be the conversation so far then reads as the whole of it. A start another input
-    message also begins with is not read (that message may be the one carried)."""
+    (every line of it, `_lines`, in one output item) somewhere in the output; a start carried while the
+    rest is nowhere is a message cut, and a transcript said to be the conversation so far then reads as
+    the whole of it. The start is the first `TRANSCRIPT_START_CHARS` letters and digits of the message's
+    first line (half that at least); a start another input message also holds is not read (that
+    message may be the one carried)."""
     if exchanges or not fmt.well_formed(out) or same(history, out):
         return None
     written = [(j, alnum(_unescaped(_written_text(item, ())))) for j, item in new_items(fmt, history, out) if not call_ids(item)]
@@ -595,18 +605,20 @@ def transcript_whole(fmt: WireFormat, history: Any, out: Any, exchanges: Sequenc
     carried = [w for _, w in written] + [alnum(_unescaped("\n".join(strings(item)))) for item in fmt.items(out)]
     verbatim = set(map(canonical, fmt.items(out)))
     for i, text in before:
-        item = fmt.items(history)[i]
-        start = text[:TRANSCRIPT_START_CHARS]
-        if len(text) <= TRANSCRIPT_START_CHARS or _kept(fmt, fmt.items(out), verbatim, item) or any(text in c for c in carried):
+        item, lines = fmt.items(history)[i], _lines(text)
+        start = (lines or [""])[0][:TRANSCRIPT_START_CHARS]
+        if len(alnum(text)) <= TRANSCRIPT_START_CHARS or len(start) < TRANSCRIPT_START_CHARS // 2 or _kept(fmt, fmt.items(out), verbatim, item):
             continue
-        if any(k != i and (t.startswith(start) or start in t) for k, t in before):
+        if any(all(line in c for line in lines) for c in carried):
+            continue
+        if any(k != i and (alnum(t).startswith(start) or start in alnum(t)) for k, t in before):
             continue
         cut = next((j for j, w in written if start in w), None)
         if cut is not None:
             return Violation(
                 "transcript-cuts-message",
                 f"{_where(fmt, out, cut)}, written by the compaction with no summarizer call, carries the start of input item {i} ({fmt.role(item)}) "
-                f"but not the rest of it, which no output item holds ({len(text)} letters and digits, {_preview(fmt.said(item))}): the transcript drops part of the message without a word",
+                f"but not the rest of it, which no output item holds ({len(alnum(text))} letters and digits, {_preview(fmt.said(item))}): the transcript drops part of the message without a word",
             )
     return None
 
