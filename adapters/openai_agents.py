@@ -67,7 +67,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
-    "handoff_history": {"store": True, "hosted_tools": False, "returned": "next_agent"},
+    "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
@@ -115,6 +115,9 @@ WHY = {
         "the transcript nested into one assistant summary message by the SDK (no summarizer model, no trigger: every handoff nests); "
         "hosted_tools: the first agent's handoff step also holds the calls its server-run tools made in the same response "
         "(a remote MCP call, a code interpreter call, an image generation call), which the SDK records without running user code; "
+        "said: each handing agent's step also holds the message it says beside its handoff call ('I am handing this conversation over "
+        "to …'); hops=2: the second agent hands off again, so the third agent's model receives the transcript nested twice (the first "
+        "<CONVERSATION HISTORY> re-read at the second handoff, as a triage -> specialist -> specialist chain runs); "
         "returned=next_turn: the output is the run's history for the user's next turn (RunResult.to_input_list, the SDK's "
         "documented continuation: mode='normalized' from 0.12.2) after the second agent answered"
     ),
@@ -133,6 +136,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
+    ("handoff_history", {"said": True, "hops": 2}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
@@ -525,6 +529,10 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         raise CannotDrive("openai_agents:handoff_history", "openai-agents", "RunConfig has no nest_handoff_history")
     _loop_starts(agents, "openai_agents:handoff_history")
 
+    hops = int(o["hops"])
+    if hops not in (1, 2):
+        raise ValueError(f"hops must be 1 or 2, not {hops!r}")
+
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not items:
             return list(items)
@@ -538,14 +546,14 @@ def handoff_history(settings: Any, **given: Any) -> Any:
 
         settings_ = agents.ModelSettings(store=bool(o["store"]))
         following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
-        handoff = agents.handoff(following)
         reasons = any(item_kind(i) == "reasoning" for i in items)
-        step = [{"type": "reasoning", "id": f"rs_handoff_{n}", "summary": [], "encrypted_content": f"gAAAAAhandoff{n}"}] if reasons else []
-        step += hosted_step(n) if o["hosted_tools"] else []
-        step.append({"type": "function_call", "id": f"fc_handoff_{n}", "call_id": f"call_handoff_{n}", "name": handoff.tool_name, "arguments": "{}", "status": "completed"})
-        first = agents.Agent(name="compaction-suite", model=scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
+        for hop in range(hops, 0, -1):
+            handoff = agents.handoff(following)
+            step = handoff_step(n, hop, handoff, reasons=reasons, hosted=bool(o["hosted_tools"]) and hop == 1, said=bool(o["said"]))
+            name = "compaction-suite" if hop == 1 else f"compaction_suite_hop_{hop}"
+            following = agents.Agent(name=name, model=scripted_model(models, lambda _given, step=step: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
         try:
-            result = await agents.Runner.run(first, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=3)
+            result = await agents.Runner.run(following, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=2 + hops)
         finally:
             await client.close()
         if o["returned"] == "next_turn":
@@ -582,6 +590,26 @@ def hosted_step(n: str) -> list[dict[str, Any]]:
     call = {"type": "function_call", "call_id": f"call_hosted_{n}", "name": "lookup", "arguments": '{"q": "status"}'}
     answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "all green"}
     return [item for hosted_kind in HOSTED_STEP_KINDS for item in hosted_call(call, answer, hosted_kind)]
+
+
+SAID = "I am handing this conversation over to {agent}, who will take it from here."
+"""What an agent that says it transfers writes beside its handoff call (``said``): a triage agent's "let me
+transfer you", naming the agent it hands to (so each hop says its own), one sentence long enough that no
+transcript carries it by chance (SPEC CORE-50)."""
+
+
+def handoff_step(n: str, hop: int, handoff: Any, *, reasons: bool, hosted: bool, said: bool) -> list[dict[str, Any]]:
+    """The response with which the ``hop``-th agent hands off, named from the history's digest ``n`` (SPEC
+    CORE-8): its reasoning item first where the history reasons, the calls its server-run tools made
+    (``hosted``, `hosted_step`), the message it says (``said``, `SAID`), then the handoff call, as a model
+    answers that says what it does before doing it."""
+    tag = n if hop == 1 else f"{n}_{hop}"
+    step: list[dict[str, Any]] = [{"type": "reasoning", "id": f"rs_handoff_{tag}", "summary": [], "encrypted_content": f"gAAAAAhandoff{tag}"}] if reasons else []
+    step += hosted_step(n) if hosted else []
+    if said:
+        step.append({"type": "message", "role": "assistant", "id": f"msg_said_{tag}", "status": "completed", "content": [{"type": "output_text", "text": SAID.format(agent=handoff.agent_name), "annotations": []}]})
+    step.append({"type": "function_call", "id": f"fc_handoff_{tag}", "call_id": f"call_handoff_{tag}", "name": handoff.tool_name, "arguments": "{}", "status": "completed"})
+    return step
 
 
 def _digest(items: list[dict[str, Any]]) -> str:

@@ -496,31 +496,129 @@ def call_ids(item: Any) -> list[str]:
     return [i for i in found if isinstance(i, str) and len(i) >= 6]
 
 
+RESTATED_MESSAGE_CHARS = 40
+"""The fewest letters and digits a sent message's text holds for CORE-50 to match it restated: a
+sentence, which no transcript carries by chance ("ok", "Done." do not count)."""
+
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\([nrtbf])")
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with the JSON escapes a transcript's rendering adds (``\\n``, ``\\u00e9``) read back, so
+    that comparing letters and digits does not take an escape's letter for the message's own."""
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else " ", text)
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a message's text (its parts are joined one a line), each reduced to letters and
+    digits (`alnum`), the empty ones left out: what a rendering keeps whole even where it writes the
+    parts apart (a JSON record of a content list) or the lines apart."""
+    return [line for line in map(alnum, text.splitlines()) if line]
+
+
+def _message_texts(fmt: WireFormat, items: Sequence[Any]) -> list[tuple[int, str]]:
+    """The messages among ``items`` (a user or assistant message with no call or result of its own),
+    each with its text."""
+    return [(j, fmt.said(item)) for j, item in enumerate(items) if not call_ids(item) and fmt.role(item) in ("user", "assistant")]
+
+
+def _restated(said: str, written: str, others: Sequence[str]) -> bool:
+    """Whether ``written`` (`alnum`) holds every line of a message's text ``said`` (`_lines`), more than
+    that, and no other message (``others``, not the one ``written`` is) holding ``said`` and held by
+    ``written`` explains it: a longer message restated carries the shorter one inside it."""
+    lines, whole = _lines(said), alnum(said)
+    if len(whole) < RESTATED_MESSAGE_CHARS or len(whole) >= len(written) or not all(line in written for line in lines):
+        return False
+    return not any(alnum(o) != whole and whole in alnum(o) and alnum(o) in written for o in others)
+
+
+def _written_text(item: Any, exchanges: Sequence[Exchange]) -> str:
+    """What the compaction itself wrote in ``item``: its strings without the summarizer's answers."""
+    text = "\n".join(strings(item))
+    for exchange in exchanges:
+        if exchange.answer:
+            text = text.replace(exchange.answer, "").replace(exchange.answer.strip(), "")
+    return text
+
+
 def restated_calls(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
     """CORE-50: no message the compaction wrote (an output item standing for nothing of the input and
     carrying no call of its own) restates, by its call id, a tool call or result the output also sends
-    as an item. A summarizer's answer inside the message is not read: only what the compactor wrote."""
+    as an item, or, by its whole text, a message the output also sends (`_restated`). A
+    summarizer's answer inside the message is not read: only what the compactor wrote."""
     if not fmt.well_formed(out) or same(history, out):
         return None
     sent: dict[str, int] = {}
     for j, item in enumerate(fmt.items(out)):
         for i in call_ids(item):
             sent.setdefault(i, j)
-    if not sent:
+    mine = _message_texts(fmt, fmt.items(out))
+    before = [t for _, t in _message_texts(fmt, fmt.items(history))]
+    messages = [(k, t) for k, t in mine if len(alnum(t)) >= RESTATED_MESSAGE_CHARS]
+    if not sent and not messages:
         return None
-    for j, item in new_items(fmt, history, out):
-        if call_ids(item):
-            continue
-        text = "\n".join(strings(item))
-        for exchange in exchanges:
-            if exchange.answer:
-                text = text.replace(exchange.answer, "")
+    written = [(j, _written_text(item, exchanges)) for j, item in new_items(fmt, history, out) if not call_ids(item)]
+    for j, text in written:
         restated = [i for i in sent if i in text]
         if restated:
             return Violation(
                 "call-restated-and-sent",
                 f"{_where(fmt, out, j)}, written by the compaction, restates call {restated[0]!r}, which {_where(fmt, out, sent[restated[0]])} also sends "
                 f"as it is ({len(restated)} call id(s) both restated and sent): the model reads each such action twice",
+            )
+    for j, text in written:
+        others = before + [t for k, t in mine if k != j]
+        said_in = alnum(_unescaped(text))
+        quoted = [(k, said) for k, said in messages if k != j and _restated(said, said_in, others)]
+        if quoted:
+            k = quoted[0][0]
+            return Violation(
+                "message-restated-and-sent",
+                f"{_where(fmt, out, j)}, written by the compaction, restates the whole text of {_where(fmt, out, k)} "
+                f"({_preview(fmt.said(fmt.items(out)[k]))}), which the output also sends as it is ({len(quoted)} message(s) both restated and sent): "
+                "the model reads that message twice",
+            )
+    return None
+
+
+# --- CORE-60: a transcript the compactor writes itself carries each message it takes in whole
+
+TRANSCRIPT_START_CHARS = 40
+"""How many letters and digits of a message's start show a transcript took it in (CORE-60): a sentence's
+worth, which no other text carries by chance."""
+
+
+def transcript_whole(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-60: a compaction that asked no summarizer and wrote a message carrying the start of an input
+    message it does not send as an item (a transcript it renders itself) carries that message whole
+    (every line of it, `_lines`, in one output item) somewhere in the output; a start carried while the
+    rest is nowhere is a message cut, and a transcript said to be the conversation so far then reads as
+    the whole of it. The start is the first `TRANSCRIPT_START_CHARS` letters and digits of the message's
+    first line (half that at least); a start another input message also holds is not read (that
+    message may be the one carried)."""
+    if exchanges or not fmt.well_formed(out) or same(history, out):
+        return None
+    written = [(j, alnum(_unescaped(_written_text(item, ())))) for j, item in new_items(fmt, history, out) if not call_ids(item)]
+    if not written:
+        return None
+    before = _message_texts(fmt, fmt.items(history))
+    carried = [w for _, w in written] + [alnum(_unescaped("\n".join(strings(item)))) for item in fmt.items(out)]
+    verbatim = set(map(canonical, fmt.items(out)))
+    for i, text in before:
+        item, lines = fmt.items(history)[i], _lines(text)
+        start = (lines or [""])[0][:TRANSCRIPT_START_CHARS]
+        if len(alnum(text)) <= TRANSCRIPT_START_CHARS or len(start) < TRANSCRIPT_START_CHARS // 2 or _kept(fmt, fmt.items(out), verbatim, item):
+            continue
+        if any(all(line in c for line in lines) for c in carried):
+            continue
+        if any(k != i and (alnum(t).startswith(start) or start in alnum(t)) for k, t in before):
+            continue
+        cut = next((j for j, w in written if start in w), None)
+        if cut is not None:
+            return Violation(
+                "transcript-cuts-message",
+                f"{_where(fmt, out, cut)}, written by the compaction with no summarizer call, carries the start of input item {i} ({fmt.role(item)}) "
+                f"but not the rest of it, which no output item holds ({len(alnum(text))} letters and digits, {_preview(fmt.said(item))}): the transcript drops part of the message without a word",
             )
     return None
 
@@ -703,7 +801,7 @@ def media_data_in_text(fmt: WireFormat, history: Any, out: Any) -> Violation | N
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43 and CORE-50 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43, CORE-50 and CORE-60 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -714,6 +812,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-31": media_named(fmt, history, out),
         "CORE-43": media_data_in_text(fmt, history, out),
         "CORE-50": restated_calls(fmt, history, out, exchanges),
+        "CORE-60": transcript_whole(fmt, history, out, exchanges),
     }
 
 

@@ -6,6 +6,7 @@ catches the defect its clause names, with the reason id that names it, and passe
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from typing import Any, ClassVar
 
@@ -567,6 +568,48 @@ def test_core50_a_hosted_call_is_named_by_its_item_id() -> None:
     assert found is not None and found.reason_id == "call-restated-and-sent" and "'mcp_build_1'" in found
     assert judges.restated_calls(RESP, items, [written]) is None
     assert judges.call_ids({**items[1], "call_id": "call_build_1"}) == ["call_build_1"]  # a call_id names it where it has one
+
+
+def test_core50_a_written_message_restating_a_sent_message_fails_by_its_whole_text() -> None:
+    """CORE-50 on messages: a message the compaction wrote holding the whole text of a message the output
+    also sends (JSON-escaped, as a nested transcript renders it) fails with ``message-restated-and-sent``;
+    the same text in the summarizer's own answer, a message the output no longer sends, or a sentence too
+    short to tell from chance passes (openai/openai-agents-python#3791)."""
+    said = "I am handing this conversation over to the specialist, who will take it from here."
+    items = [{"type": "message", "role": "user", "content": "Fix the failing test in parser.py, then hand it over."}]
+    message = {"type": "message", "role": "assistant", "id": "msg_said_1", "status": "completed", "content": [{"type": "output_text", "text": said, "annotations": []}]}
+    written = {"role": "assistant", "content": "<CONVERSATION HISTORY>\n1. user: Fix the failing test\n2. " + json.dumps(message) + "\n</CONVERSATION HISTORY>"}
+    found = judges.restated_calls(RESP, items, [written, message])
+    assert found is not None and found.reason_id == "message-restated-and-sent" and "output item 1 (assistant)" in found
+    assert judges.restated_calls(RESP, items, [written]) is None  # the message is no longer sent: a summary of it
+
+    class Answer:
+        answer = "The agent said: " + said
+
+    summary = {"role": "assistant", "content": "[Context Summary] The agent said: " + said}
+    assert judges.restated_calls(RESP, items, [summary, message], [Answer()]) is None  # type: ignore[list-item]
+    short = {**message, "content": [{"type": "output_text", "text": "Handing over now.", "annotations": []}]}
+    assert judges.restated_calls(RESP, items, [{"role": "assistant", "content": "2. assistant: Handing over now. Then more."}, short]) is None
+
+
+def test_core60_a_transcript_keeping_a_messages_first_line_fails_and_one_keeping_it_whole_passes() -> None:
+    """CORE-60: a transcript the compaction wrote without a summarizer holding the first line of a user
+    message of several lines, and nothing of the rest, fails with ``transcript-cuts-message``
+    (openai/openai-agents-python#3319); the message written whole as a JSON record (escapes read back) passes,
+    as do the same transcript beside a summarizer's answer and a message the output still sends."""
+    ask = "Please fix the failing parser test before the release goes out.\nThe stack trace points at tokenize() in lexer.py, line 88."
+    items = [{"type": "message", "role": "user", "content": ask}, {"type": "message", "role": "user", "content": "Hand this to the specialist."}]
+    cut = {"role": "assistant", "content": "<CONVERSATION HISTORY>\n1. user: Please fix the failing parser test before the release goes out.\n</CONVERSATION HISTORY>"}
+    found = judges.transcript_whole(RESP, items, [cut, items[1]])
+    assert found is not None and found.reason_id == "transcript-cuts-message" and "input item 0 (user)" in found
+    whole = {"role": "assistant", "content": "<CONVERSATION HISTORY>\n1. " + json.dumps({"role": "user", "content": ask}) + "\n</CONVERSATION HISTORY>"}
+    assert judges.transcript_whole(RESP, items, [whole, items[1]]) is None
+
+    class Answer:
+        answer = "The user asked for a parser fix."
+
+    assert judges.transcript_whole(RESP, items, [cut, items[1]], [Answer()]) is None  # type: ignore[list-item]
+    assert judges.transcript_whole(RESP, items, [cut, *items]) is None  # the message is still sent
 
 
 def test_core43_a_preview_of_a_content_lists_repr_fails_and_the_image_kept_or_named_passes() -> None:

@@ -139,3 +139,26 @@ def test_a_release_without_the_normalized_mode_hands_back_to_input_list():
         from compaction_suite.adapters.openai_agents import handoff_history
 
         handoff_history(Settings(), returned="both")
+
+
+def test_a_chain_of_two_handoffs_with_said_messages_nests_twice():
+    """``said`` and ``hops=2``: each handing agent says it transfers (`SAID`, naming the agent it hands to)
+    beside its handoff call, and the second agent hands off again, so the third agent's model receives the
+    transcript nested twice (the first summary re-read at the second handoff). At this release (0.19.0 on,
+    openai/openai-agents-python#3791) the second agent's message reaches the third once, in place, and a user
+    message of several lines is carried whole through both hops (#3319): no CORE-50 or CORE-60 finding."""
+    from compaction_suite.adapters.openai_agents import NEXT_AGENT, SAID, handoff_history
+    from compaction_suite.conformance import judges
+
+    ask = "Fix the failing test in parser.py before the release goes out.\nThe trace points at tokenize() in lexer.py, line 88."
+    history = [{"type": "message", "role": "user", "content": ask}, *REASONED[1:]]
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), said=True, hops=2).compact(history, iteration=1))
+        assert len(server.model_requests) == 3  # the first agent, the second, the third
+    said = [i for i in returned if i.get("type") == "message" and i.get("id", "").startswith("msg_said_")]
+    assert [s["content"][0]["text"] for s in said] == [SAID.format(agent=NEXT_AGENT)]
+    assert not responses_format.invalid(returned)
+    assert judges.restated_calls(responses_format.FORMAT, history, returned) is None
+    assert judges.transcript_whole(responses_format.FORMAT, history, returned) is None
+    with pytest.raises(ValueError, match="hops must be 1 or 2"):
+        handoff_history(Settings(), hops=3)

@@ -381,9 +381,22 @@ def test_placeholder_states_true_count(suite, history):
 @given(history=substantial_in_format)
 def test_a_call_sent_as_an_item_is_not_restated(suite, history):
     """SHOULD: a message the compaction writes does not restate, by its call id, a tool call or result
-    the output also sends as an item (the model would read the action twice); judged on every output too."""
+    the output also sends as an item, nor by its whole text a message the output also sends (the model
+    would read it twice); judged on every output too."""
     out = _forced(suite, history)
     require(judges.restated_calls(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-60")
+@FEW
+@given(history=substantial_in_format)
+def test_a_transcript_carries_each_message_whole(suite, history):
+    """SHOULD: a message the compaction writes without a summarizer, carrying the start of an input message
+    it no longer sends, carries that message whole (a transcript does not cut a message without a word);
+    judged on every output too."""
+    out = _forced(suite, history)
+    require(judges.transcript_whole(suite.format, history, out, suite.server.exchanges), history, out)
 
 
 @TARGET_FORMAT

@@ -1081,6 +1081,46 @@ def restates_kept_calls(settings: Any) -> Wrapper:
     return Restate(seed_000(settings))
 
 
+def restates_kept_messages(settings: Any) -> Wrapper:
+    """Summarizes as seed 000, then writes a message before the kept rounds quoting each kept message
+    with text of a sentence or more, while sending those messages as they are (the OpenAI Agents SDK's
+    nested handoff history up to 0.18.x, forwarding the handing agent's own message beside the transcript
+    that holds it, openai/openai-agents-python#3791)."""
+
+    class Restate(Wrapper):
+        def fix(self, messages, out):
+            if not _compacted(messages, out):
+                return out
+            kept = [m["content"] for m in out if m in messages and m.get("role") in ("user", "assistant") and not m.get("tool_calls") and isinstance(m.get("content"), str) and len(m["content"]) >= 60]
+            if not kept:
+                return out
+            at = next((i for i, m in enumerate(out) if m in messages and m.get("role") not in ("system", "developer")), len(out))
+            note = {"role": "user", "content": "The conversation continues with these messages:\n" + "\n".join(f"- {k}" for k in kept)}
+            return [*out[:at], note, *out[at:]]
+
+    return Restate(seed_000(settings))
+
+
+def transcript_first_lines(settings: Any) -> Wrapper:
+    """Replaces the older messages with a transcript it renders itself (no summarizer), one record a
+    line, each message's text cut to its first ten words (the OpenAI Agents SDK's nested handoff
+    history re-read at the next handoff up to 0.17.0, keeping a message's first line,
+    openai/openai-agents-python#3319)."""
+
+    class Transcribe(Wrapper):
+        def compact(self, messages, *, iteration):
+            rounds = [r for r in split_rounds(messages) if r.kind != "system"]
+            if len(rounds) < 2:
+                return list(messages)
+            older = [m for r in rounds[:-1] for m in r.messages]
+            lines = [f"{n}. {m['role']}: {' '.join(str(m.get('content') or '').split()[:10])}" for n, m in enumerate(older, 1) if isinstance(m.get("content"), str)]
+            note = {"role": "assistant", "content": "For context, the conversation so far:\n" + "\n".join(lines)}
+            system = [m for m in messages if m.get("role") in ("system", "developer")]
+            return [*system, note, *rounds[-1].messages]
+
+    return Transcribe(seed_000(settings))
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -1416,6 +1456,8 @@ CONTROLS: dict[str, Control] = {
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "restates_kept_calls": Control("CORE-50", ("core",), r"written by the compaction, restates call 'call_\w+', which output item \d+ \(assistant\) also sends as it is", reason_id="call-restated-and-sent"),
+    "restates_kept_messages": Control("CORE-50", ("core",), r"written by the compaction, restates the whole text of output item \d+ \((user|assistant)\)", reason_id="message-restated-and-sent"),
+    "transcript_first_lines": Control("CORE-60", ("core",), r"written by the compaction with no summarizer call, carries the start of input item \d+", reason_id="transcript-cuts-message"),
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
     "drops_middle_tool_round": Control("CORE-30", ("core",), r"the tool round at input item \d+ .* was removed while the older one at input item \d+ .* was kept", reason_id="newer-tool-round-removed"),
