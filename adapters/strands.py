@@ -203,6 +203,11 @@ OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
 through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
 the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
 LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai", "litellm": "litellm"}
+NO_DOCUMENTS = ("ollama",)
+"""Model classes that cannot send a document block (SPEC Declarations, ``files``): Strands'
+``OllamaModel`` raises ``TypeError: content_type=<document> | unsupported type`` on one, since
+Ollama's chat API takes text and images only (its messages' ``images``); a history holding a PDF
+is one its users cannot have, so the suite draws images only for it."""
 """The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
 `OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 
@@ -524,12 +529,15 @@ def _back(request: dict[str, Any], agent: Any, conversion: Conversion) -> dict[s
     return out
 
 
-def _declared(path: str, *, routine: bool = False) -> dict[str, Any]:
+def _declared(path: str, *, routine: bool = False, kind: str = "anthropic") -> dict[str, Any]:
     """What the adapter declares: ``called: anytime`` for the routine sliding window (after a tool
     interrupt it trims a history in flight), ``between_rounds`` otherwise (a model call, reactive or
-    proactive, comes only with every toolUse answered), and the providers (agreed interface 1)."""
+    proactive, comes only with every toolUse answered), the providers (agreed interface 1), and
+    ``files: none`` on a model class that sends no document (`NO_DOCUMENTS`)."""
     found: dict[str, Any] = declared("anthropic-messages", system_prompt="outside", called="anytime" if routine else "between_rounds")
     found["providers"] = list(PROVIDERS)
+    if kind in NO_DOCUMENTS:
+        found["files"] = "none"
     return found
 
 
@@ -658,7 +666,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
             _reactively(manager, agent, request, conversion, int(o["context_window"]))
         return _back(request, agent, conversion)
 
-    declared = _declared(path, routine=path == "routine") | _reactive_window(endpoint)
+    declared = _declared(path, routine=path == "routine", kind=kind) | _reactive_window(endpoint)
     if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
         declared["trigger"] = {"messages": int(o["window_size"])}
     if path == "proactive":
@@ -712,7 +720,7 @@ def summarizing(settings: Any, **given: Any) -> Any:
         return _back(request, agent, conversion)
 
     usage = {"usage": "reported", "trigger": proactive_trigger(o["compression_threshold"], o["context_window_limit"])} if proactive else {}
-    compactor = make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path) | _reactive_window(endpoint) | usage, estimate=_tokens)
+    compactor = make(f"strands.SummarizingConversationManager[{path}]", {"core"}, run, declared=_declared(path, kind=kind) | _reactive_window(endpoint) | usage, estimate=_tokens)
     compactor.reported_usage = lambda: _accumulated(metrics)
     return compactor
 
@@ -848,7 +856,7 @@ def context_manager(settings: Any, **given: Any) -> Any:
             _retried(agent, request, conversion, int(o["context_window_limit"]), events, run_async)
         return _back(request, agent, conversion)
 
-    declared = _declared(path) | _reactive_window(endpoint)
+    declared = _declared(path, kind=kind) | _reactive_window(endpoint)
     if path == "proactive" and preset in PRESET_UTILIZATION:
         declared["trigger"] = proactive_trigger(PRESET_UTILIZATION[preset], o["context_window_limit"])
     return make(f"strands.ContextManager[{preset}, {path}]", {"core"}, run, declared=declared, estimate=_tokens)

@@ -106,6 +106,7 @@ __all__ = [
     "media_round",
     "with_tool_media",
     "IMAGE_HOST",
+    "draw_files",
     "draw_images_by_url",
     "latest_task_list",
     "long_tool_outputs",
@@ -339,6 +340,14 @@ def flat_png(width: int, height: int, shade: int) -> bytes:
 IMAGE_HOST = "https://images.example.com/"
 """Where an image referred to by URL lives (`image_parts`): a host no test fetches."""
 _IMAGES_BY_URL = [True]
+_FILES = [True]
+
+
+def draw_files(allowed: bool) -> None:
+    """Whether the tool results the histories draw from now on may hold a file (a PDF): the suite
+    says not for a target declaring ``files: none``, whose framework's messages hold text and
+    images only (SPEC Part A, Declarations: ``files``); `with_tool_media` then reads images only."""
+    _FILES[0] = allowed
 
 
 def draw_images_by_url(allowed: bool) -> None:
@@ -445,9 +454,9 @@ the extension (SPEC CORE-31 Decision: what names media)."""
 
 @st.composite
 def _media_result(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
-    """(path, content parts) of a tool that read an image or a PDF: the media part, one in two after
-    a line of text saying what was read."""
-    part = draw(file_parts()) if _one_in(draw, 4) else draw(image_parts())
+    """(path, content parts) of a tool that read an image or a PDF (an image only where files are
+    not drawn, `draw_files`): the media part, one in two after a line of text saying what was read."""
+    part = draw(file_parts()) if _one_in(draw, 4) and _FILES[0] else draw(image_parts())
     path = MEDIA_PATHS["file" if part["type"] == "file" else "image"].format(draw(_below(2**16)))
     lead = [{"type": "text", "text": f"Read {path}"}] if _one_in(draw, 2) else []
     return path, [*lead, part]

@@ -96,6 +96,22 @@ def test_a_reason_that_does_not_name_the_bug_is_not_a_catch() -> None:
     assert by_text.names(finding)
 
 
+def test_an_entry_giving_an_id_and_a_text_is_named_only_by_a_reason_holding_both() -> None:
+    """A generic reason id (FIRE-5's ``overflow-answer-not-recovered``) is narrowed to the bug by its
+    text: another defect failing the clause with the same id does not name it (strands#2052 was
+    counted kept at its fix on a ``TypeError`` of a shape its model cannot send, SPEC Decision)."""
+    bug = bugs.Bug("z", "FAKE", "fakefw:factory", {}, ("fakefw==2.0",), (), "FIRE-5", "overflow-answer-not-recovered", "exceeded max context length")
+    other = {"reason_id": "overflow-answer-not-recovered", "reason": "ended in TypeError: content_type=<document> | unsupported type"}
+    ours = {"reason_id": "overflow-answer-not-recovered", "reason": "ended in ResponseError: prompt too long; exceeded max context length by 9 tokens"}
+    text_elsewhere = {"reason_id": "crash:ResponseError", "reason": ours["reason"]}
+    finding = {"clause": "FIRE-5", "status": "fail", "reason": other["reason"]}
+    assert not bug.names({**finding, "every_reason": [other, text_elsewhere]})
+    assert bug.naming({**finding, "every_reason": [other, ours]}) == [ours]
+    old_format = {**finding, "reasons": ["overflow-answer-not-recovered"]}  # format 2: the shown text and the ids apart
+    assert not bug.names(old_format)
+    assert bug.names({**old_format, "reason": ours["reason"]})
+
+
 def test_nothing_to_measure_is_na() -> None:
     assert bugs.recall([])["recall"] == "n/a" and bugs.recall([])["lost_share"] == "n/a"
 

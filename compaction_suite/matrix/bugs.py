@@ -78,24 +78,26 @@ class Bug:
         return bool(self.naming(finding))
 
     def naming(self, finding: dict[str, Any]) -> list[dict[str, str]]:
-        """The reasons of a failure that name this bug: its expected clause failing with the expected
-        ``reason_id``, or a reason text the expected ``reason`` is found in, among *every* reason the
-        clause failed with (``every_reason``; a document of format 2 holds the shown reason and the
-        reason keys), so a clause failing first for another defect does not hide the bug's, and at
-        the fixing release the other defect left alone does not keep it (SPEC Part A, "The framework
-        matrix and releases", reported bugs)."""
+        """The reasons of a failure that name this bug: its expected clause failing with a reason that
+        has the expected ``reason_id`` and a text the expected ``reason`` is found in (each where the
+        entry gives it), among *every* reason the clause failed with (``every_reason``), so a clause
+        failing first for another defect does not hide the bug's, and at the fixing release another
+        defect failing the clause with the same generic id does not keep it (SPEC Part A, "The
+        framework matrix and releases", reported bugs). A document of format 2 holds the shown reason
+        and the reason ids apart: there the id is looked for among the ids and the text in the shown
+        reason."""
         if finding["clause"] != self.clause or finding["status"] not in verdicts.FAILING:
             return []
-        seen = finding.get("every_reason") or [
-            {"reason_id": "", "reason": str(finding.get("reason", ""))},
-            *({"reason_id": key, "reason": key} for key in finding.get("reasons", ())),
-        ]  # fmt: skip
-        return [r for r in seen if self._names(r)]
+        if "every_reason" in finding:
+            return [r for r in finding["every_reason"] if self._names(r)]
+        shown = {"reason_id": self.reason_id or "", "reason": str(finding.get("reason", ""))}
+        has_id = self.reason_id is None or self.reason_id in finding.get("reasons", ())
+        return [shown] if has_id and self._names(shown) else []
 
     def _names(self, reason: dict[str, str]) -> bool:
-        if self.reason_id and self.reason_id == reason.get("reason_id"):
-            return True
-        return bool(self.reason and re.search(self.reason, str(reason.get("reason", "")), re.IGNORECASE))
+        if self.reason_id and self.reason_id != reason.get("reason_id"):
+            return False
+        return not self.reason or bool(re.search(self.reason, str(reason.get("reason", "")), re.IGNORECASE))
 
 
 @dataclass

@@ -13,7 +13,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, oracle
-from compaction_suite.conformance.histories import agent_shaped, draw_images_by_url
+from compaction_suite.conformance.histories import agent_shaped, draw_files, draw_images_by_url
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
 from compaction_suite.conformance.responses_histories import draw_custom_tool_calls, draw_rebuilt_items
@@ -21,6 +21,7 @@ from compaction_suite.conformance.suite import Subject, Suite, declared_capabili
 from compaction_suite.conformance.summarizer_apis import sends
 
 draw_images_by_url(declared_capabilities().image_urls)  # imported afresh for each run, after the target started
+draw_files(declared_capabilities().files != "none")
 draw_custom_tool_calls(declared_capabilities().tool_calls == "any")
 draw_rebuilt_items(declared_capabilities().responses_items == "rebuilt")
 
