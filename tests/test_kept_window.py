@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from compaction_suite.conformance import formats, judges
-from compaction_suite.conformance.formats import anthropic as anthropic_format
 from compaction_suite.conformance.capabilities import CapabilityError, declared
+from compaction_suite.conformance.formats import anthropic as anthropic_format
 from compaction_suite.conformance.settings import Settings
 
 
@@ -32,11 +32,10 @@ def test_a_compaction_over_the_window_that_keeps_every_item_is_named() -> None:
 
 
 def test_only_a_positive_integer_declares_a_window() -> None:
-    class Declares:
-        capabilities = {"kept_items": 0}
+    from types import SimpleNamespace
 
     with pytest.raises(CapabilityError, match="kept_items"):
-        declared(Declares())
+        declared(SimpleNamespace(capabilities={"kept_items": 0}))
 
 
 def test_strands_routine_sliding_window_declares_and_keeps_its_window() -> None:
