@@ -327,19 +327,20 @@ def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarize
 
 def _cap(raw: Any) -> int | None:
     """A declared tool-result cap (SPEC CORE-40); raises `CapabilityError` for anything but a positive integer."""
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise CapabilityError(f"capabilities['trimmed_result_chars'] is {raw!r}; expected the characters a shortened tool result keeps, a positive integer")
-    return raw
+    return _positive(raw, "trimmed_result_chars", "the characters a shortened tool result keeps")
 
 
 def _kept(raw: Any) -> int | None:
     """A declared kept window (SPEC CORE-71); raises `CapabilityError` for anything but a positive integer."""
+    return _positive(raw, "kept_items", "the items a compaction leaves")
+
+
+def _positive(raw: Any, key: str, what: str) -> int | None:
+    """A declared count, or None when not declared; raises `CapabilityError` for anything but a positive integer."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise CapabilityError(f"capabilities['kept_items'] is {raw!r}; expected the items a compaction leaves, a positive integer")
+        raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, a positive integer")
     return raw
 
 
