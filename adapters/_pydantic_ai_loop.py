@@ -41,6 +41,13 @@ def deferred_names(before: list[Message], turn: list[Message]) -> list[str]:
     return [n for n in dict.fromkeys(call_names(before).values()) if n not in in_turn]
 
 
+def every_tool(messages: list[Message]) -> set[str]:
+    """Every tool ``messages`` call: the deferred tools of a history no turn of which is replayed (a capability's
+    one ``before_model_request``), as a ToolSearch user defers the toolset it searches; the model found each by a
+    search before its first call. In a replayed turn the turn's own tools stay loaded instead (`deferred_names`)."""
+    return set(call_names(messages).values())
+
+
 def with_searches(pm: Any, messages: list[Any], deferred: set[str]) -> list[Any]:
     """``messages`` with the search round pydantic-ai records before the first response calling each
     deferred tool (one round for the tools a response first calls)."""
@@ -50,16 +57,52 @@ def with_searches(pm: Any, messages: list[Any], deferred: set[str]) -> list[Any]
     found: set[str] = set()
     for message in messages:
         if isinstance(message, pm.ModelResponse) and out and isinstance(out[-1], pm.ModelRequest):  # a run's response, not a second in a row
-            names = [p.tool_name for p in message.parts if isinstance(p, pm.ToolCallPart) and p.tool_name in deferred - found]
-            names = list(dict.fromkeys(names))
+            calls: dict[str, Any] = {}
+            for part in message.parts:
+                if isinstance(part, pm.ToolCallPart) and part.tool_name in deferred - found:
+                    calls.setdefault(part.tool_name, part)  # the first call of each tool the response finds
+            names = list(calls)
             if names:
                 found.update(names)
                 call_id = f"{SEARCH_ID}{len(out)}"
-                out.append(pm.ModelResponse(parts=[pm.ToolSearchCallPart(args={"queries": names}, tool_call_id=call_id)]))
+                queries = [keywords(calls[n]) for n in names]
+                out.append(pm.ModelResponse(parts=[pm.ToolSearchCallPart(args={"queries": queries}, tool_call_id=call_id)]))
                 content = {"discovered_tools": [{"name": n} for n in names]}
                 out.append(pm.ModelRequest(parts=[pm.ToolSearchReturnPart(content=content, tool_call_id=call_id)]))
         out.append(message)
     return out
+
+
+def keywords(call: Any) -> str:
+    """The query a model writes to find the tool of ``call``: the tool's name and the words of what it is about
+    to ask of it (the string values of the call's arguments, in order), one keywords string as pydantic-ai's local
+    ``search_tools`` takes it (``ToolSearchArgs.queries``: "single-item list with the keywords string"). A search
+    call is thereby as long as the call it leads to: short for most, and as long as the suite draws a call's
+    arguments in the others (a 20-60 kB payload in one history in six, `histories.agent_shaped`), which is what a
+    runaway generation leaves in a ``search_tools`` call too (pydantic/pydantic-ai-harness#411: "a large
+    `search_tools` or `load_capability` args payload")."""
+    import json
+
+    args = call.args
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return " ".join([call.tool_name, args]).strip()
+    words: list[str] = [call.tool_name]
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            words.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(args)
+    return " ".join(w for w in words if w)
 
 
 def last_turn(messages: list[Message], *, pending: bool = False) -> int | None:

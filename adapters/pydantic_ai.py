@@ -7,6 +7,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:summarizing
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:clamp_oversized   # ClampOversizedMessages (a target for reported bugs)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
@@ -84,6 +85,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
 }
 DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
+DEFAULTS["clamp_oversized"] = {"max_part_tokens": 4_000, "keep_head_chars": 2_000, "keep_tail_chars": 2_000}
+"""``ClampOversizedMessages``: a response part (text, or a tool call's arguments, ``clamp_tool_call_args``' default)
+over ``max_part_tokens`` (chars/4) is cut to its head and tail around a marker. 4,000 tokens is 16,000 characters,
+four times the head and tail it keeps (the docstring: "set `keep_head_chars` + `keep_tail_chars` well below your
+per-part threshold"), below the suite's large call arguments (20-60 kB, `histories.agent_shaped`) and above every
+other drawn part; the harness's own example (50,000) is beyond any drawn history."""
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
@@ -111,7 +118,7 @@ cannot load ends the next turn before it starts)."""
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
-    "tool results -> summarizing, RelevanceCompaction, ClampOversizedMessages, DeduplicateFileReads; "
+    "tool results -> summarizing, RelevanceCompaction, DeduplicateFileReads; "
     "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
     "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
     "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
@@ -134,6 +141,11 @@ WHY = {
 WHY["tiered"] = (
     "core only: TieredCompaction(ClearToolResults, SummarizingCompaction), the harness's documented escalation: past "
     "target_tokens it blanks old tool results, then summarizes while the history still does not fit"
+)
+
+WHY["clamp_oversized"] = (
+    "core only: ClampOversizedMessages cuts a response part (text or a tool call's arguments) over max_part_tokens "
+    "to its head and tail around a marker; no trigger on the history's size, no summarizer"
 )
 
 WHY["history_processor"] = (
@@ -397,10 +409,9 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
 
     async def direct(messages: list[Message]) -> list[Message]:
         converted, notes = to_pydantic_ai(messages, tool_results=o["tool_results"], capability_parts=bool(o["capability_parts"]))
-        if o["tool_search"]:
-            start = loop.last_turn(messages, pending=True)
-            deferred = loop.deferred_names(messages[:start], messages[start:]) if start is not None else []
-            converted = loop.with_searches(pm, converted, set(deferred)) if deferred else converted
+        if o["tool_search"]:  # nothing is replayed here, so every tool the history calls is deferred (`loop.every_tool`)
+            deferred = loop.every_tool(messages)
+            converted = loop.with_searches(pm, converted, deferred) if deferred else converted
         ctx = tools.RunContext(deps=None, model=model, usage=usage.RunUsage(), messages=list(converted))
         request = models.ModelRequestContext(model=model, messages=list(converted), model_settings=None, model_request_parameters=models.ModelRequestParameters())
         sent = await capability_of(model).before_model_request(ctx, request)
@@ -550,6 +561,26 @@ def tiered(settings: Any, **given: Any) -> Any:
         return compaction.TieredCompaction(tiers=tiers, target_tokens=o["target_tokens"])
 
     return _compactor("TieredCompaction", capability, settings, o)
+
+
+@factory
+def clamp_oversized(settings: Any, **given: Any) -> Any:
+    """``ClampOversizedMessages(max_part_tokens=..., keep_head_chars=..., keep_tail_chars=...)`` with its default
+    ``clamp_tool_call_args=True``. With ``tool_search`` the drawn search calls carry the words of the calls they lead
+    to (`_pydantic_ai_loop.keywords`), so a long call's search is as long; with ``persisted="model_messages"`` what
+    the capability left must load back (pydantic/pydantic-ai-harness#401: a typed search call clamped to
+    ``{'_clamped': ...}`` does not)."""
+    o = options(DEFAULTS["clamp_oversized"] | COMMON, given)
+    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    if not hasattr(compaction, "ClampOversizedMessages"):
+        raise CannotDrive("pydantic_ai:clamp_oversized", "pydantic-ai-harness", "its compaction has no ClampOversizedMessages")
+
+    def capability(model: Any) -> Any:
+        return compaction.ClampOversizedMessages(
+            max_part_tokens=o["max_part_tokens"], keep_head_chars=o["keep_head_chars"], keep_tail_chars=o["keep_tail_chars"]
+        )
+
+    return _compactor("ClampOversizedMessages", capability, settings, o)
 
 
 ANSWERS_CALLS = ("tool-return", "retry-prompt")

@@ -669,6 +669,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     declared = _declared(path, routine=path == "routine", kind=kind) | _reactive_window(endpoint)
     if path == "routine":  # "if len(messages) <= self.window_size: ... skipping context reduction" (the reactive path fires on an overflow)
         declared["trigger"] = {"messages": int(o["window_size"])}
+        declared["kept_items"] = int(o["window_size"])  # "keeps the last window_size messages" (SPEC CORE-71)
     if path == "proactive":
         declared["trigger"] = proactive_trigger(o["compression_threshold"], o["context_window"])
     return make(f"strands.SlidingWindowConversationManager[{path}]", {"core"}, run, declared=declared, estimate=_tokens)

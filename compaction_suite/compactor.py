@@ -53,6 +53,8 @@ class Capabilities(TypedDict, total=False):
     prompt and tool schemas beside the history) the target's own loop sends; SPEC FIRE-7."""
     trimmed_result_chars: int
     """The most characters (at least 1) the framework states a tool result it shortens in place keeps; SPEC CORE-40."""
+    kept_items: int
+    """The most items (at least 1), system prompt aside, the framework states a compaction leaves (a sliding window's size); SPEC CORE-71."""
     images: Literal["by_url", "inline"]
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
     files: Literal["any", "none"]

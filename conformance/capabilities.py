@@ -50,6 +50,10 @@ reading, so a compactor that declares nothing is checked as before:
 - ``trimmed_result_chars``: the most characters the framework states a tool result it shortens in
   place keeps (a trimming filter's documented cap, an integer of at least 1); CORE-40 judges every
   result the compaction changed against it. Default: none declared, and CORE-40 is not applicable.
+- ``kept_items``: the most items the framework states a compaction leaves of the list it compacts,
+  its system prompt aside (a sliding window's documented size, an integer of at least 1); CORE-71
+  judges every compaction of a longer history against it. Default: none declared, and CORE-71 is not
+  applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -141,6 +145,8 @@ class Capabilities:
     beside the history) the target's own loop sends, replaying a history turn by turn (SPEC FIRE-7); None: not declared."""
     trimmed_result_chars: int | None = None
     """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
+    kept_items: int | None = None
+    """The most items, system prompt aside, a compaction leaves, as the framework states (SPEC CORE-71); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     files: str = "any"
@@ -206,6 +212,9 @@ class Capabilities:
         if self.trimmed_result_chars is None:
             for clause_id in waived_by("trimmed_result_chars", "none"):
                 found[clause_id] = "no tool-result cap declared (capabilities['trimmed_result_chars']): the framework states no size for a result it shortens"
+        if self.kept_items is None:
+            for clause_id in waived_by("kept_items", "none"):
+                found[clause_id] = "no kept window declared (capabilities['kept_items']): the framework states no number of items a compaction leaves"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -251,6 +260,7 @@ class Capabilities:
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
         found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         found |= {"trimmed_result_chars": self.trimmed_result_chars} if self.trimmed_result_chars is not None else {}  # written where declared
+        found |= {"kept_items": self.kept_items} if self.kept_items is not None else {}  # written where declared
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -278,7 +288,7 @@ def declared(compactor: Any) -> Capabilities:
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
-        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")),
+        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), kept_items=_kept(raw.get("kept_items")),
     )  # fmt: skip
 
 
@@ -317,10 +327,20 @@ def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarize
 
 def _cap(raw: Any) -> int | None:
     """A declared tool-result cap (SPEC CORE-40); raises `CapabilityError` for anything but a positive integer."""
+    return _positive(raw, "trimmed_result_chars", "the characters a shortened tool result keeps")
+
+
+def _kept(raw: Any) -> int | None:
+    """A declared kept window (SPEC CORE-71); raises `CapabilityError` for anything but a positive integer."""
+    return _positive(raw, "kept_items", "the items a compaction leaves")
+
+
+def _positive(raw: Any, key: str, what: str) -> int | None:
+    """A declared count, or None when not declared; raises `CapabilityError` for anything but a positive integer."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise CapabilityError(f"capabilities['trimmed_result_chars'] is {raw!r}; expected the characters a shortened tool result keeps, a positive integer")
+        raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, a positive integer")
     return raw
 
 

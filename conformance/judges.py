@@ -478,6 +478,29 @@ def trimmed_results_fit(fmt: WireFormat, history: Any, out: Any, cap: int) -> Vi
     return None
 
 
+# --- CORE-71: a compaction leaves no more items than the window the framework states
+
+
+SYSTEM_ROLES = ("system", "developer")
+"""The roles of a system prompt item, which a stated window does not count (SPEC CORE-71)."""
+
+
+def kept_items_fit(fmt: WireFormat, history: Any, out: Any, window: int) -> Violation | None:
+    """CORE-71: a compaction (the output differs from the input) of a history holding more than ``window`` items,
+    system prompt aside, leaves at most ``window`` of them. A history returned as it came is not judged here
+    (whether the framework fires is FIRE-1's)."""
+    if not fmt.well_formed(out) or same(history, out):
+        return None
+    held = [item for item in fmt.items(history) if fmt.role(item) not in SYSTEM_ROLES]
+    kept = [item for item in fmt.items(out) if fmt.role(item) not in SYSTEM_ROLES]
+    if len(held) <= window or len(kept) <= window:
+        return None
+    return Violation(
+        "kept-items-over-window",
+        f"a history of {len(held)} items compacted to {len(kept)}, over the {window} the framework states it keeps (system prompt aside)",
+    )
+
+
 # --- CORE-50: a call sent as an item is not also restated in a message the compaction wrote
 
 

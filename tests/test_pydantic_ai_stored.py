@@ -72,3 +72,40 @@ def test_an_unknown_store_is_refused() -> None:
 
     with pytest.raises(ValueError, match="persisted"):
         pydantic_ai.sliding_window(settings(), persisted="sqlite")
+
+
+def _written_then_fixed(payload: str) -> list[dict]:
+    """A first turn writing a file of ``payload`` with a tool, then a turn reading one with another."""
+    from message_builders import asks, call, reply, result, user
+
+    out = [{"role": "system", "content": "You are a coding agent."}, user("Write the module.")]
+    out += [asks(call("w0", "write_file", {"path": "m.py", "content": payload})), result("w0", "written"), reply("Written.")]
+    return [*out, user("Fix the build."), asks(call("r0", "read_file", {"path": "m.py"})), result("r0", "def f(): ...\n")]
+
+
+def test_a_drawn_search_carries_the_words_of_the_call_it_leads_to() -> None:
+    """The search round before a deferred tool's first call queries with the tool's name and the call's words
+    (`_pydantic_ai_loop.keywords`), so a long call's search is as long (pydantic/pydantic-ai-harness#411)."""
+    from pydantic_ai import messages as pm
+
+    from compaction_suite.adapters._pydantic_ai_loop import every_tool, with_searches
+    from compaction_suite.adapters.pydantic_ai import to_pydantic_ai
+
+    messages = _written_then_fixed("x = 1\n" * 10)
+    converted, _ = to_pydantic_ai(messages)
+    searches = [p for m in with_searches(pm, converted, every_tool(messages)) for p in m.parts if isinstance(p, pm.ToolSearchCallPart)]
+    assert [p.args for p in searches] == [{"queries": ["write_file m.py " + "x = 1\n" * 10]}, {"queries": ["read_file m.py"]}]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_clamp_at_the_installed_release_leaves_a_long_search_whole_and_the_history_loads() -> None:
+    """``ClampOversizedMessages`` (harness >= 0.10) clamps the long plain call and never the typed search call
+    before it, so the history it leaves loads back through ``ModelMessagesTypeAdapter``; at 0.8.0 the search call
+    is clamped too and the load raises (#401, the bugs run)."""
+    from compaction_suite.adapters import pydantic_ai
+
+    messages = _written_then_fixed("x = 1\n" * 5000)  # 30,000 characters, past 4,000 tokens by chars/4
+    out = asyncio.run(pydantic_ai.clamp_oversized(settings(), tool_search=True, persisted="model_messages").compact(messages, iteration=1))
+    written = out[2]["tool_calls"][0]["function"]["arguments"]
+    assert "_clamped" in written and len(written) < 6000
+    assert out[:2] == messages[:2] and out[3:] == messages[3:]

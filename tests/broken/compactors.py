@@ -1235,6 +1235,33 @@ class _TrimsPastItsCap(_Fires):
         return dict(message, content=summary) if len(summary) < len(text) else message
 
 
+class _MasksInsteadOfSliding:
+    """Declares a window of ``WINDOW`` items and, over it, masks the newest tool result it has not masked yet
+    instead of dropping the oldest items, as Strands' routine sliding window did before 1.40.0 (its
+    ``reduce_context`` truncated a tool result first and returned): the history changes and stays over the
+    window (strands-agents/harness-sdk#578, #702)."""
+
+    WINDOW = 6
+    MASK = "The tool result was too large!"
+
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "kept_items": WINDOW}
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        held = [m for m in messages if m["role"] not in ("system", "developer")]
+        masked = [i for i, m in enumerate(messages) if m["role"] == "tool" and m.get("content") != self.MASK]
+        if len(held) <= self.WINDOW or not masked:
+            return messages
+        return [dict(m, content=self.MASK) if i == masked[-1] else m for i, m in enumerate(messages)]
+
+
+def masks_instead_of_sliding(settings: Any) -> _MasksInsteadOfSliding:
+    """Declares a 6-item window and masks a tool result instead of sliding it (CORE-71)."""
+    return _MasksInsteadOfSliding(settings)
+
+
 MEDIA_PART_TYPES = frozenset({"image_url", "file", "input_audio"})
 """The chat-completions content parts that carry media."""
 
@@ -1453,6 +1480,7 @@ CONTROLS: dict[str, Control] = {
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
     "stringifies_media": Control("CORE-43", ("core",), r"holds [\d,]+ characters of the base64 data of an? (image|file) of the history as text", reason_id="media-data-as-text"),
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
+    "masks_instead_of_sliding": Control("CORE-71", ("core",), r"a history of \d+ items compacted to \d+, over the 6 the framework states it keeps", reason_id="kept-items-over-window"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "restates_kept_calls": Control("CORE-50", ("core",), r"written by the compaction, restates call 'call_\w+', which output item \d+ \(assistant\) also sends as it is", reason_id="call-restated-and-sent"),
