@@ -50,11 +50,9 @@ def compact(compactor: Any, history: list[dict]) -> list[dict]:
 # --- Semantic Kernel ------------------------------------------------------------------------------
 
 
-def _sk_agent(server: ScriptedServer) -> Any:
+def _sk_kernel() -> Any:
+    """A kernel with the loop tests' tool as SK's plugin ``files`` (the model calls it ``files-read_file``)."""
     from semantic_kernel import Kernel
-    from semantic_kernel.agents import ChatCompletionAgent
-    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
-    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
     from semantic_kernel.functions import kernel_function
 
     class Files:
@@ -64,8 +62,16 @@ def _sk_agent(server: ScriptedServer) -> Any:
 
     kernel = Kernel()
     kernel.add_plugin(Files(), plugin_name="files")
+    return kernel
+
+
+def _sk_agent(server: ScriptedServer) -> Any:
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+
     service = OpenAIChatCompletion(ai_model_id="scripted", async_client=server.async_client())
-    return ChatCompletionAgent(service=service, kernel=kernel, name="coder", instructions=SYSTEM_PROMPT, function_choice_behavior=FunctionChoiceBehavior.Auto())
+    return ChatCompletionAgent(service=service, kernel=_sk_kernel(), name="coder", instructions=SYSTEM_PROMPT, function_choice_behavior=FunctionChoiceBehavior.Auto())
 
 
 def test_semantic_kernel_agent_thread_path_matches_chat_completion_agent():
@@ -145,18 +151,9 @@ def test_semantic_kernel_agent_thread_reduce_path_matches_the_samples_loop():
 
 
 def _sk_responses_agent(endpoint: Any) -> Any:
-    from semantic_kernel import Kernel
     from semantic_kernel.agents import OpenAIResponsesAgent
-    from semantic_kernel.functions import kernel_function
 
-    class Files:
-        @kernel_function(name="read_file", description="Read a file")
-        def read_file(self, path: str) -> str:
-            return read_file(path)
-
-    kernel = Kernel()
-    kernel.add_plugin(Files(), plugin_name="files")
-    return OpenAIResponsesAgent(ai_model_id="scripted", client=endpoint.async_client(), kernel=kernel, name="coder", instructions=SYSTEM_PROMPT, store_enabled=False)
+    return OpenAIResponsesAgent(ai_model_id="scripted", client=endpoint.async_client(), kernel=_sk_kernel(), name="coder", instructions=SYSTEM_PROMPT, store_enabled=False)
 
 
 def test_semantic_kernel_responses_agent_stores_a_rounds_results_in_one_tool_message():
