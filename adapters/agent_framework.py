@@ -79,7 +79,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
-        "approval": False, "history": "chat",
+        "approval": False, "history": "chat", "after_strategy": None,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
     "redis_history": {"max_messages": 8, "rounds": 3},
@@ -739,6 +739,19 @@ def _strategy_for(af: Any, settings: Any, o: dict[str, Any]) -> Any:
     return af.SummarizationStrategy(client=client, target_count=o["target_count"], threshold=o["threshold"], prompt=settings.summary_prompt)
 
 
+def _after_run(af: Any, settings: Any, o: dict[str, Any], history: Any) -> list[Any]:
+    """``CompactionProvider(after_strategy=...)`` beside the history provider when ``after_strategy``
+    names a strategy (`_strategy_for`'s names): its ``after_run`` compacts the stored history after each
+    run, the pairing AF's harness builds beside its call-level strategy (``create_harness_agent``)."""
+    if o["after_strategy"] is None:
+        return []
+    provider = getattr(af, "CompactionProvider", None) or getattr(requires("agent_framework._compaction", EXTRA), "CompactionProvider", None)
+    if provider is None or not accepts(provider, "after_strategy"):
+        raise cannot_drive(__name__, "agent-framework-core", "no CompactionProvider(after_strategy=...)")
+    strategy = _strategy_for(af, settings, {**o, "strategy": o["after_strategy"]})
+    return [provider(after_strategy=strategy, tokenizer=af.CharacterEstimatorTokenizer(), history_source_id=history.source_id)]
+
+
 @factory
 def agent_loop(settings: Any, **given: Any) -> Any:
     """``Agent(compaction_strategy=...)`` driven through its own function-invocation loop: the
@@ -756,7 +769,8 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     them as it annotates the growing list at each iteration (agent-framework#6299). ``approval=True``
     builds the tools of the first replayed round with ``approval_mode="always_require"``: the run ends
     on AF's approval request and each request is answered (approved) in a next run of the same
-    session, as AF documents its approval flow, so a tool round spans two runs (`_approved_runs`)."""
+    session, as AF documents its approval flow, so a tool round spans two runs (`_approved_runs`).
+    ``after_strategy`` adds ``CompactionProvider(after_strategy=...)`` beside the history (`_after_run`)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
@@ -786,7 +800,8 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
         gated = _first_round_tools(replayed) if o["approval"] else frozenset()
         agent = af.Agent(
-            client, tools=_replayed_tools(af, replayed, gated), compaction_strategy=_strategy_for(af, settings, o), context_providers=[history],
+            client, tools=_replayed_tools(af, replayed, gated), compaction_strategy=_strategy_for(af, settings, o),
+            context_providers=[history, *_after_run(af, settings, o, history)],
             **({"middleware": middleware} if middleware else {}), **persistence,
         )  # fmt: skip
         session = agent.create_session()
@@ -807,6 +822,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         raise cannot_drive(__name__, "agent-framework-core", "FunctionTool has no 'approval_mode'")
     extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
     extras += ("" if o["message_ids"] else "+no_message_ids") + ("+approval" if o["approval"] else "")
+    extras += f"+after_run:{o['after_strategy']}" if o["after_strategy"] else ""
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}{convert.suffix}"
     return make(name, {"core"}, run, declared=capabilities("in_list") | convert.declared, is_async=True)
 

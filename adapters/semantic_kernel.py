@@ -9,7 +9,12 @@ Targets (options from ``$COMPACTION_ADAPTER_OPTIONS``, see ``DEFAULTS``)::
 as SK's samples do between agent turns), ``"add_message_async"`` (``auto_reduce=True``: the history
 reduces itself as each message is added), ``"agent_thread"`` (``ChatHistoryAgentThread`` adds each
 message as ``ChatCompletionAgent`` does), ``"agent_thread_reduce"`` (the same, then the caller's
-``await thread.reduce()``, as SK's agent history-reducer samples do after each turn). ``tool_message`` picks the native shape of a tool result:
+``await thread.reduce()``, as SK's agent history-reducer samples do after each turn), ``"responses_thread_reduce"``
+(``ResponsesAgentThread(chat_history=reducer, enable_store=False)`` as ``OpenAIResponsesAgent.invoke`` adds
+each message to it without a stored response, then the caller's ``await thread.reduce()``). ``tool_results``
+picks how a round's results are stored: ``"separate"`` (one TOOL message each, what ``ChatCompletionAgent``
+stores) or ``"grouped"`` (one TOOL message holding the round's results, what ``OpenAIResponsesAgent`` stores:
+``merge_function_results``). ``tool_message`` picks the native shape of a tool result:
 ``"function_result"`` (``FunctionResultContent``, what SK's function calling adds) or ``"text"`` (a
 TOOL message holding text only, what ``ChatHistory.add_tool_message(str)`` built before 1.35.1).
 Declarations (``called: between_rounds``, ``system_prompt: in_list``) are proven by
@@ -60,7 +65,10 @@ SWEEP_INSTALL = ("semantic-kernel", "httpx")
 """What a version sweep installs: SK's OpenAI connector imports httpx, which releases before 1.3x left
 to openai 1.x to bring (openai 3.x brings httpx2 instead)."""
 
-PATHS = ("reduce", "add_message_async", "agent_thread", "agent_thread_reduce")
+PATHS = ("reduce", "add_message_async", "agent_thread", "agent_thread_reduce", "responses_thread_reduce")
+CALLER_REDUCES = ("reduce", "agent_thread_reduce", "responses_thread_reduce")
+"""The paths where the caller's ``await ....reduce()`` reduces (``auto_reduce`` off); on the others the
+history reduces itself as messages are added."""
 SHAPE = {"tool_results": "separate", "tool_message": "function_result", "invoked_by": "reduce"}
 TRUNCATION_DEFAULTS: dict[str, Any] = {"target_count": 10, "threshold_count": 0, **SHAPE}
 SUMMARIZATION_DEFAULTS: dict[str, Any] = {
@@ -116,6 +124,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread"}),
     ("truncation_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
     ("summarization_reducer", {"target_count": 4, "invoked_by": "agent_thread_reduce"}),
+    ("truncation_reducer", {"target_count": 4, "invoked_by": "responses_thread_reduce", "tool_results": "grouped"}),
+    ("summarization_reducer", {"target_count": 4, "invoked_by": "responses_thread_reduce", "tool_results": "grouped", "include_function_content_in_summary": True}),
     ("history_session", {"reducer": "summarization", "target_count": 4}),
     ("history_session", {"reducer": "truncation", "target_count": 4}),
 ]
@@ -261,7 +271,7 @@ def _runner(reducer_of: Any, o: dict[str, Any]) -> Any:
 
     async def run(messages: list[Message]) -> list[Message]:
         converted, notes = to_semantic_kernel(messages, tool_results=o["tool_results"], tool_message=o["tool_message"])
-        reducer = reducer_of(auto_reduce=o["invoked_by"] not in ("reduce", "agent_thread_reduce"))
+        reducer = reducer_of(auto_reduce=o["invoked_by"] not in CALLER_REDUCES)
         if o["invoked_by"] == "reduce":
             reducer.messages = converted
             await reducer.reduce()
@@ -269,10 +279,10 @@ def _runner(reducer_of: Any, o: dict[str, Any]) -> Any:
             for message in converted:  # ChatHistoryReducer.add_message_async reduces after each add (auto_reduce)
                 await reducer.add_message_async(message)
         else:
-            thread = _agent_thread(reducer)
-            for message in converted:  # how ChatCompletionAgent adds each message to its thread
+            thread = _responses_thread(reducer) if o["invoked_by"] == "responses_thread_reduce" else _agent_thread(reducer)
+            for message in converted:  # how ChatCompletionAgent (OpenAIResponsesAgent.invoke) adds each message to its thread
                 await thread.on_new_message(message)
-            if o["invoked_by"] == "agent_thread_reduce":
+            if o["invoked_by"] in ("agent_thread_reduce", "responses_thread_reduce"):
                 await thread.reduce()  # python/samples/concepts/agents/chat_completion_agent/*_history_reducer_single_agent.py
             reducer = thread._chat_history
         return from_semantic_kernel(list(reducer.messages), notes)
@@ -285,13 +295,36 @@ def _agent_thread(reducer: Any) -> Any:
     return agents.ChatHistoryAgentThread(chat_history=reducer)
 
 
+def _responses_thread(reducer: Any) -> Any:
+    """The thread ``OpenAIResponsesAgent`` keeps without a stored response (``store_enabled=False``): its
+    ``_on_new_message`` adds every message to ``chat_history`` while it has no ``response_id``. The client
+    is never asked (the thread holds no response id), so it points nowhere."""
+    responses = requires("semantic_kernel.agents.open_ai.openai_responses_agent", EXTRA)
+    openai = requires("openai", EXTRA)
+    client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1")
+    return responses.ResponsesAgentThread(client=client, chat_history=reducer, enable_store=False)
+
+
+def _has_responses_thread() -> bool:
+    from importlib.util import find_spec
+
+    from ._common import accepts
+
+    if find_spec("semantic_kernel.agents.open_ai.openai_responses_agent") is None:
+        return False
+    thread = getattr(requires("semantic_kernel.agents.open_ai.openai_responses_agent", EXTRA), "ResponsesAgentThread", None)
+    return thread is not None and accepts(thread, "chat_history") and accepts(thread, "enable_store")
+
+
 def _reducer_class(module: str, name: str, keywords: tuple[str, ...], invoked_by: str) -> Any:
-    """The reducer class, checked for the keywords the adapter passes and, on ``agent_thread``, SK's
-    agent thread (a release without one cannot be driven)."""
+    """The reducer class, checked for the keywords the adapter passes and, on ``agent_thread`` and
+    ``responses_thread_reduce``, SK's agent thread (a release without one cannot be driven)."""
     from ._common import accepts
 
     if invoked_by.startswith("agent_thread") and not hasattr(requires("semantic_kernel.agents", EXTRA), "ChatHistoryAgentThread"):
         raise cannot_drive(__name__, "semantic-kernel", f"no ChatHistoryAgentThread (invoked_by {invoked_by})")
+    if invoked_by == "responses_thread_reduce" and not _has_responses_thread():
+        raise cannot_drive(__name__, "semantic-kernel", "no ResponsesAgentThread(chat_history=..., enable_store=...) (invoked_by responses_thread_reduce)")
     cls = getattr(requires(module, EXTRA), name)
     for keyword in keywords:
         if not accepts(cls, keyword) and keyword not in getattr(cls, "model_fields", {}):

@@ -89,3 +89,26 @@ class ScriptedEndpoint:
         # httpx's, which it drives all the same (the loop tests run through it)
         client = httpx.AsyncClient(transport=self.transport())
         return openai.AsyncOpenAI(api_key="scripted", base_url="http://scripted.invalid/v1", http_client=client, max_retries=0)  # type: ignore[arg-type]
+
+
+class ScriptedResponsesEndpoint(ScriptedEndpoint):
+    """The same scripted agent model on the Responses API (``POST /responses``, stateless: each request
+    carries the whole input), by `scripted_agent.next_step`'s policy: for a framework whose agent speaks
+    Responses (Semantic Kernel's ``OpenAIResponsesAgent``). Every response says it is a test double (ids)."""
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        import httpx
+        from scripted_agent import next_step
+
+        body = json.loads(request.content)
+        self.requests.append(body)
+        n = len(self.requests)
+        output = [item | {"name": self.tool} if item["type"] == "function_call" else item for item in next_step(list(body["input"]), n)]
+        usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+        response = {
+            "id": f"resp_scripted_{n}", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+            "model": body.get("model", "scripted"), "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+            "tools": [], "error": None, "incomplete_details": None, "instructions": None, "metadata": {},
+            "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}, "usage": usage,
+        }  # fmt: skip
+        return httpx.Response(200, json=response)

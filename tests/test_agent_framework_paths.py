@@ -421,3 +421,29 @@ def test_agent_loop_approval_spans_two_runs_of_the_session(monkeypatch):
     converted, _ = to_agent_framework(history)
     assert _first_round_tools(converted[5:]) == frozenset({"lookup", "delete"})
     assert _first_round_tools(converted[5:6] + converted[6:7] + converted[5:6]) == frozenset()
+
+
+def _approval_rounds(n: int) -> list[dict]:
+    """A history of ``n`` tool rounds of two parallel calls, each result long and its own."""
+    history: list[dict] = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Read every module."}]
+    for r in range(n):
+        calls = [{"id": f"call_{r}_{k}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{r}_{k}.py"})}} for k in range(2)]
+        history.append({"role": "assistant", "content": None, "tool_calls": calls})
+        history += [{"role": "tool", "tool_call_id": f"call_{r}_{k}", "content": f"module {r}.{k}: " + " ".join(f"def f{i}_{r}_{k}()" for i in range(30))} for k in range(2)]
+    return history
+
+
+def test_the_after_run_digest_is_stored_once_beside_a_call_level_strategy_in_the_approval_flow():
+    """``agent_loop(after_strategy="tool_result")``: ``CompactionProvider(after_strategy=ToolResultCompactionStrategy)``
+    beside the call-level ``ToolResultCompactionStrategy`` and per-service-call persistence (the pairing
+    ``create_harness_agent`` builds), the first replayed round answered through AF's approval flow (two
+    runs, so ``after_run`` runs twice). What the next turn loads holds the after-run digests AF stored,
+    and no tool result's text in two of them (microsoft/agent-framework#7387's growth needs an earlier
+    digest kept beside a re-digest of what it replaced: not produced here, at 1.11.0 and 1.12.0 either)."""
+    history = _approval_rounds(5)
+    loop = agent_loop(None, strategy="tool_result", approval=True, view="persisted", per_call_persistence=True, after_strategy="tool_result")
+    out = asyncio.run(loop.compact(history, iteration=1))
+    digests = [m["content"] for m in out if m["role"] == "assistant" and isinstance(m.get("content"), str) and m["content"].startswith("[Tool results:")]
+    assert digests, out  # the after-run digests are what the next turn loads
+    restated = [f"module {r}.{k}:" for r in range(5) for k in range(2) if sum(f"module {r}.{k}:" in d for d in digests) > 1]
+    assert not restated, digests

@@ -50,11 +50,9 @@ def compact(compactor: Any, history: list[dict]) -> list[dict]:
 # --- Semantic Kernel ------------------------------------------------------------------------------
 
 
-def _sk_agent(server: ScriptedServer) -> Any:
+def _sk_kernel() -> Any:
+    """A kernel with the loop tests' tool as SK's plugin ``files`` (the model calls it ``files-read_file``)."""
     from semantic_kernel import Kernel
-    from semantic_kernel.agents import ChatCompletionAgent
-    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
-    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
     from semantic_kernel.functions import kernel_function
 
     class Files:
@@ -64,8 +62,16 @@ def _sk_agent(server: ScriptedServer) -> Any:
 
     kernel = Kernel()
     kernel.add_plugin(Files(), plugin_name="files")
+    return kernel
+
+
+def _sk_agent(server: ScriptedServer) -> Any:
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+
     service = OpenAIChatCompletion(ai_model_id="scripted", async_client=server.async_client())
-    return ChatCompletionAgent(service=service, kernel=kernel, name="coder", instructions=SYSTEM_PROMPT, function_choice_behavior=FunctionChoiceBehavior.Auto())
+    return ChatCompletionAgent(service=service, kernel=_sk_kernel(), name="coder", instructions=SYSTEM_PROMPT, function_choice_behavior=FunctionChoiceBehavior.Auto())
 
 
 def test_semantic_kernel_agent_thread_path_matches_chat_completion_agent():
@@ -142,6 +148,58 @@ def test_semantic_kernel_agent_thread_reduce_path_matches_the_samples_loop():
     else:  # swapped for a plain ChatHistory: reduce() never reached a reducer, and the path leaves the history as it is
         kept = from_semantic_kernel(list(history.messages))
         assert not before and len(kept) > 2 and compact(truncation_reducer(Settings(), target_count=2, invoked_by="agent_thread_reduce"), kept) == kept
+
+
+def _sk_responses_agent(endpoint: Any) -> Any:
+    from semantic_kernel.agents import OpenAIResponsesAgent
+
+    return OpenAIResponsesAgent(ai_model_id="scripted", client=endpoint.async_client(), kernel=_sk_kernel(), name="coder", instructions=SYSTEM_PROMPT, store_enabled=False)
+
+
+def test_semantic_kernel_responses_agent_stores_a_rounds_results_in_one_tool_message():
+    """``invoked_by="responses_thread_reduce"`` with ``tool_results="grouped"``: ``OpenAIResponsesAgent``
+    without a stored response keeps its thread's history itself (``ResponsesAgentThread(chat_history=...,
+    enable_store=False)``) and adds to it one TOOL message holding each round's results
+    (``merge_function_results``), unlike ``ChatCompletionAgent``'s one per result. A reducer given as that
+    history sees the round so, and the adapter's path, on the same history, reduces it as ``await
+    thread.reduce()`` does."""
+    pytest.importorskip("semantic_kernel", reason=SK)
+    from scripted_endpoint import ScriptedResponsesEndpoint
+    from semantic_kernel.agents.open_ai.openai_responses_agent import ResponsesAgentThread
+    from semantic_kernel.contents import AuthorRole, FunctionResultContent
+    from semantic_kernel.contents.history_reducer.chat_history_truncation_reducer import ChatHistoryTruncationReducer
+
+    from compaction_suite.adapters.semantic_kernel import from_semantic_kernel, to_semantic_kernel, truncation_reducer
+
+    seen: list[tuple[list[dict], list[dict]]] = []
+
+    class Recording(ChatHistoryTruncationReducer):
+        async def reduce(self):
+            before = from_semantic_kernel(list(self.messages))
+            shapes.append([(m.role, sum(isinstance(i, FunctionResultContent) for i in m.items)) for m in self.messages])
+            result = await super().reduce()
+            seen.append((before, from_semantic_kernel(list(self.messages))))
+            return result
+
+    shapes: list[list[tuple[Any, int]]] = []
+    endpoint = ScriptedResponsesEndpoint("files-read_file")
+    agent = _sk_responses_agent(endpoint)
+    thread = ResponsesAgentThread(client=agent.client, chat_history=Recording(target_count=4), enable_store=False)
+
+    async def run() -> None:
+        for turn in range(TURNS):
+            async for _ in agent.invoke(messages=f"turn {turn}: read the files", thread=thread):
+                pass
+            await thread.reduce()
+
+    asyncio.run(run())
+    tools = [results for shape in shapes for role, results in shape if role == AuthorRole.TOOL]
+    assert tools and set(tools) == {ROUND_CALLS}  # every TOOL message the agent stored holds a whole round's results
+    before, after = seen[-1]
+    converted, _ = to_semantic_kernel(before, tool_results="grouped")
+    assert [(m.role, sum(isinstance(i, FunctionResultContent) for i in m.items)) for m in converted] == shapes[-1]
+    assert len(after) < len(before)
+    assert compact(truncation_reducer(Settings(), target_count=4, invoked_by="responses_thread_reduce", tool_results="grouped"), before) == after
 
 
 def test_semantic_kernel_add_message_async_path_reduces_between_rounds():

@@ -317,9 +317,10 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Vi
     hosted tool call (`HOSTED_CALLS`) split from its reasoning has reason ids of its own
     (``hosted-call-without-its-reasoning``, ``reasoning-without-its-hosted-call``): the same rule, a
     defect a strategy grouping only function calls with their reasoning has (agent-framework#6907);
-    the second of two hosted calls in a row kept without the reasoning between them has its own too
-    (``hosted-call-without-its-reasoning-after-a-hosted-call``): the shape of a grouping that gives the
-    reasoning after a hosted call to the call before it (Agent Framework 1.11.0..1.23.0)."""
+    a hosted call kept without its reasoning where the input's item before that reasoning is another
+    call of the response (a function, custom or hosted call) has its own too
+    (``hosted-call-without-its-reasoning-after-a-call``): the shape of a grouping that gives the
+    reasoning after a call to the call before it (Agent Framework 1.11.0..1.23.0)."""
     position = {_key(item): j for j, item in enumerate(out)}
     for i, item in enumerate(history[:-1]):
         if kind(item) != "reasoning":
@@ -340,11 +341,11 @@ def check_reasoning_precedes(history: Sequence[Item], out: Sequence[Item]) -> Vi
 
 def _kept_without_its_reasoning(history: Sequence[Item], out: Sequence[Item], i: int, next_at: int, hosted: bool) -> Violation:
     """RESP-3's finding for the item after the reasoning at input ``i``, kept (at ``next_at``) without it;
-    a hosted call right after another hosted call's reasoning-less end is named apart (`check_reasoning_precedes`)."""
+    a hosted call whose reasoning follows another call of the response is named apart (`check_reasoning_precedes`)."""
     follower = history[i + 1]
     said = f"{where(out, next_at)} was kept with its id {follower.get('id')!r} without the reasoning item that preceded it ({where(history, i)} in the input)"
-    if hosted and i > 0 and kind(history[i - 1]) in HOSTED_CALLS:
-        return Violation("hosted-call-without-its-reasoning-after-a-hosted-call", f"{said}, the second of two hosted calls in a row ({where(history, i - 1)} before it)")
+    if hosted and i > 0 and (kind(history[i - 1]) in HOSTED_CALLS or kind(history[i - 1]) in ANSWERED_BY):
+        return Violation("hosted-call-without-its-reasoning-after-a-call", f"{said}, a hosted call after another call of its response ({where(history, i - 1)} before its reasoning)")
     return Violation("hosted-call-without-its-reasoning" if hosted else "item-without-its-reasoning", said)
 
 
