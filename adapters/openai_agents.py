@@ -65,7 +65,7 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
@@ -79,7 +79,9 @@ into the model's input (what it sends the model is judged by the double as the A
 receives) or ``next_turn`` (the run's history as the SDK hands it back for the user's next turn, `next_turn_input`).
 ``input_turns``: for ``runner`` a ``RunConfig(call_model_input_filter=...)`` keeping the model's input from its
 ``input_turns``-th newest user message on (`newest_turns`), the use the SDK documents for the filter ("edit
-the input sent to the model e.g. to stay within a token limit", ``RunConfig.call_model_input_filter``)."""
+the input sent to the model e.g. to stay within a token limit", ``RunConfig.call_model_input_filter``).
+``abandoned``: for ``runner`` an earlier run in the same session ended on a tool call awaiting approval and the
+user sent the history's last turn instead of resuming it (`abandon_approval`)."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -100,8 +102,10 @@ WHY = {
         "compacting as the Runner does after a response (by previous_response_id where the release or compaction_mode says "
         "so, against the double's stored chains); store: ModelSettings(store=...); session_limit: RunConfig(session_settings="
         "SessionSettings(limit=...)), the session items the Runner reads into the model's input; input_turns: a call_model_input_filter "
-        "keeping the model's input from its input_turns-th newest user message on; no declared trigger (the Runner "
-        "compacts after a response, on candidate items)"
+        "keeping the model's input from its input_turns-th newest user message on; abandoned: before the last turn a run "
+        "in the same session ended on a call awaiting approval (needs_approval: in 0.9.0, not in 0.6.6; the reasoning model's reasoning item "
+        "first where the history reasons), stored by the SDK without its output, and the user sent the last turn instead of "
+        "resuming (the output leaves that run's items out); no declared trigger (the Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
         "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
@@ -133,6 +137,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "store": False}),
     ("runner", {"threshold": 4, "session_limit": 8}),
     ("runner", {"threshold": 4, "input_turns": 1}),
+    ("runner", {"threshold": 4, "abandoned": True}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -333,6 +338,8 @@ def runner(settings: Any, **given: Any) -> Any:
         if not accepts(agents.RunConfig, "call_model_input_filter"):
             raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no call_model_input_filter (input_turns)")
         read["call_model_input_filter"] = newest_turns(requires("agents.run_config", EXTRA), int(o["input_turns"]))
+    if o["abandoned"] and "needs_approval" not in inspect.signature(agents.FunctionTool).parameters:
+        raise CannotDrive("openai_agents:runner", "openai-agents", "FunctionTool has no needs_approval (abandoned)")
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
@@ -351,9 +358,12 @@ def runner(settings: Any, **given: Any) -> Any:
                 f"compaction-suite-runner-{n}", store, client=client, model=COMPACT_MODEL,
                 should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
             )  # fmt: skip
+            left: list[dict[str, Any]] = []
+            if o["abandoned"]:
+                left = await abandon_approval(agents, models, client, session, f"{n}", reasons=any(item_kind(i) == "reasoning" for i in items), **read)
             agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]))
             await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, **read)
-            return list(await store.get_items())
+            return [i for i in await store.get_items() if not any(_same_item(i, a) for a in left)]
         finally:
             store.close()
             await client.close()
@@ -362,6 +372,46 @@ def runner(settings: Any, **given: Any) -> Any:
     compactor = make("openai_agents.Runner+OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
     compactor.reported_usage = counted.reported
     return compactor
+
+
+ABANDONED_REQUEST = "Deploy the release to production now."
+"""The user message of the run `abandon_approval` leaves waiting on an approval (a tool a user gates)."""
+
+
+async def abandon_approval(agents: Any, models: Any, client: Any, session: Any, n: str, *, reasons: bool, **read: Any) -> list[dict[str, Any]]:
+    """One run of the SDK's loop in ``session`` that ends waiting on an approval: the user asks for a
+    deploy, the agent's model answers with a call to a tool declared ``needs_approval=True`` (its reasoning
+    item first where ``reasons``, as a reasoning model answers), and ``Runner.run`` returns with the call in
+    ``interruptions``, the SDK having stored the turn and the model's items, the call without an output.
+    The user then sends the next message instead of resuming the run (``RunState.approve``/``reject``, the
+    documented resume, which writes the call's output): the session holds a call the SDK's own
+    ``drop_orphan_function_calls`` removes from the next model input ("so resumptions or retries do not
+    replay stale tool calls", agents/run_internal/items.py). Returns the items the run stored, which stand
+    for nothing of the history."""
+    call = {"type": "function_call", "id": f"fc_abandoned_{n}", "call_id": f"call_abandoned_{n}", "name": "deploy_release", "arguments": '{"target": "production"}', "status": "completed"}
+    step = ([{"type": "reasoning", "id": f"rs_abandoned_{n}", "summary": [], "encrypted_content": f"gAAAAAabandoned{n}"}] if reasons else []) + [call]
+
+    async def refuse(_context: Any, _arguments: str) -> str:
+        raise AssertionError("an approval the user never gave ran the tool")
+
+    schema = {"type": "object", "properties": {}, "additionalProperties": True}
+    tool = agents.FunctionTool(name="deploy_release", description="Deploy a release (asks the user first)", params_json_schema=schema, on_invoke_tool=refuse, strict_json_schema=False, needs_approval=True)
+    model = scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client)
+    agent = agents.Agent(name="compaction-suite", model=model, tools=[tool])
+    merge = {} if "session_settings" in read else {"session_input_callback": lambda history, new: history + new}
+    request = {"type": "message", "role": "user", "content": ABANDONED_REQUEST}
+    result = await agents.Runner.run(agent, [request], session=session, run_config=agents.RunConfig(tracing_disabled=True, **merge, **read), max_turns=2)
+    if not result.interruptions:
+        raise AssertionError("the run with a call awaiting approval ended without an interruption")
+    return [request, *step]
+
+
+def _same_item(stored: Any, made: dict[str, Any]) -> bool:
+    """Whether the stored item ``stored`` is the item ``made`` (by its id, or a message by its text)."""
+    stored = stored if isinstance(stored, dict) else stored.model_dump(exclude_unset=True)
+    if "id" in made:
+        return stored.get("id") == made["id"]
+    return item_kind(stored) == "message" and stored.get("role") == made["role"] and stored.get("content") in (made["content"], [{"type": "input_text", "text": made["content"]}])
 
 
 def newest_turns(run_config: Any, turns: int) -> Any:

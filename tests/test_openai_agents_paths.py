@@ -212,3 +212,32 @@ def test_the_runner_filters_the_models_input_and_keeps_what_the_filter_left_out(
         assert users == ["question 0", "question 1", "question 2", "question 3"]
     else:
         assert "question 0" not in users
+
+
+def test_the_runner_reads_a_session_an_abandoned_approval_left():
+    """``runner`` with ``abandoned``: a run of the SDK's loop in the session ends on a call awaiting approval
+    (``needs_approval``, after the reasoning item of a reasoning model), stored without its output, and the
+    user sends the history's last turn instead of resuming. The Runner drops the stale call from the model's
+    input; since 0.17.1 its reasoning item with it, before the request kept the reasoning item alone and the
+    API answered HTTP 400 "… of type 'reasoning' was provided without its required following item"
+    (openai/openai-agents-python#3207, reported at 0.17.0). The output leaves the abandoned run's items out."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    from compaction_suite.adapters.openai_agents import ABANDONED_REQUEST, runner
+
+    reasoning = {"type": "reasoning", "id": "rs_3", "summary": [], "encrypted_content": "gAAAAA3"}
+    items = _stored_rounds()
+    turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, reasoning, {**items[3], "id": "msg_3"}]
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        if Version(version("openai-agents")) < Version("0.17.1"):
+            with pytest.raises(Exception, match="of type 'reasoning' was provided without its required following item"):
+                asyncio.run(runner(settings, threshold=100, abandoned=True).compact(items + turn, iteration=1))
+            return
+        kept = asyncio.run(runner(settings, threshold=100, abandoned=True).compact(items + turn, iteration=1))
+        first, sent = (r.body["input"] for r in server.model_requests)
+    assert [i["content"] for i in first if i.get("role") == "user"][-1] in (ABANDONED_REQUEST, [{"type": "input_text", "text": ABANDONED_REQUEST}])
+    assert not [i for i in sent if "abandoned" in str(i.get("id")) + str(i.get("call_id"))]  # the stale call and its reasoning: not sent
+    assert [i.get("id") for i in kept if responses_format.kind(i) == "reasoning"] == ["rs_3"] and ABANDONED_REQUEST not in str(kept)
