@@ -50,6 +50,13 @@ reading, so a compactor that declares nothing is checked as before:
 - ``trimmed_result_chars``: the most characters the framework states a tool result it shortens in
   place keeps (a trimming filter's documented cap, an integer of at least 1); CORE-40 judges every
   result the compaction changed against it. Default: none declared, and CORE-40 is not applicable.
+- ``offloads``: the path prefixes (each starting with ``/``) under which the framework writes what it
+  takes out of the context, naming the path in the message it leaves in its place; the compactor offers
+  ``read_offload(path)`` (`conformance.offloads`) and STORE-30 reads every such path back. Default: none
+  declared, and STORE-30 is not applicable. A declaration without the member is a contract error.
+- ``offload_result_tokens``: the size in tokens (chars/4, an integer of at least 1) over which the
+  framework states it offloads a tool result; STORE-31 judges it. Default: none declared, and STORE-31
+  is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -141,6 +148,10 @@ class Capabilities:
     beside the history) the target's own loop sends, replaying a history turn by turn (SPEC FIRE-7); None: not declared."""
     trimmed_result_chars: int | None = None
     """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
+    offloads: tuple[str, ...] = ()
+    """The path prefixes the framework writes offloaded parts under (SPEC STORE-30); empty: none declared."""
+    offload_result_tokens: int | None = None
+    """The size over which the framework states it offloads a tool result, in tokens (SPEC STORE-31); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     files: str = "any"
@@ -206,6 +217,12 @@ class Capabilities:
         if self.trimmed_result_chars is None:
             for clause_id in waived_by("trimmed_result_chars", "none"):
                 found[clause_id] = "no tool-result cap declared (capabilities['trimmed_result_chars']): the framework states no size for a result it shortens"
+        if not self.offloads:
+            for clause_id in waived_by("offloads", "none"):
+                found[clause_id] = "no offload declared (capabilities['offloads']): the framework writes nothing it takes out of the context where its agent reads it back"
+        if self.offload_result_tokens is None:
+            for clause_id in waived_by("offload_result_tokens", "none"):
+                found[clause_id] = "no offload size declared (capabilities['offload_result_tokens']): the framework states no size past which it offloads a tool result"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -251,6 +268,8 @@ class Capabilities:
         found |= {"reactive_window": self.reactive_window} if self.reactive_window is not None else {}  # written where declared
         found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         found |= {"trimmed_result_chars": self.trimmed_result_chars} if self.trimmed_result_chars is not None else {}  # written where declared
+        found |= {"offloads": list(self.offloads)} if self.offloads else {}
+        found |= {"offload_result_tokens": self.offload_result_tokens} if self.offload_result_tokens is not None else {}
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -269,6 +288,9 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError("capabilities['usage'] is 'reported' but the compactor has no reported_usage() (SPEC COST-1)")
     if known.get("run_messages") == "reported" and not callable(getattr(compactor, "reported_run", None)):
         raise CapabilityError("capabilities['run_messages'] is 'reported' but the compactor has no reported_run() (SPEC STORE-22)")
+    offloads = _offloads(raw.get("offloads"))
+    if offloads and not callable(getattr(compactor, "read_offload", None)):
+        raise CapabilityError("capabilities['offloads'] is declared but the compactor has no read_offload(path) (SPEC STORE-30)")
     try:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:
@@ -278,7 +300,8 @@ def declared(compactor: Any) -> Capabilities:
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
-        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")),
+        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), offloads=offloads,
+        offload_result_tokens=_cap(raw.get("offload_result_tokens"), "offload_result_tokens", "the tokens past which a tool result is offloaded"),
     )  # fmt: skip
 
 
@@ -315,13 +338,23 @@ def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarize
     return raw
 
 
-def _cap(raw: Any) -> int | None:
-    """A declared tool-result cap (SPEC CORE-40); raises `CapabilityError` for anything but a positive integer."""
+def _cap(raw: Any, key: str = "trimmed_result_chars", what: str = "the characters a shortened tool result keeps") -> int | None:
+    """A declared size (SPEC CORE-40, STORE-31); raises `CapabilityError` for anything but a positive integer."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise CapabilityError(f"capabilities['trimmed_result_chars'] is {raw!r}; expected the characters a shortened tool result keeps, a positive integer")
+        raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, a positive integer")
     return raw
+
+
+def _offloads(raw: Any) -> tuple[str, ...]:
+    """The declared offload path prefixes (SPEC STORE-30); raises `CapabilityError` for anything but a
+    non-empty list of distinct strings starting with ``/``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)) or not raw or not all(isinstance(p, str) and p.startswith("/") and len(p) > 1 for p in raw) or len(set(raw)) != len(raw):
+        raise CapabilityError(f"capabilities['offloads'] is {raw!r}; expected a non-empty list of distinct path prefixes, each starting with '/'")
+    return tuple(raw)
 
 
 def _providers(raw: Any, key: str = "providers") -> tuple[str, ...]:
