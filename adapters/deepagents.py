@@ -38,6 +38,13 @@ SUPPORTED: dict[str, str] = {
 the factory ``create_deep_agent`` builds its summarization middleware with; its ``trim_tokens_to_summarize``
 keyword arrived in 0.6.8 (before it, a configuration that passes it is a contract error). 0.7 (July 2026
 on) keeps the offload file under a session id carried in the state."""
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
+    "user_summarization": {"deepagents": ">=0.4.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
+}
+"""`user_summarization` runs ``create_deep_agent`` itself, so it needs no factory of deepagents': from 0.4.0
+(February 2026), whose ``create_deep_agent`` builds its own summarization from the model's profile
+(``_compute_summarization_defaults``) and appends the user's middleware after it, on LangChain 1.x (0.4.x
+was released beside langchain 1.2)."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 EXTRA = "deepagents"
 
@@ -53,6 +60,16 @@ DEFAULTS: dict[str, Any] = {
     "file_tool": "read_file",
     "evict_tokens": 500,  # path "eviction": FilesystemMiddleware's tool_token_limit_before_evict
 }
+USER_DEFAULTS: dict[str, Any] = {
+    "window": 8000,
+    "format": "chat-completions",
+    "tool_messages": "plain",
+    "user_trigger_tokens": 7600,
+    "user_keep_messages": 20,
+}
+"""`user_summarization`: the model's window (its profile), and the trigger and keep of the user's
+``SummarizationMiddleware`` (a trigger above the built-in one's 85% of the window, as a user who
+raises it configures)."""
 """``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
 ``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
 the window of its summarizer, which is the same model. ``trim_tokens_to_summarize``: ``"factory"``
@@ -76,6 +93,9 @@ TRIGGER_FRACTION = 0.85
 """``compute_summarization_defaults``: ``trigger=("fraction", 0.85)`` of ``max_input_tokens``
 (deepagents 0.7.x, ``deepagents/middleware/summarization.py``), counted by
 ``count_tokens_approximately`` (about chars/4) over the messages, system message and tools."""
+
+KEEP_FRACTION = 0.10
+"""``compute_summarization_defaults``: ``keep=("fraction", 0.10)`` of ``max_input_tokens`` (deepagents 0.4.5 on)."""
 
 SESSION_KEY = "_summarization_session_id"
 SESSION = "session_compaction_suite"
@@ -110,6 +130,7 @@ BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {"path": "reactive"}),
     ("summarization", {"path": "eviction"}),
     ("summarization", {"path": "compact_tool"}),
+    ("user_summarization", {}),
 ]
 """What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
 `PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
@@ -162,6 +183,7 @@ def summarization(settings: Any, **given: Any) -> Any:
     middleware = _middleware(model, backend, o["trim_tokens_to_summarize"])
     declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
     declared["offloads"] = [offloads.HISTORY_PREFIX]  # the history file and its media (SPEC STORE-30)
+    declared["keeps"] = {"tokens": int(window * KEEP_FRACTION)}  # compute_summarization_defaults' keep (SPEC CORE-65)
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
     elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
@@ -179,6 +201,16 @@ def summarization(settings: Any, **given: Any) -> Any:
     compactor.offload = offload  # the backend's directory lives as long as the compactor
     compactor.read_offload = offloads.reader(backend, offload.name)
     return compactor
+
+
+@factory
+def user_summarization(settings: Any, **given: Any) -> Any:
+    """``create_deep_agent`` given LangChain's ``SummarizationMiddleware`` (``trigger=("tokens",
+    user_trigger_tokens), keep=("messages", user_keep_messages)``), the documented way to configure its
+    summarization, its own graph invoked on the history (`_deepagents_stack`; SPEC CORE-65)."""
+    from . import _deepagents_stack
+
+    return _deepagents_stack.user_middleware(settings, options(USER_DEFAULTS, given))
 
 
 def reactive(settings: Any, o: dict[str, Any]) -> Any:

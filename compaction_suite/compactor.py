@@ -53,6 +53,9 @@ class Capabilities(TypedDict, total=False):
     prompt and tool schemas beside the history) the target's own loop sends; SPEC FIRE-7."""
     trimmed_result_chars: int
     """The most characters (at least 1) the framework states a tool result it shortens in place keeps; SPEC CORE-40."""
+    keeps: dict[str, int]
+    """The configured retention, ``{"messages": N}`` or ``{"tokens": N}``: the newest messages (or tokens)
+    a compaction sends after its summary as they were; SPEC CORE-65."""
     offloads: list[str]
     """The path prefixes (each starting with ``/``) under which the framework writes what it offloads
     from the context, naming the path in the message left in its place; the compactor offers

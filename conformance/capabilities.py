@@ -57,6 +57,9 @@ reading, so a compactor that declares nothing is checked as before:
 - ``offload_result_tokens``: the size in tokens (chars/4, an integer of at least 1) over which the
   framework states it offloads a tool result; STORE-31 judges it. Default: none declared, and STORE-31
   is not applicable.
+- ``keeps``: the configured retention, ``{"messages": N}`` or ``{"tokens": N}``: the newest messages (or
+  tokens) a compaction sends after its summary as they were (`conformance.retention`); CORE-65 judges it.
+  Default: none declared, and CORE-65 is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -86,7 +89,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import formats, providers
+from . import formats, providers, retention
 from .clauses import waived_by
 from .trigger import NEVER, Trigger, TriggerError, never, parse
 
@@ -150,6 +153,8 @@ class Capabilities:
     """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
     offloads: tuple[str, ...] = ()
     """The path prefixes the framework writes offloaded parts under (SPEC STORE-30); empty: none declared."""
+    keeps: tuple[str, int] | None = None
+    """The configured retention, ``("messages", N)`` or ``("tokens", N)`` (SPEC CORE-65); None: not declared."""
     offload_result_tokens: int | None = None
     """The size over which the framework states it offloads a tool result, in tokens (SPEC STORE-31); None: not declared."""
     images: str = "by_url"
@@ -217,6 +222,9 @@ class Capabilities:
         if self.trimmed_result_chars is None:
             for clause_id in waived_by("trimmed_result_chars", "none"):
                 found[clause_id] = "no tool-result cap declared (capabilities['trimmed_result_chars']): the framework states no size for a result it shortens"
+        if self.keeps is None:
+            for clause_id in waived_by("keeps", "none"):
+                found[clause_id] = "no retention declared (capabilities['keeps']): the configuration states no number of newest messages or tokens a compaction keeps"
         if not self.offloads:
             for clause_id in waived_by("offloads", "none"):
                 found[clause_id] = "no offload declared (capabilities['offloads']): the framework writes nothing it takes out of the context where its agent reads it back"
@@ -269,6 +277,7 @@ class Capabilities:
         found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         found |= {"trimmed_result_chars": self.trimmed_result_chars} if self.trimmed_result_chars is not None else {}  # written where declared
         found |= {"offloads": list(self.offloads)} if self.offloads else {}
+        found |= {"keeps": dict([self.keeps])} if self.keeps else {}
         found |= {"offload_result_tokens": self.offload_result_tokens} if self.offload_result_tokens is not None else {}
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
@@ -289,6 +298,10 @@ def declared(compactor: Any) -> Capabilities:
     if known.get("run_messages") == "reported" and not callable(getattr(compactor, "reported_run", None)):
         raise CapabilityError("capabilities['run_messages'] is 'reported' but the compactor has no reported_run() (SPEC STORE-22)")
     offloads = _offloads(raw.get("offloads"))
+    try:
+        keeps = retention.parse(raw.get("keeps"))
+    except retention.RetentionError as error:
+        raise CapabilityError(str(error)) from error
     if offloads and not callable(getattr(compactor, "read_offload", None)):
         raise CapabilityError("capabilities['offloads'] is declared but the compactor has no read_offload(path) (SPEC STORE-30)")
     try:
@@ -300,7 +313,7 @@ def declared(compactor: Any) -> Capabilities:
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
-        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), offloads=offloads,
+        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), offloads=offloads, keeps=keeps,
         offload_result_tokens=_cap(raw.get("offload_result_tokens"), "offload_result_tokens", "the tokens past which a tool result is offloaded"),
     )  # fmt: skip
 

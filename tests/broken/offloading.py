@@ -87,3 +87,30 @@ def _text_only(message: dict) -> dict:
     if isinstance(content, list):
         return dict(message, content=" ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"))
     return message
+
+
+class KeepsFewerThanDeclared:
+    """Declares a retention of 8 messages and summarizes all but the newest 3, as deepagents' own
+    middleware did ahead of a user's (deepagents#1485: its share, not the user's ``keep``)."""
+
+    DECLARED, KEPT = 8, 3
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "keeps": {"messages": DECLARED}}
+
+    def __init__(self, settings: Any) -> None:
+        from compaction_suite.reference.conformance_factory import seed_000
+
+        self.inner = seed_000(settings)
+        self.profiles = {"core"}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        """Seed 000's compaction, its kept tail cut to the newest `KEPT` messages (a round's start)."""
+        out = self.inner.compact(messages, iteration=iteration)
+        if out == messages:
+            return out
+        written = [m for m in out if m not in messages]
+        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+        cut = len(rest) - self.KEPT
+        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
+            cut -= 1
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        return [*system, *written, *rest[max(cut, 0) :]]
