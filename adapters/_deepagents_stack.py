@@ -29,7 +29,7 @@ def _recorder(sent: list[Any]) -> Any:
     middleware = requires("langchain.agents.middleware", EXTRA)
     lc = requires("langchain_core.messages", EXTRA)
 
-    class CompactionSuiteRecorder(middleware.AgentMiddleware):  # type: ignore[misc, name-defined]
+    class CompactionSuiteRecorder(middleware.AgentMiddleware):  # type: ignore[name-defined]
         def wrap_model_call(self, request: Any, handler: Any) -> Any:
             sent[:] = list(request.messages)
             answer = lc.AIMessage(content="done")

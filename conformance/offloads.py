@@ -67,7 +67,8 @@ def _texts(message: Any) -> Iterable[str]:
     if not isinstance(message, dict):
         return
     yield text(message)
-    for part in message.get("content") if isinstance(message.get("content"), list) else []:
+    content = message.get("content")
+    for part in content if isinstance(content, list) else []:
         if isinstance(part, dict):
             yield from (v for k, v in part.items() if k != "text" and isinstance(v, str))
 
