@@ -121,6 +121,10 @@ WHY = {
         "core only: a trigger at 85% of the model's window (no iteration trigger); the summary is a HumanMessage "
         "naming the backend file of the offloaded history, keeping 10% of the window; summarizer errors propagate; no event"
     ),
+    "user_summarization": (
+        "core only: create_deep_agent's own stack with the user's SummarizationMiddleware; its trigger and keep are the "
+        "user's (from 0.7.0) or the built-in one's first (before); summarizer errors propagate; no event"
+    ),
 }
 """Why each factory claims only ``core``."""
 
