@@ -98,10 +98,11 @@ def plain(**options: Any) -> Any:
     return drawn(**options).map(as_declared)
 
 
-def _forced(suite, history):
-    """A forced compaction's compactor and output (iteration T, M=1)."""
+def read_back(suite, history):
+    """STORE-30 on a forced compaction of ``history`` (iteration T, M=1), when it changed anything."""
     subject, out = run(suite, history, T, max_context_tokens=1)
-    return subject, out
+    if changed(history, out):
+        require(offloads.unreadable(history, out, subject.compactor.read_offload, suite.capabilities.offloads), history, out)
 
 
 STYLES = pytest.mark.parametrize("style", sorted(ID_STYLES))
@@ -115,11 +116,7 @@ def test_offloaded_results_read_back(suite, style, history):
     """Each tool result replaced in place by a message naming a path under a declared prefix reads back
     whole at that path, whatever ids the provider gave the calls (deepagents#6302: results answering
     calls without an id all went to one file, each overwriting the one before)."""
-    history = over_the_limit(with_ids(history, style), suite.capabilities.offload_result_tokens)
-    subject, out = _forced(suite, history)
-    if not changed(history, out):
-        return
-    require(offloads.unreadable(history, out, subject.compactor.read_offload, suite.capabilities.offloads), history, out)
+    read_back(suite, over_the_limit(with_ids(history, style), suite.capabilities.offload_result_tokens))
 
 
 @clause("STORE-30")
@@ -129,13 +126,10 @@ def test_archive_holds_what_the_summary_replaced(suite, history, parts):
     """A message standing for removed ones that names a path under a declared prefix (an archive of the
     history it replaced) leads back to every part of every message it replaced: the text, a call's
     arguments, an image or file (its data, or a path holding it): the media round comes first, older
-    than any tail a compactor keeps, in a history grown to where the target summarizes (deepagents#6503: the compact_conversation tool archives the
-    history without the inline images its automatic path writes out first)."""
-    subject_history = summarizing(suite, _with_early_media(history, _held(parts)))
-    subject, out = _forced(suite, subject_history)
-    if not changed(subject_history, out):
-        return
-    require(offloads.unreadable(subject_history, out, subject.compactor.read_offload, suite.capabilities.offloads), subject_history, out)
+    than any tail a compactor keeps, in a history grown to where the target summarizes (deepagents#6503:
+    the compact_conversation tool archives the history without the inline images its automatic path
+    writes out first)."""
+    read_back(suite, summarizing(suite, _with_early_media(history, _held(parts))))
 
 
 @clause("STORE-31")
@@ -148,5 +142,5 @@ def test_large_results_are_offloaded(suite, style, history):
     the write failed and the result stayed in the context uncut)."""
     tokens = suite.capabilities.offload_result_tokens
     history = over_the_limit(with_ids(history, style), tokens)
-    _, out = _forced(suite, history)
+    _, out = run(suite, history, T, max_context_tokens=1)
     require(offloads.kept_over_limit(history, out, tokens), history, out)
