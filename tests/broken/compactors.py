@@ -1483,7 +1483,7 @@ CONTROLS: dict[str, Control] = {
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
     "offloads_to_one_file": Control("STORE-30", ("core",), r"replaces the tool result for call .* and names '/offloaded/result', which hold another text", reason_id="offload-not-the-result"),
     "archives_without_media": Control("STORE-30", ("core",), r"names '/offloaded/history.md', which hold nothing of its (image|file) part", reason_id="offload-archive-incomplete"),
-    "keeps_fewer_than_declared": Control("CORE-65", ("core",), r"the output ends with \d+ of the input's newest messages as they were, fewer than the 8 its declared retention of 8 messages keeps", reason_id="kept-fewer-than-declared"),
+    "keeps_fewer_than_declared": Control("CORE-65", ("core",), r"the output ends with \d+ of the input's newest messages as they were, fewer than the \d+ its declared retention of 8 messages keeps", reason_id="kept-fewer-than-declared"),
     "keeps_results_it_cannot_offload": Control("STORE-31", ("core",), r"a result of about \d+ tokens is kept whole in the output, over the 200 tokens", reason_id="large-result-not-offloaded"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
