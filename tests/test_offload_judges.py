@@ -40,7 +40,9 @@ def test_notices_that_read_back_their_own_results_pass() -> None:
             m = dict(m, content=_notice(f"/offloaded/{n}"))
         out.append(m)
     assert offloads.unreadable(HISTORY, out, store.get, ["/offloaded/"]) is None
-    assert offloads.unreadable(HISTORY, out, {}.get, ["/offloaded/"]).reason_id == "offload-path-empty"
+    empty: dict[str, bytes] = {}
+    nothing = offloads.unreadable(HISTORY, out, empty.get, ["/offloaded/"])
+    assert nothing is not None and nothing.reason_id == "offload-path-empty"
 
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(64))).decode()
@@ -57,7 +59,8 @@ def test_an_archive_without_the_image_fails_and_one_naming_its_file_passes() -> 
 
 
 def test_a_result_over_the_stated_size_kept_whole_fails() -> None:
-    assert offloads.kept_over_limit(HISTORY, HISTORY, 200).reason_id == "large-result-not-offloaded"
+    kept = offloads.kept_over_limit(HISTORY, HISTORY, 200)
+    assert kept is not None and kept.reason_id == "large-result-not-offloaded"
     assert offloads.kept_over_limit(HISTORY, HISTORY, 300) is None
 
 
