@@ -23,6 +23,7 @@ import json
 import tempfile
 from typing import Any
 
+from . import _deepagents_offloads as offloads
 from ._common import CannotDrive, accepts, capabilities, factory, make, options, requires
 from .langchain import approximate_tokens, chat_model, compacting, langchain_messages, model_sees
 
@@ -37,6 +38,13 @@ SUPPORTED: dict[str, str] = {
 the factory ``create_deep_agent`` builds its summarization middleware with; its ``trim_tokens_to_summarize``
 keyword arrived in 0.6.8 (before it, a configuration that passes it is a contract error). 0.7 (July 2026
 on) keeps the offload file under a session id carried in the state."""
+SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
+    "user_summarization": {"deepagents": ">=0.4.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
+}
+"""`user_summarization` runs ``create_deep_agent`` itself, so it needs no factory of deepagents': from 0.4.0
+(February 2026), whose ``create_deep_agent`` builds its own summarization from the model's profile
+(``_compute_summarization_defaults``) and appends the user's middleware after it, on LangChain 1.x (0.4.x
+was released beside langchain 1.2)."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 EXTRA = "deepagents"
 
@@ -45,18 +53,33 @@ DEFAULTS: dict[str, Any] = {
     "trim_tokens_to_summarize": "factory",
     "tool_messages": "plain",
     "format": "chat-completions",  # or "anthropic-messages": the model is ChatAnthropic, create_deep_agent's default
-    "path": "request",  # "request": the messages wrap_model_call hands on; "reactive": the agent's model called, its overflow answer read (SPEC FIRE-5)
+    "path": "request",  # "request": the messages wrap_model_call hands on; "reactive": the agent's model called, its overflow answer read (SPEC FIRE-5); "eviction", "compact_tool": adapters/_deepagents_offloads.py
     "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral, ollama; adapters/_langchain_models.py)
     "reactive_window": 1000,  # path "reactive": the agent model's context window on its double
     "overflow_answer": None,  # path "reactive": the double's answer (conformance.overflow; None: the model's provider's own)
     "file_tool": "read_file",
+    "evict_tokens": 500,  # path "eviction": FilesystemMiddleware's tool_token_limit_before_evict
 }
+USER_DEFAULTS: dict[str, Any] = {
+    "window": 8000,
+    "format": "chat-completions",
+    "tool_messages": "plain",
+    "user_trigger_tokens": 7600,
+    "user_keep_messages": 20,
+}
+"""`user_summarization`: the model's window (its profile), and the trigger and keep of the user's
+``SummarizationMiddleware`` (a trigger above the built-in one's 85% of the window, as a user who
+raises it configures)."""
 """``window``: the model's ``max_input_tokens`` (its LangChain profile), from which
 ``create_summarization_middleware`` derives its trigger (85% of it) and what it keeps (10%), and
 the window of its summarizer, which is the same model. ``trim_tokens_to_summarize``: ``"factory"``
 calls the factory as ``create_deep_agent`` does, without it (deepagents#5913: the factory's own
 default, ``None`` in 0.7.x, sends the whole older history); an integer or ``None`` passes it.
-``path: "reactive"``: `reactive`.
+``path: "reactive"``: `reactive`. ``path: "eviction"``: ``FilesystemMiddleware``'s large tool result
+eviction, ``evict_tokens`` its ``tool_token_limit_before_evict`` (20,000 by default in deepagents; 500
+here, so that a drawn history holds results over it), the suite's tools kept as its own (deepagents
+exempts its file tools, ``read_file`` among them, from eviction); ``path: "compact_tool"``: the agent's
+``compact_conversation`` call, then its next model request (`_deepagents_offloads`).
 ``file_tool``: ``"read_file"`` holds the suite's ``readFile(path)`` calls as calls of the tool
 ``create_deep_agent`` always installs for reading files (``FilesystemMiddleware``'s
 ``read_file(file_path, offset, limit)``, whose results the middleware treats apart: its overflow clip
@@ -70,6 +93,9 @@ TRIGGER_FRACTION = 0.85
 """``compute_summarization_defaults``: ``trigger=("fraction", 0.85)`` of ``max_input_tokens``
 (deepagents 0.7.x, ``deepagents/middleware/summarization.py``), counted by
 ``count_tokens_approximately`` (about chars/4) over the messages, system message and tools."""
+
+KEEP_FRACTION = 0.10
+"""``compute_summarization_defaults``: ``keep=("fraction", 0.10)`` of ``max_input_tokens`` (deepagents 0.4.5 on)."""
 
 SESSION_KEY = "_summarization_session_id"
 SESSION = "session_compaction_suite"
@@ -95,6 +121,10 @@ WHY = {
         "core only: a trigger at 85% of the model's window (no iteration trigger); the summary is a HumanMessage "
         "naming the backend file of the offloaded history, keeping 10% of the window; summarizer errors propagate; no event"
     ),
+    "user_summarization": (
+        "core only: create_deep_agent's own stack with the user's SummarizationMiddleware; its trigger and keep are the "
+        "user's (from 0.7.0) or the built-in one's first (before); summarizer errors propagate; no event"
+    ),
 }
 """Why each factory claims only ``core``."""
 
@@ -102,6 +132,9 @@ BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {}),
     ("summarization", {"trim_tokens_to_summarize": 4000}),
     ("summarization", {"path": "reactive"}),
+    ("summarization", {"path": "eviction"}),
+    ("summarization", {"path": "compact_tool"}),
+    ("user_summarization", {}),
 ]
 """What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
 `PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
@@ -140,14 +173,21 @@ def summarization(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS, given)
     if o["path"] == "reactive":
         return reactive(settings, o)
+    if o["path"] == "eviction":
+        return offloads.eviction(settings, o)
+    if o["path"] == "compact_tool":
+        return offloads.compact_tool(settings, o, _middleware, {SESSION_KEY: SESSION})
     if o["path"] != "request":
-        raise ValueError(f"path must be 'request' or 'reactive', got {o['path']!r}")
+        raise ValueError(f"path must be 'request', 'reactive', 'eviction' or 'compact_tool', got {o['path']!r}")
     window = int(o["window"])
     backends = requires("deepagents.backends", EXTRA)
     model = chat_model(settings, o, profile={"max_input_tokens": window})
     offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
-    middleware = _middleware(model, backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True), o["trim_tokens_to_summarize"])
+    backend = backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True)
+    middleware = _middleware(model, backend, o["trim_tokens_to_summarize"])
     declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
+    declared["offloads"] = [offloads.HISTORY_PREFIX]  # the history file and its media (SPEC STORE-30)
+    declared["keeps"] = {"tokens": int(window * KEEP_FRACTION)}  # compute_summarization_defaults' keep (SPEC CORE-65)
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
     elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
@@ -163,7 +203,18 @@ def summarization(settings: Any, **given: Any) -> Any:
 
     compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
     compactor.offload = offload  # the backend's directory lives as long as the compactor
+    compactor.read_offload = offloads.reader(backend, offload.name)
     return compactor
+
+
+@factory
+def user_summarization(settings: Any, **given: Any) -> Any:
+    """``create_deep_agent`` given LangChain's ``SummarizationMiddleware`` (``trigger=("tokens",
+    user_trigger_tokens), keep=("messages", user_keep_messages)``), the documented way to configure its
+    summarization, its own graph invoked on the history (`_deepagents_stack`; SPEC CORE-65)."""
+    from . import _deepagents_stack
+
+    return _deepagents_stack.user_middleware(settings, options(USER_DEFAULTS, given))
 
 
 def reactive(settings: Any, o: dict[str, Any]) -> Any:

@@ -589,6 +589,7 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     if o["path"] == "agent":
         return _replaying(settings, o, middleware)
     declared = _declared(o, _trigger_said(trigger) if fraction is None else None)
+    declared["keeps"] = {keep[0]: keep[1]}  # the configured retention (SPEC CORE-65)
 
     def summarized(converted: list[Any]) -> list[Any]:
         update = middleware.before_model({"messages": converted}, None)

@@ -55,6 +55,16 @@ class Capabilities(TypedDict, total=False):
     """The most characters (at least 1) the framework states a tool result it shortens in place keeps; SPEC CORE-40."""
     kept_items: int
     """The most items (at least 1), system prompt aside, the framework states a compaction leaves (a sliding window's size); SPEC CORE-71."""
+    keeps: dict[str, int]
+    """The configured retention, ``{"messages": N}`` or ``{"tokens": N}``: the newest messages (or tokens)
+    a compaction sends after its summary as they were; SPEC CORE-65."""
+    offloads: list[str]
+    """The path prefixes (each starting with ``/``) under which the framework writes what it offloads
+    from the context, naming the path in the message left in its place; the compactor offers
+    ``read_offload(path)`` (`ReadsOffloads`); SPEC STORE-30."""
+    offload_result_tokens: int
+    """The size in tokens (chars/4, at least 1) over which the framework states it offloads a tool
+    result; SPEC STORE-31."""
     images: Literal["by_url", "inline"]
     """``inline``: the framework holds an image as its bytes only, so no image is drawn by URL."""
     files: Literal["any", "none"]
@@ -138,3 +148,11 @@ class ReportsRun(Protocol):
     ``Capabilities["run_messages"] = "reported"``; SPEC STORE-22)."""
 
     def reported_run(self) -> Mapping[str, list[Any]] | None: ...
+
+
+class ReadsOffloads(Protocol):
+    """``read_offload(path)``: what the framework's store holds at ``path`` (bytes or text), read as its
+    agent's file tool would, or None when it holds nothing there (declared as ``Capabilities["offloads"]``,
+    the prefixes it writes under; SPEC STORE-30)."""
+
+    def read_offload(self, path: str, /) -> bytes | str | None: ...

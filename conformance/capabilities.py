@@ -54,6 +54,16 @@ reading, so a compactor that declares nothing is checked as before:
   its system prompt aside (a sliding window's documented size, an integer of at least 1); CORE-71
   judges every compaction of a longer history against it. Default: none declared, and CORE-71 is not
   applicable.
+- ``offloads``: the path prefixes (each starting with ``/``) under which the framework writes what it
+  takes out of the context, naming the path in the message it leaves in its place; the compactor offers
+  ``read_offload(path)`` (`conformance.offloads`) and STORE-30 reads every such path back. Default: none
+  declared, and STORE-30 is not applicable. A declaration without the member is a contract error.
+- ``offload_result_tokens``: the size in tokens (chars/4, an integer of at least 1) over which the
+  framework states it offloads a tool result; STORE-31 judges it. Default: none declared, and STORE-31
+  is not applicable.
+- ``keeps``: the configured retention, ``{"messages": N}`` or ``{"tokens": N}``: the newest messages (or
+  tokens) a compaction sends after its summary as they were (`conformance.retention`); CORE-65 judges it.
+  Default: none declared, and CORE-65 is not applicable.
 - ``tool_calls``: ``"any"`` (default) or ``"function"``: the framework records only function calls,
   never a Responses ``custom_tool_call`` (pydantic-ai's Responses model drops them), so the suite
   draws none.
@@ -83,7 +93,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import formats, providers
+from . import formats, providers, retention
 from .clauses import waived_by
 from .trigger import NEVER, Trigger, TriggerError, never, parse
 
@@ -147,6 +157,12 @@ class Capabilities:
     """The most characters a tool result the framework shortens in place keeps, as it states (SPEC CORE-40); None: not declared."""
     kept_items: int | None = None
     """The most items, system prompt aside, a compaction leaves, as the framework states (SPEC CORE-71); None: not declared."""
+    offloads: tuple[str, ...] = ()
+    """The path prefixes the framework writes offloaded parts under (SPEC STORE-30); empty: none declared."""
+    keeps: tuple[str, int] | None = None
+    """The configured retention, ``("messages", N)`` or ``("tokens", N)`` (SPEC CORE-65); None: not declared."""
+    offload_result_tokens: int | None = None
+    """The size over which the framework states it offloads a tool result, in tokens (SPEC STORE-31); None: not declared."""
     images: str = "by_url"
     """``inline``: the framework holds an image as its bytes only, so the suite draws no image referred to by URL."""
     files: str = "any"
@@ -215,6 +231,15 @@ class Capabilities:
         if self.kept_items is None:
             for clause_id in waived_by("kept_items", "none"):
                 found[clause_id] = "no kept window declared (capabilities['kept_items']): the framework states no number of items a compaction leaves"
+        if self.keeps is None:
+            for clause_id in waived_by("keeps", "none"):
+                found[clause_id] = "no retention declared (capabilities['keeps']): the configuration states no number of newest messages or tokens a compaction keeps"
+        if not self.offloads:
+            for clause_id in waived_by("offloads", "none"):
+                found[clause_id] = "no offload declared (capabilities['offloads']): the framework writes nothing it takes out of the context where its agent reads it back"
+        if self.offload_result_tokens is None:
+            for clause_id in waived_by("offload_result_tokens", "none"):
+                found[clause_id] = "no offload size declared (capabilities['offload_result_tokens']): the framework states no size past which it offloads a tool result"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found
@@ -261,6 +286,9 @@ class Capabilities:
         found |= {"request_window": self.request_window} if self.request_window is not None else {}  # written where declared
         found |= {"trimmed_result_chars": self.trimmed_result_chars} if self.trimmed_result_chars is not None else {}  # written where declared
         found |= {"kept_items": self.kept_items} if self.kept_items is not None else {}  # written where declared
+        found |= {"offloads": list(self.offloads)} if self.offloads else {}
+        found |= {"keeps": dict([self.keeps])} if self.keeps else {}
+        found |= {"offload_result_tokens": self.offload_result_tokens} if self.offload_result_tokens is not None else {}
         return found | ({"session_removes": list(self.session_removes)} if self.session_removes else {})
 
 
@@ -279,6 +307,13 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError("capabilities['usage'] is 'reported' but the compactor has no reported_usage() (SPEC COST-1)")
     if known.get("run_messages") == "reported" and not callable(getattr(compactor, "reported_run", None)):
         raise CapabilityError("capabilities['run_messages'] is 'reported' but the compactor has no reported_run() (SPEC STORE-22)")
+    offloads = _offloads(raw.get("offloads"))
+    try:
+        keeps = retention.parse(raw.get("keeps"))
+    except retention.RetentionError as error:
+        raise CapabilityError(str(error)) from error
+    if offloads and not callable(getattr(compactor, "read_offload", None)):
+        raise CapabilityError("capabilities['offloads'] is declared but the compactor has no read_offload(path) (SPEC STORE-30)")
     try:
         trigger = parse(raw.get("trigger"))
     except TriggerError as error:
@@ -289,6 +324,8 @@ def declared(compactor: Any) -> Capabilities:
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
         trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), kept_items=_kept(raw.get("kept_items")),
+        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), offloads=offloads, keeps=keeps,
+        offload_result_tokens=_cap(raw.get("offload_result_tokens"), "offload_result_tokens", "the tokens past which a tool result is offloaded"),
     )  # fmt: skip
 
 
@@ -337,11 +374,23 @@ def _kept(raw: Any) -> int | None:
 
 def _positive(raw: Any, key: str, what: str) -> int | None:
     """A declared count, or None when not declared; raises `CapabilityError` for anything but a positive integer."""
+def _cap(raw: Any, key: str = "trimmed_result_chars", what: str = "the characters a shortened tool result keeps") -> int | None:
+    """A declared size (SPEC CORE-40, STORE-31); raises `CapabilityError` for anything but a positive integer."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
         raise CapabilityError(f"capabilities[{key!r}] is {raw!r}; expected {what}, a positive integer")
     return raw
+
+
+def _offloads(raw: Any) -> tuple[str, ...]:
+    """The declared offload path prefixes (SPEC STORE-30); raises `CapabilityError` for anything but a
+    non-empty list of distinct strings starting with ``/``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)) or not raw or not all(isinstance(p, str) and p.startswith("/") and len(p) > 1 for p in raw) or len(set(raw)) != len(raw):
+        raise CapabilityError(f"capabilities['offloads'] is {raw!r}; expected a non-empty list of distinct path prefixes, each starting with '/'")
+    return tuple(raw)
 
 
 def _providers(raw: Any, key: str = "providers") -> tuple[str, ...]:

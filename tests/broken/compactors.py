@@ -1316,6 +1316,34 @@ def trims_past_its_cap(settings: Any) -> _TrimsPastItsCap:
     return _TrimsPastItsCap(settings)
 
 
+def offloads_to_one_file(settings: Any) -> Any:
+    """Offloads every large tool result to one file, each overwriting the one before (STORE-30; deepagents#6302)."""
+    from broken.offloading import OffloadsToOneFile
+
+    return OffloadsToOneFile(settings)
+
+
+def keeps_results_it_cannot_offload(settings: Any) -> Any:
+    """Keeps a large tool result whole when its call id makes a file name over 255 bytes (STORE-31; deepagents#5560)."""
+    from broken.offloading import KeepsResultsItCannotOffload
+
+    return KeepsResultsItCannotOffload(settings)
+
+
+def archives_without_media(settings: Any) -> Any:
+    """Archives the history it replaces without its images (STORE-30; deepagents#6503)."""
+    from broken.offloading import ArchivesWithoutMedia
+
+    return ArchivesWithoutMedia(settings)
+
+
+def keeps_fewer_than_declared(settings: Any) -> Any:
+    """Declares a retention of 8 messages and keeps 3 after its summary (CORE-65; deepagents#1485)."""
+    from broken.offloading import KeepsFewerThanDeclared
+
+    return KeepsFewerThanDeclared(settings)
+
+
 def drops_middle_tool_round(settings: Any) -> _DropsMiddleToolRound:
     """Keeps the oldest tool round and the last K, dropping the tool rounds between (CORE-30)."""
     return _DropsMiddleToolRound(settings)
@@ -1481,6 +1509,10 @@ CONTROLS: dict[str, Control] = {
     "stringifies_media": Control("CORE-43", ("core",), r"holds [\d,]+ characters of the base64 data of an? (image|file) of the history as text", reason_id="media-data-as-text"),
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
     "masks_instead_of_sliding": Control("CORE-71", ("core",), r"a history of \d+ items compacted to \d+, over the 6 the framework states it keeps", reason_id="kept-items-over-window"),
+    "offloads_to_one_file": Control("STORE-30", ("core",), r"replaces the tool result for call .* and names '/offloaded/result', which hold another text", reason_id="offload-not-the-result"),
+    "archives_without_media": Control("STORE-30", ("core",), r"names '/offloaded/history.md', which hold nothing of its (image|file) part", reason_id="offload-archive-incomplete"),
+    "keeps_fewer_than_declared": Control("CORE-65", ("core",), r"the output ends with \d+ of the input's newest messages as they were, fewer than the \d+ its declared retention of 8 messages keeps", reason_id="kept-fewer-than-declared"),
+    "keeps_results_it_cannot_offload": Control("STORE-31", ("core",), r"a result of about \d+ tokens is kept whole in the output, over the 200 tokens", reason_id="large-result-not-offloaded"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {
     "restates_kept_calls": Control("CORE-50", ("core",), r"written by the compaction, restates call 'call_\w+', which output item \d+ \(assistant\) also sends as it is", reason_id="call-restated-and-sent"),

@@ -1,0 +1,69 @@
+"""Deep Agents with a user's ``SummarizationMiddleware`` passed to ``create_deep_agent`` (SPEC CORE-65):
+``path: "user_middleware"``.
+
+deepagents documents customising summarization by passing LangChain's ``SummarizationMiddleware`` in
+``create_deep_agent(middleware=[...])``. Which middleware then summarizes is ``create_deep_agent``'s
+doing (up to 0.7.0b1 it appended the user's after its own; from 0.7.0 a user middleware named like a
+built-in one replaces it in place), so the adapter does not rebuild the stack: it calls
+``create_deep_agent(model, middleware=[user's, recorder], backend=...)`` and invokes the agent's own
+graph on the history. The recorder, the innermost middleware, takes the messages of the model request
+every summarization before it passed on, and answers it (the agent ends); those messages are the
+output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input_tokens`` profile of
+``window``, so every summary either middleware writes is a request the suite sees.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from ._common import capabilities, make, requires
+from .langchain import approximate_tokens, chat_model, compacting, langchain_messages
+
+EXTRA = "deepagents"
+SESSION_KEY = "_summarization_session_id"
+
+
+def _recorder(sent: list[Any]) -> Any:
+    """An innermost ``AgentMiddleware`` that keeps the request's messages and answers without a model call."""
+    middleware = requires("langchain.agents.middleware", EXTRA)
+    lc = requires("langchain_core.messages", EXTRA)
+
+    class CompactionSuiteRecorder(middleware.AgentMiddleware):  # type: ignore[name-defined]
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            sent[:] = list(request.messages)
+            answer = lc.AIMessage(content="done")
+            response = getattr(middleware, "ModelResponse", None)
+            return response(result=[answer]) if response is not None else answer
+
+    return CompactionSuiteRecorder()
+
+
+def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
+    """``create_deep_agent(model, middleware=[SummarizationMiddleware(model, trigger=("tokens",
+    user_trigger_tokens), keep=("messages", user_keep_messages)), recorder], backend=FilesystemBackend(...))``
+    invoked on the history; declares the user's ``keep`` (CORE-65)."""
+    deepagents = requires("deepagents", EXTRA)
+    backends = requires("deepagents.backends", EXTRA)
+    lcmw = requires("langchain.agents.middleware", EXTRA)
+    window, keep = int(o["window"]), int(o["user_keep_messages"])
+    model = chat_model(settings, o, profile={"max_input_tokens": window})
+    user = lcmw.SummarizationMiddleware(model=model, trigger=("tokens", int(o["user_trigger_tokens"])), keep=("messages", keep))
+    sent: list[Any] = []
+    folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-stack-")
+    backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
+    agent = deepagents.create_deep_agent(model=model, middleware=[user, _recorder(sent)], backend=backend)
+    extra = {SESSION_KEY: "session_compaction_suite"} if SESSION_KEY in getattr(agent, "channels", {}) else {}
+
+    def invoked(converted: list[Any]) -> list[Any]:
+        sent.clear()
+        agent.invoke({"messages": list(converted), **extra})
+        return list(sent)
+
+    def estimate(history: Any) -> int:
+        return approximate_tokens(langchain_messages(o, history))
+
+    declared = {**capabilities("outside"), "keeps": {"messages": keep}}
+    compactor = make("deepagents.create_deep_agent[middleware=SummarizationMiddleware]", {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
+    compactor.offload = folder
+    return compactor

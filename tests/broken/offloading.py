@@ -1,0 +1,116 @@
+"""Negative controls of SPEC STORE-30 and STORE-31: compactors that offload what they take out of the
+context to a store of their own (a dict of paths), each wrong in one way a framework was."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from compaction_suite.reference.summary import summary_message, transcript
+
+
+class _Offloads:
+    """Offloads each tool result over `LIMIT` tokens (chars/4) to ``PREFIX`` + a name, leaving a notice
+    naming the path in its place; ``read_offload`` reads the store."""
+
+    PREFIX = "/offloaded/"
+    LIMIT = 200
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "offloads": [PREFIX], "offload_result_tokens": LIMIT}
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.profiles = {"core"}
+        self.store: dict[str, bytes] = {}
+
+    def read_offload(self, path: str) -> bytes | None:
+        return self.store.get(path)
+
+    def name(self, message: dict) -> str | None:
+        """The file a result goes to, or None when it cannot be written."""
+        return message.get("tool_call_id") or "unknown"
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        return [self._offloaded(m) if m.get("role") == "tool" else m for m in messages]
+
+    def _offloaded(self, message: dict) -> dict:
+        text = message.get("content")
+        if not isinstance(text, str) or len(text) <= 4 * self.LIMIT:
+            return message
+        name = self.name(message)
+        if name is None:
+            return message
+        path = self.PREFIX + name
+        self.store[path] = text.encode()
+        return dict(message, content=f"Result too large, saved to {path}\n{text[:80]}")
+
+
+class OffloadsToOneFile(_Offloads):
+    """Writes every large result to one file, each overwriting the one before, as deepagents did for
+    results answering calls without an id (deepagents#6302: ``/large_tool_results/unknown``)."""
+
+    def name(self, message: dict) -> str | None:
+        return "result"
+
+
+class KeepsResultsItCannotOffload(_Offloads):
+    """Names each file after the call id and keeps a result whole when the name is over 255 bytes, the
+    usual file-name limit (deepagents#5560: LiteLLM's Gemini ids)."""
+
+    def name(self, message: dict) -> str | None:
+        name = super().name(message)
+        return name if name is not None and len(name.encode()) <= 255 else None
+
+
+class ArchivesWithoutMedia(_Offloads):
+    """Replaces all but the last ``keep_recent_rounds`` messages' worth of history by a message naming an
+    archive that holds their text only, the images left out (deepagents#6503: the compact_conversation
+    tool's archive)."""
+
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "offloads": [_Offloads.PREFIX]}
+    KEEP = 4
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+        cut = len(rest) - self.KEEP
+        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
+            cut -= 1
+        if cut <= 0:
+            return messages
+        older = [_text_only(m) for m in rest[:cut]]
+        path = self.PREFIX + "history.md"
+        self.store[path] = transcript(older).encode()
+        return [*system, summary_message(f"The conversation so far is archived at {path}."), *rest[cut:]]
+
+
+def _text_only(message: dict) -> dict:
+    content = message.get("content")
+    if isinstance(content, list):
+        return dict(message, content=" ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"))
+    return message
+
+
+class KeepsFewerThanDeclared:
+    """Declares a retention of 8 messages and summarizes all but the newest 3, as deepagents' own
+    middleware did ahead of a user's (deepagents#1485: its share, not the user's ``keep``)."""
+
+    DECLARED, KEPT = 8, 3
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "keeps": {"messages": DECLARED}}
+
+    def __init__(self, settings: Any) -> None:
+        from compaction_suite.reference.conformance_factory import seed_000
+
+        self.inner = seed_000(settings)
+        self.profiles = {"core"}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        """Seed 000's compaction, its kept tail cut to the newest `KEPT` messages (a round's start)."""
+        out = self.inner.compact(messages, iteration=iteration)
+        if out == messages:
+            return out
+        written = [m for m in out if m not in messages]
+        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+        cut = len(rest) - self.KEPT
+        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
+            cut -= 1
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        return [*system, *written, *rest[max(cut, 0) :]]
