@@ -323,9 +323,9 @@ def declared(compactor: Any) -> Capabilities:
     return Capabilities(**known, providers=_providers(raw.get("providers")), trigger=trigger, never_compacts=never(raw.get("trigger")), summarizer_providers=summarizer, summarizer_window=_window(raw.get("summarizer_window")),
         reactive_window=_window(raw.get("reactive_window"), "reactive_window", "the context window of the agent's model on its reactive path"), session_removes=removes,
         request_window=_window(raw.get("request_window"), "request_window", "the context window of the agent's model its loop sends whole requests to"),
-        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), kept_items=_kept(raw.get("kept_items")),
-        trimmed_result_chars=_cap(raw.get("trimmed_result_chars")), offloads=offloads, keeps=keeps,
-        offload_result_tokens=_cap(raw.get("offload_result_tokens"), "offload_result_tokens", "the tokens past which a tool result is offloaded"),
+        trimmed_result_chars=_positive(raw.get("trimmed_result_chars"), "trimmed_result_chars", "the characters a shortened tool result keeps"),
+        kept_items=_positive(raw.get("kept_items"), "kept_items", "the items a compaction leaves"), offloads=offloads, keeps=keeps,
+        offload_result_tokens=_positive(raw.get("offload_result_tokens"), "offload_result_tokens", "the tokens past which a tool result is offloaded"),
     )  # fmt: skip
 
 
@@ -362,20 +362,9 @@ def _window(raw: Any, key: str = "summarizer_window", what: str = "the summarize
     return raw
 
 
-def _cap(raw: Any) -> int | None:
-    """A declared tool-result cap (SPEC CORE-40); raises `CapabilityError` for anything but a positive integer."""
-    return _positive(raw, "trimmed_result_chars", "the characters a shortened tool result keeps")
-
-
-def _kept(raw: Any) -> int | None:
-    """A declared kept window (SPEC CORE-71); raises `CapabilityError` for anything but a positive integer."""
-    return _positive(raw, "kept_items", "the items a compaction leaves")
-
-
 def _positive(raw: Any, key: str, what: str) -> int | None:
-    """A declared count, or None when not declared; raises `CapabilityError` for anything but a positive integer."""
-def _cap(raw: Any, key: str = "trimmed_result_chars", what: str = "the characters a shortened tool result keeps") -> int | None:
-    """A declared size (SPEC CORE-40, STORE-31); raises `CapabilityError` for anything but a positive integer."""
+    """A declared count or size (SPEC CORE-40, CORE-71, STORE-31), or None when not declared; raises
+    `CapabilityError` for anything but a positive integer."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
