@@ -128,6 +128,21 @@ class CapabilityError(ValueError):
     """A ``capabilities`` declaration the suite cannot read (a contract error)."""
 
 
+UNDECLARED: dict[str, tuple[str, str]] = {
+    "reactive_window": ("no reactive window declared", "the target reduces after no provider overflow answer"),
+    "usage": ("no usage report declared", "the target offers no reported_usage() of its framework's own usage"),
+    "run_messages": ("no run report declared", "the target offers no reported_run() of the messages its framework reports as a run's new ones"),
+    "request_window": ("no request window declared", "the target replays no history through its agent loop's model requests"),
+    "trimmed_result_chars": ("no tool-result cap declared", "the framework states no size for a result it shortens"),
+    "kept_items": ("no kept window declared", "the framework states no number of items a compaction leaves"),
+    "keeps": ("no retention declared", "the configuration states no number of newest messages or tokens a compaction keeps"),
+    "offloads": ("no offload declared", "the framework writes nothing it takes out of the context where its agent reads it back"),
+    "offload_result_tokens": ("no offload size declared", "the framework states no size past which it offloads a tool result"),
+}
+"""The declarations whose absence (None, ``"none"`` or nothing) makes clauses `not-applicable`
+(`Capabilities.waived`): what is not declared, and why the clauses cannot be judged without it."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     called: str = "anytime"
@@ -213,33 +228,10 @@ class Capabilities:
             if not set(operations) & set(self.session_removes):
                 said = f"declared capabilities {{'session_removes': {list(self.session_removes)}}}" if self.session_removes else "no session removal declared (capabilities['session_removes'])"
                 found[clause_id] = f"{said}: the session has no {' or '.join(operations)} to run before a compaction"
-        if self.reactive_window is None:
-            for clause_id in waived_by("reactive_window", "none"):
-                found[clause_id] = "no reactive window declared (capabilities['reactive_window']): the target reduces after no provider overflow answer"
-        if self.usage == "none":
-            for clause_id in waived_by("usage", "none"):
-                found[clause_id] = "no usage report declared (capabilities['usage']): the target offers no reported_usage() of its framework's own usage"
-        if self.run_messages == "none":
-            for clause_id in waived_by("run_messages", "none"):
-                found[clause_id] = "no run report declared (capabilities['run_messages']): the target offers no reported_run() of the messages its framework reports as a run's new ones"
-        if self.request_window is None:
-            for clause_id in waived_by("request_window", "none"):
-                found[clause_id] = "no request window declared (capabilities['request_window']): the target replays no history through its agent loop's model requests"
-        if self.trimmed_result_chars is None:
-            for clause_id in waived_by("trimmed_result_chars", "none"):
-                found[clause_id] = "no tool-result cap declared (capabilities['trimmed_result_chars']): the framework states no size for a result it shortens"
-        if self.kept_items is None:
-            for clause_id in waived_by("kept_items", "none"):
-                found[clause_id] = "no kept window declared (capabilities['kept_items']): the framework states no number of items a compaction leaves"
-        if self.keeps is None:
-            for clause_id in waived_by("keeps", "none"):
-                found[clause_id] = "no retention declared (capabilities['keeps']): the configuration states no number of newest messages or tokens a compaction keeps"
-        if not self.offloads:
-            for clause_id in waived_by("offloads", "none"):
-                found[clause_id] = "no offload declared (capabilities['offloads']): the framework writes nothing it takes out of the context where its agent reads it back"
-        if self.offload_result_tokens is None:
-            for clause_id in waived_by("offload_result_tokens", "none"):
-                found[clause_id] = "no offload size declared (capabilities['offload_result_tokens']): the framework states no size past which it offloads a tool result"
+        for key, (missing, why) in UNDECLARED.items():
+            if getattr(self, key) in (None, "none", ()):
+                for clause_id in waived_by(key, "none"):
+                    found[clause_id] = f"{missing} (capabilities[{key!r}]): {why}"
         for clause_id in formats.other_formats_clauses(self.wire_format):
             found.setdefault(clause_id, f"{self._format_said()}: checked on another wire format's histories")
         return found

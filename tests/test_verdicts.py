@@ -41,7 +41,7 @@ NO_REMOVALS = {cid for op in ("pop", "remove", "clear") for cid in waived_by("se
 def test_independent_correct_compactors_conform(target: str, tmp_path: Path) -> None:
     report = check(target, (), tmp_path, exit_code=0)
     assert report["verdict"] == "conforms"
-    no_rules = set(waived_by("providers", "openai")) | set(waived_by("trigger", "none")) | set(waived_by("summarizer_window", "none")) | set(waived_by("reactive_window", "none")) | set(waived_by("request_window", "none")) | set(waived_by("trimmed_result_chars", "none")) | set(waived_by("kept_items", "none")) | set(waived_by("usage", "none")) | set(waived_by("run_messages", "none")) | set(waived_by("offloads", "none")) | set(waived_by("offload_result_tokens", "none"))  # the default providers add no rules (CORE-17); no trigger (FIRE-1, FIRE-2), summarizer window (WIN-1), reactive window (FIRE-5), request window (FIRE-7) tool-result cap (CORE-40), kept window (CORE-71), usage report (COST-1, COST-2), run report (STORE-22) or offloads (STORE-30, STORE-31) declared
+    no_rules = set(waived_by("providers", "openai")) | set(waived_by("trigger", "none")) | set(waived_by("summarizer_window", "none")) | set(waived_by("reactive_window", "none")) | set(waived_by("request_window", "none")) | set(waived_by("trimmed_result_chars", "none")) | set(waived_by("kept_items", "none")) | set(waived_by("usage", "none")) | set(waived_by("run_messages", "none")) | set(waived_by("offloads", "none")) | set(waived_by("offload_result_tokens", "none")) | set(waived_by("keeps", "none"))  # the default providers add no rules (CORE-17); no trigger (FIRE-1, FIRE-2), summarizer window (WIN-1), reactive window (FIRE-5), request window (FIRE-7) tool-result cap (CORE-40), kept window (CORE-71), usage report (COST-1, COST-2), run report (STORE-22), offloads (STORE-30, STORE-31) or retention (CORE-65) declared
     no_rules |= NO_REMOVALS  # no session removal declared (STORE-18, STORE-19)
     chat = {cid: c for cid, c in report["clauses"].items() if not cid.startswith(("RESP-", "ANTH-")) and cid not in no_rules}
     assert {report["clauses"][cid]["status"] for cid in no_rules} == {"not-applicable"}
@@ -115,6 +115,7 @@ def test_capabilities_default_to_the_strict_reading() -> None:
     other_formats |= set(waived_by("usage", "none"))  # COST-1, COST-2: no usage report declared
     other_formats |= set(waived_by("run_messages", "none"))  # STORE-22: no run report declared
     other_formats |= set(waived_by("offloads", "none")) | set(waived_by("offload_result_tokens", "none"))  # STORE-30, STORE-31: no offload declared
+    other_formats |= set(waived_by("keeps", "none"))  # CORE-65: no retention declared
     assert set(declared(object()).waived()) == other_formats
     assert set(declared(type("C", (), {"capabilities": {"called": "between_rounds"}})()).waived()) - other_formats == {"CORE-9"}
     with pytest.raises(CapabilityError):
@@ -202,6 +203,7 @@ def test_a_cmd_target_declares_in_its_start_answer() -> None:
     other_formats |= set(waived_by("usage", "none"))  # COST-1, COST-2: no usage report declared
     other_formats |= set(waived_by("run_messages", "none"))  # STORE-22: no run report declared
     other_formats |= set(waived_by("offloads", "none")) | set(waived_by("offload_result_tokens", "none"))  # STORE-30, STORE-31: no offload declared
+    other_formats |= set(waived_by("keeps", "none"))  # CORE-65: no retention declared
     other_formats |= set(waived_by("trigger", "size"))  # FIRE-6: a size declared, not "never"
     assert set(capabilities.waived()) - other_formats == {"CORE-9", "CORE-3"}
     assert capabilities.trigger == Trigger("messages", 20)  # declared: FIRE-1 and FIRE-2 apply
