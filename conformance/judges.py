@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import media, newest_results, placeholders, providers
 from .formats import kept_or_marked
 from .formats.responses import HOSTED_CALLS
-from .oracle import canonical, same
+from .oracle import SYSTEM_ROLES, canonical, same
 from .placeholders import stated_counts
 from .violation import Violation
 
@@ -479,10 +479,6 @@ def trimmed_results_fit(fmt: WireFormat, history: Any, out: Any, cap: int) -> Vi
 
 
 # --- CORE-71: a compaction leaves no more items than the window the framework states
-
-
-SYSTEM_ROLES = ("system", "developer")
-"""The roles of a system prompt item, which a stated window does not count (SPEC CORE-71)."""
 
 
 def kept_items_fit(fmt: WireFormat, history: Any, out: Any, window: int) -> Violation | None:

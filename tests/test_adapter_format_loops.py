@@ -331,7 +331,7 @@ def test_strands_adapter_matches_the_agent_loop():
         assert out["messages"] == _to_anthropic(window)
         compacted += len(out["messages"]) < len(history)
     assert compacted, "no history of the loop was long enough to be cut"
-    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "anytime", "system_prompt": "outside", "providers": ["anthropic", "bedrock-converse"], "trigger": {"messages": 6}}
+    assert compactor.capabilities == {"wire_format": "anthropic-messages", "called": "anytime", "system_prompt": "outside", "providers": ["anthropic", "bedrock-converse"], "trigger": {"messages": 6}, "kept_items": 6}
 
 
 def test_strands_summarizing_runs_before_model_calls_between_rounds_system_prompt_outside():

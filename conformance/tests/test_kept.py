@@ -16,7 +16,7 @@ from hypothesis import Phase, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from compaction_suite.conformance import judges
+from compaction_suite.conformance import judges, oracle
 from compaction_suite.conformance.assertions import require
 
 from .common import TARGET_FORMAT, clause, in_format, run
@@ -41,7 +41,7 @@ def test_a_compaction_leaves_at_most_the_stated_window(suite, data):
     items afterwards, system prompt aside; one returned as it came is not judged here (FIRE-1's)."""
     window = suite.capabilities.kept_items
     history = data.draw(_over(window), label="history")
-    held = [item for item in suite.format.items(history) if suite.format.role(item) not in judges.SYSTEM_ROLES]
+    held = [item for item in suite.format.items(history) if suite.format.role(item) not in oracle.SYSTEM_ROLES]
     assume(len(held) > window)
     _, out = run(suite, copy.deepcopy(history), T, max_context_tokens=1)
     require(judges.kept_items_fit(suite.format, history, out, window), history, out)
