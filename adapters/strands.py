@@ -203,13 +203,13 @@ OVERFLOW_ANSWERS: list[tuple[str, dict[str, Any]]] = [
 through ``OllamaModel`` and ``MistralModel`` on each of theirs (SPEC FIRE-5, `_strands_reactive`): whether
 the class reads its provider's words as an overflow (strands-agents/harness-sdk#2052)."""
 LOCAL_MODELS = {"ollama": "ollama", "mistral": "mistralai", "litellm": "litellm"}
+"""The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
+`OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 NO_DOCUMENTS = ("ollama",)
 """Model classes that cannot send a document block (SPEC Declarations, ``files``): Strands'
 ``OllamaModel`` raises ``TypeError: content_type=<document> | unsupported type`` on one, since
 Ollama's chat API takes text and images only (its messages' ``images``); a history holding a PDF
 is one its users cannot have, so the suite draws images only for it."""
-"""The model kinds whose client library Strands' ``anthropic`` extra does not bring, with that library:
-`OVERFLOW_ANSWERS` runs them only where it is installed (``NOT_ADAPTED`` says which were not run)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
