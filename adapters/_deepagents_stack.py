@@ -3,10 +3,14 @@
 
 deepagents documents customising summarization by passing LangChain's ``SummarizationMiddleware`` in
 ``create_deep_agent(middleware=[...])``. Which middleware then summarizes is ``create_deep_agent``'s
-doing (up to 0.7.0b1 it appended the user's after its own; from 0.7.0 a user middleware named like a
-built-in one replaces it in place), so the adapter does not rebuild the stack: it calls
-``create_deep_agent(model, middleware=[user's, recorder], backend=...)`` and invokes the agent's own
-graph on the history. The recorder, the innermost middleware, takes the messages of the model request
+doing, so the adapter does not rebuild the stack: it calls ``create_deep_agent(model, middleware=[user's,
+recorder], backend=...)`` and invokes the agent's own graph on the history. Up to 0.5.3 deepagents appends
+the user's middleware after its own; from 0.5.4 to 0.6.12 its own answers to LangChain's name, so
+``create_agent`` refuses the pair ("Please remove duplicate middleware instances.") and the user's agent
+cannot be built; from 0.7.0 (its alphas from a8) a user middleware named like a built-in one replaces it
+in place. The refusal is the framework's, so it comes out of ``compact`` (CORE-10's crash), never as a
+contract error (SPEC, "The framework matrix and releases", Decision on a documented configuration the
+framework refuses). The recorder, the innermost middleware, takes the messages of the model request
 every summarization before it passed on, and answers it (the agent ends); those messages are the
 output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input_tokens`` profile of
 ``window``, so every summary either middleware writes is a request the suite sees.
@@ -52,10 +56,17 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
     sent: list[Any] = []
     folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-stack-")
     backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
-    agent = deepagents.create_deep_agent(model=model, middleware=[user, _recorder(sent)], backend=backend)
+    agent: Any = None
+    refusal: AssertionError | None = None
+    try:
+        agent = deepagents.create_deep_agent(model=model, middleware=[user, _recorder(sent)], backend=backend)
+    except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
+        refusal = refused
     extra = {SESSION_KEY: "session_compaction_suite"} if SESSION_KEY in getattr(agent, "channels", {}) else {}
 
     def invoked(converted: list[Any]) -> list[Any]:
+        if refusal is not None:
+            raise refusal  # what the user's program meets building its agent (CORE-10)
         sent.clear()
         agent.invoke({"messages": list(converted), **extra})
         return list(sent)

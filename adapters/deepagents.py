@@ -30,8 +30,8 @@ from .langchain import approximate_tokens, chat_model, compacting, langchain_mes
 FRAMEWORK = "LangChain (deepagents)"
 SUPPORTED: dict[str, str] = {
     "deepagents": ">=0.4.5,<0.8",
-    "langchain": ">=1.3,<2",
-    "langchain-core": ">=1.6,<2",
+    "langchain": ">=1.0,<2",
+    "langchain-core": ">=1.0,<2",
     "langchain-openai": ">=1.0,<2",
 }
 """Agreed interface 3: from 0.4.5 (March 2026), the first release with ``create_summarization_middleware``,

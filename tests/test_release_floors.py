@@ -240,6 +240,32 @@ def test_deepagents_before_the_trim_keyword_refuses_only_the_configuration_that_
     assert deepagents.summarization(SETTINGS) is not None
 
 
+def test_deepagents_refusing_the_documented_user_middleware_is_its_crash_not_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """deepagents 0.5.4-0.6.12: ``create_deep_agent`` given LangChain's ``SummarizationMiddleware`` fails in
+    ``create_agent`` ("Please remove duplicate middleware instances."). The factory still builds (no
+    contract error) and every compaction raises that error, CORE-10's crash (SPEC, "The framework matrix and
+    releases", Decision on a documented configuration the framework refuses); another error building the
+    agent stays the factory's own."""
+    deepagents_module = pytest.importorskip("deepagents")
+    from compaction_suite.adapters import deepagents
+
+    def refusing(**given: object) -> object:  # double: 0.6.12's create_agent on the pair of middlewares
+        raise AssertionError("Please remove duplicate middleware instances.")
+
+    monkeypatch.setattr(deepagents_module, "create_deep_agent", refusing)
+    compactor = deepagents.user_summarization(SETTINGS)
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    with pytest.raises(AssertionError, match="Please remove duplicate middleware instances"):
+        compactor.compact(history, iteration=1)
+
+    def broken(**given: object) -> object:  # double: an error that is not the named refusal
+        raise TypeError("create_deep_agent() got an unexpected keyword argument 'backend'")
+
+    monkeypatch.setattr(deepagents_module, "create_deep_agent", broken)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        deepagents.user_summarization(SETTINGS)
+
+
 def test_langchain_middleware_that_does_not_import_beside_its_dependencies_is_a_contract_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """langchain 1.1.1 installed today: langgraph below 1.1 beside a newer langgraph-prebuilt, so
     ``langchain.agents.middleware`` raises ImportError on a name; the factory says so in one line naming
