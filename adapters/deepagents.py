@@ -46,6 +46,9 @@ SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
 (``_compute_summarization_defaults``) and appends the user's middleware after it, on LangChain 1.x (0.4.x
 was released beside langchain 1.2)."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
+SWEEP_INSTALL = (*DISTRIBUTIONS, "langchain-groq", "langchain-mistralai", "langchain-ollama")
+"""A sweep's environment also holds the provider classes the reactive path's ``model`` option names
+(`_langchain_models`), as the ``deepagents`` extra does, so those configurations run at each release."""
 EXTRA = "deepagents"
 
 DEFAULTS: dict[str, Any] = {
