@@ -40,7 +40,7 @@ def _deferred(body: Mapping[str, Any]) -> set[str]:
     }  # fmt: skip
 
 
-def _loaded(item: Mapping[str, Any]) -> set[str]:
+def loaded(item: Mapping[str, Any]) -> set[str]:
     """The function names a ``tool_search_output`` or ``additional_tools`` item makes callable (a namespace's too)."""
     names: set[str] = set()
     for tool in item.get("tools") or []:
@@ -50,27 +50,17 @@ def _loaded(item: Mapping[str, Any]) -> set[str]:
     return names
 
 
-def _searched(item: Mapping[str, Any]) -> set[str]:
-    """The words of a search call's arguments (its string values, split on whitespace)."""
-    words: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            words.update(value.split())
-        elif isinstance(value, Mapping):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(item.get("arguments"))
-    return words
+def words(value: Any) -> set[str]:
+    """The whitespace-separated words of every string in ``value`` (a search call's ``arguments``)."""
+    if isinstance(value, str):
+        return set(value.split())
+    parts = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+    return set().union(*(words(v) for v in parts))
 
 
 def _state(body: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     """(the deferred names the input loaded, the names the input's client searches asked for and did not load)."""
-    loaded: set[str] = set()
+    found: set[str] = set()
     asked: dict[str, set[str]] = {}  # call_id -> the words it searched for
     missed: set[str] = set()
     for item in body.get("input") or []:
@@ -78,12 +68,12 @@ def _state(body: Mapping[str, Any]) -> tuple[set[str], set[str]]:
             continue
         kind = item.get("type")
         if kind in ("tool_search_output", "additional_tools"):
-            loaded |= _loaded(item)
+            found |= loaded(item)
         if kind == "tool_search_call" and item.get("execution") == "client":
-            asked[str(item.get("call_id"))] = _searched(item)
+            asked[str(item.get("call_id"))] = words(item.get("arguments"))
         elif kind == "tool_search_output" and str(item.get("call_id")) in asked:
-            missed.update(n for n in _deferred(body) if n in asked[str(item.get("call_id"))] and n not in _loaded(item))
-    return loaded, missed - loaded
+            missed.update(n for n in _deferred(body) if n in asked[str(item.get("call_id"))] and n not in loaded(item))
+    return found, missed - found
 
 
 def _arguments(tool: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
@@ -104,10 +94,10 @@ def search_first(body: Mapping[str, Any], output: Sequence[Mapping[str, Any]]) -
     if tool is None:
         return None
     deferred = _deferred(body)
-    loaded, missed = _state(body)
+    found, missed = _state(body)
     names = list(dict.fromkeys(
         str(o.get("name")) for o in output
-        if o.get("type") == "function_call" and str(o.get("name")) in deferred and str(o.get("name")) not in loaded
+        if o.get("type") == "function_call" and str(o.get("name")) in deferred and str(o.get("name")) not in found
     ))  # fmt: skip
     if not names:
         return None

@@ -24,6 +24,7 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import compaction_digest, folded, responses_messages
+from ..tool_search import loaded, words
 from ..violation import Violation
 from . import WireFormat, failed_summary, kept_or_marked, same
 from .chat import content_text
@@ -426,27 +427,6 @@ def check_compacted_items_not_resent(history: Sequence[Item], out: Sequence[Item
     return None
 
 
-def _words(value: Any) -> set[str]:
-    """The whitespace-separated words of every string in ``value`` (a search call's arguments)."""
-    if isinstance(value, str):
-        return set(value.split())
-    if isinstance(value, dict):
-        return set().union(*(_words(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_words(v) for v in value)) if value else set()
-    return set()
-
-
-def _loads(item: Item) -> set[str]:
-    """The tool names a ``tool_search_output`` item loads (a namespace's functions too)."""
-    names: set[str] = set()
-    for tool in item.get("tools") or []:
-        if isinstance(tool, dict):
-            names.add(str(tool.get("name")))
-            names.update(str(t.get("name")) for t in tool.get("tools") or [] if isinstance(t, dict))
-    return names
-
-
 def check_called_tools_findable(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
     """RESP-32: a client tool search the output adds (a ``tool_search_call`` with ``execution: "client"`` not in
     the input) that names a function the input called finds it: its ``tool_search_output`` loads that function.
@@ -455,11 +435,11 @@ def check_called_tools_findable(history: Sequence[Item], out: Sequence[Item]) ->
     for j, item in enumerate(out):
         if kind(item) != "tool_search_call" or item.get("execution") != "client" or any(same(item, h) for h in history):
             continue
-        named = sorted(called & _words(item.get("arguments")))
+        named = sorted(called & words(item.get("arguments")))
         answer = next((o for o in out[j + 1 :] if kind(o) == "tool_search_output" and o.get("call_id") == item.get("call_id")), None)
-        lost = [n for n in named if answer is not None and n not in _loads(answer)]
+        lost = [n for n in named if answer is not None and n not in loaded(answer)]
         if lost:
-            return Violation("called-tool-unfindable", f"{where(out, j)} searches for {', '.join(repr(n) for n in lost)}, which the input called, and its tool_search_output loads {sorted(_loads(answer or {})) or 'no tool'}: the compaction left the model a tool it can no longer find")
+            return Violation("called-tool-unfindable", f"{where(out, j)} searches for {', '.join(repr(n) for n in lost)}, which the input called, and its tool_search_output loads {sorted(loaded(answer or {})) or 'no tool'}: the compaction left the model a tool it can no longer find")
     return None
 
 
