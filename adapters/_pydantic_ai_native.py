@@ -161,8 +161,9 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
     return out, instructions
 
 
-def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, Any]) -> list[Any]:
-    """One tool per name the step calls, answering each call with the history's output for it."""
+def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, Any], deferred: Sequence[str] = ()) -> list[Any]:
+    """One tool per name the step calls, answering each call with the history's output for it; the ``deferred``
+    names (`TOOL_SEARCH`) too, each hidden until a search finds it (``defer_loading``)."""
 
     pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
 
@@ -170,23 +171,54 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
         output = outputs[ctx.tool_call_id]  # an image or a PDF as the tool returns it (pydantic-ai's BinaryContent)
         return output if isinstance(output, str) else _user_content(pm, output)
 
-    names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
+    names = dict.fromkeys([*(str(i.get("name")) for i in step if item_kind(i) == "function_call"), *deferred])
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
-    return [
+    made = [
         pydantic_ai.Tool.from_schema(answer, name=name, description=f"{name} (replayed)", json_schema=schema, takes_ctx=True)
         for name in names
     ]
+    for tool in made:
+        tool.defer_loading = tool.name in deferred
+    return made
+
+
+TOOL_SEARCH_MODEL = "gpt-5.4"
+"""The model of a run with tool search: the first OpenAI family pydantic-ai offers the provider's own
+``tool_search`` on (``profiles/openai.py``, 2.25.0 and later), client-executed with a search strategy of the
+user's (`by_name`)."""
+
+
+def by_name(_ctx: Any, queries: Sequence[str], tool_defs: Sequence[Any]) -> list[str]:
+    """A user's search strategy (``ToolSearch(strategy=...)``): the tools whose name is a word of a query."""
+    words = {w for q in queries for w in str(q).split()}
+    return [t.name for t in tool_defs if t.name in words]
+
+
+def searchable(pydantic_ai: Any, history: list[Any], names: Sequence[str]) -> tuple[list[Any], list[Any]]:
+    """(``history`` with the search round pydantic-ai records before the first call of each deferred tool, the
+    ``ToolSearch`` capability searching them with `by_name`), for a run whose tools the history calls are
+    deferred (pydantic/pydantic-ai#7189: ToolSearch beside a compaction)."""
+    from ._common import CannotDrive
+    from ._pydantic_ai_loop import with_searches
+
+    capabilities = __import__("pydantic_ai.capabilities", fromlist=["AbstractCapability"])
+    if not hasattr(capabilities, "ToolSearch"):
+        raise CannotDrive("pydantic_ai:openai_compaction (tool_search)", "pydantic-ai-slim", "ToolSearch is missing")
+    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    return with_searches(pm, history, set(names)), [capabilities.ToolSearch(strategy=by_name)]
 
 
 async def run(
     items: list[dict[str, Any]], settings: Any, capability: Any, model_settings: dict[str, Any] | None = None,
-    *, between_turns: Callable[[list[Any]], list[Any]] | None = None,
+    *, between_turns: Callable[[list[Any]], list[Any]] | None = None, tool_search: bool = False,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """What pydantic-ai's agent sends the model after the history's last step, with ``capability`` (and
     ``model_settings`` beside the script: ``openai_previous_response_id='auto'`` chains each request to the
     last response, the input then read as the chain the double resolves, `Chains`). Where the step ends the
     turn (a final answer), the next request is the next turn's: ``between_turns`` is what the messages go
-    through before it (the user's store: a UI protocol's dump and load)."""
+    through before it (the user's store: a UI protocol's dump and load). With ``tool_search`` every tool the
+    history calls is deferred and found by the provider's client-executed tool search (`searchable`); a run the
+    model ends before the step (its search found nothing, `tool_search.search_first`) is read at its last request."""
     import openai
     import pydantic_ai
     from pydantic_ai.models.openai import OpenAIResponsesModel
@@ -199,18 +231,22 @@ async def run(
         return list(items)  # no run of pydantic-ai's loop ends in this history
     before, step, outputs = plan
     calls = any(item_kind(i) == "function_call" for i in step)
-    seen: list[int] = []
+    stepped: list[bool] = []
+    last: list[dict[str, Any]] = []
     chains = Chains()
+    marks = {json.dumps(i, sort_keys=True) for i in step}
 
     async def read(request: Any) -> None:  # an httpx.Request of the client openai uses
         if request.url.path.rstrip("/").endswith("/responses"):
-            seen.append(1)
             body = chains.resolved(request)
-            if len(seen) == 2 and body is not None:  # the request after the step (and its outputs) is recorded
+            if stepped and body is not None:  # the request after the step (and its outputs) is recorded
                 raise Sent(body)
+            last[:] = [body] if body is not None else []
 
     async def answered(response: Any) -> None:  # its httpx.Response
-        await chains.keep(response)
+        output = await chains.keep(response)
+        if any(json.dumps(o, sort_keys=True) in marks for o in output):
+            stepped.append(True)  # the double answered the step (not a search before it)
 
     try:
         to_messages(items, "openai")
@@ -220,11 +256,13 @@ async def run(
     client = openai.AsyncOpenAI(
         base_url=settings.base_url, api_key=settings.api_key, http_client=http, timeout=settings.summarizer_timeout, max_retries=0
     )
-    model = OpenAIResponsesModel(MODEL_NAME, provider=OpenAIProvider(openai_client=client))
+    model = OpenAIResponsesModel(TOOL_SEARCH_MODEL if tool_search else MODEL_NAME, provider=OpenAIProvider(openai_client=client))
     history, instructions = to_messages(before, model.system)
+    deferred = list(dict.fromkeys(str(i.get("name")) for i in items if item_kind(i) == "function_call")) if tool_search else []
+    history, searching = searchable(pydantic_ai, history, deferred) if tool_search else (history, [])
     agent = pydantic_ai.Agent(
-        model, instructions="\n\n".join(instructions) or None, tools=tools(pydantic_ai, step, outputs),
-        capabilities=[capability], model_settings=cast(Any, {**(model_settings or {}), "extra_body": {SCRIPTED: step}}),
+        model, instructions="\n\n".join(instructions) or None, tools=tools(pydantic_ai, step, outputs, deferred),
+        capabilities=[capability, *searching], model_settings=cast(Any, {**(model_settings or {}), "extra_body": {SCRIPTED: step}}),
     )  # fmt: skip
     try:
         try:
@@ -237,6 +275,8 @@ async def run(
             if sent is None:
                 raise
             return _output(sent, probe=not calls)
+        if tool_search and not stepped and last:
+            return _output(last[0], probe=False)  # the model ended the run before the step
         raise RuntimeError("pydantic-ai sent no request after the history's last step")
     finally:
         await client.close()
@@ -264,12 +304,15 @@ class Chains:
         self._sent[id(request)] = {k: v for k, v in body.items() if k != self._scripted}
         return self._sent[id(request)]
 
-    async def keep(self, response: Any) -> None:
+    async def keep(self, response: Any) -> list[dict[str, Any]]:
+        """Keep the answer of a ``/responses`` request this client sent; its output items ([] for another)."""
         resolved = self._sent.pop(id(response.request), None)
         if resolved is None or response.status_code != 200:
-            return
+            return []
         await response.aread()
-        self._store.keep(resolved, json.loads(response.content))
+        answer = json.loads(response.content)
+        self._store.keep(resolved, answer)
+        return [o for o in answer.get("output") or [] if isinstance(o, dict)]
 
 
 def _sent(error: BaseException | None) -> dict[str, Any] | None:
@@ -281,8 +324,16 @@ def _sent(error: BaseException | None) -> dict[str, Any] | None:
     return None
 
 
+def _drawn_search(item: dict[str, Any]) -> bool:
+    """Whether ``item`` is a search round `searchable` drew (pydantic-ai sends it back as a ``tool_search_call``
+    and its ``tool_search_output``): not the history's, so left out of the output, as the loop leaves it out."""
+    from ._pydantic_ai_loop import SEARCH_ID
+
+    return item_kind(item) in ("tool_search_call", "tool_search_output") and str(item.get("call_id", "")).startswith(SEARCH_ID)
+
+
 def _output(body: dict[str, Any], *, probe: bool) -> list[dict[str, Any]]:
-    items = [dict(i) for i in body.get("input") or []]
+    items = [dict(i) for i in body.get("input") or [] if not _drawn_search(i)]
     if probe:
         last = items[-1] if items else {}
         if not (item_kind(last) == "message" and last.get("role") == "user" and _text(last.get("content")) == PROBE):

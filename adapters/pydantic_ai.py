@@ -94,7 +94,7 @@ other drawn part; the harness's own example (50,000) is beyond any drawn history
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
-DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request", "persisted": None}
+DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request", "persisted": None, "tool_search": False}
 """``OpenAICompaction``'s own default mode, stateful; the threshold is given (without one the API picks its own,
 which the double does not model: SPEC Decision on server-side compaction). ``previous_response_id: "auto"`` is
 the model setting ``openai_previous_response_id='auto'``: each request chains to the last response's id and
@@ -645,7 +645,9 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
     """pydantic-ai's ``OpenAICompaction(stateless=..., message_count_threshold=... | token_threshold=...)`` in an
     ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double (`_pydantic_ai_native.run`).
     ``persisted``: where the history is kept between the turn that ends the history and the next one
-    (`PERSISTED`; pydantic/pydantic-ai#6123: before 2.27.0 the Vercel AI adapter dropped ``CompactionPart``)."""
+    (`PERSISTED`; pydantic/pydantic-ai#6123: before 2.27.0 the Vercel AI adapter dropped ``CompactionPart``).
+    ``tool_search``: the tools the history calls are deferred and found by the provider's client-executed tool
+    search, each found before its first call (`_pydantic_ai_native.searchable`; pydantic/pydantic-ai#7189)."""
     from . import _pydantic_ai_native as native
     from ._common import accepts
     from ._native import declared
@@ -676,7 +678,7 @@ def openai_compaction(settings: Any, **given: Any) -> Any:
     between_turns = _persisted(o["persisted"])
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return await native.run(items, settings, openai_models.OpenAICompaction(**size), chained, between_turns=between_turns)
+        return await native.run(items, settings, openai_models.OpenAICompaction(**size), chained, between_turns=between_turns, tool_search=bool(o["tool_search"]))
 
     capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}  # its Responses model records no custom tool call
     return make("pydantic_ai.OpenAICompaction", {"core"}, run, declared=capabilities, is_async=True)

@@ -276,3 +276,31 @@ def _message_ids_as_held(items: list[Item]) -> list[Item]:
     if not _REBUILT_ITEMS[0]:
         return items
     return [{k: v for k, v in i.items() if k not in ("id", "status")} if kind(i) == "message" else i for i in items]
+
+
+
+AGAIN = "Check that again, please."
+"""The prompt of the turn `reaching_again` adds."""
+
+
+def reaching_again(items: list[Item]) -> list[Item]:
+    """``items`` up to the model's last answer (an assistant message after which every call is answered), then a
+    new turn whose first step calls again the last function called before it, with the same arguments, answered
+    with the same output: a model reaching again for a tool it used before (RESP-32: after a compaction at the
+    turn's start, the tool must still be found). ``items`` when it holds no such answer after a call."""
+    kinds = [i.get("type", "message") for i in items]
+    outputs = {str(i.get("call_id")): i for i in items if kinds[items.index(i)] == "function_call_output"} if items else {}
+    for end in range(len(items), 0, -1):
+        last = items[end - 1]
+        if not (kinds[end - 1] == "message" and last.get("role") == "assistant"):
+            continue
+        before = items[:end]
+        calls = [i for i in before if i.get("type") == "function_call"]
+        answered = {str(i.get("call_id")) for i in before if i.get("type") == "function_call_output"}
+        if not calls or any(str(c.get("call_id")) not in answered for c in calls):
+            continue
+        call = calls[-1]
+        again = {"type": "function_call", "id": "fc_again", "call_id": "call_again", "name": call.get("name"), "arguments": call.get("arguments"), "status": "completed"}
+        output = {"type": "function_call_output", "call_id": "call_again", "output": outputs[str(call.get("call_id"))].get("output")}
+        return [*before, {"type": "message", "role": "user", "content": AGAIN}, again, output]
+    return items

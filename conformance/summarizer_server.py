@@ -73,7 +73,7 @@ from werkzeug.wrappers import Request, Response
 
 from compaction_suite.text import count_tokens, message_text, prompt_tokens
 
-from . import anthropic_compaction, converse, eventstream, media, overflow, providers, tool_call_answers
+from . import anthropic_compaction, converse, eventstream, media, overflow, providers, tool_call_answers, tool_search
 from .response_chains import Refusal, ResponseStore
 from .summarizer_apis import (
     ANTHROPIC,
@@ -818,7 +818,9 @@ class SummarizerServer:
     def _scripted(self, request: Request, api: Api) -> Response:
         """An agent's model scripted by its caller (`summarizer_apis.SCRIPTED`): its chain resolved and
         judged by the API's rules as any request's, then answered with the scripted items and stored; with
-        server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`)."""
+        server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`).
+        A scripted call of a deferred tool the input has not loaded is preceded by the model's client tool
+        search for it (`tool_search.search_first`)."""
         body, output, problem = self._scripted_request(request, api, "items")
         if problem is not None:
             return problem
@@ -831,6 +833,7 @@ class SummarizerServer:
         messages = api.as_messages(resolved)
         prompt = prompt_tokens(messages)
         compacted = server_compaction(resolved, deterministic_summary(messages), prompt)
+        output = tool_search.search_first(resolved, output) or output  # a deferred tool is searched for first
         answered = scripted_body(resolved, [compacted, *output] if compacted else output, prompt)
         self._bill(request.path, "model", prompt, answered["usage"]["output_tokens"])
         self._chains.keep(resolved, answered)

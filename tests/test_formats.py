@@ -439,3 +439,30 @@ def test_core11_in_responses_reads_a_user_message_re_encoded_by_the_compact_endp
     empty = {"type": "compaction", "id": "cmp_x", "encrypted_content": ""}
     assert responses.check_no_failed_summary(RESPONSES_HISTORY, [*RESPONSES_HISTORY[:1], reencoded, *RESPONSES_HISTORY[7:]]) is None
     assert "item 2 (compaction cmp_x) is new" in (responses.check_no_failed_summary(RESPONSES_HISTORY, [*RESPONSES_HISTORY[:1], reencoded, empty, *RESPONSES_HISTORY[7:]]) or "")
+
+
+def test_a_tool_the_input_called_stays_findable_after_the_compaction() -> None:
+    """RESP-32 on hand-made outputs: a client search the output adds for a tool the input called fails when its
+    answer loads nothing and passes when it loads the tool; a search for a tool never called, one already in the
+    input, and one unanswered pass."""
+    from compaction_suite.conformance.responses_histories import AGAIN, reaching_again
+
+    history = [
+        {"type": "message", "role": "user", "content": "read it"},
+        {"type": "function_call", "call_id": "call_1", "name": "readFile", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "text"},
+        {"type": "message", "role": "assistant", "content": "done"},
+    ]
+    search = {"type": "tool_search_call", "call_id": "call_s", "execution": "client", "arguments": {"queries": ["readFile"]}}
+    found = {"type": "tool_search_output", "call_id": "call_s", "execution": "client", "tools": [{"type": "function", "name": "readFile"}]}
+    lost = {**found, "tools": []}
+    violation = responses.check_called_tools_findable(history, [search, lost])
+    assert violation is not None and violation.reason_id == "called-tool-unfindable"
+    assert responses.check_called_tools_findable(history, [search, found]) is None
+    assert responses.check_called_tools_findable(history, [{**search, "arguments": {"queries": ["runCommand"]}}, lost]) is None
+    assert responses.check_called_tools_findable([*history, search, lost], [search, lost]) is None
+    assert responses.check_called_tools_findable(history, [search]) is None
+    again = reaching_again(history)
+    assert again[:4] == history and again[4]["content"] == AGAIN
+    assert (again[5]["name"], again[5]["arguments"], again[6]["output"]) == ("readFile", "{}", "text")
+    assert reaching_again(history[:1]) == history[:1]

@@ -361,3 +361,40 @@ def test_pydantic_ai_adapter_at_turn_start_waits_when_the_prompt_follows_a_calls
     compacts = [e for e in server.exchanges if e.request.path.endswith("/responses/compact")]
     assert len(compacts) == 1 and compacts[0].request.body["input"][-1].get("role") == "assistant"  # the answer ending the history
     assert out[0].get("type") == "compaction"
+
+
+def test_the_double_searches_for_a_deferred_tool_before_calling_it():
+    """A scripted call of a deferred function the input has not loaded, in a request offering client tool search,
+    is answered with the model's ``tool_search_call`` for it (in the declared schema); once that search loaded
+    nothing, with an assistant message; a loaded tool, or a request without client search, gets the script."""
+    from compaction_suite.conformance.tool_search import search_first
+
+    search = {"type": "tool_search", "execution": "client", "parameters": {"type": "object", "properties": {"queries": {"type": "array"}}}}
+    body = {"tools": [search, {"type": "function", "name": "read_file", "defer_loading": True}], "input": [{"role": "user", "content": "hi"}]}
+    step = [dict(CALL)]
+    (asked,) = search_first(body, step) or []
+    assert asked["type"] == "tool_search_call" and asked["execution"] == "client" and asked["arguments"] == {"queries": ["read_file"]}
+    answered = {"type": "tool_search_output", "call_id": asked["call_id"], "execution": "client", "status": "completed"}
+    loaded = {**body, "input": [*body["input"], asked, {**answered, "tools": [{"type": "function", "name": "read_file"}]}]}
+    assert search_first(loaded, step) is None
+    (said,) = search_first({**body, "input": [*body["input"], asked, {**answered, "tools": []}]}, step) or []
+    assert said["type"] == "message" and "read_file" in said["content"][0]["text"]
+    assert search_first({**body, "tools": body["tools"][1:]}, step) is None
+
+
+def test_pydantic_ai_adapter_tool_search_finds_the_tool_again_after_the_compaction(server):
+    """``openai_compaction(tool_search=True)``: the history's tools are deferred, found before their first call; after
+    the stateless compaction the model searches for the step's tool again (the double), and this release (2.26.0
+    and later, pydantic/pydantic-ai#7189) finds it: the output holds the search, its answer loading the tool, then
+    the step's call and output, and RESP-32 passes."""
+    pytest.importorskip("pydantic_ai.capabilities", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import openai_compaction
+    from compaction_suite.conformance.formats.responses import check_called_tools_findable
+
+    compactor = openai_compaction(connected(Settings(), server.base_url), stateless=True, message_count_threshold=8, tool_search=True)
+    history = _items(TURNS)
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    kinds = [i.get("type", "message") for i in out]
+    assert kinds.count("compaction") == 1 and kinds[-4:] == ["tool_search_call", "tool_search_output", "function_call", "function_call_output"]
+    assert [t["name"] for t in out[-3]["tools"]] == ["read_file"]
+    assert check_called_tools_findable(history, out) is None

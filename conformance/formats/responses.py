@@ -24,6 +24,7 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
 from ..summarizer_apis import compaction_digest, folded, responses_messages
+from ..tool_search import loaded, words
 from ..violation import Violation
 from . import WireFormat, failed_summary, kept_or_marked, same
 from .chat import content_text
@@ -49,9 +50,13 @@ OPAQUE = (
     "item_reference", "file_search_call", "web_search_call", "computer_call", "computer_call_output",
     "local_shell_call", "local_shell_call_output", "shell_call_output",
     "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", *HOSTED_CALLS,
+    "tool_search_call", "tool_search_output", "additional_tools",
 )
 """Item types the Responses API accepts in ``input`` whose own fields no clause here judges (a hosted
-call's pairing with its reasoning is RESP-3's, as any item's)."""
+call's pairing with its reasoning is RESP-3's, as any item's). Tool search's items (a ``tool_search_call``,
+its ``tool_search_output`` loading deferred tools, and an ``additional_tools`` item declaring tools mid-input)
+are the input item types of openai 3.57.0 (``types/responses/response_input_item_param.py``: ``ToolSearchCall``,
+``AdditionalTools``; ``response_tool_search_output_item_param_param.py``); pydantic-ai sends them with deferred tools (RESP-32)."""
 PART_TYPES = ("input_text", "input_image", "input_file", "input_audio", "output_text", "refusal")
 
 Item = dict[str, Any]
@@ -422,6 +427,22 @@ def check_compacted_items_not_resent(history: Sequence[Item], out: Sequence[Item
     return None
 
 
+def check_called_tools_findable(history: Sequence[Item], out: Sequence[Item]) -> Violation | None:
+    """RESP-32: a client tool search the output adds (a ``tool_search_call`` with ``execution: "client"`` not in
+    the input) that names a function the input called finds it: its ``tool_search_output`` loads that function.
+    The compaction took the model's earlier discovery away, not the tool (pydantic/pydantic-ai#7189)."""
+    called = {str(i.get("name")) for i in history if kind(i) == "function_call"}
+    for j, item in enumerate(out):
+        if kind(item) != "tool_search_call" or item.get("execution") != "client" or any(same(item, h) for h in history):
+            continue
+        named = sorted(called & words(item.get("arguments")))
+        answer = next((o for o in out[j + 1 :] if kind(o) == "tool_search_output" and o.get("call_id") == item.get("call_id")), None)
+        lost = [n for n in named if answer is not None and n not in loaded(answer)]
+        if lost:
+            return Violation("called-tool-unfindable", f"{where(out, j)} searches for {', '.join(repr(n) for n in lost)}, which the input called, and its tool_search_output loads {sorted(loaded(answer or {})) or 'no tool'}: the compaction left the model a tool it can no longer find")
+    return None
+
+
 # --- what an output holds of its input (CORE-11, CORE-12, CORE-14 in Responses items)
 
 
@@ -494,7 +515,7 @@ def check_system_kept(history: Sequence[Item], out: Sequence[Item]) -> Violation
 
 
 def structural(history: Any, out: Any) -> dict[str, Violation | None]:
-    """RESP-1..RESP-7, RESP-9 and RESP-20 on one output (SPEC Part A, "Every output")."""
+    """RESP-1..RESP-7, RESP-9, RESP-20 and RESP-32 on one output (SPEC Part A, "Every output")."""
     items, before = _items(out), _items(history)
     found: dict[str, Violation | None] = {"RESP-6": invalid(out, before or ())}
     if items is None or before is None:
@@ -507,6 +528,7 @@ def structural(history: Any, out: Any) -> dict[str, Violation | None]:
     found["RESP-7"] = check_system_kept(before, items)
     found["RESP-9"] = check_reasoning_opaque(before, items)
     found["RESP-20"] = check_compacted_items_not_resent(before, items)
+    found["RESP-32"] = check_called_tools_findable(before, items)
     return found
 
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.assertions import current, require
 from compaction_suite.conformance.formats import anthropic, responses
+from compaction_suite.conformance.responses_histories import reaching_again
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 from compaction_suite.conformance.violation import Violation, crashed
@@ -143,6 +144,15 @@ def test_reasoning_items_kept_opaque(suite, history, iteration, force):
 @clause("RESP-20")
 @given(history=drawn(responses, min_rounds=4, max_rounds=14), iteration=iterations, force=forced)
 def test_compacted_items_not_resent(suite, history, iteration, force):
+    judged(suite, history, iteration, force)
+
+
+@RESPONSES
+@clause("RESP-32")
+@given(history=responses.histories(min_rounds=4, max_rounds=14).map(reaching_again).map(as_declared), iteration=iterations, force=forced)
+def test_called_tools_stay_findable(suite, history, iteration, force):
+    """Histories ending in a turn whose first step calls again a tool an earlier turn called (`reaching_again`:
+    the model reaching for it after a compaction at the turn's start)."""
     judged(suite, history, iteration, force)
 
 

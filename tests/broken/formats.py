@@ -300,6 +300,24 @@ class _CompactedItemsResent(ResponsesCompacting):
         return out[: fresh[-1]] + folded + out[fresh[-1] :]
 
 
+class _SearchLosesCalledTool(ResponsesCompacting):
+    def compact(self, items, *, iteration):
+        out = super().compact(items, iteration=iteration)
+        called = [i.get("name") for i in items if _kind(i) == "function_call"]
+        if out == items or not called:
+            return out
+        search = {"type": "tool_search_call", "id": "tsc_broken", "call_id": "call_broken_search", "execution": "client", "status": "completed", "arguments": {"queries": [called[0]]}}
+        found = {"type": "tool_search_output", "call_id": "call_broken_search", "execution": "client", "status": "completed", "tools": []}
+        return [*out, search, found]
+
+
+def SearchLosesCalledTool(settings):
+    """After its compaction, searches for a tool the input called and finds nothing (RESP-32: the tool a compaction
+    took the discovery of is no longer findable; pydantic/pydantic-ai#7189)."""
+    correct = compacting_factory(settings)
+    return _SearchLosesCalledTool(correct.client, correct.model, correct.threshold_iterations, correct.keep_turns)
+
+
 def CompactedItemsResent(settings):
     """Keeps the older calls, outputs and reasoning items it sent the compact endpoint, before the compaction
     item standing for them (RESP-20: the API reads both, so the compaction reduces nothing; pydantic/pydantic-ai#7224)."""
@@ -376,6 +394,7 @@ CONTROLS: dict[str, Control] = {
     "CompactionDuplicated": Control("RESP-5", ("core",), r"\(compaction \w+\) duplicates compaction item"),
     "ChatRoleItem": Control("RESP-6", ("core",), r"unknown role 'tool'"),
     "DeveloperDropped": Control("RESP-7", ("core",), r"system/developer message item \d+ .* is missing or altered"),
+    "SearchLosesCalledTool": Control("RESP-32", ("core",), r"\(tool_search_call call_broken_search\) searches for '\w+', which the input called, and its tool_search_output loads no tool", reason_id="called-tool-unfindable"),
     "CompactsPendingCall": Control("RESP-8", ("core",), r"a history waiting for a tool result was changed"),
     "ResultWithoutUse": Control("ANTH-1", ("core",), r"tool_result '\w+' has no tool_use in the message before it"),
     "UseWithoutResult": Control("ANTH-2", ("core",), r"tool_use '\w+' has 0 tool_result blocks in the next message"),
