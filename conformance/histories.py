@@ -9,7 +9,8 @@ The vocabulary of a history:
 - ``system_prompts()``: a ``system`` (or ``developer``) message.
 - ``earlier_summaries()``: a ``user`` message starting with ``[Context Summary]``,
   as an earlier compaction leaves it (SPEC SUM-2), placed right after the system prompts.
-- ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"),
+- ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"), some pasting
+  several lines (a traceback, log lines, a command's output),
   with plain or multimodal (text and image parts) content.
 - ``assistant_replies()``: a bare assistant text reply.
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
@@ -277,9 +278,38 @@ def _correction(draw: st.DrawFn) -> str:
     return f"No, that's wrong. {draw(text(max_words=10))}"
 
 
+PASTED_ONE_IN = 4
+"""One user turn in this many (of those not a correction) pastes what the user saw: a traceback, a log
+excerpt or a command's output, several lines in one string (SPEC Part A, Decision: pasted text)."""
+PASTED_LEADS = (
+    "I get this error when I run {command}, can you tell me what is wrong?",
+    "Here is the output of {command} from the build machine, what failed?",
+    "This is what the {word} {other} logged before it stopped:",
+)
+
+
+def _pasted(draw: st.DrawFn) -> str:
+    """A request pasting several lines the user copied (a Python traceback, log lines, a command's
+    output), as users paste them: a lead sentence, a blank line, then the lines (SPEC Part A)."""
+    lead = _pick(draw, PASTED_LEADS).format(command=_pick(draw, COMMANDS), word=_pick(draw, WORDS), other=_pick(draw, WORDS))
+    kind = draw(_below(3))
+    if kind == 0:
+        start = draw(_below(len(CODE_LINES)))
+        frames = [f'  File "{_pick(draw, PATHS)}", line {1 + draw(_below(900))}, in handler\n    {CODE_LINES[(start + n) % len(CODE_LINES)].strip()}' for n in range(1 + draw(_below(3)))]
+        lines = ["Traceback (most recent call last):", *frames, f"ValueError: {draw(text(max_words=6))}"]
+    elif kind == 1:
+        lines = [draw(_LOG_LINE) for _ in range(2 + draw(_below(4)))]
+    else:
+        lines = [f"$ {_pick(draw, COMMANDS)}", *(draw(_LOG_LINE) for _ in range(1 + draw(_below(4))))]
+    return "\n".join([lead, "", *lines])
+
+
 @st.composite
 def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message:
-    words = _correction(draw) if corrections and _one_in(draw, 4) else _question(draw)
+    if corrections and _one_in(draw, 4):
+        words = _correction(draw)
+    else:
+        words = _pasted(draw) if _one_in(draw, PASTED_ONE_IN) else _question(draw)
     if multimodal and _one_in(draw, 6):
         return {"role": "user", "content": [{"type": "text", "text": words}, *draw(multimodal_contents())]}
     return {"role": "user", "content": words}
@@ -288,7 +318,8 @@ def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message
 @_cached
 def user_turns(*, corrections: bool = True, multimodal: bool = True) -> SearchStrategy[Message]:
     """A ``user`` message: a question or instruction, or (one in four, with ``corrections``)
-    a correction such as "No, use pytest instead of unittest.".
+    a correction such as "No, use pytest instead of unittest."; one in `PASTED_ONE_IN` of the others
+    pastes several lines (a traceback, log lines, a command's output) in its string (`_pasted`).
 
     With ``multimodal``, one in six has list content: a text part, then
     `multimodal_contents`; the others have string content.
