@@ -10,7 +10,7 @@ The vocabulary of a history:
 - ``earlier_summaries()``: a ``user`` message starting with ``[Context Summary]``,
   as an earlier compaction leaves it (SPEC SUM-2), placed right after the system prompts.
 - ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"), some pasting
-  several lines (a traceback, log lines, a command's output),
+  several lines (a traceback, log lines, a command's output, a document's paragraphs),
   with plain or multimodal (text and image parts) content.
 - ``assistant_replies()``: a bare assistant text reply.
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
@@ -112,6 +112,7 @@ __all__ = [
     "latest_task_list",
     "long_tool_outputs",
     "multimodal_contents",
+    "pasted_documents",
     "real_traffic",
     "system_prompts",
     "task_lists",
@@ -259,7 +260,9 @@ def system_prompts() -> SearchStrategy[Message]:
 
 def _question(draw: st.DrawFn) -> str:
     """A plain request: a templated question, one about a path, or free-form words."""
-    kind = draw(_below(3))
+    kind = draw(_below(4))
+    if kind == 3:
+        return _document(draw)
     if kind == 0:
         return f"How do I {draw(text(max_words=4))}?"
     if kind == 1:
@@ -270,7 +273,9 @@ def _question(draw: st.DrawFn) -> str:
 def _correction(draw: st.DrawFn) -> str:
     """A user correcting the agent, e.g. "No, use pytest instead of unittest."."""
     instead, of = _pick(draw, ALTERNATIVES)
-    kind = draw(_below(3))
+    kind = draw(_below(4))
+    if kind == 3:
+        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
     if kind == 0:
         return f"No, use {instead} instead of {of}."
     if kind == 1:
@@ -286,13 +291,21 @@ PASTED_LEADS = (
     "Here is the output of {command} from the build machine, what failed?",
     "This is what the {word} {other} logged before it stopped:",
 )
+DOCUMENT_BREAKS = ("\u2028", "\u0085")
+"""The line breaks text copied from a document carries inside a paragraph, which are not ``\n``: U+2028 LINE
+SEPARATOR (a layout program's forced line break, InDesign's among them; JavaScript strings) and U+0085 NEXT
+LINE (the EBCDIC line end, which text converted from a mainframe file carries). Python's ``str.splitlines``
+breaks at both, as at ``\n``."""
 
 
 def _pasted(draw: st.DrawFn) -> str:
     """A request pasting several lines the user copied (a Python traceback, log lines, a command's
-    output), as users paste them: a lead sentence, a blank line, then the lines (SPEC Part A)."""
+    output, a document's paragraphs whose layout lines break at U+2028 or U+0085), as users paste them:
+    a lead sentence, a blank line, then the lines (SPEC Part A)."""
     lead = _pick(draw, PASTED_LEADS).format(command=_pick(draw, COMMANDS), word=_pick(draw, WORDS), other=_pick(draw, WORDS))
-    kind = draw(_below(3))
+    kind = draw(_below(4))
+    if kind == 3:
+        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
     if kind == 0:
         start = draw(_below(len(CODE_LINES)))
         frames = [f'  File "{_pick(draw, PATHS)}", line {1 + draw(_below(900))}, in handler\n    {CODE_LINES[(start + n) % len(CODE_LINES)].strip()}' for n in range(1 + draw(_below(3)))]
@@ -302,6 +315,33 @@ def _pasted(draw: st.DrawFn) -> str:
     else:
         lines = [f"$ {_pick(draw, COMMANDS)}", *(draw(_LOG_LINE) for _ in range(1 + draw(_below(4))))]
     return "\n".join([lead, "", *lines])
+
+
+def _document(draw: st.DrawFn) -> str:
+    """A lead sentence, a blank line, then one or two paragraphs copied from a document (`_paragraph`)."""
+    return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
+
+
+@st.composite
+def _paragraphs(draw: st.DrawFn) -> str:
+    """A paragraph copied from a document: two or three sentences, the lines of its layout broken by one
+    of `DOCUMENT_BREAKS` rather than ``\n`` (SPEC Part A, Decision: pasted text)."""
+    return _pick(draw, DOCUMENT_BREAKS).join(f"{draw(text(min_words=3, max_words=9))}." for _ in range(2 + draw(_below(2))))
+
+
+_paragraph = _paragraphs()
+
+
+@st.composite
+def _pasted_documents(draw: st.DrawFn) -> Message:
+    return {"role": "user", "content": _document(draw)}
+
+
+@_cached
+def pasted_documents() -> SearchStrategy[Message]:
+    """A ``user`` message pasting a document's paragraphs: a lead sentence, a blank line, then one or two
+    paragraphs whose layout lines break at one of `DOCUMENT_BREAKS` (the kind of `_pasted` a test forces)."""
+    return _pasted_documents()
 
 
 @st.composite
