@@ -9,7 +9,8 @@ The vocabulary of a history:
 - ``system_prompts()``: a ``system`` (or ``developer``) message.
 - ``earlier_summaries()``: a ``user`` message starting with ``[Context Summary]``,
   as an earlier compaction leaves it (SPEC SUM-2), placed right after the system prompts.
-- ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"),
+- ``user_turns()``: questions, instructions and corrections ("No, use X instead of Y"), some pasting
+  several lines (a traceback, log lines, a command's output, a document's paragraphs),
   with plain or multimodal (text and image parts) content.
 - ``assistant_replies()``: a bare assistant text reply.
 - ``tool_rounds()``: an assistant message with parallel ``tool_calls`` followed by one
@@ -111,6 +112,7 @@ __all__ = [
     "latest_task_list",
     "long_tool_outputs",
     "multimodal_contents",
+    "pasted_documents",
     "real_traffic",
     "system_prompts",
     "task_lists",
@@ -258,7 +260,9 @@ def system_prompts() -> SearchStrategy[Message]:
 
 def _question(draw: st.DrawFn) -> str:
     """A plain request: a templated question, one about a path, or free-form words."""
-    kind = draw(_below(3))
+    kind = draw(_below(4))
+    if kind == 3:
+        return _document(draw)
     if kind == 0:
         return f"How do I {draw(text(max_words=4))}?"
     if kind == 1:
@@ -269,7 +273,9 @@ def _question(draw: st.DrawFn) -> str:
 def _correction(draw: st.DrawFn) -> str:
     """A user correcting the agent, e.g. "No, use pytest instead of unittest."."""
     instead, of = _pick(draw, ALTERNATIVES)
-    kind = draw(_below(3))
+    kind = draw(_below(4))
+    if kind == 3:
+        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
     if kind == 0:
         return f"No, use {instead} instead of {of}."
     if kind == 1:
@@ -277,9 +283,73 @@ def _correction(draw: st.DrawFn) -> str:
     return f"No, that's wrong. {draw(text(max_words=10))}"
 
 
+PASTED_ONE_IN = 4
+"""One user turn in this many (of those not a correction) pastes what the user saw: a traceback, a log
+excerpt or a command's output, several lines in one string (SPEC Part A, Decision: pasted text)."""
+PASTED_LEADS = (
+    "I get this error when I run {command}, can you tell me what is wrong?",
+    "Here is the output of {command} from the build machine, what failed?",
+    "This is what the {word} {other} logged before it stopped:",
+)
+DOCUMENT_BREAKS = ("\u2028", "\u0085")
+"""The line breaks text copied from a document carries inside a paragraph, which are not ``\n``: U+2028 LINE
+SEPARATOR (a layout program's forced line break, InDesign's among them; JavaScript strings) and U+0085 NEXT
+LINE (the EBCDIC line end, which text converted from a mainframe file carries). Python's ``str.splitlines``
+breaks at both, as at ``\n``."""
+
+
+def _pasted(draw: st.DrawFn) -> str:
+    """A request pasting several lines the user copied (a Python traceback, log lines, a command's
+    output, a document's paragraphs whose layout lines break at U+2028 or U+0085), as users paste them:
+    a lead sentence, a blank line, then the lines (SPEC Part A)."""
+    lead = _pick(draw, PASTED_LEADS).format(command=_pick(draw, COMMANDS), word=_pick(draw, WORDS), other=_pick(draw, WORDS))
+    kind = draw(_below(4))
+    if kind == 3:
+        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
+    if kind == 0:
+        start = draw(_below(len(CODE_LINES)))
+        frames = [f'  File "{_pick(draw, PATHS)}", line {1 + draw(_below(900))}, in handler\n    {CODE_LINES[(start + n) % len(CODE_LINES)].strip()}' for n in range(1 + draw(_below(3)))]
+        lines = ["Traceback (most recent call last):", *frames, f"ValueError: {draw(text(max_words=6))}"]
+    elif kind == 1:
+        lines = [draw(_LOG_LINE) for _ in range(2 + draw(_below(4)))]
+    else:
+        lines = [f"$ {_pick(draw, COMMANDS)}", *(draw(_LOG_LINE) for _ in range(1 + draw(_below(4))))]
+    return "\n".join([lead, "", *lines])
+
+
+def _document(draw: st.DrawFn) -> str:
+    """A lead sentence, a blank line, then one or two paragraphs copied from a document (`_paragraph`)."""
+    return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
+
+
+@st.composite
+def _paragraphs(draw: st.DrawFn) -> str:
+    """A paragraph copied from a document: two or three sentences, the lines of its layout broken by one
+    of `DOCUMENT_BREAKS` rather than ``\n`` (SPEC Part A, Decision: pasted text)."""
+    return _pick(draw, DOCUMENT_BREAKS).join(f"{draw(text(min_words=3, max_words=9))}." for _ in range(2 + draw(_below(2))))
+
+
+_paragraph = _paragraphs()
+
+
+@st.composite
+def _pasted_documents(draw: st.DrawFn) -> Message:
+    return {"role": "user", "content": _document(draw)}
+
+
+@_cached
+def pasted_documents() -> SearchStrategy[Message]:
+    """A ``user`` message pasting a document's paragraphs: a lead sentence, a blank line, then one or two
+    paragraphs whose layout lines break at one of `DOCUMENT_BREAKS` (the kind of `_pasted` a test forces)."""
+    return _pasted_documents()
+
+
 @st.composite
 def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message:
-    words = _correction(draw) if corrections and _one_in(draw, 4) else _question(draw)
+    if corrections and _one_in(draw, 4):
+        words = _correction(draw)
+    else:
+        words = _pasted(draw) if _one_in(draw, PASTED_ONE_IN) else _question(draw)
     if multimodal and _one_in(draw, 6):
         return {"role": "user", "content": [{"type": "text", "text": words}, *draw(multimodal_contents())]}
     return {"role": "user", "content": words}
@@ -288,7 +358,8 @@ def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message
 @_cached
 def user_turns(*, corrections: bool = True, multimodal: bool = True) -> SearchStrategy[Message]:
     """A ``user`` message: a question or instruction, or (one in four, with ``corrections``)
-    a correction such as "No, use pytest instead of unittest.".
+    a correction such as "No, use pytest instead of unittest."; one in `PASTED_ONE_IN` of the others
+    pastes several lines (a traceback, log lines, a command's output) in its string (`_pasted`).
 
     With ``multimodal``, one in six has list content: a text part, then
     `multimodal_contents`; the others have string content.

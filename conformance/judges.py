@@ -9,6 +9,7 @@ None raises on a malformed output: judging malformed output is the structural cl
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -642,6 +643,44 @@ def transcript_whole(fmt: WireFormat, history: Any, out: Any, exchanges: Sequenc
     return None
 
 
+# --- CORE-61: a transcript the compactor writes itself gives each message record a role
+
+RECORD_ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function"})
+"""The roles a message record may name (CORE-61): the message roles of every wire format."""
+
+
+def _records(text: str) -> Iterable[dict[str, Any]]:
+    """The JSON objects ``text`` holds outside one another (a transcript's records), left to right."""
+    decoder, at = json.JSONDecoder(), text.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        if isinstance(value, dict):
+            yield value
+        at = text.find("{", end)
+
+
+def transcript_roles(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange] = ()) -> Violation | None:
+    """CORE-61: a message the compaction wrote without a summarizer, holding messages as JSON records
+    (``{"role": ..., "content": ...}``), names in each a message role: one of `RECORD_ROLES`, or one an
+    input item or a record the input itself holds names. A record of a made-up role (a record re-read as
+    a ``role: text`` line, its role the text before the first colon) is a message whose speaker the next
+    model cannot tell, however whole its letters."""
+    if exchanges or not fmt.well_formed(out) or same(history, out):
+        return None
+    known = RECORD_ROLES | {str(fmt.role(item)) for item in fmt.items(history)}
+    known |= {r["role"] for s in strings(history) for r in _records(s) if isinstance(r.get("role"), str)}
+    for j, item in new_items(fmt, history, out):
+        made_up = [r for r in _records(_written_text(item, ())) if isinstance(r.get("role"), str) and r["role"] not in known] if not call_ids(item) else []
+        if made_up:
+            role = made_up[0]["role"]
+            return Violation("transcript-record-role-made-up", f"{_where(fmt, out, j)}, written by the compaction with no summarizer call, holds a message record of role {role!r}, a role no message has ({len(made_up)} such record(s), {_preview(made_up[0])}): the next model cannot tell who said it")
+    return None
+
+
 # --- CORE-31: an image or file does not vanish from a kept item without a word
 
 
@@ -820,7 +859,7 @@ def media_data_in_text(fmt: WireFormat, history: Any, out: Any) -> Violation | N
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43, CORE-50 and CORE-60 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43, CORE-50, CORE-60 and CORE-61 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -832,6 +871,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-43": media_data_in_text(fmt, history, out),
         "CORE-50": restated_calls(fmt, history, out, exchanges),
         "CORE-60": transcript_whole(fmt, history, out, exchanges),
+        "CORE-61": transcript_roles(fmt, history, out, exchanges),
     }
 
 

@@ -612,6 +612,31 @@ def test_core60_a_transcript_keeping_a_messages_first_line_fails_and_one_keeping
     assert judges.transcript_whole(RESP, items, [cut, *items]) is None  # the message is still sent
 
 
+def test_core61_a_record_reread_as_a_line_fails_and_records_of_real_roles_pass() -> None:
+    """CORE-61: a transcript the compaction wrote without a summarizer holding a JSON record whose role is
+    the start of another record (a record split at U+2028 and read back as a ``role: text`` line,
+    openai/openai-agents-python#4787) fails with ``transcript-record-role-made-up``, though every letter of
+    the message is there; records of real roles pass, as do a role the input's own records name and the
+    same transcript beside a summarizer's answer."""
+    ask = "I copied this from the design document:\n\nThe cache keeps entries\u2028for ten minutes."
+    items = [{"type": "message", "role": "user", "content": ask}, {"type": "message", "role": "user", "content": "Hand this to the specialist."}]
+    reread = {"role": '{"role"', "content": ask.replace("\u2028", "\n")}
+    garbled = {"role": "assistant", "content": "<CONVERSATION HISTORY>\n1. " + json.dumps(reread, ensure_ascii=False) + "\n</CONVERSATION HISTORY>"}
+    found = judges.transcript_roles(RESP, items, [garbled, items[1]])
+    assert found is not None and found.reason_id == "transcript-record-role-made-up" and "role '{\"role\"'" in found
+    assert judges.transcript_whole(RESP, items, [garbled, items[1]]) is None  # its letters all survive: CORE-60 passes
+    whole = {"role": "assistant", "content": "<CONVERSATION HISTORY>\n1. " + json.dumps({"role": "user", "content": ask}, ensure_ascii=False) + "\n</CONVERSATION HISTORY>"}
+    assert judges.transcript_roles(RESP, items, [whole, items[1]]) is None
+    quoted = [{"type": "message", "role": "user", "content": 'My log holds {"role": "planner", "content": "step 1"}'}, items[1]]
+    written = {"role": "assistant", "content": '1. {"role": "planner", "content": "step 1"}'}
+    assert judges.transcript_roles(RESP, quoted, [written, items[1]]) is None  # a role the input's own record names
+
+    class Answer:
+        answer = "The user pasted a design note."
+
+    assert judges.transcript_roles(RESP, items, [garbled, items[1]], [Answer()]) is None  # type: ignore[list-item]
+
+
 def test_core43_a_preview_of_a_content_lists_repr_fails_and_the_image_kept_or_named_passes() -> None:
     """CORE-43: an older ``function_call_output`` whose content list (a caption and an inline image)
     a trimmer shortened to a header and a slice of ``str()`` of the list holds the image's base64 data

@@ -162,3 +162,22 @@ def test_a_chain_of_two_handoffs_with_said_messages_nests_twice():
     assert judges.transcript_whole(responses_format.FORMAT, history, returned) is None
     with pytest.raises(ValueError, match="hops must be 1 or 2"):
         handoff_history(Settings(), hops=3)
+
+
+def test_a_pasted_document_comes_back_of_a_made_up_role_after_the_second_hop():
+    """``said`` and ``hops=2`` on a user message pasting a document's paragraphs (Decision: pasted text): the
+    first handoff writes it as a JSON record holding U+2028 as it is, and the second splits the transcript with
+    ``str.splitlines`` and reads the broken record as a ``role: text`` line, so the third agent's transcript
+    holds it as a record whose role is the broken record's first key ('{"type"' for an input item,
+    '{"role"' for an easy input message: openai/openai-agents-python#4787, still so at this release):
+    CORE-61 finds it; its letters are all there, so CORE-60 does not."""
+    from compaction_suite.adapters.openai_agents import handoff_history
+    from compaction_suite.conformance import judges
+
+    ask = "I copied this from the cache design document, does it still hold?\n\nEntries live ten minutes.\u2028A miss reads the database."
+    history = [{"type": "message", "role": "user", "content": ask}, *REASONED[1:]]
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), said=True, hops=2).compact(history, iteration=1))
+    found = judges.transcript_roles(responses_format.FORMAT, history, returned)
+    assert found is not None and found.reason_id == "transcript-record-role-made-up" and "record of role '{\"" in found
+    assert judges.transcript_whole(responses_format.FORMAT, history, returned) is None

@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import judges, newest_results, oracle, providers, shapes
 from compaction_suite.conformance.assertions import current, require
-from compaction_suite.conformance.histories import assistant_replies, file_parts, image_parts, media_round, user_turns
+from compaction_suite.conformance.histories import (
+    IMAGE_HOST,
+    assistant_replies,
+    file_parts,
+    image_parts,
+    media_round,
+    pasted_documents,
+    user_turns,
+)
 from compaction_suite.conformance.histories import histories as raw_histories
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
@@ -276,6 +284,29 @@ def test_summary_stands_for_an_answer(suite, history):
     require(judges.summary_stands_for_answer(suite.format, history, out, suite.server.exchanges), history, out)
 
 
+IMAGES_BY_URL = st.builds(
+    lambda side, seed: {"type": "image_url", "image_url": {"url": f"{IMAGE_HOST}{side:02d}-{seed:08x}.png"}},
+    st.sampled_from((8, 32, 64)),
+    st.integers(0, 2**32 - 1),
+)
+"""An image referred to by an https URL, as `histories.image_parts` draws one in three."""
+
+
+@TARGET_FORMAT
+@clause("CORE-12")
+@FEW
+@given(history=histories(min_rounds=8, max_rounds=12, multimodal=False, in_flight=False), parts=st.lists(IMAGES_BY_URL, min_size=1, max_size=2))
+def test_summary_of_an_image_stands_for_an_answer(suite, history, parts):
+    """A summary replacing an item that refers to an image by URL answers a request that held the URL
+    (CORE-12 Decision: media; langchain-ai/deepagents#2873): the media round comes first, in what the
+    target summarizes, so every example has an image to hold (forced, not left to the draw)."""
+    if not declared_capabilities().image_urls:
+        pytest.skip("the target declares images: inline (no image is referred to by URL)")
+    subject_history = summarizing(suite, _with_early_media(history, parts))
+    out = _forced(suite, subject_history)
+    require(judges.summary_stands_for_answer(suite.format, subject_history, out, suite.server.exchanges), subject_history, out)
+
+
 @TARGET_FORMAT
 @clause("CORE-13")
 @FEW
@@ -397,6 +428,29 @@ def test_a_transcript_carries_each_message_whole(suite, history):
     judged on every output too."""
     out = _forced(suite, history)
     require(judges.transcript_whole(suite.format, history, out, suite.server.exchanges), history, out)
+
+
+@TARGET_FORMAT
+@clause("CORE-61")
+@FEW
+@given(history=histories(min_rounds=8, max_rounds=12, multimodal=False), pasted=pasted_documents())
+def test_a_transcript_names_each_record_by_a_role(suite, history, pasted):
+    """SHOULD: a message the compaction writes without a summarizer names each message record it holds by
+    a message role (openai/openai-agents-python#4787: a record re-read at a Unicode line boundary came back
+    of role '{"role"'); the first user turn pastes a document's paragraphs (forced: their layout lines
+    break at U+2028 or U+0085); judged on every output too."""
+    subject_history = _with_early_turn(history, pasted)
+    out = _forced(suite, subject_history)
+    require(judges.transcript_roles(suite.format, subject_history, out, suite.server.exchanges), subject_history, out)
+
+
+def _with_early_turn(history: list[dict], message: dict) -> Any:
+    """``history`` (chat-completions) with ``message`` first after its system prompts (older than any tail
+    a compactor keeps), in the target's format."""
+    fmt = target_format()
+    lead = next((i for i, m in enumerate(history) if m.get("role") not in oracle.SYSTEM_ROLES), len(history))
+    out = fmt.from_chat([*history[:lead], message, {"role": "assistant", "content": "I read it; I will check it against the code."}, *history[lead:]])
+    return fmt.without_system(out) if declared_capabilities().system_outside else out
 
 
 @TARGET_FORMAT

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from compaction_suite.conformance import run_messages
 from compaction_suite.conformance.assertions import require
+from compaction_suite.conformance.histories import tool_rounds, user_turns
 
 from .common import clause, histories, run
 
@@ -33,9 +34,24 @@ def answered(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*history, {"role": "assistant", "content": ANSWER}]
 
 
+LAST_TURN_ROUNDS = (2, 3)
+"""Tool rounds in the replayed last turn: a run of several model steps, so a window moving inside the run
+removes messages of the run itself (pydantic/pydantic-ai#3983's shape), whatever the earlier rounds drew."""
+
+
+@st.composite
+def _ending_in_a_tool_loop(draw: st.DrawFn, before: st.SearchStrategy[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A history from ``before``, then a last user turn of `LAST_TURN_ROUNDS` tool rounds and an answer:
+    the run STORE-22 judges is forced to take several steps (SPEC STORE-22), not left to the draw."""
+    history = draw(before) + [draw(user_turns(multimodal=False))]
+    for _ in range(draw(st.integers(*LAST_TURN_ROUNDS))):
+        history += draw(tool_rounds(max_calls=2))
+    return answered(history)
+
+
 @clause("STORE-22")
 @RUN_SWEEP
-@given(history=histories(min_rounds=4, max_rounds=8, max_parallel_calls=2, earlier_summary=False, multimodal=False).map(answered), iteration=st.just(1))
+@given(history=_ending_in_a_tool_loop(histories(min_rounds=3, max_rounds=7, max_parallel_calls=2, earlier_summary=False, multimodal=False)), iteration=st.just(1))
 def test_new_messages_are_what_the_run_added(suite, history, iteration):
     """The messages the framework reports as a run's new ones are exactly those of its history after
     the run that the run added: a store of the run's input followed by them is that history."""

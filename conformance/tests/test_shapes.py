@@ -14,14 +14,14 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from compaction_suite.conformance import formats, oracle, shapes
 from compaction_suite.conformance.assertions import CURRENT, require
 from compaction_suite.conformance.entities import entity_ids
-from compaction_suite.conformance.histories import agent_shaped
+from compaction_suite.conformance.histories import PATHS, WIDE_CALLS, agent_shaped
 from compaction_suite.conformance.settings import Settings
 from compaction_suite.conformance.suite import declared_capabilities
 from compaction_suite.conformance.violation import Violation, crashed
@@ -75,10 +75,24 @@ def passed_and_compacted(suite: Any, history: Any) -> None:
 # --- wide parallel rounds, the cut landing inside one (langchain-ai/deepagents#270)
 
 
+def widest_round(calls: int = WIDE_CALLS[1]) -> list[dict[str, Any]]:
+    """A history whose newest round is the widest a ``wide-round`` draws (`WIDE_CALLS`): ``calls`` parallel
+    ``readFile`` calls after five user turns (four answered), so a cut by message count anywhere in its last ``calls``
+    messages lands inside it, far from its call (tried first in every run: forced, not left to the draw)."""
+    ids = [f"call_wide_{n:04d}" for n in range(1, calls + 1)]
+    round_ = [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": i, "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": PATHS[n % len(PATHS)]})}} for n, i in enumerate(ids)]},
+        *({"role": "tool", "tool_call_id": i, "content": f"line {n} of {PATHS[n % len(PATHS)]}"} for n, i in enumerate(ids)),
+    ]
+    earlier = [m for path in PATHS[:4] for m in ({"role": "user", "content": f"What does {path} do?"}, {"role": "assistant", "content": f"{path} holds part of the parser."})]
+    return [*earlier, {"role": "user", "content": "Read every module and tell me which ones import json."}, *round_]
+
+
 @clause("CORE-1")
 @pytest.mark.judges("CORE-2", "CORE-4")
 @pytest.mark.shape("wide-round")
 @FORCED
+@example(history=widest_round(), iteration=T, force=True)
 @given(history=chat("wide-round"), iteration=iterations, force=st.booleans())
 def test_wide_round_cut_inside(suite, history, iteration, force):
     compacted(suite, history, iteration, force)

@@ -1121,6 +1121,28 @@ def transcript_first_lines(settings: Any) -> Wrapper:
     return Transcribe(seed_000(settings))
 
 
+def transcript_records_reread_by_line(settings: Any) -> Wrapper:
+    """Replaces the older messages with a transcript of JSON records it renders itself (no summarizer),
+    then reads each record back as a ``role: text`` line (its role the text before the first colon) and
+    renders what it read: the OpenAI Agents SDK's nested handoff history re-reading, at the next handoff,
+    a JSON record split at a Unicode line boundary (openai/openai-agents-python#4787): every role comes
+    back as '{"role"'."""
+
+    class Reread(Wrapper):
+        def compact(self, messages, *, iteration):
+            rounds = [r for r in split_rounds(messages) if r.kind != "system"]
+            if len(rounds) < 2:
+                return list(messages)
+            older = [m for r in rounds[:-1] for m in r.messages if isinstance(m.get("content"), str)]
+            read = [json.dumps({"role": m["role"], "content": m["content"]}, ensure_ascii=False).partition(":") for m in older]
+            lines = [f"{n}. " + json.dumps({"role": role.strip(), "content": text.strip()}, ensure_ascii=False) for n, (role, _, text) in enumerate(read, 1)]
+            note = {"role": "assistant", "content": "For context, the conversation so far:\n" + "\n".join(lines)}
+            system = [m for m in messages if m.get("role") in ("system", "developer")]
+            return [*system, note, *rounds[-1].messages]
+
+    return Reread(seed_000(settings))
+
+
 def drops_newest_round(settings: Any) -> Wrapper:
     """Summarizes the newest round away with the older ones: the compacted output ends at the
     summary and the round before the newest (the current task is gone)."""
@@ -1517,6 +1539,7 @@ CONTROLS: dict[str, Control] = {
 SHOULD_CONTROLS: dict[str, Control] = {
     "restates_kept_calls": Control("CORE-50", ("core",), r"written by the compaction, restates call 'call_\w+', which output item \d+ \(assistant\) also sends as it is", reason_id="call-restated-and-sent"),
     "restates_kept_messages": Control("CORE-50", ("core",), r"written by the compaction, restates the whole text of output item \d+ \((user|assistant)\)", reason_id="message-restated-and-sent"),
+    "transcript_records_reread_by_line": Control("CORE-61", ("core",), r"holds a message record of role '\{\"role\"', a role no message has", reason_id="transcript-record-role-made-up"),
     "transcript_first_lines": Control("CORE-60", ("core",), r"written by the compaction with no summarizer call, carries the start of input item \d+", reason_id="transcript-cuts-message"),
     "pads_summary": Control("CORE-7", ("core",), r"the estimate grew from \d+ to \d+ tokens"),
     "reinserts_excluded": Control("CORE-15", ("core",), r"removed \d+ tokens \(earlier summaries aside\) but reclaimed -?\d+", reason_id="little-reclaimed"),
