@@ -80,7 +80,7 @@ def widest_round(calls: int = WIDE_CALLS[1]) -> list[dict[str, Any]]:
     ``readFile`` calls after five user turns (four answered), so a cut by message count anywhere in its last ``calls``
     messages lands inside it, far from its call (tried first in every run: forced, not left to the draw)."""
     ids = [f"call_wide_{n:04d}" for n in range(1, calls + 1)]
-    round_ = [
+    round_: list[dict[str, Any]] = [
         {"role": "assistant", "content": None, "tool_calls": [{"id": i, "type": "function", "function": {"name": "readFile", "arguments": json.dumps({"path": PATHS[n % len(PATHS)]})}} for n, i in enumerate(ids)]},
         *({"role": "tool", "tool_call_id": i, "content": f"line {n} of {PATHS[n % len(PATHS)]}"} for n, i in enumerate(ids)),
     ]
