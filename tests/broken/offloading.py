@@ -69,17 +69,23 @@ class ArchivesWithoutMedia(_Offloads):
     KEEP = 4
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        system = [m for m in messages if m.get("role") in ("system", "developer")]
-        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
-        cut = len(rest) - self.KEEP
-        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
-            cut -= 1
+        system, rest, cut = self.split(messages)
         if cut <= 0:
             return messages
         older = [_text_only(m) for m in rest[:cut]]
         path = self.PREFIX + "history.md"
         self.store[path] = transcript(older).encode()
         return [*system, summary_message(f"The conversation so far is archived at {path}."), *rest[cut:]]
+
+    def split(self, messages: list[dict]) -> tuple[list[dict], list[dict], int]:
+        """The system messages, the rest, and where the rest is cut: before the last `KEEP`, moved back
+        off a tool result (0 or less: nothing to replace)."""
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+        cut = len(rest) - self.KEEP
+        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
+            cut -= 1
+        return system, rest, cut
 
 
 class AppendsByExactReadBack(ArchivesWithoutMedia):
@@ -89,11 +95,7 @@ class AppendsByExactReadBack(ArchivesWithoutMedia):
     (deepagents#2247, #2861)."""
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        system = [m for m in messages if m.get("role") in ("system", "developer")]
-        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
-        cut = len(rest) - self.KEEP
-        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
-            cut -= 1
+        system, rest, cut = self.split(messages)
         if cut <= 0:
             return messages
         path = self.PREFIX + "history.md"
