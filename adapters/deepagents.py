@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from . import _deepagents_offloads as offloads
@@ -104,6 +105,24 @@ SESSION_KEY = "_summarization_session_id"
 SESSION = "session_compaction_suite"
 """The offload file's session id, as the state carries it after a thread's first summarization
 (``_get_session_id``): fixed, so the same history gives the same summary message."""
+
+
+def in_thread(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``call`` run as a node of an agent invoked with ``{"configurable": {"thread_id": SESSION}}``, as
+    ``create_deep_agent`` with a checkpointer is: before 0.7.6 the middleware names its offload file after
+    the config's ``thread_id`` (``_get_thread_id``, a new ``session_<8 hex>`` per call outside a runnable
+    context), so a thread's summaries append to one file, as they do from 0.7.6 under the state's session
+    id (deepagents PR #5470)."""
+    config = requires("langchain_core.runnables.config", EXTRA)
+
+    def threaded(converted: Any) -> Any:
+        token = config.var_child_runnable_config.set({"configurable": {"thread_id": SESSION}})
+        try:
+            return call(converted)
+        finally:
+            config.var_child_runnable_config.reset(token)
+
+    return threaded
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -195,7 +214,7 @@ def summarization(settings: Any, **given: Any) -> Any:
         declared["wire_format"] = "anthropic-messages"
     elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
         declared |= {"wire_format": "responses", "tool_calls": "function"}
-    run = compacting(o, lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION}))
+    run = compacting(o, in_thread(lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION})))
     if o["file_tool"] == "read_file":
         run = _as_deepagents_file_reads(run)
     elif o["file_tool"] != "suite":

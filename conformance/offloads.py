@@ -1,4 +1,4 @@
-"""What a compaction offloads to its framework's store, read back (SPEC Part A, STORE-30, STORE-31).
+"""What a compaction offloads to its framework's store, read back (SPEC Part A, STORE-30 to STORE-32).
 
 Some frameworks do not drop what they take out of the context: they write it to a store their agent
 can read (deepagents writes a large tool result to ``/large_tool_results/<id>`` and an offloaded
@@ -6,7 +6,8 @@ history to ``/conversation_history/<session>.md``) and leave in its place a mess
 A target declaring ``capabilities["offloads"]``, the path prefixes its framework writes under,
 offers ``read_offload(path)``: what the store holds at ``path`` (bytes or text), or None. STORE-30
 reads back every such path a message the compaction wrote names; STORE-31 judges a declared size
-over which a tool result is offloaded (``capabilities["offload_result_tokens"]``).
+over which a tool result is offloaded (``capabilities["offload_result_tokens"]``); STORE-32, a session's
+later compaction, which must archive as its first did.
 
 Chat-completions only: the tool results and summaries judged are chat messages.
 """
@@ -216,6 +217,35 @@ def _data(url: str) -> bytes | None:
         return base64.b64decode(payload, validate=False) if header.endswith(";base64") else urllib.parse.unquote_to_bytes(payload)
     except (binascii.Error, ValueError):
         return None
+
+
+def archived(history: Sequence[Any], out: Sequence[Any], prefixes: Sequence[str]) -> list[str]:
+    """The paths under a declared prefix that a message standing for removed ones names (a summary the
+    compaction wrote, not a tool result replaced in place), in order, each once."""
+    verbatim = {canonical(m) for m in history}
+    found: list[str] = []
+    for message in out:
+        if isinstance(message, dict) and message.get("role") != "tool" and canonical(message) not in verbatim:
+            found.extend(p for p in named_paths(message, prefixes) if p not in found)
+    return found
+
+
+def not_continued(session: Sequence[Any], history: Sequence[Any], out: Sequence[Any], reader: Reader, prefixes: Sequence[str]) -> Violation | None:
+    """STORE-32: a later compaction of a session whose first one archived what it replaced (``session``:
+    the messages that session was given, in the history or earlier) archives too: what it writes names a
+    path under a declared prefix, and the paths hold every part of every session message it removed (the
+    earlier compaction's own messages aside: their archive is the earlier one)."""
+    given = {canonical(m) for m in session}
+    gone = [m for m in removed_messages(history, out) if canonical(m) in given]
+    if not gone:
+        return None
+    paths = archived(session, out, prefixes)  # a compaction's message, this one's or one it kept naming the archive it appends to
+    if not paths:
+        return Violation("archive-not-continued", f"the session's first compaction archived what it replaced; this one removed {len(gone)} more message(s) and names no path under {', '.join(map(repr, prefixes))}: they are in neither the context nor an archive")
+    stored = "".join(_decoded(got) for p in paths if (got := read(reader, p)) is not None)
+    for k, part in _missing_parts(gone, stored, reader, prefixes):
+        return Violation("archive-not-continued", f"the session's later compaction removed {len(gone)} message(s) and names {', '.join(map(repr, paths))}, which hold nothing of {part} of removed message {k}")
+    return None
 
 
 def kept_over_limit(history: Sequence[Any], out: Sequence[Any], tokens: int) -> Violation | None:

@@ -1,4 +1,4 @@
-"""The judges of SPEC STORE-30, STORE-31 and CORE-65 on hand-made outputs, and deepagents' eviction path
+"""The judges of SPEC STORE-30 to STORE-32 and CORE-65 on hand-made outputs, and deepagents' eviction path
 on results without a call id (the installed release names each apart: deepagents#6302's fix)."""
 
 from __future__ import annotations
@@ -87,3 +87,28 @@ def test_deepagents_eviction_names_results_without_an_id_apart() -> None:
     paths = [offloads.named_paths(m, ["/large_tool_results/"]) for m in out if m["role"] == "tool"]
     assert len({p[0] for p in paths}) == 2
     assert offloads.unreadable(HISTORY, out, compactor.read_offload, compactor.capabilities["offloads"]) is None
+
+
+FIRST = [{"role": "user", "content": "fetch the page"}, *_round("call_1", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst body"), {"role": "assistant", "content": "fetched"}]
+LATER = [{"role": "user", "content": "and the second"}, *_round("call_2", "second body"), {"role": "assistant", "content": "fetched again"}, {"role": "user", "content": "thanks"}]
+ARCHIVED = {"role": "user", "content": "Summary. The history is at /history/h.md"}
+
+
+def test_a_later_summary_naming_no_archive_fails() -> None:
+    """STORE-32: the second compaction of a session removed messages and named no archive (deepagents#2247)."""
+    second = [ARCHIVED, *LATER]
+    out = [{"role": "user", "content": "Summary of it all."}, LATER[-1]]
+    found = offloads.not_continued([*FIRST, *LATER], second, out, {"/history/h.md": b"fetch the page"}.get, ["/history/"])
+    assert found is not None and found.reason_id == "archive-not-continued" and "names no path" in str(found)
+
+
+def test_a_later_summary_whose_archive_holds_what_it_removed_passes() -> None:
+    """STORE-32: the archive named holds every session message the second compaction removed; the first
+    summary, the compaction's own message, is not asked of it."""
+    second = [ARCHIVED, *LATER]
+    out = [ARCHIVED, LATER[-1]]
+    held = {"/history/h.md": "\n".join(m["content"] or "" for m in FIRST + LATER).encode() + b' {}'}
+    assert offloads.not_continued([*FIRST, *LATER], second, out, held.get, ["/history/"]) is None
+    partial = {"/history/h.md": b"fetch the page first body"}
+    found = offloads.not_continued([*FIRST, *LATER], second, out, partial.get, ["/history/"])
+    assert found is not None and found.reason_id == "archive-not-continued" and "hold nothing of its text" in str(found)

@@ -29,6 +29,7 @@ from compaction_suite.conformance import offloads
 from compaction_suite.conformance.assertions import require
 from compaction_suite.conformance.histories import histories as drawn
 from compaction_suite.conformance.settings import Settings
+from compaction_suite.conformance.suite import probe_history
 
 from .common import as_declared, changed, clause, run, summarizing
 from .test_core import INLINE_MEDIA, _held, _with_early_media
@@ -145,3 +146,49 @@ def test_large_results_are_offloaded(suite, style, history):
     history = over_the_limit(with_ids(history, style), tokens)
     _, out = run(suite, history, T, max_context_tokens=1)
     require(offloads.kept_over_limit(history, out, tokens), history, out)
+
+
+LINE_ENDINGS = pytest.mark.parametrize("line_endings", ["lf", "crlf"])
+
+
+def with_crlf(history: list[dict]) -> list[dict]:
+    """``history`` with every line of every tool result's text ending in CRLF, as tools hand text over
+    from an HTTP message ("each line ... ends with CRLF", RFC 9112 section 2.1), a CSV file (RFC 4180:
+    "Each record is located on a separate line, delimited by a line break (CRLF)"), or a file or a
+    command's output on Windows (deepagents#2247, #2861: every line there)."""
+    out = copy.deepcopy(history)
+    for message in out:
+        text = message.get("content") if message.get("role") == "tool" else None
+        if isinstance(text, str) and text:
+            message["content"] = "".join(line + "\r\n" for line in text.splitlines())
+    return out
+
+
+def later_rounds(suite, rounds: int) -> list[dict]:
+    """``rounds`` agent rounds after a compaction, ids of their own (``call_later_<n>``)."""
+    return probe_history(suite.capabilities, rounds, prefix="later")[0 if suite.capabilities.system_outside else 1 :]
+
+
+@clause("STORE-32")
+@LINE_ENDINGS
+@FEW
+@given(history=plain(min_rounds=8, max_rounds=12, multimodal=False, in_flight=False, long_outputs=False, shapes=()))
+def test_a_sessions_later_compaction_archives_too(suite, line_endings, history):
+    """One compactor compacts a session twice: a history grown to where it summarizes, then its own
+    output with as many rounds again after it. When the first summary named an archive of what it
+    replaced, the second names one holding what it replaced, whatever the line endings of the tool
+    results the first archive holds (deepagents#2247, #2861: the second append, an edit whose old text
+    was the archive read back byte for byte, met the file read with its CRLFs turned into LFs, failed,
+    and the summary named no archive)."""
+    first = summarizing(suite, history) if suite.calls_summarizer else history
+    first = with_crlf(first) if line_endings == "crlf" else first
+    suite.reset_server()
+    subject = suite.new(max_context_tokens=1)
+    out = subject.compact(copy.deepcopy(first), T)
+    if not offloads.archived(first, out, suite.capabilities.offloads):
+        return  # the first compaction archived nothing: nothing to continue (STORE-30 judges what it wrote)
+    later = later_rounds(suite, suite.trigger_rounds or 12)
+    second = [*out, *later]
+    again = subject.compact(copy.deepcopy(second), T)
+    if changed(second, again):
+        require(offloads.not_continued([*first, *later], second, again, subject.compactor.read_offload, suite.capabilities.offloads), second, again)

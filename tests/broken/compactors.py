@@ -1359,6 +1359,13 @@ def archives_without_media(settings: Any) -> Any:
     return ArchivesWithoutMedia(settings)
 
 
+def appends_by_exact_read_back(settings: Any) -> Any:
+    """Appends to its archive by an edit that a CRLF in it fails; the summary then names no archive (STORE-32; deepagents#2247, #2861)."""
+    from broken.offloading import AppendsByExactReadBack
+
+    return AppendsByExactReadBack(settings)
+
+
 def keeps_fewer_than_declared(settings: Any) -> Any:
     """Declares a retention of 8 messages and keeps 3 after its summary (CORE-65; deepagents#1485)."""
     from broken.offloading import KeepsFewerThanDeclared
@@ -1533,6 +1540,7 @@ CONTROLS: dict[str, Control] = {
     "masks_instead_of_sliding": Control("CORE-71", ("core",), r"a history of \d+ items compacted to \d+, over the 6 the framework states it keeps", reason_id="kept-items-over-window"),
     "offloads_to_one_file": Control("STORE-30", ("core",), r"replaces the tool result for call .* and names '/offloaded/result', which hold another text", reason_id="offload-not-the-result"),
     "archives_without_media": Control("STORE-30", ("core",), r"names '/offloaded/history.md', which hold nothing of its (image|file) part", reason_id="offload-archive-incomplete"),
+    "appends_by_exact_read_back": Control("STORE-32", ("core",), r"the session's first compaction archived what it replaced; this one removed \d+ more message\(s\) and names no path under '/offloaded/'", reason_id="archive-not-continued"),
     "keeps_fewer_than_declared": Control("CORE-65", ("core",), r"the output ends with \d+ of the input's newest messages as they were, fewer than the \d+ its declared retention of 8 messages keeps", reason_id="kept-fewer-than-declared"),
     "keeps_results_it_cannot_offload": Control("STORE-31", ("core",), r"a result of about \d+ tokens is kept whole in the output, over the 200 tokens", reason_id="large-result-not-offloaded"),
 }

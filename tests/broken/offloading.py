@@ -1,4 +1,4 @@
-"""Negative controls of SPEC STORE-30 and STORE-31: compactors that offload what they take out of the
+"""Negative controls of SPEC STORE-30 to STORE-32: compactors that offload what they take out of the
 context to a store of their own (a dict of paths), each wrong in one way a framework was."""
 
 from __future__ import annotations
@@ -69,17 +69,54 @@ class ArchivesWithoutMedia(_Offloads):
     KEEP = 4
 
     def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
-        system = [m for m in messages if m.get("role") in ("system", "developer")]
-        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
-        cut = len(rest) - self.KEEP
-        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
-            cut -= 1
+        system, rest, cut = self.split(messages)
         if cut <= 0:
             return messages
         older = [_text_only(m) for m in rest[:cut]]
         path = self.PREFIX + "history.md"
         self.store[path] = transcript(older).encode()
         return [*system, summary_message(f"The conversation so far is archived at {path}."), *rest[cut:]]
+
+    def split(self, messages: list[dict]) -> tuple[list[dict], list[dict], int]:
+        """The system messages, the rest, and where the rest is cut: before the last `KEEP`, moved back
+        off a tool result (0 or less: nothing to replace)."""
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        rest = [m for m in messages if m.get("role") not in ("system", "developer")]
+        cut = len(rest) - self.KEEP
+        while 0 < cut < len(rest) and rest[cut].get("role") == "tool":
+            cut -= 1
+        return system, rest, cut
+
+
+class AppendsByExactReadBack(ArchivesWithoutMedia):
+    """Archives what each compaction replaces in one file, appending as deepagents did before 0.5.0: an
+    edit whose old text is the file's bytes, matched against the file read with universal newlines, so a
+    CRLF the first archive holds fails every later append, and the summary then names no archive
+    (deepagents#2247, #2861)."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        system, rest, cut = self.split(messages)
+        if cut <= 0:
+            return messages
+        path = self.PREFIX + "history.md"
+        section = transcript(rest[:cut])
+        if self._appended(path, section):
+            return [*system, summary_message(f"The conversation so far is archived at {path}."), *rest[cut:]]
+        return [*system, summary_message("The conversation so far was summarized."), *rest[cut:]]
+
+    def _appended(self, path: str, section: str) -> bool:
+        """Whether the append succeeded: a new file is written; an existing one is edited only when its
+        bytes are found in it as read with universal newlines."""
+        held = self.store.get(path)
+        if held is None:
+            self.store[path] = section.encode()
+            return True
+        raw = held.decode()
+        as_read = raw.replace("\r\n", "\n").replace("\r", "\n")
+        if raw not in as_read:
+            return False
+        self.store[path] = (raw + section).encode()
+        return True
 
 
 def _text_only(message: dict) -> dict:
