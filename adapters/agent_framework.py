@@ -50,10 +50,12 @@ from ._common import (
     make,
     options,
     originals_by_call,
+    refusal_of,
     requires,
     tool_result_back,
     tool_runs,
     tool_text,
+    without_refusal,
 )
 
 FRAMEWORK = "Microsoft Agent Framework"
@@ -252,25 +254,16 @@ def _refusal(af: Any, message: Message) -> list[Any]:
     release's OpenAI package marks it, plain text before; none for a message without one. An
     assistant message with no content at all is not a shape AF's clients produce, and its function
     loop drops such a message from the list it carries."""
-    refusal = message.get("refusal")
-    if not isinstance(refusal, str) or not refusal:
-        return []
     import importlib
 
+    refusal = refusal_of(message)
+    if refusal is None:
+        return []
     try:  # the marker's owner, where the release has it
         marker = getattr(importlib.import_module("agent_framework_openai._chat_completion_client"), "_refusal_additional_properties", None)
     except ImportError:
         marker = None
     return [af.Content.from_text(refusal, **({"additional_properties": marker()} if marker else {}))]
-
-
-def _without_refusal(views: list[PartView], note: Note | None) -> list[PartView]:
-    """``views`` less the refusal `_refusal` added (the last text, holding the original's refusal):
-    `finish` restores the ``refusal`` key from the note."""
-    refusal = note.original.get("refusal") if note is not None else None
-    if isinstance(refusal, str) and refusal and views and views[-1].kind == "text" and views[-1].value == refusal:
-        return views[:-1]
-    return views
 
 
 def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped", message_ids: bool = True) -> tuple[list[Any], Notes]:
@@ -341,7 +334,7 @@ def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> lis
         role = str(msg.role)
         if role == "system" and note is not None and note.original.get("role") == "developer":
             role = "developer"
-        d: Message = {"role": role, "content": content_back(_without_refusal(_views(msg.contents), note), note)}
+        d: Message = {"role": role, "content": content_back(without_refusal(_views(msg.contents), note), note)}
         function_calls = [c for c in msg.contents if c.type == "function_call"]
         if function_calls:
             d["tool_calls"] = [call_back(c.call_id, c.name, _arguments(c.arguments), calls) for c in function_calls]
