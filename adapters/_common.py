@@ -459,6 +459,22 @@ def content_back(views: Sequence[PartView], note: Note | None) -> Any:
     return restore_parts(views, None, None)
 
 
+def refusal_of(message: Message) -> str | None:
+    """An assistant message's refusal text (OpenAI's ``refusal`` field), or ``None``: a framework whose
+    chat client parses a refusal as text holds it so (`without_refusal` takes it back out)."""
+    refusal = message.get("refusal") if message.get("role") == "assistant" else None
+    return refusal if isinstance(refusal, str) and refusal else None
+
+
+def without_refusal(views: list[PartView], note: Note | None) -> list[PartView]:
+    """``views`` less the text the converter added for the original's refusal (`refusal_of`: the last
+    text part, holding exactly that text); `finish` restores the ``refusal`` key from the note."""
+    refusal = refusal_of(note.original) if note is not None else None
+    if refusal is not None and views and views[-1].kind == "text" and views[-1].value == refusal:
+        return views[:-1]
+    return views
+
+
 def tool_text(content: Any) -> Any:
     """A tool result's content as the frameworks hold a tool's output: text parts joined into a
     string (a tool returns text; the list of parts is OpenAI's wire form), anything else as is."""

@@ -50,10 +50,12 @@ from ._common import (
     make,
     options,
     originals_by_call,
+    refusal_of,
     requires,
     tool_result_back,
     tool_runs,
     tool_text,
+    without_refusal,
 )
 
 FRAMEWORK = "Microsoft Agent Framework"
@@ -246,6 +248,24 @@ def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
     return made, list(made)
 
 
+def _refusal(af: Any, message: Message) -> list[Any]:
+    """An assistant refusal as AF's chat clients parse one (``_parse_refusal_from_openai``): a text
+    content holding the refusal, marked as one (``_refusal_additional_properties``) where the
+    release's OpenAI package marks it, plain text before; none for a message without one. An
+    assistant message with no content at all is not a shape AF's clients produce, and its function
+    loop drops such a message from the list it carries."""
+    import importlib
+
+    refusal = refusal_of(message)
+    if refusal is None:
+        return []
+    try:  # the marker's owner, where the release has it
+        marker = getattr(importlib.import_module("agent_framework_openai._chat_completion_client"), "_refusal_additional_properties", None)
+    except ImportError:
+        marker = None
+    return [af.Content.from_text(refusal, **({"additional_properties": marker()} if marker else {}))]
+
+
 def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped", message_ids: bool = True) -> tuple[list[Any], Notes]:
     """AF ``Message`` objects for OpenAI dicts; ``tool_results`` is ``"grouped"`` or ``"separate"``.
     ``message_ids=False`` builds them without a ``message_id``, as AF's users build a message
@@ -272,6 +292,7 @@ def to_agent_framework(messages: list[Message], *, tool_results: str = "grouped"
         if role == "assistant":
             if first.get("content") == "" and first.get("tool_calls"):
                 contents = []
+            contents += _refusal(af, first)
             for call in first.get("tool_calls") or []:
                 function = call.get("function") or {}
                 contents.append(af.Content.from_function_call(call.get("id"), function.get("name"), arguments=function.get("arguments")))
@@ -313,7 +334,7 @@ def from_agent_framework(messages: list[Any], notes: Notes | None = None) -> lis
         role = str(msg.role)
         if role == "system" and note is not None and note.original.get("role") == "developer":
             role = "developer"
-        d: Message = {"role": role, "content": content_back(_views(msg.contents), note)}
+        d: Message = {"role": role, "content": content_back(without_refusal(_views(msg.contents), note), note)}
         function_calls = [c for c in msg.contents if c.type == "function_call"]
         if function_calls:
             d["tool_calls"] = [call_back(c.call_id, c.name, _arguments(c.arguments), calls) for c in function_calls]

@@ -45,10 +45,12 @@ from ._common import (
     make,
     options,
     originals_by_call,
+    refusal_of,
     requires,
     tool_result_back,
     tool_runs,
     tool_text,
+    without_refusal,
 )
 
 FRAMEWORK = "Semantic Kernel"
@@ -198,6 +200,8 @@ def to_semantic_kernel(messages: list[Message], *, tool_results: str = "separate
             for call in first.get("tool_calls") or []:
                 function = call.get("function") or {}
                 items.append(sk.FunctionCallContent(id=call.get("id"), name=function.get("name"), arguments=function.get("arguments")))
+            if (refusal := refusal_of(first)) is not None:  # as SK's OpenAI connector parses one: a TextContent of it
+                items.append(sk.TextContent(text=refusal))
         kwargs: dict[str, Any] = {"role": _role(sk, role), "items": items, "metadata": metadata}
         if first.get("name") is not None:
             kwargs["name"] = first["name"]
@@ -238,7 +242,7 @@ def from_semantic_kernel(messages: list[Any], notes: Notes | None = None) -> lis
             for item in results:
                 out.append(tool_result_back(item.id, deep(item.result), by_call))
             continue
-        d: Message = {"role": role, "content": content_back(_views(sk, msg.items), note)}
+        d: Message = {"role": role, "content": content_back(without_refusal(_views(sk, msg.items), note), note)}
         function_calls = [i for i in msg.items if isinstance(i, sk.FunctionCallContent)]
         if function_calls:
             d["tool_calls"] = [

@@ -279,6 +279,27 @@ def test_agent_framework_objects():
     assert image.uri == PNG and image.media_type == "image/png"
 
 
+REFUSED = [{"role": "user", "content": "Open the vault."}, {"role": "assistant", "content": None, "refusal": "I can't help with that."}]
+
+
+@pytest.mark.parametrize("framework", ["agent_framework", "semantic_kernel"])
+def test_a_refusal_is_text_as_the_frameworks_openai_client_parses_one(framework):
+    """An assistant refusal reaches the framework as its OpenAI client parses one (AF's
+    ``_parse_refusal_from_openai``, SK's ``_create_chat_message_content``: a text content holding it),
+    not as a message with no content (which AF's function loop drops), and comes back as it was."""
+    pytest.importorskip(framework, reason=f"{framework} is not installed")
+    if framework == "agent_framework":
+        from compaction_suite.adapters.agent_framework import from_agent_framework as back
+        from compaction_suite.adapters.agent_framework import to_agent_framework as to
+    else:
+        from compaction_suite.adapters.semantic_kernel import from_semantic_kernel as back
+        from compaction_suite.adapters.semantic_kernel import to_semantic_kernel as to
+    objs, notes = to(REFUSED)
+    parts = objs[-1].contents if framework == "agent_framework" else objs[-1].items
+    assert [p.text for p in parts] == ["I can't help with that."]
+    assert back(objs, notes) == REFUSED
+
+
 def test_autogen_objects():
     models = pytest.importorskip("autogen_core.models", reason="AutoGen is not installed (pip install -e '.[autogen]')")
     import autogen_core

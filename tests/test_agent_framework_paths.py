@@ -447,3 +447,21 @@ def test_the_after_run_digest_is_stored_once_beside_a_call_level_strategy_in_the
     assert digests, out  # the after-run digests are what the next turn loads
     restated = [f"module {r}.{k}:" for r in range(5) for k in range(2) if sum(f"module {r}.{k}:" in d for d in digests) > 1]
     assert not restated, digests
+
+
+@pytest.mark.parametrize("per_call_persistence", [False, True], ids=["after-run", "per-call"])
+def test_an_assistant_refusal_reaches_the_store_as_af_parses_one(per_call_persistence):
+    """A history ending in an assistant refusal (``content: None`` beside ``refusal``) goes to AF as its
+    chat clients parse one (a text content holding the refusal, marked as one where the release
+    marks it), so what the next turn loads keeps it (CORE-14) with or without per-service-call
+    persistence. Built as a message with no content, AF's function loop drops it from the list it
+    carries, and per-service-call persistence stores that list: the adapter's shape, not AF's."""
+    from compaction_suite.adapters.agent_framework import to_agent_framework
+
+    refusal = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+    history = [*history_before_the_loop()[:3], {"role": "assistant", "content": "Read."}, {"role": "user", "content": "Now open the vault."}, refusal]
+    converted, _ = to_agent_framework(history)
+    assert [c.text for c in converted[-1].contents] == [refusal["refusal"]]
+    loop = agent_loop(None, strategy="sliding_window", keep_last_groups=6, view="persisted", per_call_persistence=per_call_persistence)
+    out = asyncio.run(loop.compact(history, iteration=1))
+    assert out == history, out
