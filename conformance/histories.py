@@ -259,7 +259,8 @@ def system_prompts() -> SearchStrategy[Message]:
 
 
 def _question(draw: st.DrawFn) -> str:
-    """A plain request: a templated question, one about a path, or free-form words."""
+    """A plain request: a templated question, one about a path, free-form words, or (one in four) a
+    document's paragraphs pasted with a lead sentence (`_document`)."""
     kind = draw(_below(4))
     if kind == 3:
         return _document(draw)
@@ -271,11 +272,12 @@ def _question(draw: st.DrawFn) -> str:
 
 
 def _correction(draw: st.DrawFn) -> str:
-    """A user correcting the agent, e.g. "No, use pytest instead of unittest."."""
+    """A user correcting the agent, e.g. "No, use pytest instead of unittest.", or (one in four) asking
+    whether a pasted document still holds (`_document`)."""
     instead, of = _pick(draw, ALTERNATIVES)
     kind = draw(_below(4))
     if kind == 3:
-        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
+        return _document(draw)
     if kind == 0:
         return f"No, use {instead} instead of {of}."
     if kind == 1:
@@ -305,7 +307,7 @@ def _pasted(draw: st.DrawFn) -> str:
     lead = _pick(draw, PASTED_LEADS).format(command=_pick(draw, COMMANDS), word=_pick(draw, WORDS), other=_pick(draw, WORDS))
     kind = draw(_below(4))
     if kind == 3:
-        return "\n".join([f"I copied this from the {_pick(draw, WORDS)} design document, does it still hold?", "", *(draw(_paragraph) for _ in range(1 + draw(_below(2))))])
+        return _document(draw)
     if kind == 0:
         start = draw(_below(len(CODE_LINES)))
         frames = [f'  File "{_pick(draw, PATHS)}", line {1 + draw(_below(900))}, in handler\n    {CODE_LINES[(start + n) % len(CODE_LINES)].strip()}' for n in range(1 + draw(_below(3)))]
@@ -359,7 +361,8 @@ def _user_turns(draw: st.DrawFn, corrections: bool, multimodal: bool) -> Message
 def user_turns(*, corrections: bool = True, multimodal: bool = True) -> SearchStrategy[Message]:
     """A ``user`` message: a question or instruction, or (one in four, with ``corrections``)
     a correction such as "No, use pytest instead of unittest."; one in `PASTED_ONE_IN` of the others
-    pastes several lines (a traceback, log lines, a command's output) in its string (`_pasted`).
+    pastes several lines (a traceback, log lines, a command's output, a document's paragraphs) in its
+    string (`_pasted`), and questions and corrections may paste a document too (`_document`).
 
     With ``multimodal``, one in six has list content: a text part, then
     `multimodal_contents`; the others have string content.
