@@ -121,8 +121,10 @@ def test_output_is_valid_items(suite, history, iteration, force):
 
 @RESPONSES
 @clause("RESP-7")
-@given(history=drawn(responses, max_rounds=14, system=None), iteration=iterations, force=forced)
+@given(history=drawn(responses, max_rounds=14, system=True), iteration=iterations, force=forced)
 def test_system_items_kept(suite, history, iteration, force):
+    """Every example holds a system or developer prompt (forced: the clause's control met none in its
+    derandomized examples once pasted user turns moved the draws); RESP-7 is also judged on every output."""
     judged(suite, history, iteration, force)
 
 
