@@ -72,6 +72,23 @@ def test_an_undated_environment_is_built_and_named_as_before(tmp_path: Path, com
     assert builder._home(["semantic-kernel==1.45.0"], RELEASED) != builder._home(["semantic-kernel==1.45.0"])
 
 
+@pytest.mark.parametrize("left", ["", "{\"requirements\": [", "[]"])
+def test_an_environment_with_an_unreadable_marker_is_rebuilt_not_crashed_on(tmp_path: Path, commands: list[list[str]], left: str) -> None:
+    """A marker left empty or half-written (a run stopped while writing it) marks no environment: the
+    folder is rebuilt from scratch and the new marker written whole."""
+    builder = Builder(tmp_path, tool="pip")
+    home = builder._home(["openai-agents==0.6.6"])
+    home.mkdir(parents=True)
+    (home / "stale").write_text("from the stopped run", encoding="utf-8")
+    (home / "compaction-suite-env.json").write_text(left, encoding="utf-8")
+    builder.environment(["openai-agents==0.6.6"], tmp_path / "log")
+    (install,) = (c for c in commands if "install" in c)
+    assert install[-2:] == ["openai-agents==0.6.6", "suite.whl"] and "--force-reinstall" not in install
+    assert not (home / "stale").exists()
+    assert json.loads((home / "compaction-suite-env.json").read_text(encoding="utf-8"))["suite"] == "digest"
+    assert [p.name for p in home.iterdir()] == ["compaction-suite-env.json"]
+
+
 @pytest.fixture
 def index() -> Iterator[str]:
     """A local stand-in for the index's simple API: release 0.6.6 with two files, the earlier uploaded

@@ -125,9 +125,10 @@ class Builder:
         python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
         marker = home / "compaction-suite-env.json"
         suite, digest = self.suite_requirement()
-        if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")).get("suite") == digest:
+        built = _marker(marker)
+        if built is not None and built.get("suite") == digest:
             return python
-        if not marker.is_file():
+        if built is None:  # never built, or left half-written by a run that was stopped: built afresh
             if home.exists():
                 shutil.rmtree(home)
             self._create(home, log)
@@ -141,7 +142,7 @@ class Builder:
             self._install(python, ["--no-deps", "--force-reinstall", suite], log)
         if self.share_suite:
             self._share(python)
-        marker.write_text(json.dumps({"requirements": sorted(requirements), "suite": digest}), encoding="utf-8")
+        _write_marker(marker, {"requirements": sorted(requirements), "suite": digest})
         return python
 
     def suite_requirement(self) -> tuple[str, str]:
@@ -204,6 +205,24 @@ class Builder:
         # files (an editable install's finder among them), after the environment's packages.
         line = "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in paths)
         Path(purelib, "zz-compaction-suite-shared.pth").write_text(line + "\n", encoding="utf-8")
+
+
+def _marker(marker: Path) -> dict[str, object] | None:
+    """What an environment's marker says it holds, or None when there is no readable marker: an
+    environment with an empty or unparsable one (a run stopped while writing it, before markers were
+    written whole) is rebuilt rather than trusted or crashed on."""
+    try:
+        held = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
+def _write_marker(marker: Path, held: dict[str, object]) -> None:
+    """Write the marker whole or not at all (a temporary file beside it, then renamed over it)."""
+    partial = marker.with_name(marker.name + ".partial")
+    partial.write_text(json.dumps(held), encoding="utf-8")
+    partial.replace(marker)
 
 
 @contextlib.contextmanager
