@@ -166,8 +166,8 @@ reasoning blocks from the messages it keeps after a summary on purpose (``_drop_
 0.7.32), which ANTH-3's Decision judges in every turn while the API accepts it in a closed one
 (``adapters/README.md``, Deep Agents)."""
 PROVIDER_CLASSES = {"groq": "langchain_groq", "mistral": "langchain_mistralai", "ollama": "langchain_ollama"}
-"""The reactive path's provider classes beyond ``ChatOpenAI`` (the ``deepagents`` extra brings them; a version
-sweep installs ``DISTRIBUTIONS`` only): their configurations run where the package is installed."""
+"""The reactive path's provider classes beyond ``ChatOpenAI`` (the ``deepagents`` extra brings them, and a
+version sweep installs them, ``SWEEP_INSTALL``): their configurations run where the package is installed."""
 
 
 def _middleware(model: Any, backend: Any, trim: Any) -> Any:

@@ -42,7 +42,7 @@ def test_durable_history_snippet_runs_twice_and_prints_what_its_comment_says(tmp
 @pytest.mark.parametrize("command", [line for line in README.splitlines() if line.startswith("compaction-suite check --path examples/")])
 def test_example_compactor_conforms_as_the_readme_runs_it(command: str, tmp_path: Path) -> None:
     args = [sys.executable, "-m", "compaction_suite", *command.split()[1:], "--fast", "--report", str(tmp_path / "r.json")]
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "conforms" in done.stdout
     valid_report(json.loads((tmp_path / "r.json").read_text(encoding="utf-8")))
