@@ -24,7 +24,9 @@ import copy
 import json
 from typing import Any, cast
 
+from ._common import requires
 from ._server_compaction import AGENT_TIMEOUT, PROBE, Sent, blocks, last_step, output, sent_in, text
+from .pydantic_ai import EXTRA
 
 MODEL_NAME = "claude-sonnet-4-6"
 """A model that compacts server-side (Anthropic's compaction guide); the double answers any."""
@@ -37,7 +39,7 @@ class NotRecorded(ValueError):
 def to_messages(messages: list[dict[str, Any]], provider: str) -> list[Any]:
     """pydantic-ai's messages for Messages API messages, as it records an Anthropic conversation: a request
     of user prompts and tool returns per user message, a response of the model's parts per assistant message."""
-    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    pm = requires("pydantic_ai.messages", EXTRA)
     names = {b.get("id"): str(b.get("name", "")) for m in messages for b in blocks(m) if b.get("type") == "tool_use"}
     out: list[Any] = []
     for message in messages:

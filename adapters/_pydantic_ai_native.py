@@ -25,7 +25,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from ._common import requires
 from ._native import MODEL_ITEMS, item_kind, last_model_step, said_by_model
+from .pydantic_ai import EXTRA
 
 PROBE = "compaction-suite: next turn (probe)"
 """The user prompt of the next turn, sent when the history's last step made no call: it is the last
@@ -105,7 +107,7 @@ def to_messages(items: Sequence[dict[str, Any]], system: str) -> tuple[list[Any]
     """pydantic-ai messages for Responses input items (the system and developer messages apart, as the
     agent's instructions), as pydantic-ai records a Responses conversation: requests of user prompts and
     tool returns, responses of the model's items (``provider_name`` the model's ``system``)."""
-    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    pm = requires("pydantic_ai.messages", EXTRA)
     names = {str(i.get("call_id")): str(i.get("name", "")) for i in items if item_kind(i) == "function_call"}
     instructions: list[str] = []
     out: list[Any] = []
@@ -165,7 +167,7 @@ def tools(pydantic_ai: Any, step: Sequence[dict[str, Any]], outputs: dict[str, A
     """One tool per name the step calls, answering each call with the history's output for it; the ``deferred``
     names (`TOOL_SEARCH`) too, each hidden until a search finds it (``defer_loading``)."""
 
-    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    pm = requires("pydantic_ai.messages", EXTRA)
 
     async def answer(ctx: Any, **_arguments: Any) -> Any:
         output = outputs[ctx.tool_call_id]  # an image or a PDF as the tool returns it (pydantic-ai's BinaryContent)
@@ -201,10 +203,10 @@ def searchable(pydantic_ai: Any, history: list[Any], names: Sequence[str]) -> tu
     from ._common import CannotDrive
     from ._pydantic_ai_loop import with_searches
 
-    capabilities = __import__("pydantic_ai.capabilities", fromlist=["AbstractCapability"])
+    capabilities = requires("pydantic_ai.capabilities", EXTRA)
     if not hasattr(capabilities, "ToolSearch"):
         raise CannotDrive("pydantic_ai:openai_compaction (tool_search)", "pydantic-ai-slim", "ToolSearch is missing")
-    pm = __import__("pydantic_ai.messages", fromlist=["ModelRequest"])
+    pm = requires("pydantic_ai.messages", EXTRA)
     return with_searches(pm, history, set(names)), [capabilities.ToolSearch(strategy=by_name)]
 
 

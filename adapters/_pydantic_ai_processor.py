@@ -16,6 +16,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ._common import requires
+from .pydantic_ai import EXTRA
+
 
 def keep_recent(pm: Any, max_messages: int, keep: int) -> Any:
     """The processor: past ``max_messages`` messages, the last ``keep`` of them, starting earlier when
@@ -42,5 +45,5 @@ def agent_with(pydantic_ai: Any, model: Any, processor: Any, tools: list[Any], s
     options: dict[str, Any] = {"tools": tools, "system_prompt": system or ()}
     if "history_processors" in accepted:
         return pydantic_ai.Agent(model, history_processors=[processor], **options)
-    capability = __import__("pydantic_ai.capabilities", fromlist=["ProcessHistory"]).ProcessHistory
+    capability = requires("pydantic_ai.capabilities", EXTRA).ProcessHistory
     return pydantic_ai.Agent(model, capabilities=[capability(processor)], **options)

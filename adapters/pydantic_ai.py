@@ -434,9 +434,23 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
 
     if o["in_agent"] and o["tool_results"] != "grouped":
         raise ValueError("in_agent replays the turn as pydantic-ai records it: tool_results must be 'grouped'")
+    _built(name, capability_of, model)
     # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
     trigger = None if o["in_agent"] else _trigger(o)
     return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=capabilities("leading", trigger), is_async=True)
+
+
+def _built(name: str, capability_of: Any, model: Any) -> None:
+    """Build the capability once as the factory starts (SPEC "The framework matrix and releases", Supported
+    releases): a keyword the release lacks is `CannotDrive`, and the harness's refusal of the options given
+    (``ValueError: At least one of max_messages, max_tokens, or max_fraction must be set.``) stays the
+    configuration's contract error, not a crash of the framework's at ``compact`` (CORE-10). The harness
+    refuses only options its docstrings call invalid; no configuration the adapter builds from documented
+    arguments is refused at a release it supports (harness 0.7-0.62), so none is deferred to ``compact``."""
+    try:
+        capability_of(model)
+    except TypeError as error:
+        raise CannotDrive(f"pydantic_ai:{name}", "pydantic-ai-harness", f"{name} refuses the adapter's keywords: {error}") from error
 
 
 def _trigger(o: dict[str, Any]) -> dict[str, int] | None:

@@ -172,3 +172,19 @@ def test_pydantic_ai_tiered_compaction_clears_then_summarizes_past_its_target():
         out = asyncio.run(tiered(settings, target_tokens=50, keep_pairs=1, keep_messages=4).compact(history, iteration=1))
         assert endpoint.exchanges, "the summarizing tier was never reached"
     assert len(out) < len(history) and out[-4:] == history[-4:]
+
+
+def test_pydantic_ai_harness_factory_refuses_options_the_harness_refuses_as_it_starts():
+    """Options the harness's own validation refuses are the configuration's contract error when the factory starts
+    (SPEC "The framework matrix and releases", Supported releases), never a crash of the framework's at ``compact``;
+    the documented configurations build."""
+    pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters import pydantic_ai
+    from compaction_suite.adapters.pydantic_ai import CONFIGURATIONS, clear_tool_results
+
+    settings = Settings(base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="max_messages, max_tokens"):
+        clear_tool_results(settings, max_messages=None, max_tokens=None)
+    for name, given in CONFIGURATIONS:
+        if name not in ("openai_compaction",):
+            assert getattr(pydantic_ai, name)(settings, **given) is not None
