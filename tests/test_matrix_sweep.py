@@ -16,6 +16,7 @@ import hashlib
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -275,7 +276,10 @@ def test_a_release_outside_what_the_adapter_declares_is_refused_in_one_line_befo
         "Microsoft Agent Framework", {}, "truncation", "compaction_suite.adapters.agent_framework:truncation",
         {"max_n": 6}, module="compaction_suite.adapters.agent_framework",
     )  # fmt: skip
-    done = sweep.run([job], "agent-framework-core", ["1.0.0b260116"], _NoBuilder(), tmp_path, fast=True, max_examples=None, timeout=60, echo=lambda s: None)  # type: ignore[arg-type]
+    builder: Any = _NoBuilder()
+    done = sweep.run(
+        [job], "agent-framework-core", ["1.0.0b260116"], builder, tmp_path, fast=True, max_examples=None, timeout=60, echo=print
+    )
     (result,) = done.results["1.0.0b260116"]
     assert result["status"] == "contract-error" and not done.problems
     assert result["error"] == (
