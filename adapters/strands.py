@@ -632,6 +632,15 @@ message state, and so this method will remove problematic messages from the end 
 suite's histories wait for the model, and dropping their newest turn there is that cleanup, not a compaction."""
 
 
+KEEPS_NOTHING = (
+    "window_size below 1 on path=routine: a window that keeps no message declares no trigger and no kept window (SPEC CORE-71, "
+    "Decision on a window that keeps nothing); use path=reactive, where it is judged as any other configuration"
+)
+"""Why the routine sliding window refuses ``window_size=0`` (documented from 1.38.0: "Use 0 to clear all messages on
+every reduction"): its declarations (``trigger``, ``kept_items``) are positive integers, and what it asks for, an
+emptied history before a model call, is CORE-16's failure by design (strands-agents/harness-sdk#2205)."""
+
+
 @factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     """``SlidingWindowConversationManager(window_size)`` on one of its paths: ``routine`` is
@@ -646,6 +655,8 @@ def sliding_window(settings: Any, **given: Any) -> Any:
     kind = _model_kind(o["model"])
     if path == "routine" and hasattr(managers.SlidingWindowConversationManager, "_remove_dangling_messages"):
         raise CannotDrive("strands:sliding_window", "strands-agents", DANGLING)
+    if path == "routine" and int(o["window_size"]) < 1:
+        raise ValueError(KEEPS_NOTHING)
     proactive = _proactive_hook("sliding_window", path, o)
     endpoint = _endpoint(kind, path, o["overflow_answer"], int(o["context_window"]))
 

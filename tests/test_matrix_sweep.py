@@ -16,6 +16,7 @@ import hashlib
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -252,3 +253,39 @@ def _run(status: str, error: str = "") -> dict[str, object]:
         "target": "compaction_suite.adapters.pydantic_ai:openai_compaction", "adapter": "compaction_suite.adapters.pydantic_ai",
         "status": status, "failures": [], **({"error": error} if error else {}),
     }  # fmt: skip
+
+
+class _NoBuilder:
+    """A TEST DOUBLE of `environments.Builder` that fails the test if the sweep builds an environment."""
+
+    def as_of(self, distribution: str, version: str) -> None:
+        raise AssertionError(f"no environment is wanted for {distribution} {version}")
+
+    def using(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError("no environment is wanted")
+
+
+def test_a_release_outside_what_the_adapter_declares_is_refused_in_one_line_before_any_install(tmp_path: Path) -> None:
+    """SPEC Part A, "The framework matrix and releases": every adapter runs at each release it declares,
+    or says in one line that it cannot. A release below the floor is refused from the adapter's own
+    declaration, without building an environment whose companions may not exist at its date (agent-framework-core
+    1.0.0b260116 predates agent-framework-openai, so pip failed and the line said only "not installed")."""
+    from compaction_suite.matrix.jobs import Job
+
+    job = Job(
+        "Microsoft Agent Framework", {}, "truncation", "compaction_suite.adapters.agent_framework:truncation",
+        {"max_n": 6}, module="compaction_suite.adapters.agent_framework",
+    )  # fmt: skip
+    builder: Any = _NoBuilder()
+    done = sweep.run(
+        [job], "agent-framework-core", ["1.0.0b260116"], builder, tmp_path, fast=True, max_examples=None, timeout=60, echo=print
+    )
+    (result,) = done.results["1.0.0b260116"]
+    assert result["status"] == "contract-error" and not done.problems
+    assert result["error"] == (
+        "compaction_suite.adapters.agent_framework:truncation: UnsupportedRelease: the agent_framework adapter does not support "
+        "agent-framework-core 1.0.0b260116 (supported: >=1.0.0rc6,<2); not installed"
+    )
+    (said,) = sweep.driven(sweep.table(done))
+    assert said["refused"] == {"1.0.0b260116": result["error"]} and not said["ran"]
+    assert sweep.refused(job, "agent-framework-core", "1.13.0") is None  # inside: installed and run as before

@@ -225,3 +225,28 @@ def test_a_preset_acting_at_one_share_of_the_window_declares_that_share():
     assert strands.context_manager(settings, preset="proactive_summarization", context_window_limit=2000).capabilities["trigger"] == {"tokens": 1400}
     assert "trigger" not in strands.context_manager(settings, preset="large_tool_offloading").capabilities
     assert "trigger" not in strands.context_manager(settings, preset="proactive_summarization", path="reactive").capabilities
+
+
+def test_a_window_that_keeps_nothing_is_refused_on_the_routine_path_and_judged_on_the_reactive_one():
+    """SPEC CORE-71, Decision on a window that keeps nothing: ``window_size=0`` (documented from 1.38.0,
+    "Use 0 to clear all messages on every reduction") has no declaration on the routine path, which the
+    adapter refuses in one line; on the reactive path it runs undeclared, and there the installed release
+    empties the history on an overflow (what CORE-16 fails; strands-agents/harness-sdk#2205 at 1.37.0 raised
+    "Unable to trim conversation context!" instead)."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    from compaction_suite.adapters._common import release
+    from compaction_suite.adapters.strands import sliding_window
+
+    settings = Settings(base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match=r"window_size below 1 on path=routine: .*keeps nothing.*use path=reactive"):
+        sliding_window(settings, window_size=0)
+    compactor = sliding_window(settings, window_size=0, path="reactive", context_window=1000, overflow_answer="adapter")
+    assert "trigger" not in compactor.capabilities and "kept_items" not in compactor.capabilities
+    if release("strands-agents") < (1, 38):
+        return
+    assert "Use 0 to clear all messages" in (SlidingWindowConversationManager.__init__.__doc__ or "")
+    history = [{"role": "user", "content": [{"type": "text", "text": "hello " * 400}]}, {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    request = {"system": INSTRUCTIONS, "messages": [*history, {"role": "user", "content": [{"type": "text", "text": "go on " * 400}]}]}
+    assert compactor.compact(request, iteration=1)["messages"] == []

@@ -124,30 +124,75 @@ def run(
     sweep = Sweep(distribution, releases)
     for version in releases:
         folder = out / "releases" / slug(f"{distribution}-{version}")
+        refusals = [refused(job, distribution, version) for job in jobs]
+        runs = [r for r in refusals if r is not None]
+        for result in runs:
+            echo(f"checking {result['framework']} {result['compactor']} ({result['configuration']}) at {distribution} {version} ...")
+            echo(f"  {CONTRACT_ERROR}: {result['error']}")
+        jobs_here = [job for job, r in zip(jobs, refusals, strict=True) if r is None]
+        if not jobs_here:
+            sweep.installed[version] = {}
+            _write(sweep, version, runs, fast, max_examples, folder)
+            continue
         as_of = builder.as_of(distribution, version)
         if as_of is not None:
             sweep.as_of[version] = as_of.strftime("%Y-%m-%d %H:%M UTC")
             echo(f"{distribution} {version}: installed with what the index held on {sweep.as_of[version]}")
         with contextlib.ExitStack() as held:
             try:
-                python = held.enter_context(builder.using(requirements(jobs, distribution, version), folder / "install.log", as_of))
+                python = held.enter_context(builder.using(requirements(jobs_here, distribution, version), folder / "install.log", as_of))
             except InstallFailed as error:
                 sweep.problems[version] = str(error)
                 echo(f"{distribution} {version}: not installed: {error}")
                 continue
-            installed = versions(python, sorted({distribution, *(d for j in jobs for d in _distributions(j))}))
+            installed = versions(python, sorted({distribution, *(d for j in jobs_here for d in _distributions(j))}))
             sweep.installed[version] = installed
-            runs = []
-            for job in jobs:
+            for job in jobs_here:
                 echo(f"checking {job.framework} {job.factory} ({job.label}) at {distribution} {version} ...")
                 result = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=clauses)
                 echo(f"  {result['status']} in {result['seconds']:.0f}s")
                 runs.append(result)
-        document = build(runs, [], fast, max_examples, folder, 0.0)
-        (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
-        sweep.results[version] = document["runs"]
+        _write(sweep, version, runs, fast, max_examples, folder)
     return sweep
+
+
+def _write(sweep: Sweep, version: str, runs: list[dict[str, Any]], fast: bool, max_examples: int | None, folder: Path) -> None:
+    """The matrix at one release, written under ``folder`` and kept in ``sweep``."""
+    document = build(runs, [], fast, max_examples, folder, 0.0)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
+    sweep.results[version] = document["runs"]
+
+
+def refused(job: Job, distribution: str, version: str) -> dict[str, Any] | None:
+    """``job``'s result at a release of ``distribution`` outside what its adapter declares for its path
+    (``SUPPORTED``, ``SUPPORTED_BY_PATH``): a contract error in the one line the factory would give,
+    found before any environment is built (SPEC Part A, "The framework matrix and releases": every
+    adapter runs at each release it declares or says in one line that it cannot; a release nobody
+    declared is not installed, since what it needs beside it may not exist at its date:
+    agent-framework-core's 2026 betas predate agent-framework-openai). None inside, or for a ``--target``."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from compaction_suite.adapters._common import supported
+
+    module = _module(job)
+    if module is None:
+        return None
+    spec = {d.lower(): s for d, s in supported(module, job.factory).items()}.get(distribution)
+    try:
+        if spec is None or SpecifierSet(spec).contains(Version(version)):
+            return None
+    except InvalidVersion:
+        return None
+    adapter = module.__name__.rsplit(".", 1)[-1] + (f":{job.factory}" if job.factory in getattr(module, "SUPPORTED_BY_PATH", {}) else "")
+    line = f"{job.target}: UnsupportedRelease: the {adapter} adapter does not support {distribution} {version} (supported: {spec}); not installed"
+    return {
+        "framework": job.framework, "versions": {distribution: version}, "compactor": job.factory, "target": job.target,
+        "options": job.options, "configuration": job.label, "command": job.command(), "why": job.why, "native": job.native,
+        "adapter": job.module, "exit_code": 2, "seconds": 0.0, "passed": False, "clauses": {}, "status": CONTRACT_ERROR, "error": line,
+    }  # fmt: skip
 
 
 def table(sweep: Sweep) -> dict[str, Any]:
