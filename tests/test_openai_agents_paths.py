@@ -241,3 +241,41 @@ def test_the_runner_reads_a_session_an_abandoned_approval_left():
     assert [i["content"] for i in first if i.get("role") == "user"][-1] in (ABANDONED_REQUEST, [{"type": "input_text", "text": ABANDONED_REQUEST}])
     assert not [i for i in sent if "abandoned" in str(i.get("id")) + str(i.get("call_id"))]  # the stale call and its reasoning: not sent
     assert [i.get("id") for i in kept if responses_format.kind(i) == "reasoning"] == ["rs_3"] and ABANDONED_REQUEST not in str(kept)
+
+
+@pytest.mark.parametrize("behavior", ["stop_on_first_tool", "stop_at_tools"])
+def test_the_runner_resumes_an_approved_run_before_the_last_turn(behavior):
+    """``runner`` with ``approved``: a run in the session parks on a ``needs_approval`` call of an agent with an
+    output guardrail and a ``tool_use_behavior`` other than ``run_llm_again``; the user approves it
+    (``RunState.approve``) and resumes, the tool runs, then the user sends the history's last turn. From 0.22.0
+    to 0.23.x the resumed run left the call out of the session and the next request held its output alone,
+    which the API refuses ("No tool call found for function call output", openai/openai-agents-python#4827);
+    0.24.0 keeps the pair. The output leaves the approved run's items out."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    from compaction_suite.adapters.openai_agents import APPROVED_OUTPUT, runner
+
+    items = _stored_rounds()
+    turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, {**items[3], "id": "msg_3"}]
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        if Version(version("openai-agents")) < Version("0.24.0"):
+            with pytest.raises(Exception, match="No tool call found for function call output"):
+                asyncio.run(runner(settings, threshold=100, approved=behavior).compact(items + turn, iteration=1))
+            return
+        kept = asyncio.run(runner(settings, threshold=100, approved=behavior).compact(items + turn, iteration=1))
+        last = server.model_requests[-1].body["input"]
+    approved = [i for i in last if "approved" in str(i.get("call_id"))]
+    assert [responses_format.kind(i) for i in approved] == ["function_call", "function_call_output"]
+    assert approved[1]["output"] == APPROVED_OUTPUT
+    assert "approved" not in str(kept) and responses_format.check_outputs_have_calls(kept) is None
+
+
+def test_the_runner_refuses_an_unknown_approval_behavior():
+    """``approved`` names a ``tool_use_behavior`` of `APPROVALS` or is None."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    with pytest.raises(ValueError, match="approved must be one of"):
+        runner(Settings(), approved="run_llm_again")
