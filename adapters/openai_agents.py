@@ -65,7 +65,7 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
@@ -81,7 +81,11 @@ receives) or ``next_turn`` (the run's history as the SDK hands it back for the u
 ``input_turns``-th newest user message on (`newest_turns`), the use the SDK documents for the filter ("edit
 the input sent to the model e.g. to stay within a token limit", ``RunConfig.call_model_input_filter``).
 ``abandoned``: for ``runner`` an earlier run in the same session ended on a tool call awaiting approval and the
-user sent the history's last turn instead of resuming it (`abandon_approval`)."""
+user sent the history's last turn instead of resuming it (`abandon_approval`).
+``approved``: for ``runner`` an earlier run in the same session parked on a tool call awaiting approval, of an
+agent with an output guardrail and the ``tool_use_behavior`` named (`APPROVALS`), and the user approved and
+resumed it as the SDK documents (``RunState.approve``, then ``Runner.run`` on the state) before sending the
+history's last turn (`resume_approval`)."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -105,7 +109,9 @@ WHY = {
         "keeping the model's input from its input_turns-th newest user message on; abandoned: before the last turn a run "
         "in the same session ended on a call awaiting approval (needs_approval: in 0.9.0, not in 0.6.6; the reasoning model's reasoning item "
         "first where the history reasons), stored by the SDK without its output, and the user sent the last turn instead of "
-        "resuming (the output leaves that run's items out); no declared trigger (the Runner compacts after a response, on candidate items)"
+        "resuming (the output leaves that run's items out); approved: before the last turn such a run of an agent with an output "
+        "guardrail and tool_use_behavior stop_on_first_tool or StopAtTools (another tool) is approved (RunState.approve) and "
+        "resumed, the tool answering (the output leaves that run's items out); no declared trigger (the Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
         "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
@@ -138,6 +144,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "session_limit": 8}),
     ("runner", {"threshold": 4, "input_turns": 1}),
     ("runner", {"threshold": 4, "abandoned": True}),
+    ("runner", {"threshold": 100, "approved": "stop_at_tools"}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -199,7 +206,7 @@ def responses_compaction(settings: Any, **given: Any) -> Any:
             store.close()
             await client.close()
 
-    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trigger": {"messages": threshold}}  # candidate items <= items
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trigger": {"messages": threshold}, **programs_held(requires("agents", EXTRA))}  # candidate items <= items
     return make("openai_agents.OpenAIResponsesCompactionSession", {"core"}, run, declared=capabilities, is_async=True)
 
 
@@ -340,6 +347,10 @@ def runner(settings: Any, **given: Any) -> Any:
         read["call_model_input_filter"] = newest_turns(requires("agents.run_config", EXTRA), int(o["input_turns"]))
     if o["abandoned"] and "needs_approval" not in inspect.signature(agents.FunctionTool).parameters:
         raise CannotDrive("openai_agents:runner", "openai-agents", "FunctionTool has no needs_approval (abandoned)")
+    if o["approved"] not in (None, *APPROVALS):
+        raise ValueError(f"approved must be one of {APPROVALS} or None, not {o['approved']!r}")
+    if o["approved"] and not (hasattr(agents, "RunState") and "needs_approval" in inspect.signature(agents.FunctionTool).parameters):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "no RunState or FunctionTool.needs_approval (approved)")
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
@@ -361,6 +372,8 @@ def runner(settings: Any, **given: Any) -> Any:
             left: list[dict[str, Any]] = []
             if o["abandoned"]:
                 left = await abandon_approval(agents, models, client, session, f"{n}", reasons=any(item_kind(i) == "reasoning" for i in items), **read)
+            if o["approved"]:
+                left = await resume_approval(agents, models, client, session, f"{n}", str(o["approved"]), **read)
             agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]))
             await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, **read)
             return [i for i in await store.get_items() if not any(_same_item(i, a) for a in left)]
@@ -374,6 +387,8 @@ def runner(settings: Any, **given: Any) -> Any:
     return compactor
 
 
+APPROVALS = ("stop_on_first_tool", "stop_at_tools")
+"""The ``tool_use_behavior`` of the agent whose approved run ``approved`` resumes (`resume_approval`)."""
 ABANDONED_REQUEST = "Deploy the release to production now."
 """The user message of the run `abandon_approval` leaves waiting on an approval (a tool a user gates)."""
 
@@ -406,11 +421,60 @@ async def abandon_approval(agents: Any, models: Any, client: Any, session: Any, 
     return [request, *step]
 
 
+APPROVED_OUTPUT = "Release deployed to production."
+"""What the approved tool of `resume_approval` answers."""
+APPROVED_ANSWER = "The release is deployed."
+"""What the agent's model says once the approved tool answered (`resume_approval`)."""
+
+
+async def resume_approval(agents: Any, models: Any, client: Any, session: Any, n: str, behavior: str, **read: Any) -> list[dict[str, Any]]:
+    """The SDK's documented human-in-the-loop flow in ``session`` (docs/human_in_the_loop.md: "approve or
+    reject each interruption, then resume by passing the state back to ``Runner.run``"): the user asks for a
+    deploy, the agent's model calls a tool declared ``needs_approval=True``, ``Runner.run`` returns with the
+    call in ``interruptions``; the user approves (``result.to_state()``, ``RunState.approve``) and resumes
+    (``Runner.run(agent, state, session=...)``): the tool runs and the model answers `APPROVED_ANSWER`. The
+    agent has an output guardrail that never trips and the ``tool_use_behavior`` ``behavior``: ``stop_on_first_tool``
+    (the approved tool's output ends the run) or ``stop_at_tools`` (``StopAtTools`` naming another tool, so the
+    approved one is not terminal and the model answers after it). Returns the items the runs stored, which stand
+    for nothing of the history."""
+    call = {"type": "function_call", "id": f"fc_approved_{n}", "call_id": f"call_approved_{n}", "name": "deploy_release", "arguments": '{"target": "production"}', "status": "completed"}
+    said = {"type": "message", "role": "assistant", "id": f"msg_approved_{n}", "status": "completed", "content": [{"type": "output_text", "text": APPROVED_ANSWER, "annotations": []}]}
+
+    def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [said] if given and item_kind(given[-1]) == "function_call_output" else [call]
+
+    async def deploy(_context: Any, _arguments: str) -> str:
+        return APPROVED_OUTPUT
+
+    @agents.output_guardrail
+    async def allowed(_context: Any, _agent: Any, _output: Any) -> Any:
+        return agents.GuardrailFunctionOutput(output_info="allowed", tripwire_triggered=False)
+
+    schema = {"type": "object", "properties": {}, "additionalProperties": True}
+    tool = agents.FunctionTool(name="deploy_release", description="Deploy a release (asks the user first)", params_json_schema=schema, on_invoke_tool=deploy, strict_json_schema=False, needs_approval=True)
+    stop = "stop_on_first_tool" if behavior == "stop_on_first_tool" else {"stop_at_tool_names": ["close_ticket"]}
+    model = scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client)
+    agent = agents.Agent(name="compaction-suite", model=model, tools=[tool], output_guardrails=[allowed], tool_use_behavior=stop)
+    merge = {} if "session_settings" in read else {"session_input_callback": lambda history, new: history + new}
+    config = agents.RunConfig(tracing_disabled=True, **merge, **read)
+    request = {"type": "message", "role": "user", "content": ABANDONED_REQUEST}
+    result = await agents.Runner.run(agent, [request], session=session, run_config=config, max_turns=3)
+    if not result.interruptions:
+        raise AssertionError("the run with a call awaiting approval ended without an interruption")
+    state = result.to_state()
+    for interruption in result.interruptions:
+        state.approve(interruption)
+    await agents.Runner.run(agent, state, session=session, run_config=config, max_turns=3)
+    return [request, call, {"type": "function_call_output", "call_id": call["call_id"]}, said]
+
+
 def _same_item(stored: Any, made: dict[str, Any]) -> bool:
     """Whether the stored item ``stored`` is the item ``made`` (by its id, or a message by its text)."""
     stored = stored if isinstance(stored, dict) else stored.model_dump(exclude_unset=True)
     if "id" in made:
         return stored.get("id") == made["id"]
+    if "call_id" in made:
+        return item_kind(stored) == item_kind(made) and stored.get("call_id") == made["call_id"]
     return item_kind(stored) == "message" and stored.get("role") == made["role"] and stored.get("content") in (made["content"], [{"type": "input_text", "text": made["content"]}])
 
 
@@ -610,8 +674,15 @@ def handoff_history(settings: Any, **given: Any) -> Any:
             return next_turn_input(result)
         return received[-1] if received else list(items)
 
-    capabilities: dict[str, Any] = declared("responses", system_prompt="outside")
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
     return make("openai_agents.Runner(nest_handoff_history)", {"core"}, run, declared=capabilities, is_async=True)
+
+
+def programs_held(agents: Any) -> dict[str, str]:
+    """``{"programs": "held"}`` where the release records a hosted program's transcript in its history
+    (``ProgrammaticToolCallingTool``, 0.19.0 on: openai/openai-agents-python#3833; SPEC Part A, Declarations:
+    ``programs``), else nothing."""
+    return {"programs": "held"} if hasattr(agents, "ProgrammaticToolCallingTool") else {}
 
 
 def next_turn_input(result: Any) -> list[dict[str, Any]]:
@@ -688,6 +759,6 @@ def tool_output_trimmer(settings: Any, **given: Any) -> Any:
         data = run_config.CallModelData(model_data=run_config.ModelInputData(input=items, instructions=None), agent=agent, context=None)
         return list(trimmer(data).input)
 
-    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trimmed_result_chars": int(o["max_output_chars"])}
+    capabilities: dict[str, Any] = {**declared("responses", system_prompt="outside"), "trimmed_result_chars": int(o["max_output_chars"]), **programs_held(agents)}
     return make("openai_agents.ToolOutputTrimmer", {"core"}, run, declared=capabilities)
 

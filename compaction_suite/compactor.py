@@ -74,6 +74,9 @@ class Capabilities(TypedDict, total=False):
     responses_items: Literal["sdk", "rebuilt"]
     """``rebuilt``: the framework holds a Responses history rebuilt item by item into its own messages
     (hosted tool calls beside reasoning, no message item ids, no custom tool call or compaction item)."""
+    programs: Literal["none", "held"]
+    """``held``: the framework's Responses history holds a hosted program's transcript (programmatic tool calling:
+    ``program``, the calls whose ``caller`` is the program with their outputs, ``program_output``), so some are drawn."""
     session_store: Literal["files", "elsewhere"]
     """Where a framework session (profile ``session``) keeps its items; ``elsewhere`` waives STORE-13."""
     session_appends: Literal["concurrent", "sequential"]

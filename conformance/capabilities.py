@@ -73,6 +73,9 @@ reading, so a compactor that declares nothing is checked as before:
   tool calls (MCP, code interpreter, shell, image generation) beside reasoning items, assistant
   message items without the item ``id`` its messages do not keep, and no custom tool call or
   compaction item (it has no content for them: "Unsupported Item type"), which waives RESP-4 and RESP-5.
+- ``programs``: ``"none"`` (default) or ``"held"``: the framework's Responses history holds a hosted program's
+  transcript (programmatic tool calling: a ``program``, the function calls whose ``caller`` is that program with
+  their outputs, its ``program_output``), so the suite draws one in some histories (`formats.responses.PROGRAM_ITEMS`).
 
 - ``usage``: ``"none"`` (default) or ``"reported"``: the compactor offers ``reported_usage()``, the
   input and output tokens the framework itself reports (its run result's usage, its metrics) for
@@ -107,6 +110,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "files": ("any", "none"),
     "tool_calls": ("any", "function"),
     "responses_items": ("sdk", "rebuilt"),
+    "programs": ("none", "held"),
     "usage": ("none", "reported"),
     "run_messages": ("none", "reported"),
 }
@@ -188,6 +192,8 @@ class Capabilities:
     """``function``: the framework records only function calls (no Responses ``custom_tool_call``), so the suite draws none."""
     responses_items: str = "sdk"
     """``rebuilt``: a Responses history rebuilt item by item into framework messages (hosted tool calls, no compaction items)."""
+    programs: str = "none"
+    """``held``: the framework's Responses history holds hosted programs' transcripts, so the suite draws them."""
     usage: str = "none"
     """``reported``: the compactor offers ``reported_usage()``, its framework's own usage report (SPEC COST-1, COST-2)."""
     run_messages: str = "none"
@@ -263,6 +269,7 @@ class Capabilities:
         found = {"called": self.called, "system_prompt": self.system_prompt, formats.KEY: self.wire_format}
         made = {"session_store": self.session_store, "session_appends": self.session_appends, "images": self.images, "tool_calls": self.tool_calls}
         made["responses_items"] = self.responses_items
+        made["programs"] = self.programs
         made["files"] = self.files
         made["usage"] = self.usage
         made["run_messages"] = self.run_messages

@@ -122,6 +122,62 @@ def draw_rebuilt_items(rebuilt: bool) -> None:
     _REBUILT_ITEMS[0] = rebuilt
 
 
+_PROGRAMS = [False]
+
+
+def draw_programs(held: bool) -> None:
+    """Whether the histories drawn from now on may hold a hosted program's transcript (`_programmed`): the
+    suite says so for a target whose framework's history holds them (SPEC Part A, Declarations: ``programs``)."""
+    _PROGRAMS[0] = held
+
+
+def program_transcript(calls: list[Item], answers: list[Item], fingerprint: str) -> list[Item]:
+    """A round of function calls and their outputs as a hosted program made them (programmatic tool
+    calling): the ``program`` (JavaScript calling each tool with the call's arguments, its opaque
+    ``fingerprint``), the calls and outputs each with ``caller`` ``{"type": "program", "caller_id": <the
+    program's call_id>}``, then the ``program_output`` returning the outputs' text, in the order
+    openai-agents 0.19.0+ stores them (`formats.responses.PROGRAM_ITEMS`)."""
+    first = str(calls[0]["call_id"])
+    program_id = f"program_{first}"
+    caller = {"type": "program", "caller_id": program_id}
+    said = [a["output"] if isinstance(a["output"], str) else "\n".join(p.get("text", "") for p in a["output"] if isinstance(p, dict)) for a in answers]
+    code = "\n".join(f"results.push(await tools.{c['name']}({c['arguments']}));" for c in calls)
+    return [
+        {"type": "program", "id": f"pg_{first}", "call_id": program_id, "code": f"const results = [];\n{code}\nreturn results;", "fingerprint": fingerprint},
+        *({**c, "caller": caller} for c in calls),
+        *({**a, "caller": caller} for a in answers),
+        {"type": "program_output", "id": f"po_{first}", "call_id": program_id, "result": "\n".join(said), "status": "completed"},
+    ]
+
+
+def _program_rounds(items: list[Item]) -> list[tuple[int, int, int]]:
+    """(first call, first output, end) of each answered round made of function calls then their outputs
+    alone (no item between, no custom tool call): the rounds a program may have made."""
+    found = []
+    for last_call, last_output in _answered_rounds(items):
+        first = last_call
+        while first > 0 and kind(items[first - 1]) in ANSWERED_BY:
+            first -= 1
+        span = items[first : last_output + 1]
+        calls = [i for i in span if kind(i) in ANSWERED_BY]
+        if all(kind(i) in ("function_call", "function_call_output") for i in span) and len(calls) == last_call - first + 1:
+            found.append((first, last_call + 1, last_output + 1))
+    return found
+
+
+@st.composite
+def _programmed(draw: st.DrawFn, items: list[Item]) -> list[Item]:
+    """``items``, where programs are drawn (`draw_programs`) and in one history in two, with one answered
+    round of function calls (`_program_rounds`) made by a hosted program (`program_transcript`)."""
+    if not _PROGRAMS[0] or not draw(st.booleans()):
+        return items
+    rounds = _program_rounds(items)
+    if not rounds:
+        return items
+    first, outputs, end = rounds[draw(st.integers(0, len(rounds) - 1))]
+    return [*items[:first], *program_transcript(items[first:outputs], items[outputs:end], draw(_OPAQUE_TEXT)), *items[end:]]
+
+
 TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
 """A 1x1 PNG, base64: the ``result`` of a drawn image generation call (the API returns the image so)."""
 
@@ -261,13 +317,14 @@ def histories(
     earlier summary as a ``compaction`` item (``compaction``: True when the chat history has an
     earlier summary, None maybe; maybe after the user messages the compact endpoint re-sends),
     and an item between a call and its output (``interleaved``: True in every answered round,
-    None in one history in `INTERLEAVED_ONE_IN`, False never). ``min_tokens`` and
+    None in one history in `INTERLEAVED_ONE_IN`, False never), and, where programs are drawn
+    (`draw_programs`), a hosted program's transcript (`_programmed`). ``min_tokens`` and
     ``min_messages`` count in items (`tokens`, `length`). Every history passes `invalid`,
     RESP-1 and RESP-2 (in-flight ones aside) and RESP-3 on itself."""
     if compaction:
         chat_options.setdefault("earlier_summary", True)
     decorated = sized_chat(chat_options, _size).flatmap(with_tool_media).flatmap(lambda chat: _decorated(chat, reasoning, compaction))
-    return decorated.flatmap(lambda items: _interleaved(items, interleaved)).map(_message_ids_as_held)
+    return decorated.flatmap(lambda items: _interleaved(items, interleaved)).flatmap(_programmed).map(_message_ids_as_held)
 
 
 def _message_ids_as_held(items: list[Item]) -> list[Item]:

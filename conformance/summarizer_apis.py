@@ -113,9 +113,11 @@ HOSTED_READ: dict[str, Any] = {
     "code_interpreter_call": lambda i: [("assistant", i.get("code")), ("tool", "\n".join(o.get("logs", "") for o in i.get("outputs") or [] if isinstance(o, dict)))],
     "shell_call": lambda i: [("assistant", "\n".join((i.get("action") or {}).get("commands") or []))],
     "shell_call_output": lambda i: [("tool", "\n".join(o.get("stdout", "") + o.get("stderr", "") for o in i.get("output") or [] if isinstance(o, dict)))],
+    "program": lambda i: [("assistant", i.get("code"))],
+    "program_output": lambda i: [("tool", i.get("result"))],
 }
-"""What the model reads of a hosted tool call item (`formats.responses.HOSTED_CALLS`): the call and the
-output the API or the client put in it (an image generation call's result is an image, read as nothing
+"""What the model reads of a hosted tool call item (`formats.responses.HOSTED_CALLS`) or a hosted program's
+(`formats.responses.PROGRAM_ITEMS`: its code, its result): the call and the output the API or the client put in it (an image generation call's result is an image, read as nothing
 here)."""
 
 

@@ -181,3 +181,29 @@ def test_a_pasted_document_comes_back_of_a_made_up_role_after_the_second_hop():
     found = judges.transcript_roles(responses_format.FORMAT, history, returned)
     assert found is not None and found.reason_id == "transcript-record-role-made-up" and "record of role '{\"" in found
     assert judges.transcript_whole(responses_format.FORMAT, history, returned) is None
+
+
+def test_a_program_transcript_in_the_history_is_summarized_not_also_sent():
+    """A history holding a hosted program's transcript (``program``, a function call and its output whose
+    ``caller`` is the program, ``program_output``; `responses_histories.program_transcript`), as the SDK's session
+    stores it from 0.19.0 (declared ``programs: held``): the handoff nests it into the summary and forwards none of
+    it, so CORE-50 (a call restated by its call id and also sent) holds. openai/openai-agents-python#3878 fixed a
+    main branch (after #3833 added programmatic tool calling) that forwarded the program items beside the summary;
+    no release held both."""
+    import agents
+
+    from compaction_suite.adapters.openai_agents import handoff_history
+    from compaction_suite.conformance.judges import restated_calls
+    from compaction_suite.conformance.responses_histories import program_transcript
+
+    if not hasattr(agents, "ProgrammaticToolCallingTool"):
+        pytest.skip("programmatic tool calling arrived in 0.19.0")
+    call, answer = REASONED[2], REASONED[3]
+    history = [REASONED[0], REASONED[1], *program_transcript([call], [answer], "gAAAAAfingerprint"), *REASONED[4:]]
+    with SummarizerServer() as server:
+        compactor = handoff_history(connected(Settings(), server.base_url))
+        out = asyncio.run(compactor.compact(history, iteration=1))
+    assert compactor.capabilities["programs"] == "held"
+    assert not [i for i in out if responses_format.kind(i) in responses_format.PROGRAM_ITEMS or (isinstance(i, dict) and i.get("caller"))]
+    assert "program_call_1" in str(out)  # restated in the summary
+    assert restated_calls(responses_format.FORMAT, history, out) is None

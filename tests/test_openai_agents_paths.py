@@ -11,8 +11,10 @@ compacts through the same server.
 from __future__ import annotations
 
 import asyncio
+from importlib.metadata import version
 
 import pytest
+from packaging.version import Version
 from scripted_agent import agent_model
 
 from compaction_suite.conformance.formats import responses as responses_format
@@ -168,10 +170,6 @@ def test_the_runner_reads_the_session_through_its_limit():
     API does. A limit cutting between a call and its output leaves the output without its call; since
     0.20.0 the Runner drops such an output, before it sent it and the API answered HTTP 400 "No tool
     call found for function call output" (openai/openai-agents-python#4322, reported at 0.19.4)."""
-    from importlib.metadata import version
-
-    from packaging.version import Version
-
     from compaction_suite.adapters.openai_agents import runner
 
     items = _stored_rounds()
@@ -195,10 +193,6 @@ def test_the_runner_filters_the_models_input_and_keeps_what_the_filter_left_out(
     exchange covers none of the older stored items, is skipped and every stored item kept; before, the
     session was replaced with the compaction of the filtered exchange, the older turns deleted and stood
     for by nothing (openai/openai-agents-python#5103, reported at 0.22.3)."""
-    from importlib.metadata import version
-
-    from packaging.version import Version
-
     from compaction_suite.adapters.openai_agents import runner
 
     items = _stored_rounds()
@@ -214,6 +208,22 @@ def test_the_runner_filters_the_models_input_and_keeps_what_the_filter_left_out(
         assert "question 0" not in users
 
 
+def _run_unless_refused(history: list[dict], options: dict, *, refused_before: str, refusal: str) -> tuple[list, list] | None:
+    """``runner(threshold=100, **options)`` compacting ``history`` at the installed release: below
+    ``refused_before`` the double refuses the Runner's request in the API's words ``refusal`` (and None is
+    returned), else (the output, the model requests the double received)."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    with SummarizerServer() as server:
+        compactor = runner(connected(Settings(), server.base_url), threshold=100, **options)
+        if Version(version("openai-agents")) < Version(refused_before):
+            with pytest.raises(Exception, match=refusal):
+                asyncio.run(compactor.compact(history, iteration=1))
+            return None
+        kept = asyncio.run(compactor.compact(history, iteration=1))
+        return kept, list(server.model_requests)
+
+
 def test_the_runner_reads_a_session_an_abandoned_approval_left():
     """``runner`` with ``abandoned``: a run of the SDK's loop in the session ends on a call awaiting approval
     (``needs_approval``, after the reasoning item of a reasoning model), stored without its output, and the
@@ -221,23 +231,48 @@ def test_the_runner_reads_a_session_an_abandoned_approval_left():
     input; since 0.17.1 its reasoning item with it, before the request kept the reasoning item alone and the
     API answered HTTP 400 "… of type 'reasoning' was provided without its required following item"
     (openai/openai-agents-python#3207, reported at 0.17.0). The output leaves the abandoned run's items out."""
-    from importlib.metadata import version
-
-    from packaging.version import Version
-
-    from compaction_suite.adapters.openai_agents import ABANDONED_REQUEST, runner
+    from compaction_suite.adapters.openai_agents import ABANDONED_REQUEST
 
     reasoning = {"type": "reasoning", "id": "rs_3", "summary": [], "encrypted_content": "gAAAAA3"}
     items = _stored_rounds()
     turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, reasoning, {**items[3], "id": "msg_3"}]
-    with SummarizerServer() as server:
-        settings = connected(Settings(), server.base_url)
-        if Version(version("openai-agents")) < Version("0.17.1"):
-            with pytest.raises(Exception, match="of type 'reasoning' was provided without its required following item"):
-                asyncio.run(runner(settings, threshold=100, abandoned=True).compact(items + turn, iteration=1))
-            return
-        kept = asyncio.run(runner(settings, threshold=100, abandoned=True).compact(items + turn, iteration=1))
-        first, sent = (r.body["input"] for r in server.model_requests)
+    ran = _run_unless_refused(items + turn, {"abandoned": True}, refused_before="0.17.1", refusal="of type 'reasoning' was provided without its required following item")
+    if ran is None:
+        return
+    kept, requests = ran
+    first, sent = (r.body["input"] for r in requests)
     assert [i["content"] for i in first if i.get("role") == "user"][-1] in (ABANDONED_REQUEST, [{"type": "input_text", "text": ABANDONED_REQUEST}])
     assert not [i for i in sent if "abandoned" in str(i.get("id")) + str(i.get("call_id"))]  # the stale call and its reasoning: not sent
     assert [i.get("id") for i in kept if responses_format.kind(i) == "reasoning"] == ["rs_3"] and ABANDONED_REQUEST not in str(kept)
+
+
+@pytest.mark.parametrize("behavior", ["stop_on_first_tool", "stop_at_tools"])
+def test_the_runner_resumes_an_approved_run_before_the_last_turn(behavior):
+    """``runner`` with ``approved``: a run in the session parks on a ``needs_approval`` call of an agent with an
+    output guardrail and a ``tool_use_behavior`` other than ``run_llm_again``; the user approves it
+    (``RunState.approve``) and resumes, the tool runs, then the user sends the history's last turn. From 0.22.0
+    to 0.23.x the resumed run left the call out of the session and the next request held its output alone,
+    which the API refuses ("No tool call found for function call output", openai/openai-agents-python#4827);
+    0.24.0 keeps the pair. The output leaves the approved run's items out."""
+    from compaction_suite.adapters.openai_agents import APPROVED_OUTPUT
+
+    items = _stored_rounds()
+    turn = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "question 3"}]}, {**items[3], "id": "msg_3"}]
+    deferred = behavior == "stop_at_tools" and Version(version("openai-agents")) >= Version("0.22.0")  # the deferral (#4507) arrived in 0.22.0
+    ran = _run_unless_refused(items + turn, {"approved": behavior}, refused_before="0.24.0" if deferred else "0", refusal="No tool call found for function call output")
+    if ran is None:
+        return
+    kept, requests = ran
+    last = requests[-1].body["input"]
+    approved = [i for i in last if "approved" in str(i.get("call_id"))]
+    assert [responses_format.kind(i) for i in approved] == ["function_call", "function_call_output"]
+    assert approved[1]["output"] == APPROVED_OUTPUT
+    assert "approved" not in str(kept) and responses_format.check_outputs_have_calls(kept) is None
+
+
+def test_the_runner_refuses_an_unknown_approval_behavior():
+    """``approved`` names a ``tool_use_behavior`` of `APPROVALS` or is None."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    with pytest.raises(ValueError, match="approved must be one of"):
+        runner(Settings(), approved="run_llm_again")

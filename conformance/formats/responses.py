@@ -46,8 +46,14 @@ interpreter's, image generation's, the shell tool's): each carries the ``id`` th
 emitted after a reasoning item is paired with it as a message or function call is (RESP-3: "a bare
 mcp_call is rejected" once its reasoning is gone, Agent Framework's own words at 1.10.0,
 agent_framework_openai/_chat_client.py; microsoft/agent-framework#6883, fixed by #6907)."""
+PROGRAM_ITEMS = ("program", "program_output")
+"""A hosted program's items (programmatic tool calling): the ``program`` (its JavaScript ``code``, an opaque
+``fingerprint`` "that must be round-tripped") and the ``program_output`` answering it by ``call_id`` (its
+``result``), with, between them, the function calls whose ``caller`` is ``{"type": "program", "caller_id":
+...}`` and their outputs: openai 3.57.0's ``types/responses/response_input_item.py`` (``Program``,
+``ProgramOutput``, ``FunctionCallOutputCaller``), as openai-agents 0.19.0+ stores them in its session."""
 OPAQUE = (
-    "item_reference", "file_search_call", "web_search_call", "computer_call", "computer_call_output",
+    "item_reference", *PROGRAM_ITEMS, "file_search_call", "web_search_call", "computer_call", "computer_call_output",
     "local_shell_call", "local_shell_call_output", "shell_call_output",
     "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", *HOSTED_CALLS,
     "tool_search_call", "tool_search_output", "additional_tools",

@@ -16,7 +16,7 @@ from compaction_suite.conformance import formats, oracle
 from compaction_suite.conformance.histories import agent_shaped, draw_files, draw_images_by_url
 from compaction_suite.conformance.histories import histories as drawn_histories
 from compaction_suite.conformance.histories import real_traffic as drawn_real_traffic
-from compaction_suite.conformance.responses_histories import draw_custom_tool_calls, draw_rebuilt_items
+from compaction_suite.conformance.responses_histories import draw_custom_tool_calls, draw_programs, draw_rebuilt_items
 from compaction_suite.conformance.suite import Subject, Suite, declared_capabilities
 from compaction_suite.conformance.summarizer_apis import sends
 
@@ -24,6 +24,7 @@ draw_images_by_url(declared_capabilities().image_urls)  # imported afresh for ea
 draw_files(declared_capabilities().files != "none")
 draw_custom_tool_calls(declared_capabilities().tool_calls == "any")
 draw_rebuilt_items(declared_capabilities().responses_items == "rebuilt")
+draw_programs(declared_capabilities().programs == "held")
 
 
 def as_declared(history: list[dict]) -> list[dict]:
