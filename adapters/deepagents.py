@@ -214,6 +214,8 @@ def summarization(settings: Any, **given: Any) -> Any:
         declared["wire_format"] = "anthropic-messages"
     elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
         declared |= {"wire_format": "responses", "tool_calls": "function"}
+    else:
+        declared["subagents"] = "delegates"  # its delegated() hook (SPEC STORE-33)
     run = compacting(o, in_thread(lambda converted: model_sees(middleware, model, converted, {SESSION_KEY: SESSION})))
     if o["file_tool"] == "read_file":
         run = _as_deepagents_file_reads(run)
@@ -226,6 +228,10 @@ def summarization(settings: Any, **given: Any) -> Any:
     compactor = make("deepagents.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
     compactor.offload = offload  # the backend's directory lives as long as the compactor
     compactor.read_offload = offloads.reader(backend, offload.name)
+    if o["format"] == "chat-completions":  # a parent and its sub-agent compacting in one run, on the same backend (SPEC STORE-33)
+        from . import _deepagents_subagents
+
+        compactor.delegated = _deepagents_subagents.delegating(settings, o, window, backend)
     return compactor
 
 

@@ -89,6 +89,9 @@ class Capabilities(TypedDict, total=False):
     run_messages: Literal["none", "reported"]
     """``reported``: the compactor offers ``reported_run()`` (`ReportsRun`), the messages its framework
     reports as the last ``compact`` call's run's new ones beside its history before and after; SPEC STORE-22."""
+    subagents: Literal["none", "delegates"]
+    """``delegates``: the compactor offers ``delegated(history, subagent_history)`` (`Delegates`), its framework's
+    agent loop compacting ``history`` and, in the same run, a sub-agent's loop running ``subagent_history``; SPEC STORE-33."""
 
 
 @runtime_checkable
@@ -159,3 +162,14 @@ class ReadsOffloads(Protocol):
     the prefixes it writes under; SPEC STORE-30)."""
 
     def read_offload(self, path: str, /) -> bytes | str | None: ...
+
+
+class Delegates(Protocol):
+    """``delegated(history, subagent_history)``: the framework's agent loop given ``history`` (in the wire
+    format), compacting as it does, that in the same run hands a sub-agent ``subagent_history``'s first
+    user message as its task, the sub-agent's loop answered by that history's assistant messages and tool
+    results and compacting as it does; ``{"agent": ..., "subagent": ...}``, what each agent's model was
+    sent last, or None when the run never reached the sub-agent (declared as ``Capabilities["subagents"] =
+    "delegates"``; SPEC STORE-33)."""
+
+    def delegated(self, history: Any, subagent_history: Any, /) -> Mapping[str, Any] | None: ...

@@ -85,6 +85,10 @@ reading, so a compactor that declares nothing is checked as before:
   history its framework's run was given, the framework's history after the run and what it reports
   as the run's new messages (`conformance.run_messages`); STORE-22 judges them. A declaration without
   the member is a contract error.
+- ``subagents``: ``"none"`` (default) or ``"delegates"``: the compactor offers ``delegated(history,
+  subagent_history)``, its framework's agent loop compacting ``history`` and, in the same run, delegating to a
+  sub-agent whose own loop runs ``subagent_history`` (`conformance.subagents`); STORE-33 judges the
+  archives each names. A declaration without the member is a contract error.
 
 A clause a declaration makes unreachable is reported ``not-applicable`` with the declaration
 as the reason: never a failure, never counted as conforming.
@@ -113,6 +117,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "programs": ("none", "held"),
     "usage": ("none", "reported"),
     "run_messages": ("none", "reported"),
+    "subagents": ("none", "delegates"),
 }
 """Each declaration and its values, the default first."""
 RULES_OUT: dict[tuple[str, str], tuple[str, ...]] = {
@@ -136,6 +141,7 @@ UNDECLARED: dict[str, tuple[str, str]] = {
     "reactive_window": ("no reactive window declared", "the target reduces after no provider overflow answer"),
     "usage": ("no usage report declared", "the target offers no reported_usage() of its framework's own usage"),
     "run_messages": ("no run report declared", "the target offers no reported_run() of the messages its framework reports as a run's new ones"),
+    "subagents": ("no sub-agent run declared", "the target offers no delegated() run of a sub-agent inside its agent's run"),
     "request_window": ("no request window declared", "the target replays no history through its agent loop's model requests"),
     "trimmed_result_chars": ("no tool-result cap declared", "the framework states no size for a result it shortens"),
     "kept_items": ("no kept window declared", "the framework states no number of items a compaction leaves"),
@@ -198,6 +204,8 @@ class Capabilities:
     """``reported``: the compactor offers ``reported_usage()``, its framework's own usage report (SPEC COST-1, COST-2)."""
     run_messages: str = "none"
     """``reported``: the compactor offers ``reported_run()``, the run's new messages as its framework reports them (SPEC STORE-22)."""
+    subagents: str = "none"
+    """``delegates``: the compactor offers ``delegated(history, subagent_history)``, a sub-agent run inside its agent's (SPEC STORE-33)."""
 
     def __post_init__(self) -> None:
         if not self.providers:
@@ -273,6 +281,7 @@ class Capabilities:
         made["files"] = self.files
         made["usage"] = self.usage
         made["run_messages"] = self.run_messages
+        made["subagents"] = self.subagents
         return found | {key: value for key, value in made.items() if value != CHOICES[key][0]}  # a session's declarations and images, where made
 
     def _trigger_said(self) -> Any:
@@ -306,6 +315,8 @@ def declared(compactor: Any) -> Capabilities:
         raise CapabilityError("capabilities['usage'] is 'reported' but the compactor has no reported_usage() (SPEC COST-1)")
     if known.get("run_messages") == "reported" and not callable(getattr(compactor, "reported_run", None)):
         raise CapabilityError("capabilities['run_messages'] is 'reported' but the compactor has no reported_run() (SPEC STORE-22)")
+    if known.get("subagents") == "delegates" and not callable(getattr(compactor, "delegated", None)):
+        raise CapabilityError("capabilities['subagents'] is 'delegates' but the compactor has no delegated(history, subagent_history) (SPEC STORE-33)")
     offloads = _offloads(raw.get("offloads"))
     try:
         keeps = retention.parse(raw.get("keeps"))

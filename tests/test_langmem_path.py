@@ -78,3 +78,15 @@ def test_create_react_agent_sends_its_model_the_hooks_llm_input_messages():
     assert [m["role"] for m in sent[1:]] == [m["role"] for m in expected]
     assert [m.get("content") for m in sent[1:]] == [m.get("content") for m in expected]
     assert len(expected) < len(_history())
+
+
+def test_sizes_langmem_refuses_come_out_of_compact_not_the_factory():
+    """``max_summary_tokens`` not below ``max_tokens``: the factory builds the node as a user's program does, and
+    langmem's own refusal comes out of ``compact`` (CORE-10's crash), not out of the factory (a contract error)."""
+    pytest.importorskip("langmem.short_term", reason="langmem is not installed (pip install -e '.[langchain]')")
+    from compaction_suite.adapters.langchain import langmem_summarization
+
+    with SummarizerServer() as server:
+        compactor = langmem_summarization(connected(Settings(), server.base_url), max_tokens=256, max_summary_tokens=256)
+        with pytest.raises(ValueError, match="max_summary_tokens"):
+            compactor.compact([{"role": "user", "content": "hello"}], iteration=1)

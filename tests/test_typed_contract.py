@@ -18,7 +18,7 @@ THIRD_PARTY = textwrap.dedent(
     from typing import Any
 
     from compaction_suite import Capabilities, Compactor
-    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, ObservesUsage, ReportsEvents, ReportsRun, ReportsUsage
+    from compaction_suite.compactor import ClaimsProfiles, DeclaresCapabilities, EstimatesTokens, Delegates, ObservesUsage, ReportsEvents, ReportsRun, ReportsUsage
 
 
     class Truncating:
@@ -56,6 +56,19 @@ THIRD_PARTY = textwrap.dedent(
             return {"given": [], "new": [], "after": []}
 
 
+    class Delegating:
+        capabilities: Capabilities = {"subagents": "delegates", "offloads": ["/archive/"]}
+
+        def compact(self, messages: list[dict[str, Any]], *, iteration: int) -> list[dict[str, Any]]:
+            return messages
+
+        def read_offload(self, path: str) -> bytes | None:
+            return None
+
+        def delegated(self, history: list[dict[str, Any]], subagent_history: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]] | None:
+            return {"agent": history, "subagent": subagent_history}
+
+
     def factory(settings: object) -> Compactor:
         return Truncating()
 
@@ -68,6 +81,7 @@ THIRD_PARTY = textwrap.dedent(
     reports: ReportsEvents = Truncating()
     counts: ReportsUsage = AsyncAnthropic()
     stores: ReportsRun = RunReporting()
+    delegates: Delegates = Delegating()
     """
 )
 BROKEN = textwrap.dedent(

@@ -1366,6 +1366,13 @@ def appends_by_exact_read_back(settings: Any) -> Any:
     return AppendsByExactReadBack(settings)
 
 
+def archives_both_agents_in_one_file(settings: Any) -> Any:
+    """Archives an agent's and its sub-agent's replaced histories in one file of the run (STORE-33; deepagents PR #5470)."""
+    from broken.offloading import ArchivesBothAgentsInOneFile
+
+    return ArchivesBothAgentsInOneFile(settings)
+
+
 def keeps_fewer_than_declared(settings: Any) -> Any:
     """Declares a retention of 8 messages and keeps 3 after its summary (CORE-65; deepagents#1485)."""
     from broken.offloading import KeepsFewerThanDeclared
@@ -1542,6 +1549,7 @@ CONTROLS: dict[str, Control] = {
     "archives_without_media": Control("STORE-30", ("core",), r"names '/offloaded/history.md', which hold nothing of its (image|file) part", reason_id="offload-archive-incomplete"),
     "appends_by_exact_read_back": Control("STORE-32", ("core",), r"the session's first compaction archived what it replaced; this one removed \d+ more message\(s\) and names no path under '/offloaded/'", reason_id="archive-not-continued"),
     "keeps_fewer_than_declared": Control("CORE-65", ("core",), r"the output ends with \d+ of the input's newest messages as they were, fewer than the \d+ its declared retention of 8 messages keeps", reason_id="kept-fewer-than-declared"),
+    "archives_both_agents_in_one_file": Control("STORE-33", ("core",), r"the agent's summary names '/offloaded/thread.md', which holds the text of the other agent's message \d+", reason_id="archive-holds-another-agent"),
     "keeps_results_it_cannot_offload": Control("STORE-31", ("core",), r"a result of about \d+ tokens is kept whole in the output, over the 200 tokens", reason_id="large-result-not-offloaded"),
 }
 SHOULD_CONTROLS: dict[str, Control] = {

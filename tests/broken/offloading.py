@@ -151,3 +151,23 @@ class KeepsFewerThanDeclared:
             cut -= 1
         system = [m for m in messages if m.get("role") in ("system", "developer")]
         return [*system, *written, *rest[max(cut, 0) :]]
+
+
+class ArchivesBothAgentsInOneFile(ArchivesWithoutMedia):
+    """Delegates to a sub-agent in the same run and archives what either agent's compaction replaces in
+    one file named after the run, so each summary names an archive holding the other agent's history
+    (STORE-33; deepagents PR #5470: the offload file named after the thread_id a sub-agent inherits)."""
+
+    capabilities: ClassVar[dict[str, Any]] = {"called": "between_rounds", "offloads": [_Offloads.PREFIX], "subagents": "delegates"}
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        system, rest, cut = self.split(messages)
+        if cut <= 0:
+            return messages
+        path = self.PREFIX + "thread.md"
+        self.store[path] = self.store.get(path, b"") + transcript(rest[:cut]).encode()
+        return [*system, summary_message(f"The conversation so far is archived at {path}."), *rest[cut:]]
+
+    def delegated(self, history: list[dict], subagent_history: list[dict]) -> dict[str, list[dict]]:
+        agent = self.compact(history, iteration=1)
+        return {"agent": agent, "subagent": self.compact(subagent_history, iteration=1)}
