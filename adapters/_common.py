@@ -86,23 +86,37 @@ def release_problem(module: ModuleType, factory_name: str | None = None) -> str 
     """Why the adapter ``module`` cannot drive what is installed (for the path ``factory_name``, when
     given: `supported`), or None: a distribution it needs is absent, or installed at a release outside
     its specifier (PEP 440; a pre-release is outside unless the specifier names one)."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    adapter = module.__name__.rsplit(".", 1)[-1]
-    if factory_name in getattr(module, "SUPPORTED_BY_PATH", {}):
-        adapter = f"{adapter}:{factory_name}"
     for dist, spec in supported(module, factory_name).items():
         found = installed(dist)
         if found is None:
-            return f"the {adapter} adapter needs {dist} ({spec}), which is not installed"
-        try:
-            inside = SpecifierSet(spec).contains(Version(found))
-        except InvalidVersion:
-            inside = False
-        if not inside:
-            return f"the {adapter} adapter does not support {dist} {found} (supported: {spec})"
+            return f"the {_adapter_name(module, factory_name)} adapter needs {dist} ({spec}), which is not installed"
+        if problem := outside(module, factory_name, dist, found):
+            return problem
     return None
+
+
+def outside(module: ModuleType, factory_name: str | None, dist: str, version: str) -> str | None:
+    """Why the adapter ``module`` (for the path ``factory_name``) cannot drive ``dist`` at ``version``, or
+    None when that release is inside what it declares or it declares nothing for ``dist``: the one rule
+    both a factory (`release_problem`) and a version sweep (before installing) apply (PEP 440; a
+    pre-release is outside unless the specifier names one)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    spec = {d.lower(): s for d, s in supported(module, factory_name).items()}.get(dist.lower())
+    if spec is None:
+        return None
+    try:
+        inside = SpecifierSet(spec).contains(Version(version))
+    except InvalidVersion:
+        inside = False
+    return None if inside else f"the {_adapter_name(module, factory_name)} adapter does not support {dist} {version} (supported: {spec})"
+
+
+def _adapter_name(module: ModuleType, factory_name: str | None) -> str:
+    """The adapter as its one-line refusals name it: its module, and the path where it declares one."""
+    adapter = module.__name__.rsplit(".", 1)[-1]
+    return f"{adapter}:{factory_name}" if factory_name in getattr(module, "SUPPORTED_BY_PATH", {}) else adapter
 
 
 @functools.cache

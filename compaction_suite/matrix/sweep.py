@@ -172,22 +172,13 @@ def refused(job: Job, distribution: str, version: str) -> dict[str, Any] | None:
     adapter runs at each release it declares or says in one line that it cannot; a release nobody
     declared is not installed, since what it needs beside it may not exist at its date:
     agent-framework-core's 2026 betas predate agent-framework-openai). None inside, or for a ``--target``."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    from compaction_suite.adapters._common import supported
+    from compaction_suite.adapters._common import outside
 
     module = _module(job)
-    if module is None:
+    problem = outside(module, job.factory, distribution, version) if module is not None else None
+    if problem is None:
         return None
-    spec = {d.lower(): s for d, s in supported(module, job.factory).items()}.get(distribution)
-    try:
-        if spec is None or SpecifierSet(spec).contains(Version(version)):
-            return None
-    except InvalidVersion:
-        return None
-    adapter = module.__name__.rsplit(".", 1)[-1] + (f":{job.factory}" if job.factory in getattr(module, "SUPPORTED_BY_PATH", {}) else "")
-    line = f"{job.target}: UnsupportedRelease: the {adapter} adapter does not support {distribution} {version} (supported: {spec}); not installed"
+    line = f"{job.target}: UnsupportedRelease: {problem}; not installed"
     return {
         "framework": job.framework, "versions": {distribution: version}, "compactor": job.factory, "target": job.target,
         "options": job.options, "configuration": job.label, "command": job.command(), "why": job.why, "native": job.native,
