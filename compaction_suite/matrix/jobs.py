@@ -129,18 +129,7 @@ def run_job(
         env[OPTIONS_ENV] = json.dumps(job.options)
     if python is not None:  # another environment's compaction-suite, not a checkout in the working directory (``-m`` puts it first)
         env["PYTHONSAFEPATH"] = "1"
-    result: dict[str, Any] = {
-        "framework": job.framework,
-        "versions": versions if versions is not None else job.versions,
-        "compactor": job.factory,
-        "target": job.target,
-        "options": job.options,
-        "configuration": job.label,
-        "command": " ".join([job.command(), *args]),
-        "why": job.why,
-        "native": job.native,
-        "adapter": job.module,
-    }
+    result = described(job, versions if versions is not None else job.versions, args)
     done = run_check(job.target, args, env=env, timeout=timeout, python=python)
     result["exit_code"] = done.exit_code
     result["seconds"] = round(done.seconds, 1)
@@ -164,6 +153,23 @@ def run_job(
             result.setdefault("status", "error")
             result["error"] = done.tail()
     return result
+
+
+def described(job: Job, versions: dict[str, str], args: list[str]) -> dict[str, Any]:
+    """What a matrix result says of the job it ran (or refused): its configuration, the releases it met and
+    the command that checks it (``args``: the options it ran with)."""
+    return {
+        "framework": job.framework,
+        "versions": versions,
+        "compactor": job.factory,
+        "target": job.target,
+        "options": job.options,
+        "configuration": job.label,
+        "command": " ".join([job.command(), *args]),
+        "why": job.why,
+        "native": job.native,
+        "adapter": job.module,
+    }
 
 
 def contract_line(output: str) -> str:

@@ -27,7 +27,7 @@ from . import verdicts
 from .document import build
 from .environments import Builder, InstallFailed, versions
 from .findings import keys
-from .jobs import CONTRACT_ERROR, Job, run_job, slug
+from .jobs import CONTRACT_ERROR, Job, described, run_job, slug
 from .render import markdown
 
 FORMAT = "compaction-suite-versions"
@@ -179,11 +179,7 @@ def refused(job: Job, distribution: str, version: str) -> dict[str, Any] | None:
     if problem is None:
         return None
     line = f"{job.target}: UnsupportedRelease: {problem}; not installed"
-    return {
-        "framework": job.framework, "versions": {distribution: version}, "compactor": job.factory, "target": job.target,
-        "options": job.options, "configuration": job.label, "command": job.command(), "why": job.why, "native": job.native,
-        "adapter": job.module, "exit_code": 2, "seconds": 0.0, "passed": False, "clauses": {}, "status": CONTRACT_ERROR, "error": line,
-    }  # fmt: skip
+    return {**described(job, {distribution: version}, []), "exit_code": 2, "seconds": 0.0, "passed": False, "clauses": {}, "status": CONTRACT_ERROR, "error": line}
 
 
 def table(sweep: Sweep) -> dict[str, Any]:
