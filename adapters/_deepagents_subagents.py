@@ -27,7 +27,7 @@ from typing import Any
 
 from compaction_suite.message import Message
 
-from ._common import requires
+from ._common import requires, text_of_parts
 from .langchain import chat_model, from_langchain, to_langchain
 
 EXTRA = "deepagents"
@@ -35,13 +35,6 @@ WORKER = "worker"
 TASK_CALL = "call_compaction_suite_task"
 THREAD = "compaction-suite-delegating"
 CLOSING = "Done: the worker's findings are in."
-
-
-def _text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
 
 
 def _script(sent: list[Any], answers: list[Any], results: dict[str, Any]) -> Any:
@@ -91,7 +84,7 @@ def delegating(settings: Any, o: dict[str, Any], window: int, backend: Any) -> A
         worker, worker_notes = to_langchain(subagent_history, tool_messages=o["tool_messages"])
         if not worker or not isinstance(worker[0], lc.HumanMessage):
             raise ValueError("a sub-agent's history starts with its task, a user message")
-        task = lc.AIMessage(content="", tool_calls=[{"id": TASK_CALL, "name": "task", "args": {"description": _text(worker[0]), "subagent_type": WORKER}, "type": "tool_call"}])
+        task = lc.AIMessage(content="", tool_calls=[{"id": TASK_CALL, "name": "task", "args": {"description": text_of_parts(worker[0].content), "subagent_type": WORKER}, "type": "tool_call"}])
         parent_sent: list[Any] = []
         worker_sent: list[Any] = []
         results = {m.tool_call_id: m for m in worker if isinstance(m, lc.ToolMessage)}
