@@ -31,7 +31,7 @@ KINDS = (
 )  # fmt: skip
 COMMANDS = (
     "check", "reproduce", "record", "record-errors", "compact-store", "matrix", "bench replay", "bench estimators",
-    "bench speed", "bench battery", "bench throughput", "bench all", "traces record", "traces import",
+    "bench speed", "bench battery", "bench throughput", "bench all", "traces record", "traces import", "prune-envs",
 )  # fmt: skip
 TARGETS = {"target with a syntax error": "cs_syntax", "target raising at import": "cs_import_raises", "factory raising": "cs_factory_raises"}
 SAYS = {"target with a syntax error": "SyntaxError", "target raising at import": "no config at import", "factory raising": "the factory failed"}
@@ -132,6 +132,11 @@ CELLS: list[Cell] = [
     Cell("traces import", "unknown option", "traces import tau-bench {tmp}/object.json --out-dir {tmp}/out --no-such-option", ("--no-such-option",)),
     Cell("traces record", "directory", "traces record --seed 1 --rounds 20 --out {tmp}/folder", ("folder: is a directory",)),
     Cell("traces record", "unknown option", "traces record --seed 1 --rounds 20 --out {tmp}/t.jsonl --no-such-option", ("--no-such-option",)),
+    # prune-envs: the environment cache it removes from
+    Cell("prune-envs", "missing file", "prune-envs --unused-for 1 --cache-dir {tmp}/no/such", ("--cache-dir {tmp}/no/such: no such folder",)),
+    Cell("prune-envs", "directory", "prune-envs --unused-for 1 --cache-dir {tmp}/empty.json", ("empty.json' is a file",)),
+    Cell("prune-envs", "missing file", "prune-envs --cache-dir {tmp}/folder", ("Missing option '--unused-for'",)),
+    Cell("prune-envs", "unknown option", "prune-envs --unused-for -1 --cache-dir {tmp}/folder", ("'--unused-for': -1.0 is not in the range",)),
 ]
 
 NOT_APPLICABLE: dict[str, dict[str, str]] = {
@@ -143,6 +148,7 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
        for name in BENCH_WRITERS},
     "traces record": {k: "traces record reads no file and has no target; it writes --out" for k in KINDS if k not in ("unknown option", "directory")},
     "traces import": dict.fromkeys(TARGETS, "traces import has no target"),
+    "prune-envs": {k: "prune-envs reads no file and has no target; it removes from --cache-dir" for k in KINDS if k not in ("unknown option", "directory", "missing file")},
 }
 
 

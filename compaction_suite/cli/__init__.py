@@ -2,7 +2,7 @@
 
 Nothing imports this package. Each command is a module of its own that parses its options and
 calls the library (``check``, ``reproduce``, ``record``, ``bench``, ``compact-store``,
-``record-errors``, ``traces``, ``matrix``), importing what it runs only when it runs; every one
+``record-errors``, ``traces``, ``matrix``, ``prune-envs``), importing what it runs only when it runs; every one
 keeps the contract of `contract` (SPEC Part C).
 """
 
@@ -31,13 +31,14 @@ def _attach() -> None:
     """Commands that live in their own modules (each imports its heavy parts only when run)."""
     from .bench import bench
     from .matrix import matrix
+    from .prune_envs import prune_envs
     from .record import record
     from .record_errors import record_errors
     from .reproduce import reproduce
     from .store import compact_store
     from .traces import traces
 
-    for command in (check, reproduce, record, bench, matrix, compact_store, record_errors, traces):
+    for command in (check, reproduce, record, bench, matrix, prune_envs, compact_store, record_errors, traces):
         main.add_command(command)
 
 

@@ -51,6 +51,8 @@ GRACE = timedelta(days=1)
 """How long after a release its companions may have been uploaded (those released with it the same day)."""
 DATED_PIP = "pip>=26.0"
 """The first pip with ``--uploaded-prior-to``."""
+MARKER = "compaction-suite-env.json"
+"""The file in an environment saying what it holds, written once it is built."""
 
 
 class InstallFailed(Exception):
@@ -97,7 +99,8 @@ class Builder:
         on first use and held by this run until the block ends (`_held`): `InstallFailed` when the
         installer fails. With ``as_of``, ``requirements`` resolve from files uploaded by then."""
         home = self._home(requirements, as_of)
-        with _held(home.with_name(home.name + ".lock")):
+        with _held(lock_of(home)):
+            os.utime(lock_of(home))  # when it was last used: what `pruning.prune` reads
             yield self.environment(requirements, log, as_of)
 
     def as_of(self, distribution: str, version: str) -> datetime | None:
@@ -123,7 +126,7 @@ class Builder:
         it through `using`."""
         home = self._home(requirements, as_of)
         python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-        marker = home / "compaction-suite-env.json"
+        marker = home / MARKER
         suite, digest = self.suite_requirement()
         built = _marker(marker)
         if built is not None and built.get("suite") == digest:
@@ -223,6 +226,11 @@ def _write_marker(marker: Path, held: dict[str, object]) -> None:
     partial = marker.with_name(marker.name + ".partial")
     partial.write_text(json.dumps(held), encoding="utf-8")
     partial.replace(marker)
+
+
+def lock_of(home: Path) -> Path:
+    """The lock file beside the environment ``home`` that a run holds while it checks there."""
+    return home.with_name(home.name + ".lock")
 
 
 @contextlib.contextmanager
