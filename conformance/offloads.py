@@ -78,11 +78,12 @@ def _where(j: int, message: Any) -> str:
     return f"output item {j} ({message.get('role') if isinstance(message, dict) else '?'})"
 
 
-def _decoded(raw: bytes) -> str:
+def decoded(raw: bytes) -> str:
+    """What a store holds, as text (bytes that are not UTF-8 replaced, never raised on)."""
     return raw.decode("utf-8", errors="replace")
 
 
-def _holds(stored: str, wanted: str) -> bool:
+def holds(stored: str, wanted: str) -> bool:
     """Whether ``stored`` holds ``wanted``'s letters and digits in order, as written or with its markup's
     character references read (an XML transcript writes ``&`` as ``&amp;``: SPEC STORE-30 Decision)."""
     said = alnum(wanted)
@@ -118,7 +119,7 @@ def unreadable(history: Sequence[Any], out: Sequence[Any], reader: Reader, prefi
         missing = [p for p, got in held.items() if got is None]
         if missing:
             return Violation("offload-path-empty", f"{_where(j, message)} names {missing[0]!r}, where the store holds nothing")
-        stored = "".join(_decoded(got) for got in held.values() if got is not None)
+        stored = "".join(decoded(got) for got in held.values() if got is not None)
         original = _in_place(history, out, j) if message.get("role") == "tool" else None
         if original is not None:
             lost = _result_lost(original, stored)
@@ -138,7 +139,7 @@ def _call(message: dict) -> str:
 def _result_lost(original: dict, stored: str) -> str | None:
     """What of ``original``'s text ``stored`` does not hold (None: all of it, its letters and digits in order)."""
     wanted = alnum(text(original))
-    if not wanted or _holds(stored, text(original)):
+    if not wanted or holds(stored, text(original)):
         return None
     start = alnum(stored)[:40]
     return f"another text ({len(stored)} characters starting {start!r}), not its {len(text(original))} characters starting {wanted[:40]!r}"
@@ -176,7 +177,7 @@ def _missing_parts(gone: Sequence[dict], stored: str, reader: Reader, prefixes: 
     for k, message in enumerate(gone):
         for kind, part in parts(message):
             if kind in ("text", "arguments"):
-                if not _holds(stored, part):
+                if not holds(stored, part):
                     yield k, f"its {kind} ({len(part)} characters starting {part[:40]!r})"
             elif not _media_held(part, stored, reader, prefixes):
                 yield k, f"its {media.kind(part)} part ({_media_said(part)})"
@@ -199,7 +200,7 @@ def _media_held(part: dict, stored: str, reader: Reader, prefixes: Sequence[str]
     path under a declared prefix whose bytes are the data decoded."""
     url = _url(part)
     if not url.startswith("data:"):
-        return _holds(stored, url)
+        return holds(stored, url)
     data = _data(url)
     payload = media.payload(part)
     if alnum(payload) and alnum(payload) in alnum(stored):
@@ -242,7 +243,7 @@ def not_continued(session: Sequence[Any], history: Sequence[Any], out: Sequence[
     paths = archived(session, out, prefixes)  # a compaction's message, this one's or one it kept naming the archive it appends to
     if not paths:
         return Violation("archive-not-continued", f"the session's first compaction archived what it replaced; this one removed {len(gone)} more message(s) and names no path under {', '.join(map(repr, prefixes))}: they are in neither the context nor an archive")
-    stored = "".join(_decoded(got) for p in paths if (got := read(reader, p)) is not None)
+    stored = "".join(decoded(got) for p in paths if (got := read(reader, p)) is not None)
     for k, part in _missing_parts(gone, stored, reader, prefixes):
         return Violation("archive-not-continued", f"the session's later compaction removed {len(gone)} message(s) and names {', '.join(map(repr, paths))}, which hold nothing of {part} of removed message {k}")
     return None

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .judges import alnum
-from .offloads import Reader, _decoded, _holds, archived, parts, read
+from .offloads import Reader, archived, decoded, holds, parts, read
 from .violation import Violation
 
 HOOK = "delegated"
@@ -74,9 +74,9 @@ def foreign_in_archive(own: Sequence[Any], out: Sequence[Any], other: Sequence[A
     paths = archived(own, out, prefixes)
     if not paths:
         return None
-    stored = "".join(_decoded(got) for p in paths if (got := read(reader, p)) is not None)
+    stored = "".join(decoded(got) for p in paths if (got := read(reader, p)) is not None)
     for i, kind, part in own_parts(other, own, shared):
-        if _holds(stored, part):
+        if holds(stored, part):
             return Violation(
                 "archive-holds-another-agent",
                 f"the {whose}'s summary names {', '.join(map(repr, paths))}, which hold{'s' if len(paths) == 1 else ''} the {kind} of the other agent's message {i} ({len(part)} characters starting {part[:40]!r}), a message the {whose} never had",
