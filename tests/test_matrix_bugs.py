@@ -65,6 +65,7 @@ def test_bugs_are_caught_where_reported_and_lost_where_fixed(tmp_path: Path) -> 
     }
     assert data["by_framework"]["FAKE"]["recall"] == "33%"
     assert data["not_runnable"] == [{"id": "fakefw#4", "framework": "FAKE", "why": "path not adapted"}]
+    assert data["complete"] is True and "Partial" not in (out / "bugs.md").read_text()
     assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()  # each environment's own matrix
     table = (out / "bugs.md").read_text()
     assert "| fakefw#1 | CORE-3 system messages changed | fakefw==2.0 | caught | fakefw==3.0 | lost |" in table
@@ -83,6 +84,37 @@ def test_bugs_are_caught_where_reported_and_lost_where_fixed(tmp_path: Path) -> 
         "fakefw#1 fakefw==2.0": "caught", "fakefw#2 fakefw==1.0": "missed", "fakefw#1 fakefw==3.0": "lost", "fakefw#2 fakefw==3.0": "not found",
     }  # fmt: skip
     assert not any(line.strip().startswith(("fails in", "conforms in")) for line in lines)
+
+
+def test_a_run_stopped_midway_leaves_what_it_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documents are written after every run, ``complete`` false until the last: a list of a
+    hundred entries takes hours, and a run stopped after the first entry keeps its verdict (SPEC,
+    Reported bugs)."""
+    from compaction_suite.cli.matrix import matrix
+
+    real, calls = bugs.run_job, []
+
+    def stopped_after_one(*args: object, **kwargs: object) -> dict:
+        calls.append(args)
+        if len(calls) > 1:
+            raise KeyboardInterrupt  # the user's Ctrl-C during the second run
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bugs, "run_job", stopped_after_one)
+    links, out = fake_index(tmp_path / "links"), tmp_path / "out"
+    args = [
+        "--bugs", str(fake_list(tmp_path / "bugs.json")), "--max-examples", "5", "--cache-dir", str(tmp_path / "envs"),
+        "--find-links", str(links), "--no-index", "--share-suite", "--out", str(out),
+    ]  # fmt: skip
+    stopped = CliRunner().invoke(matrix, args)  # click ends a Ctrl-C as Abort
+    assert stopped.exit_code != 0 and len(calls) == 2
+    data = json.loads((out / "bugs.json").read_text())
+    assert data["complete"] is False and data["version"] == bugs.FORMAT_VERSION
+    by_id = {e["id"]: e for e in data["bugs"]}
+    assert by_id["fakefw#1"]["reported"]["status"] == "caught"
+    assert by_id["fakefw#2"]["reported"]["status"] == "none" and data["recall"]["attempted"] == 1
+    assert (out / "bugs.md").read_text().splitlines()[2].startswith("**Partial:**")
+    assert (out / "releases" / "fakefw-2.0" / "matrix.json").is_file()
 
 
 def test_a_reason_that_does_not_name_the_bug_is_not_a_catch() -> None:

@@ -44,9 +44,10 @@ from .render import markdown
 from .sweep import requirements as sweep_requirements
 
 FORMAT = "compaction-suite-bugs"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """2: a verdict that found the bug says which reasons named it (``named``), matched among every reason
-the clause failed with, not only the first."""
+the clause failed with, not only the first. 3: ``complete``, false in the documents written while the
+run goes on (after each entry's run), true once it is done."""
 PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,-]+\])?)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!-]*)\s*$")
 
 
@@ -185,18 +186,18 @@ def run(
 ) -> dict[str, Any]:  # fmt: skip
     """Every bug at its reported and fixing releases; ``out/bugs.{json,md}`` and each release's matrix.
     Every reported release runs before any fixing one, so the line printed after each run is the
-    entry's verdict there (`progress`)."""
+    entry's verdict there (`progress`). The documents are written again after every run, marked
+    ``"complete": false`` until the last: a run stopped after hours keeps what it found."""
     todo: dict[tuple[str, ...], list[tuple[Bug, str]]] = {}
     for bug in listed.bugs:
         todo.setdefault(bug.reported, []).append((bug, "reported"))
         if bug.fixed:
             todo.setdefault(bug.fixed, []).append((bug, "fixed"))
-    results: dict[tuple[str, str], dict[str, Any]] = {}
-    runs: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    written = Written(listed, out, fast, max_examples)
     said: dict[str, str] = {}
     for phase in ("reported", "fixed"):
         for pins, group in todo.items():
-            folder = out / "releases" / slug("-".join(pins).replace("==", "-"))
+            folder = written.folder(pins)
             for bug in (bug for bug, when in group if when == phase):
                 job = bug.job()
                 with contextlib.ExitStack() as held:
@@ -204,7 +205,7 @@ def run(
                         python = held.enter_context(builder.using(environment_requirements(job, pins), folder / "install.log"))
                     except InstallFailed as error:
                         echo(f"{bug.id} at {', '.join(pins)}: not installed: {error}")
-                        results[(bug.id, phase)] = {"pins": list(pins), "status": "not-installed", "error": str(error)}
+                        written.not_installed(bug, phase, pins, str(error))
                         said[bug.id] = "not-installed"
                         continue
                     installed = versions(python, sorted({_name(p) for p in pins} | {_name(r) for r in environment_requirements(job, pins)}))
@@ -212,22 +213,53 @@ def run(
                     r = run_job(job, fast, max_examples, timeout, python=python, versions=installed, clauses=(bug.clause,))
                 said[bug.id] = progress(bug, r, phase, said.get(bug.id))
                 echo(f"  {said[bug.id]} in {r['seconds']:.0f}s")
-                runs.setdefault(pins, []).append(r)
-                results[(bug.id, phase)] = {"pins": list(pins), "run": len(runs[pins]) - 1, "folder": folder, "of": pins}
-    for pins, done in runs.items():
-        folder = out / "releases" / slug("-".join(pins).replace("==", "-"))
-        document = build(done, [], fast, max_examples, folder, 0.0)
+                written.ran(bug, phase, pins, r)
+    return written.write(complete=True)
+
+
+@dataclass
+class Written:
+    """What a bugs run has done so far, and its documents written from it (`run`)."""
+
+    listed: Listed
+    out: Path
+    fast: bool
+    max_examples: int | None
+    results: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    runs: dict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=dict)
+    documents: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+
+    def folder(self, pins: tuple[str, ...]) -> Path:
+        """Where one release's environment log and matrix go."""
+        return self.out / "releases" / slug("-".join(pins).replace("==", "-"))
+
+    def not_installed(self, bug: Bug, phase: str, pins: tuple[str, ...], error: str) -> None:
+        self.results[(bug.id, phase)] = {"pins": list(pins), "status": "not-installed", "error": error}
+        self.write(complete=False)
+
+    def ran(self, bug: Bug, phase: str, pins: tuple[str, ...], r: dict[str, Any]) -> None:
+        """Keep one run (`jobs.run_job`'s result), rewrite its release's matrix and the bugs documents."""
+        self.runs.setdefault(pins, []).append(r)
+        self.results[(bug.id, phase)] = {"pins": list(pins), "of": pins, "run": len(self.runs[pins]) - 1}
+        folder = self.folder(pins)
+        document = self.documents[pins] = build(self.runs[pins], [], self.fast, self.max_examples, folder, 0.0)
         (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
-        for entry in results.values():
-            if entry.get("of") == pins:
-                entry["document"] = document["runs"][entry.pop("run")]
-                del entry["of"], entry["folder"]
-    data = report(listed, results, out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bugs.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "bugs.md").write_text(report_markdown(data), encoding="utf-8")
-    return data
+        self.write(complete=False)
+
+    def write(self, complete: bool) -> dict[str, Any]:
+        """``out/bugs.{json,md}`` from the runs so far; ``complete`` once every run is done."""
+        shown = {key: self._shown(entry) for key, entry in self.results.items()}
+        data = {**report(self.listed, shown, self.out), "complete": complete}
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "bugs.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (self.out / "bugs.md").write_text(report_markdown(data), encoding="utf-8")
+        return data
+
+    def _shown(self, entry: dict[str, Any]) -> dict[str, Any]:
+        if "of" not in entry:
+            return entry
+        return {"pins": entry["pins"], "document": self.documents[entry["of"]]["runs"][entry["run"]]}
 
 
 def progress(bug: Bug, r: dict[str, Any], when: str, reported: str | None = None) -> str:
@@ -326,6 +358,7 @@ def report_markdown(data: dict[str, Any]) -> str:
     lines = [
         "# Reported bugs at their releases",
         "",
+        *([] if data.get("complete", True) else ["**Partial:** written after each run; the run is still going, or was stopped before its end. An entry not reached yet says `none`.", ""]),
         f"Caught at the reported release: **{r['caught']} of {r['attempted']}** ({r['recall']}; {r['ran']} ran, the rest not installed or refused). "
         f"Lost at the fixing release: **{r['lost_at_fix']} of {r['judged_at_fix']}** caught bugs with a fix that ran ({r['lost_share']}).",
         "",
