@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -94,7 +95,7 @@ def test_a_run_stopped_midway_leaves_what_it_found(tmp_path: Path, monkeypatch: 
 
     real, calls = bugs.run_job, []
 
-    def stopped_after_one(*args: object, **kwargs: object) -> dict:
+    def stopped_after_one(*args: Any, **kwargs: Any) -> dict:
         calls.append(args)
         if len(calls) > 1:
             raise KeyboardInterrupt  # the user's Ctrl-C during the second run
