@@ -91,14 +91,14 @@ a request without ``stream: true`` with HTTP 400) is configured as the harness d
 endpoint that rejects non-streaming requests": ``SummarizingCompaction(event_stream_handler=drain_summary_events)``
 where the release has it (pydantic-ai-harness 0.29.0 on, pydantic/pydantic-ai-harness#619); before, the harness
 offers no way to stream the summary request, so the capability is built as it is."""
-DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
+DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 DEFAULTS["clamp_oversized"] = {"max_part_tokens": 4_000, "keep_head_chars": 2_000, "keep_tail_chars": 2_000}
 """``ClampOversizedMessages``: a response part (text, or a tool call's arguments, ``clamp_tool_call_args``' default)
 over ``max_part_tokens`` (chars/4) is cut to its head and tail around a marker. 4,000 tokens is 16,000 characters,
 four times the head and tail it keeps (the docstring: "set `keep_head_chars` + `keep_tail_chars` well below your
 per-part threshold"), below the suite's large call arguments (20-60 kB, `histories.agent_shaped`) and above every
 other drawn part; the harness's own example (50,000) is beyond any drawn history."""
-DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
+DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
 DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request", "persisted": None, "tool_search": False}
@@ -568,9 +568,10 @@ def fallback(settings: Any, **given: Any) -> Any:
     if not hasattr(compaction, "FallbackCompaction"):
         raise CannotDrive("pydantic_ai:fallback", "pydantic-ai-harness", "FallbackCompaction arrived in pydantic-ai-harness 0.23")
     size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
-        chain = [compaction.SummarizingCompaction(model=model, **size), compaction.SlidingWindowCompaction(**size)]
+        chain = [compaction.SummarizingCompaction(model=model, **size, **streamed), compaction.SlidingWindowCompaction(**size)]
         return compaction.FallbackCompaction(fallback_chain=chain, max_tokens=o["max_tokens"])
 
     return _compactor("FallbackCompaction", capability, settings, o)
@@ -583,12 +584,14 @@ def tiered(settings: Any, **given: Any) -> Any:
     drives the tiers itself until the chars/4 estimate fits the target."""
     o = options(DEFAULTS["tiered"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
         tiers = [
             compaction.ClearToolResults(max_tokens=1, keep_pairs=o["keep_pairs"]),
             compaction.SummarizingCompaction(
-                model=model, max_messages=1, keep_messages=o["keep_messages"], preserve_first_user_message=o["preserve_first_user_message"]
+                model=model, max_messages=1, keep_messages=o["keep_messages"], preserve_first_user_message=o["preserve_first_user_message"],
+                **streamed,
             ),
         ]
         return compaction.TieredCompaction(tiers=tiers, target_tokens=o["target_tokens"])
