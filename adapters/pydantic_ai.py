@@ -82,16 +82,23 @@ EXTRA = "pydantic-ai"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "sliding_window": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
     "clear_tool_results": {"max_messages": None, "max_tokens": 1000, "keep_pairs": 3},
-    "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True},
+    "summarizing": {"max_messages": 20, "max_tokens": None, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None},
 }
-DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True}
+STREAM_ONLY_SUMMARIZERS = ("dashscope-qwq",)
+"""``summarizer_provider``: the provider rule set (`conformance.providers`) the summary model's endpoint answers by,
+declared as ``summarizer_providers`` (SPEC CORE-13 Decision). A stream-only one (Alibaba Cloud's QwQ models answer
+a request without ``stream: true`` with HTTP 400) is configured as the harness documents for "a summarizer
+endpoint that rejects non-streaming requests": ``SummarizingCompaction(event_stream_handler=drain_summary_events)``
+where the release has it (pydantic-ai-harness 0.29.0 on, pydantic/pydantic-ai-harness#619); before, the harness
+offers no way to stream the summary request, so the capability is built as it is."""
+DEFAULTS["fallback"] = {"max_tokens": 2000, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 DEFAULTS["clamp_oversized"] = {"max_part_tokens": 4_000, "keep_head_chars": 2_000, "keep_tail_chars": 2_000}
 """``ClampOversizedMessages``: a response part (text, or a tool call's arguments, ``clamp_tool_call_args``' default)
 over ``max_part_tokens`` (chars/4) is cut to its head and tail around a marker. 4,000 tokens is 16,000 characters,
 four times the head and tail it keeps (the docstring: "set `keep_head_chars` + `keep_tail_chars` well below your
 per-part threshold"), below the suite's large call arguments (20-60 kB, `histories.agent_shaped`) and above every
 other drawn part; the harness's own example (50,000) is beyond any drawn history."""
-DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True}
+DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
 DEFAULTS["openai_compaction"] = {"stateless": False, "message_count_threshold": None, "token_threshold": 500, "previous_response_id": None, "at": "any_request", "persisted": None, "tool_search": False}
@@ -437,7 +444,10 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
     _built(name, capability_of, model)
     # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
     trigger = None if o["in_agent"] else _trigger(o)
-    return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=capabilities("leading", trigger), is_async=True)
+    declared = capabilities("leading", trigger)
+    if o.get("summarizer_provider") is not None:
+        declared["summarizer_providers"] = [o["summarizer_provider"]]
+    return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=declared, is_async=True)
 
 
 def _built(name: str, capability_of: Any, model: Any) -> None:
@@ -531,13 +541,22 @@ def summarizing(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
 
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
+
     def capability(model: Any) -> Any:
         return compaction.SummarizingCompaction(
             model=model, max_messages=o["max_messages"], max_tokens=o["max_tokens"], keep_messages=o["keep_messages"],
-            preserve_first_user_message=o["preserve_first_user_message"],
+            preserve_first_user_message=o["preserve_first_user_message"], **streamed,
         )  # fmt: skip
 
     return _compactor("SummarizingCompaction", capability, settings, o)
+
+
+def _streamed_summary(compaction: Any, provider: str | None) -> dict[str, Any]:
+    """The keywords a user of a stream-only summary model gives ``SummarizingCompaction`` (`STREAM_ONLY_SUMMARIZERS`):
+    the documented ``event_stream_handler=drain_summary_events`` where the release has it, none before."""
+    drain = getattr(compaction, "drain_summary_events", None)
+    return {"event_stream_handler": drain} if provider in STREAM_ONLY_SUMMARIZERS and drain is not None else {}
 
 
 @factory
@@ -549,9 +568,10 @@ def fallback(settings: Any, **given: Any) -> Any:
     if not hasattr(compaction, "FallbackCompaction"):
         raise CannotDrive("pydantic_ai:fallback", "pydantic-ai-harness", "FallbackCompaction arrived in pydantic-ai-harness 0.23")
     size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
-        chain = [compaction.SummarizingCompaction(model=model, **size), compaction.SlidingWindowCompaction(**size)]
+        chain = [compaction.SummarizingCompaction(model=model, **size, **streamed), compaction.SlidingWindowCompaction(**size)]
         return compaction.FallbackCompaction(fallback_chain=chain, max_tokens=o["max_tokens"])
 
     return _compactor("FallbackCompaction", capability, settings, o)
@@ -564,12 +584,14 @@ def tiered(settings: Any, **given: Any) -> Any:
     drives the tiers itself until the chars/4 estimate fits the target."""
     o = options(DEFAULTS["tiered"] | COMMON, given)
     compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
         tiers = [
             compaction.ClearToolResults(max_tokens=1, keep_pairs=o["keep_pairs"]),
             compaction.SummarizingCompaction(
-                model=model, max_messages=1, keep_messages=o["keep_messages"], preserve_first_user_message=o["preserve_first_user_message"]
+                model=model, max_messages=1, keep_messages=o["keep_messages"], preserve_first_user_message=o["preserve_first_user_message"],
+                **streamed,
             ),
         ]
         return compaction.TieredCompaction(tiers=tiers, target_tokens=o["target_tokens"])

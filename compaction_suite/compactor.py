@@ -20,7 +20,7 @@ History: TypeAlias = Sequence[Mapping[str, Any]] | Mapping[str, Any]
 """A history in the compactor's wire format: a list of chat-completions messages or Responses
 items, or an Anthropic request (``{"system": ..., "messages": [...]}``)."""
 
-Provider = Literal["openai", "anthropic", "bedrock-converse", "gemini"]
+Provider = Literal["openai", "anthropic", "bedrock-converse", "gemini", "dashscope-qwq"]
 """A provider whose rules the history must also meet (``Capabilities["providers"]``)."""
 
 

@@ -28,7 +28,7 @@ from .violation import Violation
 if TYPE_CHECKING:
     from .formats import WireFormat
 
-NAMES = ("openai", "anthropic", "bedrock-converse", "gemini")
+NAMES = ("openai", "anthropic", "bedrock-converse", "gemini", "dashscope-qwq")
 DEFAULT = {"chat-completions": ("openai",), "responses": ("openai",), "anthropic-messages": ("anthropic",)}
 """The providers a target of each wire format is checked for when it declares none."""
 
@@ -101,6 +101,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "anthropic": (),
     "bedrock-converse": (FIRST_TURN_USER,),
     "gemini": (GEMINI_FIRST_TURN_USER, GEMINI_CALL_AFTER_USER),
+    "dashscope-qwq": (),
 }
 
 
@@ -147,11 +148,29 @@ TOOL_CONFIG = RequestRule(
     "langchain-ai/langmem#102 (summarizer calls), langgenius/dify#16421",
     _tool_blocks_without_tools,
 )
+
+
+def _not_streamed(api: str, body: Mapping[str, Any]) -> str | None:
+    """Where a chat-completions request does not ask for a streamed answer (``stream`` absent or false)."""
+    if api != "chat" or body.get("stream") is True:
+        return None
+    return f"the request sets stream={body.get('stream')!r}, not true"
+
+
+STREAM_ONLY = RequestRule(
+    "non-streaming-request",
+    "This model only support stream mode, please enable the stream parameter to access the model. ",
+    "Alibaba Cloud Model Studio's OpenAI-compatible chat API for its stream-only QwQ models, HTTP 400 "
+    "invalid_parameter_error, quoted in FoundationAgents/OpenManus#330 and infiniflow/ragflow#5912 (qwq-32b, "
+    "qwq-plus); a compaction's summary request on such a model: pydantic/pydantic-ai-harness#619",
+    _not_streamed,
+)
 REQUEST_RULES: dict[str, tuple[RequestRule, ...]] = {
     "openai": (),
     "anthropic": (),
     "bedrock-converse": (TOOL_CONFIG,),
     "gemini": (),
+    "dashscope-qwq": (STREAM_ONLY,),
 }
 """The rules each provider set adds on a request sent to its model (SPEC CORE-13): OpenAI's and
 Anthropic's are the test double's own checks of their APIs (`conformance.summarizer_apis`)."""

@@ -188,3 +188,36 @@ def test_pydantic_ai_harness_factory_refuses_options_the_harness_refuses_as_it_s
     for name, given in CONFIGURATIONS:
         if name not in ("openai_compaction",):
             assert getattr(pydantic_ai, name)(settings, **given) is not None
+
+
+def test_pydantic_ai_summarizing_on_a_stream_only_summary_model(monkeypatch):
+    """``summarizer_provider="dashscope-qwq"`` (SPEC CORE-13 Decision): the double answers a summary request without
+    ``stream: true`` as Alibaba Cloud's stream-only QwQ models do (HTTP 400). Where the harness has the documented
+    ``event_stream_handler=drain_summary_events`` (0.29.0 on) the adapter passes it and every summary request streams;
+    without it (a release before 0.29.0, here the name taken away) the request goes unstreamed and is refused
+    (pydantic/pydantic-ai-harness#619). ``fallback`` and ``tiered``, which chain a ``SummarizingCompaction``, stream it alike."""
+    compaction = pytest.importorskip("pydantic_ai_harness.compaction", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    if not hasattr(compaction, "drain_summary_events"):
+        pytest.skip("pydantic-ai-harness before 0.29 cannot stream its summary request")
+    from pydantic_ai.exceptions import ModelHTTPError
+
+    from compaction_suite.adapters.pydantic_ai import fallback, summarizing, tiered
+
+    history = conversation(6)
+    with SummarizerServer() as endpoint:
+        settings = connected(Settings(), endpoint.base_url)
+        endpoint.answer_as(["dashscope-qwq"])
+        compactor = summarizing(settings, max_messages=8, keep_messages=4, summarizer_provider="dashscope-qwq")
+        assert compactor.capabilities["summarizer_providers"] == ["dashscope-qwq"]
+        out = asyncio.run(compactor.compact(history, iteration=1))
+        assert endpoint.exchanges and all(e.request.body.get("stream") is True and e.rejected is None for e in endpoint.exchanges)
+        assert len(out) < len(history)
+        for chained in (fallback(settings, max_tokens=200, keep_messages=4, summarizer_provider="dashscope-qwq"), tiered(settings, target_tokens=50, keep_messages=4, summarizer_provider="dashscope-qwq")):
+            asked = len(endpoint.exchanges)
+            assert len(asyncio.run(chained.compact(history, iteration=1))) < len(history)
+            assert len(endpoint.exchanges) > asked and all(e.request.body.get("stream") is True and e.rejected is None for e in endpoint.exchanges[asked:])
+        monkeypatch.delattr(compaction, "drain_summary_events")
+        with pytest.raises(ModelHTTPError, match="only support stream mode"):
+            asyncio.run(summarizing(settings, max_messages=8, keep_messages=4, summarizer_provider="dashscope-qwq").compact(history, iteration=1))
+        refused = endpoint.exchanges[-1].rejected
+    assert refused is not None and refused.reason_id == "dashscope-qwq:non-streaming-request"

@@ -304,3 +304,25 @@ def test_the_token_counting_endpoint_counts_what_the_messages_api_accepts(server
     with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"):
         count([asked, use])
     assert len(server.token_counts) == 3 and server.exchanges == []
+
+
+@pytest.mark.parametrize(("stream", "refused"), [(None, True), (False, True), (True, False)])
+def test_a_stream_only_model_refuses_a_request_not_streamed(server: SummarizerServer, stream: bool | None, refused: bool) -> None:
+    """``dashscope-qwq`` (SPEC CORE-13 Decision): Alibaba Cloud's OpenAI-compatible chat API answers a request to a
+    stream-only QwQ model without ``stream: true`` with HTTP 400 "This model only support stream mode, ..."
+    (FoundationAgents/OpenManus#330, infiniflow/ragflow#5912); a streamed one is answered."""
+    server.answer_as(["dashscope-qwq"])
+    try:
+        sent = {"model": "qwq-plus", "messages": [MESSAGES[0]], **({} if stream is None else {"stream": stream})}
+        request = urllib.request.Request(server.base_url + "/chat/completions", json.dumps(sent).encode(), {"Content-Type": "application/json"})
+        if not refused:
+            with urllib.request.urlopen(request, timeout=5) as answered:
+                assert answered.status == 200 and b"data:" in answered.read()
+            return
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=5)
+        assert raised.value.code == 400 and "only support stream mode" in raised.value.read().decode()
+        rejected = server.exchanges[-1].rejected
+        assert rejected is not None and rejected.reason_id == "dashscope-qwq:non-streaming-request"
+    finally:
+        server.answer_as(())
