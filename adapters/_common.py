@@ -54,10 +54,7 @@ class UnsupportedRelease(Exception):
     the factory starts (the suite reports it in one line, exit 2), never a framework finding."""
 
 
-class Documented(TypedDict):
-    """A finding the framework documents as its contract (agreed interface 4): the matrix shows it as
-    *documented*, with the framework's own words, and counts it apart."""
-
+class _Documented(TypedDict):
     factory: str
     clause: str
     options: dict[str, Any]
@@ -65,6 +62,15 @@ class Documented(TypedDict):
     quote: str
     source: str
     """A URL or ``file@version`` where the quote stands."""
+
+
+class Documented(_Documented, total=False):
+    """A finding the framework documents as its contract (agreed interface 4): the matrix shows it as
+    *documented*, with the framework's own words, and counts it apart."""
+
+    reason: str
+    """A regular expression the text of each reason the quote covers matches (absent: every reason the
+    clause fails with): a finding of the clause is documented only when each of its reasons matches."""
 
 
 def installed(distribution: str) -> str | None:

@@ -53,10 +53,18 @@ DOCUMENTED: list[dict[str, Any]] = [
         "quote": "compact prior run history into ordered assistant summary segments while preserving lossless message items in their original positions",
         "source": "openai-agents 0.24.0, agents/run_config.py (RunConfig.nest_handoff_history docstring)",
     },
+    {
+        "factory": "runner", "clause": "CORE-14", "options": {"tripwire": True}, "reason": r"is masked in place \(now 'Output withheld by an output guardrail\.'\)",
+        "quote": "Customize the data-free placeholder retained for terminal tool output rejected by an output guardrail.",
+        "source": "openai-agents 0.24.0, agents/run_config.py (RunConfig.output_guardrail_blocked_message docstring)",
+    },
 ]  # fmt: skip
 """Agreed interface 4: the SDK documents no compaction failure behaviour (a compact endpoint error
 propagates out of ``Runner.run``, undocumented); the handoff's nesting folds the assistant's items,
-the newest round's too, into the summary text by design."""
+the newest round's too, into the summary text by design; from 0.22.0 a tool output an output guardrail
+rejected as the run's final output (``tripwire``) is stored as a data-free placeholder, by design (only
+that reason: a tool call or output the tripped run leaves out of the session is not documented, the
+SDK's guardrail docs say the completed tool items are persisted)."""
 DISTRIBUTIONS = ("openai-agents",)
 EXTRA = "openai-agents"
 COMPACT_MODEL = "gpt-4.1"
@@ -65,7 +73,7 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
@@ -85,7 +93,15 @@ user sent the history's last turn instead of resuming it (`abandon_approval`).
 ``approved``: for ``runner`` an earlier run in the same session parked on a tool call awaiting approval, of an
 agent with an output guardrail and the ``tool_use_behavior`` named (`APPROVALS`), and the user approved and
 resumed it as the SDK documents (``RunState.approve``, then ``Runner.run`` on the state) before sending the
-history's last turn (`resume_approval`)."""
+history's last turn (`resume_approval`).
+``stop_on_first_tool``: for ``runner`` the agent's ``tool_use_behavior="stop_on_first_tool"`` ("the output from the
+first tool call is treated as the final result", ``Agent.tool_use_behavior``): a last step of calls ends the run.
+``tripwire``: for ``runner`` (with ``stop_on_first_tool``) the agent has an output guardrail whose tripwire trips on
+the run's final output, so the run ends in the SDK's documented ``OutputGuardrailTripwireTriggered`` ("if triggered,
+the agent's execution will be halted", ``GuardrailFunctionOutput.tripwire_triggered``) after the last step's tools ran (`_run_ended`).
+``gated``: for ``runner`` the last step's tools are declared ``needs_approval=True``: the run parks on the step's
+calls, the user approves each (``RunState.approve``) and resumes the run on its state (``run_streamed`` with
+``streamed``), the documented human-in-the-loop flow (`_approved_turn`), the tools then answering."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -111,7 +127,11 @@ WHY = {
         "first where the history reasons), stored by the SDK without its output, and the user sent the last turn instead of "
         "resuming (the output leaves that run's items out); approved: before the last turn such a run of an agent with an output "
         "guardrail and tool_use_behavior stop_on_first_tool or StopAtTools (another tool) is approved (RunState.approve) and "
-        "resumed, the tool answering (the output leaves that run's items out); no declared trigger (the Runner compacts after a response, on candidate items)"
+        "resumed, the tool answering (the output leaves that run's items out); stop_on_first_tool: the agent's tool_use_behavior, "
+        "a last step of calls ends the run; tripwire (with stop_on_first_tool): an output guardrail trips on the run's final output "
+        "after the step's tools ran (a history whose last step holds the model's message, which the tripped run does not store, is "
+        "returned unchanged); gated: the last step's tools need approval, the run parks on them, the user approves and resumes it "
+        "(run_streamed with streamed); no declared trigger (the Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
         "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
@@ -145,6 +165,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 4, "input_turns": 1}),
     ("runner", {"threshold": 4, "abandoned": True}),
     ("runner", {"threshold": 100, "approved": "stop_at_tools"}),
+    ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True}),
+    ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True, "gated": True}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -349,8 +371,12 @@ def runner(settings: Any, **given: Any) -> Any:
         raise CannotDrive("openai_agents:runner", "openai-agents", "FunctionTool has no needs_approval (abandoned)")
     if o["approved"] not in (None, *APPROVALS):
         raise ValueError(f"approved must be one of {APPROVALS} or None, not {o['approved']!r}")
-    if o["approved"] and not (hasattr(agents, "RunState") and "needs_approval" in inspect.signature(agents.FunctionTool).parameters):
-        raise CannotDrive("openai_agents:runner", "openai-agents", "no RunState or FunctionTool.needs_approval (approved)")
+    for gate in ("approved", "gated"):
+        if o[gate] and not (hasattr(agents, "RunState") and "needs_approval" in inspect.signature(agents.FunctionTool).parameters):
+            raise CannotDrive("openai_agents:runner", "openai-agents", f"no RunState or FunctionTool.needs_approval ({gate})")
+    if o["tripwire"] and not o["stop_on_first_tool"]:
+        raise ValueError("tripwire needs stop_on_first_tool (only then does a step of calls end the run, where the guardrail runs)")
+    shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]))
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
@@ -360,6 +386,8 @@ def runner(settings: Any, **given: Any) -> Any:
         if plan is None:
             return list(items)  # no run of the SDK's loop ends in this history
         stored, turn, step, outputs = plan
+        if o["tripwire"] and not _retained_on_tripwire(step):
+            return list(items)  # the history shows an item delivered which the tripped run does not store
         n = next(_ids)
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
         store = memory.SQLiteSession(f"compaction-suite-runner-{n}")
@@ -374,8 +402,8 @@ def runner(settings: Any, **given: Any) -> Any:
                 left = await abandon_approval(agents, models, client, session, f"{n}", reasons=any(item_kind(i) == "reasoning" for i in items), **read)
             if o["approved"]:
                 left = await resume_approval(agents, models, client, session, f"{n}", str(o["approved"]), **read)
-            agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]))
-            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, **read)
+            agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]), shape=shape)
+            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, gated=bool(o["gated"]), **read)
             return [i for i in await store.get_items() if not any(_same_item(i, a) for a in left)]
         finally:
             store.close()
@@ -525,40 +553,96 @@ def _loop_starts(agents: Any, target: str) -> None:
         raise CannotDrive(target, "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
 
 
-def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool) -> Any:
-    """The agent whose model answers with ``step`` and whose tools answer its calls with ``outputs``."""
+def _retained_on_tripwire(step: list[Any]) -> bool:
+    """Whether a run whose output guardrail trips after ``step`` stores all of it: the SDK documents that a
+    tripwire persists "already-completed tool call and tool output items, together with any reasoning
+    context required to replay those calls, while excluding the rejected candidate final output"
+    (docs/guardrails.md, 0.24.0), so a step of calls, each reasoning item before a call, and no message
+    (the model's message beside or instead of calls is not stored: not a history that run produces)."""
+    kinds = [item_kind(i) for i in step]
+    return bool(kinds) and set(kinds) <= {"reasoning", "function_call"} and kinds[-1] == "function_call"
+
+
+class _Shape:
+    """How the replaying agent is built beyond its scripted model and tools (`runner`'s options): its
+    ``tool_use_behavior`` (``stop``: ``stop_on_first_tool``), an output guardrail that trips on every final
+    output (``trips``), and tools declared ``needs_approval=True`` (``gated``)."""
+
+    def __init__(self, agents: Any, *, stop: bool = False, trips: bool = False, gated: bool = False) -> None:
+        self.gated = gated
+        self.agent: dict[str, Any] = {"tool_use_behavior": "stop_on_first_tool"} if stop else {}
+        if trips:
+
+            @agents.output_guardrail
+            async def withheld(_context: Any, _agent: Any, _output: Any) -> Any:
+                return agents.GuardrailFunctionOutput(output_info="withheld", tripwire_triggered=True)
+
+            self.agent["output_guardrails"] = [withheld]
+
+
+def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool, shape: _Shape | None = None) -> Any:
+    """The agent whose model answers with ``step`` and whose tools answer its calls with ``outputs``,
+    built as ``shape`` says (`_Shape`)."""
+    shape = shape or _Shape(agents)
     model = scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client)
-    return agents.Agent(name="compaction-suite", model=model, tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=store))
+    tools = _tools(agents, step, outputs, gated=shape.gated)
+    return agents.Agent(name="compaction-suite", model=model, tools=tools, model_settings=agents.ModelSettings(store=store), **shape.agent)
 
 
-def _tools(agents: Any, step: list[Any], outputs: dict[str, Any]) -> list[Any]:
-    """One ``FunctionTool`` per name the step calls, answering each call with the history's output for it."""
+def _tools(agents: Any, step: list[Any], outputs: dict[str, Any], *, gated: bool = False) -> list[Any]:
+    """One ``FunctionTool`` per name the step calls, answering each call with the history's output for it
+    (``gated``: each declared ``needs_approval=True``)."""
 
     async def answer(context: Any, _arguments: str) -> Any:
         return outputs[context.tool_call_id]
 
     names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
-    return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False) for name in names]
+    approval = {"needs_approval": True} if gated else {}
+    return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False, **approval) for name in names]
 
 
-async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, hooks: Any = None, **read: Any) -> None:
+async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, hooks: Any = None, gated: bool = False, **read: Any) -> None:
     """One run of the turn, ended after the scripted step (``max_turns=1``: a step of calls ends in
     ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there). Without
     ``read`` the merge is given as ``session_input_callback`` (history, then the turn), which 0.6.x
     requires for a list input; with ``read`` (the run's ``session_settings``, 0.8.0 on) the Runner's
-    default merge, the same order, as users of a read limit run it."""
+    default merge, the same order, as users of a read limit run it. ``gated``: the run parks on the
+    step's calls and is approved and resumed (`_approved_turn`)."""
     merge = {} if "session_settings" in read else {"session_input_callback": lambda history, new: history + new}
     config = agents.RunConfig(tracing_disabled=True, **merge, **read)
+    result = await _run_ended(agents, agent, turn, session, config, streamed=streamed, hooks=hooks)
+    if gated and result is not None:
+        await _approved_turn(agents, agent, result, session, config, streamed=streamed, hooks=hooks)
+
+
+async def _run_ended(agents: Any, agent: Any, given: Any, session: Any, config: Any, *, streamed: bool, hooks: Any) -> Any:
+    """``Runner.run`` (``streamed``: ``run_streamed``, its events consumed) of ``given`` (a turn, or a
+    ``RunState`` to resume): its result, or None where the run ended in the SDK's documented exceptions for
+    how `runner` ends it (``MaxTurnsExceeded`` after a step of calls, ``OutputGuardrailTripwireTriggered``
+    where a guardrail trips: SPEC CORE-14 judges what the session kept either way)."""
     try:
         if streamed:
-            result = agents.Runner.run_streamed(agent, turn, session=session, run_config=config, max_turns=1, hooks=hooks)
+            result = agents.Runner.run_streamed(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks)
             async for _ in result.stream_events():
                 pass
-        else:
-            await agents.Runner.run(agent, turn, session=session, run_config=config, max_turns=1, hooks=hooks)
-    except agents.MaxTurnsExceeded:
-        pass
+            return result
+        return await agents.Runner.run(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks)
+    except (agents.MaxTurnsExceeded, agents.OutputGuardrailTripwireTriggered):
+        return None
+
+
+async def _approved_turn(agents: Any, agent: Any, parked: Any, session: Any, config: Any, *, streamed: bool, hooks: Any) -> None:
+    """The documented resume of a run parked on approvals (docs/human_in_the_loop.md: "approve or reject
+    each interruption, then resume by passing the state back to ``Runner.run``"): ``parked.to_state()``,
+    ``RunState.approve`` for each interruption, the run resumed on the state the way it ran (``streamed``:
+    ``run_streamed``). A run that did not park (a step without calls) needs no approval."""
+    if not parked.interruptions:
+        return
+    state = parked.to_state()
+    for interruption in parked.interruptions:
+        state.approve(interruption)
+    await _run_ended(agents, agent, state, session, config, streamed=streamed, hooks=hooks)
 
 
 # --- the stored session as the Runner writes it (SPEC STORE-13..15, STORE-18, STORE-19)

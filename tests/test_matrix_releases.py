@@ -74,7 +74,7 @@ def test_every_documented_entry_quotes_its_source_and_names_a_configuration() ->
     for fw in FRAMEWORKS:
         module = fw.adapter()
         for entry in getattr(module, "DOCUMENTED", []):
-            assert set(entry) == set(_common.Documented.__annotations__), entry
+            assert set(_common.Documented.__required_keys__) <= set(entry) <= set(_common.Documented.__annotations__), entry
             assert entry["quote"] and entry["source"] and entry["clause"]
             assert any(f == entry["factory"] for f, _ in module.CONFIGURATIONS), entry  # a factory the matrix runs
 
@@ -98,3 +98,27 @@ def test_a_documented_finding_is_shown_with_its_words_and_counted_apart(tmp_path
     assert "documented" not in without["failures"][0] and len(verdicts.findings(without)) == 1
     md = markdown(data)
     assert "## Documented behaviour (counted apart)" in md and "1 of 2 configurations has a MUST violation" in md
+
+
+def test_a_documented_entry_naming_a_reason_covers_only_the_reasons_it_matches(tmp_path: Path) -> None:
+    """A ``DOCUMENTED`` entry with ``reason`` labels a finding documented only when each reason of the
+    clause matches it: the OpenAI Agents SDK's data-free placeholder for a tool output a tripped output
+    guardrail rejected is documented; the same clause's other masking, or a newest round's call the
+    tripped run left out of the session, is not."""
+    placeholder = "the newest round's tool result for call call_1 (9 tokens) is masked in place (now 'Output withheld by an output guardrail.') while the older result for call call_0 (9 tokens) is kept verbatim"
+    other = "the newest round's tool result for call call_1 (9 tokens) is masked in place (now \"[{'type': 'input_text'\") while the older result for call call_0 (9 tokens) is kept verbatim"
+    dropped = "input item 9 (function_call) of the newest round is missing from the compacted output ('function_call call_1')"
+
+    def run(*reasons: str) -> dict:
+        failures = [{"reason": text, "reason_id": "x"} for text in reasons]
+        failing = {"status": "fail", "level": "MUST", "harm": "loss", "title": "the newest round is kept", "reason": reasons[0], "reason_id": "x", "failures": failures}
+        options = {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True}
+        return {
+            "framework": "OpenAI Agents SDK", "versions": {}, "compactor": "runner", "target": "x", "options": options,
+            "configuration": str(len(reasons)) + reasons[-1], "command": "", "why": "", "native": True, "adapter": "compaction_suite.adapters.openai_agents",
+            "status": "fails", "passed": False, "seconds": 1.0, "clauses": {"CORE-14": failing},
+        }  # fmt: skip
+
+    shown = build([run(placeholder), run(placeholder, other), run(dropped)], [], True, None, tmp_path, 1.0)["runs"]
+    assert shown[0]["failures"][0]["documented"]["quote"].startswith("Customize the data-free placeholder")
+    assert ["documented" in r["failures"][0] for r in shown[1:]] == [False, False]

@@ -276,3 +276,69 @@ def test_the_runner_refuses_an_unknown_approval_behavior():
 
     with pytest.raises(ValueError, match="approved must be one of"):
         runner(Settings(), approved="run_llm_again")
+
+
+def _kinds(items: list) -> list[str]:
+    return [responses_format.kind(i) for i in items]
+
+
+@pytest.mark.parametrize(("streamed", "gated"), [(False, False), (True, False), (False, True), (True, True)])
+def test_a_tripped_output_guardrail_leaves_the_steps_calls_and_outputs_stored(streamed, gated):
+    """``runner`` with ``tripwire`` (and ``stop_on_first_tool``): the last step's tools run, the first one's
+    output is the run's final output, the agent's output guardrail trips on it and the run ends in
+    ``OutputGuardrailTripwireTriggered``; with ``gated`` the step's tools need approval, the run parks on
+    them, the user approves and resumes it (``run_streamed`` with ``streamed``). The SDK documents that a
+    tripwire persists the already-completed tool calls and outputs (docs/guardrails.md, 0.24.0): before 0.19.3
+    a streamed run dropped them (openai/openai-agents-python#4148) and a streamed resume kept the approved
+    call without its output (#4125). From 0.22.0 the rejected terminal output is stored as the SDK's
+    data-free placeholder (``RunConfig.output_guardrail_blocked_message``)."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    history = items[:-1]  # the last step: a read_file call and its output
+    with SummarizerServer() as server:
+        kept = asyncio.run(runner(connected(Settings(), server.base_url), threshold=100, stop_on_first_tool=True, tripwire=True, gated=gated, streamed=streamed).compact(history, iteration=1))
+        assert len(server.model_requests) == 1  # the step answered once; the tool's output ended the run
+    assert kept[: len(history) - 2] == history[:-2]
+    assert _kinds(kept[len(history) - 3 :]) == ["message", "function_call", "function_call_output"]
+    assert kept[-1]["call_id"] == "call_2" and kept[-2]["call_id"] == "call_2"
+    placeholder = Version(version("openai-agents")) >= Version("0.22.0")
+    assert kept[-1]["output"] == ("Output withheld by an output guardrail." if placeholder else "contents 2")
+
+
+def test_a_tripwire_leaves_a_history_ending_on_the_models_message_unchanged():
+    """``tripwire``: a history whose last step is the model's message shows that message delivered, which a
+    tripping output guardrail withholds (the rejected candidate final output, docs/guardrails.md): no run of
+    this configuration produces it, so it is returned unchanged without a run."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    with SummarizerServer() as server:
+        kept = asyncio.run(runner(connected(Settings(), server.base_url), threshold=4, stop_on_first_tool=True, tripwire=True).compact(items, iteration=1))
+        assert server.exchanges == [] and server.model_requests == []
+    assert kept == items
+
+
+def test_a_gated_step_is_approved_and_resumed_through_the_sdks_loop():
+    """``gated`` alone: the step's tools need approval; the run parks on the step's call (the SDK stores the
+    turn and the call), the user approves and resumes, the tool answers with the history's output and the
+    loop ends at ``max_turns``: the session holds the history as it was given."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    history = items[:-1]
+    with SummarizerServer() as server:
+        kept = asyncio.run(runner(connected(Settings(), server.base_url), threshold=100, gated=True).compact(history, iteration=1))
+        assert len(server.model_requests) == 1
+    assert [{k: v for k, v in i.items() if k in ("type", "role", "call_id", "output")} for i in kept] == [
+        {k: v for k, v in i.items() if k in ("type", "role", "call_id", "output")} for i in history
+    ]
+
+
+def test_the_runner_refuses_a_tripwire_without_stop_on_first_tool():
+    """``tripwire`` needs ``stop_on_first_tool``: only then does a step of calls end the run, where output
+    guardrails run."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    with pytest.raises(ValueError, match="tripwire needs stop_on_first_tool"):
+        runner(Settings(), tripwire=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import platform
+import re
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,11 @@ def _documented(r: dict[str, Any], clause_id: str) -> dict[str, Any] | None:
     module = _adapter(r)
     if module is None:
         return None
-    found = [d for d in documented_entries(module, r["compactor"], r["options"]) if d["clause"] == clause_id]
+    said = [e["reason"] for e in every_reason(r["clauses"].get(clause_id) or {})]
+    found = [
+        d for d in documented_entries(module, r["compactor"], r["options"])
+        if d["clause"] == clause_id and all(re.search(d.get("reason", ""), text) for text in said)
+    ]  # fmt: skip
     return dict(found[0]) if found else None
 
 
