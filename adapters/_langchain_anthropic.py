@@ -30,7 +30,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _langchain_blocks as blocks
 from ._common import requires
 
 EXTRA = "langchain-anthropic"
@@ -75,9 +74,8 @@ class _Block(dict[str, Any]):
         return copy.deepcopy(dict(self))
 
 
-def _tool_message(lc: Any, block: dict[str, Any], mid: str, native: bool, k: int) -> Any:
-    """The ``ToolMessage`` of a ``tool_result`` block, the ``k``-th of the request (`_langchain_blocks.held`)."""
-    content = blocks.held(copy.deepcopy(block.get("content", "")), k)
+def _tool_message(lc: Any, block: dict[str, Any], mid: str, native: bool) -> Any:
+    content = copy.deepcopy(block.get("content", ""))
     if "cache_control" in block:
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if parts:
@@ -118,7 +116,6 @@ def to_langchain(request: Request, *, system_in_state: bool = False, tool_messag
         system = lc.SystemMessage(content=copy.deepcopy(request["system"]), id="anth-system")
         conversion.snapshots[system.id] = system.model_copy(deep=True)
         out.append(system)
-    seen = 0  # tool results so far
     for i, message in enumerate(conversion.originals):
         converted: list[Any] = []
         if message.get("role") == "assistant":
@@ -128,8 +125,7 @@ def to_langchain(request: Request, *, system_in_state: bool = False, tool_messag
             blocks = content if isinstance(content, list) else None
             results = [b for b in blocks or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
             for k, block in enumerate(results):
-                converted.append(_tool_message(lc, block, f"anth-{i}-{k}", tool_messages == "native", seen))
-                seen += 1
+                converted.append(_tool_message(lc, block, f"anth-{i}-{k}", tool_messages == "native"))
             rest = [b for b in blocks or [] if not (isinstance(b, dict) and b.get("type") == "tool_result")]
             if blocks is None or rest or not results:
                 converted.append(lc.HumanMessage(content=copy.deepcopy(content if blocks is None else rest), id=f"anth-{i}"))
