@@ -6,8 +6,11 @@ context (SPEC STORE-30, STORE-31), driven as ``create_deep_agent``'s loop runs t
   writes a result over ``tool_token_limit_before_evict`` tokens (chars/4) to
   ``/large_tool_results/<call id>`` and returns a notice naming the file. The adapter hands each tool
   result of the history to ``wrap_tool_call`` as its tool's answer, in order, on one backend (one
-  agent's thread), and the history with each result as the middleware returned it is the output: what
-  the agent's state holds, and its model is sent, after those tool calls.
+  agent's thread: each compaction a backend of its own, since each history is another thread's calls,
+  whose ids the suite's histories reuse; before 0.4 ``FilesystemBackend.write`` refuses a path that
+  exists), and the history with each result as the middleware returned it is the output: what the
+  agent's state holds, and its model is sent, after those tool calls; ``read_offload`` reads the newest
+  compaction's backend.
 * ``path: "compact_tool"``: ``SummarizationToolMiddleware``'s ``compact_conversation`` tool, the agent
   compacting its own context. The model answers the history with a call of the tool (its usage as the
   provider reports it, the history's size); the tool runs on the agent's state as the tool node runs it
@@ -59,17 +62,27 @@ def eviction(settings: Any, o: dict[str, Any]) -> Any:
     filesystem = requires("deepagents.middleware.filesystem", EXTRA)
     limit = int(o["evict_tokens"])
     folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-evict-")
-    backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
-    middleware = filesystem.FilesystemMiddleware(backend=backend, tool_token_limit_before_evict=limit)
-    run = compacting(o, lambda converted: tool_node_results(middleware, converted))
+    threads: list[Any] = []  # each compaction's backend, the newest last
+
+    def evicted(converted: list[Any]) -> list[Any]:
+        root = Path(folder.name) / f"thread-{len(threads)}"
+        root.mkdir()
+        threads.append((backends.FilesystemBackend(root_dir=str(root), virtual_mode=True), str(root)))
+        middleware = filesystem.FilesystemMiddleware(backend=threads[-1][0], tool_token_limit_before_evict=limit)
+        return tool_node_results(middleware, converted)
+
+    run = compacting(o, evicted)
     declared = {**capabilities("outside"), "offloads": [EVICTION_PREFIX], "offload_result_tokens": limit}
 
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
 
+    def read_offload(path: str) -> bytes | None:
+        return reader(*threads[-1])(path) if threads else None
+
     compactor = make("deepagents.FilesystemMiddleware[eviction]", {"core"}, run, declared=declared, estimate=estimate)
-    compactor.read_offload = reader(backend, folder.name)
-    compactor.offload = folder  # the backend's directory lives as long as the compactor
+    compactor.read_offload = read_offload
+    compactor.offload = folder  # the backends' directory lives as long as the compactor
     return compactor
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from compaction_suite.conformance.formats.responses import kind
 
+from . import _langchain_blocks as blocks
 from ._common import requires
 
 Item = dict[str, Any]
@@ -70,8 +71,9 @@ def _ai_message(run: list[Item], mid: str) -> Any:
     return ai
 
 
-def _tool_message(lc: Any, item: Item, mid: str) -> Any:
-    return lc.ToolMessage(content=copy.deepcopy(item.get("output", "")), tool_call_id=item.get("call_id"), id=mid)
+def _tool_message(lc: Any, item: Item, mid: str, k: int) -> Any:
+    """The ``ToolMessage`` of an output item, the ``k``-th of the history (`_langchain_blocks.held`)."""
+    return lc.ToolMessage(content=blocks.held(copy.deepcopy(item.get("output", "")), k), tool_call_id=item.get("call_id"), id=mid)
 
 
 def _input_message(lc: Any, item: Item, mid: str) -> Any:
@@ -117,7 +119,7 @@ def to_langchain(items: list[Item]) -> Conversion:
             continue
         flush()
         if kind(item) in CALL_ANSWERS:
-            add(_tool_message(lc, item, f"resp-{i}"), [i])
+            add(_tool_message(lc, item, f"resp-{i}", sum(kind(o) in CALL_ANSWERS for o in items[:i])), [i])
         else:
             add(_input_message(lc, item, f"resp-{i}"), [i])
     flush()

@@ -41,11 +41,15 @@ keyword arrived in 0.6.8 (before it, a configuration that passes it is a contrac
 on) keeps the offload file under a session id carried in the state."""
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "user_summarization": {"deepagents": ">=0.4.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
+    "eviction": {"deepagents": ">=0.3.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
 }
 """`user_summarization` runs ``create_deep_agent`` itself, so it needs no factory of deepagents': from 0.4.0
 (February 2026), whose ``create_deep_agent`` builds its own summarization from the model's profile
 (``_compute_summarization_defaults``) and appends the user's middleware after it, on LangChain 1.x (0.4.x
-was released beside langchain 1.2)."""
+was released beside langchain 1.2).
+`eviction` drives ``FilesystemMiddleware`` alone, so it needs no summarization factory: from 0.3.0
+(December 2025), whose middleware already takes ``tool_token_limit_before_evict`` and evicts in
+``wrap_tool_call`` on a ``FilesystemBackend(virtual_mode=True)`` with ``download_files``."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 SWEEP_INSTALL = (*DISTRIBUTIONS, "langchain-groq", "langchain-mistralai", "langchain-ollama")
 """A sweep's environment also holds the provider classes the reactive path's ``model`` option names
@@ -143,6 +147,10 @@ WHY = {
         "core only: a trigger at 85% of the model's window (no iteration trigger); the summary is a HumanMessage "
         "naming the backend file of the offloaded history, keeping 10% of the window; summarizer errors propagate; no event"
     ),
+    "eviction": (
+        "core only: FilesystemMiddleware writes a tool result over tool_token_limit_before_evict to the backend and leaves "
+        "a notice naming the file; no summary, no summarizer, no event"
+    ),
     "user_summarization": (
         "core only: create_deep_agent's own stack with the user's SummarizationMiddleware; its trigger and keep are the "
         "user's (from 0.7.0) or the built-in one's first (before); summarizer errors propagate; no event"
@@ -233,6 +241,17 @@ def summarization(settings: Any, **given: Any) -> Any:
 
         compactor.delegated = _deepagents_subagents.delegating(settings, o, window, backend)
     return compactor
+
+
+EVICTION_DEFAULTS: dict[str, Any] = {key: DEFAULTS[key] for key in ("evict_tokens", "tool_messages", "format")}
+"""`eviction`'s options: those of ``summarization``'s ``path: "eviction"`` it reads."""
+
+
+@factory
+def eviction(settings: Any, **given: Any) -> Any:
+    """``FilesystemMiddleware``'s large tool result eviction (``summarization`` with ``path: "eviction"``,
+    `_deepagents_offloads.eviction`), driven on every release from 0.3.0 (``SUPPORTED_BY_PATH``)."""
+    return offloads.eviction(settings, options(EVICTION_DEFAULTS, given))
 
 
 @factory

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _langchain_blocks as blocks
 from ._common import (
     CannotDrive,
     Message,
@@ -201,6 +202,7 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
     lc = requires("langchain_core.messages", EXTRA)
     notes = Notes()
     out: list[Any] = []
+    results = 0
     for i, m in enumerate(messages):
         mid = f"oai-{i}"
         role = m.get("role")
@@ -238,8 +240,9 @@ def to_langchain(messages: list[Message], *, tool_messages: str = "plain") -> tu
                 text = text_of_parts(content)
                 native = {"artifact": {"raw": text}, "status": "error" if text.startswith(ERROR_PREFIXES) else "success"}
             msg = lc.ToolMessage(
-                content=deep(content) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common
+                content=blocks.held(deep(content), results) if content is not None else "", tool_call_id=m.get("tool_call_id"), **native, **common
             )
+            results += 1
         else:
             raise ValueError(f"message {i}: role {role!r} has no LangChain message type here")
         notes.put(mid, Note(original=deep(m)))
@@ -270,7 +273,7 @@ def from_langchain(messages: list[Any], notes: Notes | None = None) -> list[Mess
                 if content == "" and note is None:
                     d["content"] = None  # as langchain_openai sends it
         elif isinstance(msg, lc.ToolMessage):
-            d = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": content}
+            d = {"role": "tool", "tool_call_id": msg.tool_call_id, "content": blocks.given_back(content, note.original.get("content") if note else None)}
         else:
             d = {"role": getattr(msg, "role", msg.type), "content": content}
         if msg.name is not None:

@@ -189,8 +189,23 @@ def test_canonical_history_needs_no_note(fw, mode):
     back = fw.back(objs, None)
     if fw.probe == "pydantic_ai":
         assert same(_parsed_arguments(back), _parsed_arguments(AGENT_HISTORY))
+    elif fw.probe == "langchain_core":
+        assert same(back, _held_as_blocks(AGENT_HISTORY))
     else:
         assert same(back, AGENT_HISTORY)
+
+
+def _held_as_blocks(messages: list[dict]) -> list[dict]:
+    """``messages`` with every other tool result (the second, the fourth, ...) as the one text block the
+    LangChain adapters hold it as (``adapters/_langchain_blocks.py``): what the agent's objects say
+    without the note that gives back the string it came from."""
+    from compaction_suite.adapters._langchain_blocks import held
+
+    out = json.loads(json.dumps(messages))
+    results = [m for m in out if m.get("role") == "tool"]
+    for k, message in enumerate(results):
+        message["content"] = held(message["content"], k)
+    return out
 
 
 def test_pydantic_ai_renders_images_with_detail():
@@ -231,7 +246,7 @@ def test_langchain_objects():
     ]
     assert [(type(t).__name__, t.tool_call_id, t.content) for t in tools] == [
         ("ToolMessage", "call_2", "2 hits"),
-        ("ToolMessage", "call_1", "import json\n"),
+        ("ToolMessage", "call_1", [{"type": "text", "text": "import json\n"}]),  # every other result as a text block
         ("ToolMessage", "call_3", "3 passed"),
     ]
     invalid = objs[7]
