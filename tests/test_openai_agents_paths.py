@@ -278,7 +278,7 @@ def test_the_runner_refuses_an_unknown_approval_behavior():
         runner(Settings(), approved="run_llm_again")
 
 
-def _kinds(items: list) -> list[str]:
+def _kinds(items: list) -> list[str | None]:
     return [responses_format.kind(i) for i in items]
 
 
