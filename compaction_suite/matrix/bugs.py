@@ -240,7 +240,7 @@ class Written:
     def ran(self, bug: Bug, phase: str, pins: tuple[str, ...], r: dict[str, Any]) -> None:
         """Keep one run (`jobs.run_job`'s result), rewrite its release's matrix and the bugs documents."""
         self.runs.setdefault(pins, []).append(r)
-        self.results[(bug.id, phase)] = {"pins": list(pins), "of": pins, "run": len(self.runs[pins]) - 1}
+        self.results[(bug.id, phase)] = {"pins": list(pins), "run": len(self.runs[pins]) - 1}
         folder = self.folder(pins)
         document = self.documents[pins] = build(self.runs[pins], [], self.fast, self.max_examples, folder, 0.0)
         (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -257,9 +257,9 @@ class Written:
         return data
 
     def _shown(self, entry: dict[str, Any]) -> dict[str, Any]:
-        if "of" not in entry:
+        if "run" not in entry:  # not installed: said as it is
             return entry
-        return {"pins": entry["pins"], "document": self.documents[entry["of"]]["runs"][entry["run"]]}
+        return {"pins": entry["pins"], "document": self.documents[tuple(entry["pins"])]["runs"][entry["run"]]}
 
 
 def progress(bug: Bug, r: dict[str, Any], when: str, reported: str | None = None) -> str:
