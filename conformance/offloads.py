@@ -124,16 +124,30 @@ def unreadable(history: Sequence[Any], out: Sequence[Any], reader: Reader, prefi
         if original is not None:
             lost = _result_lost(original, stored)
             if lost:
-                return Violation("offload-not-the-result", f"{_where(j, message)} replaces the tool result for call {_call(original)} and names {', '.join(map(repr, paths))}, which hold {lost}")
+                return Violation("offload-not-the-result", f"{_where(j, message)} replaces the tool result for call {_call(original, history)} and names {', '.join(map(repr, paths))}, which hold {lost}")
             continue
         for k, part in _missing_parts(gone, stored, reader, prefixes):
             return Violation("offload-archive-incomplete", f"{_where(j, message)} stands for {len(gone)} removed message(s) and names {', '.join(map(repr, paths))}, which hold nothing of {part} of removed message {k}")
     return None
 
 
-def _call(message: dict) -> str:
+SHOWN_ID = 40
+"""The characters of a call id a reason quotes; a longer id is cut there and its length given."""
+
+
+def _call(message: dict, history: Sequence[Any] = ()) -> str:
+    """A tool result's call id as a reason shows it (SPEC STORE-31 Decision, the id in the reason): quoted
+    whole up to `SHOWN_ID` characters, else cut there with its length (``(an id of 1,513 characters)``);
+    and, when other results of ``history`` answer the same id, how many share it (``(the id of 3
+    results)``). A by-id offload turns on these two facts, a file name over the OS limit and a path two
+    results write, so a finding says which of them its result had, or that it had neither."""
     said = message.get("tool_call_id")
-    return repr(said[:40] + "...") if isinstance(said, str) and len(said) > 40 else repr(said)
+    if not isinstance(said, str) or len(said) <= SHOWN_ID:
+        shown = repr(said)
+    else:
+        shown = f"{said[:SHOWN_ID] + '...'!r} (an id of {len(said):,} characters)"
+    sharing = sum(1 for m in history if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") == said)
+    return f"{shown} (the id of {sharing} results)" if sharing > 1 else shown
 
 
 def _result_lost(original: dict, stored: str) -> str | None:
@@ -260,6 +274,6 @@ def kept_over_limit(history: Sequence[Any], out: Sequence[Any], tokens: int) -> 
         if size > tokens and canonical(message) in after:
             return Violation(
                 "large-result-not-offloaded",
-                f"input item {i} (tool, call {_call(message)}): a result of about {size} tokens is kept whole in the output, over the {tokens} tokens past which the framework states it offloads a result",
+                f"input item {i} (tool, call {_call(message, history)}): a result of about {size} tokens is kept whole in the output, over the {tokens} tokens past which the framework states it offloads a result",
             )
     return None

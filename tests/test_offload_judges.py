@@ -64,6 +64,22 @@ def test_a_result_over_the_stated_size_kept_whole_fails() -> None:
     assert offloads.kept_over_limit(HISTORY, HISTORY, 300) is None
 
 
+@pytest.mark.parametrize(
+    ("ids", "shown"),
+    [
+        (["call_a", "call_b"], "(tool, call 'call_a'): a result"),
+        (["", ""], "(tool, call '' (the id of 2 results)): a result"),
+        ([f"call_{'7' * 36}__thought__{'S' * 1_460}"] * 2, f"(tool, call 'call_{'7' * 35}...' (an id of 1,512 characters) (the id of 2 results))"),
+        ([f"call_{'7' * 35}", "call_b"], f"(tool, call 'call_{'7' * 35}'): a result"),
+    ],
+)
+def test_the_reason_shows_an_ids_length_and_how_many_results_share_it(ids: list[str], shown: str) -> None:
+    """SPEC STORE-31 Decision (the id in the reason): the facts of an id a by-id offload fails on."""
+    history = [{"role": "user", "content": "find both"}, *_round(ids[0], "A" * 900), *_round(ids[1], "B" * 900)]
+    kept = offloads.kept_over_limit(history, history, 200)
+    assert kept is not None and shown in str(kept)
+
+
 def test_retention_counts_the_newest_messages_kept_as_they_were() -> None:
     history = [{"role": "user", "content": f"turn {i}"} if i % 2 == 0 else {"role": "assistant", "content": f"reply {i}"} for i in range(12)]
     summary = {"role": "user", "content": "[Context Summary] earlier turns"}
