@@ -14,8 +14,8 @@ import copy
 import re
 from typing import Any
 
-from compaction_suite.message import SYSTEM_ROLES
 from compaction_suite.conformance.clauses import HARMS, harm_of, waived_by
+from compaction_suite.message import SYSTEM_ROLES
 
 __all__ = ["HARMS", "by_harm", "findings", "harm", "reverify", "shown_with", "structural_problems"]
 
