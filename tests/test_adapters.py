@@ -504,6 +504,38 @@ def test_matrix_command_on_the_reference(tmp_path):
     assert md.startswith("# Conformance matrix") and "| reference | reference | defaults |" in md
 
 
+def test_a_matrix_run_stopped_midway_leaves_what_it_found(tmp_path, monkeypatch):
+    """matrix.json and matrix.md are written after every configuration, ``complete`` false until the
+    last: a run stopped during the second configuration keeps the first's verdicts (SPEC "The
+    framework matrix and releases", written as it goes)."""
+    from click.testing import CliRunner
+
+    import compaction_suite.matrix as matrix_library
+    from compaction_suite.cli.matrix import matrix
+
+    real, calls = matrix_library.run_job, []
+
+    def stopped_after_one(*args, **kwargs):
+        calls.append(args)
+        if len(calls) > 1:
+            raise KeyboardInterrupt  # the user's Ctrl-C during the second configuration
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(matrix_library, "run_job", stopped_after_one)
+    out = tmp_path / "m"
+    args = ["--no-adapters", "--target", "reference", "--target", "reference-structured", "--clause", "CORE-3", "--max-examples", "3", "--out", str(out)]
+    stopped = CliRunner().invoke(matrix, args)
+    assert stopped.exit_code != 0 and len(calls) == 2
+    data = json.loads((out / "matrix.json").read_text())
+    assert data["complete"] is False and [r["target"] for r in data["runs"]] == ["reference"]
+    assert data["runs"][0]["clauses"]["CORE-3"] == "pass"
+    assert "**Partial:**" in (out / "matrix.md").read_text()
+    monkeypatch.setattr(matrix_library, "run_job", real)
+    finished = CliRunner().invoke(matrix, args[:-1] + [str(tmp_path / "whole")])
+    assert json.loads((tmp_path / "whole" / "matrix.json").read_text())["complete"] is True, finished.output
+    assert "**Partial:**" not in (tmp_path / "whole" / "matrix.md").read_text()
+
+
 # --- what the matrix counts ------------------------------------------------------------------------------
 
 _CALL = build.calls("call_1")

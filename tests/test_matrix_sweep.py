@@ -185,13 +185,13 @@ def test_a_held_environment_waits_for_the_run_holding_it(tmp_path: Path) -> None
     the second is held out until the first's block ends, so it cannot replace the suite under it."""
     import threading
 
-    from compaction_suite.matrix.environments import _held
+    from compaction_suite.matrix.environments import held
 
     lock, order = tmp_path / "env.lock", []
     first_in, second_tried = threading.Event(), threading.Event()
 
     def first() -> None:
-        with _held(lock):
+        with held(lock):
             order.append("first in")
             first_in.set()
             second_tried.wait(5)
@@ -200,7 +200,7 @@ def test_a_held_environment_waits_for_the_run_holding_it(tmp_path: Path) -> None
     def second() -> None:
         first_in.wait(5)
         second_tried.set()
-        with _held(lock):
+        with held(lock):
             order.append("second in")
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from .document import build
 from .environments import Builder, cache_dir
 from .jobs import Job, plan, run_job
-from .render import markdown
+from .render import markdown, write
 from .sweep import parse, run, table, table_markdown
 
 __all__ = ["Builder", "Job", "MatrixError", "build", "cache_dir", "check_all", "earlier", "markdown", "parse", "plan", "run_job", "sweep_versions"]
@@ -32,7 +32,8 @@ def check_all(
     fast: bool, max_examples: int | None, timeout: float, jobs: int = 1, clauses: tuple[str, ...] = (), echo: Callable[[str], None] = print,
     update: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers.
+    """Run every job (``jobs`` at once) and write ``out/matrix.json``, ``out/matrix.md`` and the reproducers,
+    again after each job with ``"complete": false`` until the last ends.
     With ``update`` (the matrix already in ``out``, `earlier`), the runs of ``todo`` replace that
     matrix's runs of the same configurations and its other runs are kept with their reproducers
     (SPEC Part A, "The framework matrix": re-checking some configurations)."""
@@ -47,18 +48,25 @@ def check_all(
         echo(f"  {job.framework} {job.factory} ({job.label}): {r['status']} in {r['seconds']:.0f}s")
         return r
 
+    def written(done: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        results = [done[i] for i in range(len(todo)) if i in done]
+        data = build(results, frameworks, fast, max_examples, out, time.monotonic() - started, kept=update["runs"] if update else None)
+        if update:
+            data["seconds"] = round(update["seconds"] + data["seconds"], 1)
+            data["updates"] = [*update.get("updates", []), {"configurations": len(results), "seconds": round(time.monotonic() - started, 1)}]
+            data["frameworks"] = _merged(update["frameworks"], frameworks)
+        data["complete"] = len(results) == len(todo)
+        write(out, data)
+        return data
+
+    done: dict[int, dict[str, Any]] = {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        done = dict(zip(order, pool.map(one, [todo[i] for i in order]), strict=True))
-    results = [done[i] for i in range(len(todo))]
-    data = build(results, frameworks, fast, max_examples, out, time.monotonic() - started, kept=update["runs"] if update else None)
-    if update:
-        data["seconds"] = round(update["seconds"] + data["seconds"], 1)
-        data["updates"] = [*update.get("updates", []), {"configurations": len(results), "seconds": round(time.monotonic() - started, 1)}]
-        data["frameworks"] = _merged(update["frameworks"], frameworks)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "matrix.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "matrix.md").write_text(markdown(data), encoding="utf-8")
-    return data
+        started_jobs = {pool.submit(one, todo[i]): i for i in order}
+        for future in as_completed(started_jobs):
+            done[started_jobs[future]] = future.result()
+            if len(done) < len(todo):  # SPEC "The framework matrix and releases", written as it goes
+                written(done)
+    return written(done)
 
 
 def earlier(out: Path, fast: bool, max_examples: int | None) -> dict[str, Any]:
@@ -98,7 +106,5 @@ def sweep_versions(
     if not selected:
         raise SweepError(f"no selected configuration drives {distribution} (adapters name it in DISTRIBUTIONS or SUPPORTED; --target always applies)")
     data = table(run(selected, distribution, releases, builder, out, fast=fast, max_examples=max_examples, timeout=timeout, clauses=clauses, echo=echo))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "versions.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "versions.md").write_text(table_markdown(data), encoding="utf-8")
+    write(out, data, "versions", table_markdown)
     return data

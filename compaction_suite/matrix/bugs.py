@@ -40,7 +40,7 @@ from .document import build
 from .environments import Builder, InstallFailed, versions
 from .findings import every_reason, keys
 from .jobs import CONTRACT_ERROR, Job, run_job, slug
-from .render import markdown
+from .render import write
 from .sweep import requirements as sweep_requirements
 
 FORMAT = "compaction-suite-bugs"
@@ -243,17 +243,14 @@ class Written:
         self.results[(bug.id, phase)] = {"pins": list(pins), "run": len(self.runs[pins]) - 1}
         folder = self.folder(pins)
         document = self.documents[pins] = build(self.runs[pins], [], self.fast, self.max_examples, folder, 0.0)
-        (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
+        write(folder, document)
         self.write(complete=False)
 
     def write(self, complete: bool) -> dict[str, Any]:
         """``out/bugs.{json,md}`` from the runs so far; ``complete`` once every run is done."""
         shown = {key: self._shown(entry) for key, entry in self.results.items()}
         data = {**report(self.listed, shown, self.out), "complete": complete}
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "bugs.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        (self.out / "bugs.md").write_text(report_markdown(data), encoding="utf-8")
+        write(self.out, data, "bugs", report_markdown)
         return data
 
     def _shown(self, entry: dict[str, Any]) -> dict[str, Any]:

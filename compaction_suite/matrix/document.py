@@ -26,12 +26,13 @@ from .findings import every_reason, keys
 from .jobs import slug
 
 FORMAT = "compaction-suite-matrix"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """2: failures carry ``reasons`` (stable finding keys) and ``documented``; runs may be ``contract-error``.
 3: failures also carry ``every_reason``, each distinct reason (id and text) the clause failed with
-(`findings.every_reason`); ``reasons`` holds the key of each (a report of format 3 lists them all)."""
-READS = (2, FORMAT_VERSION)
-"""The versions ``--update`` reads (3 only adds a field)."""
+(`findings.every_reason`); ``reasons`` holds the key of each (a report of format 3 lists them all).
+4: ``complete``, false in the matrices ``matrix`` writes while its configurations are still being checked."""
+READS = (2, 3, FORMAT_VERSION)
+"""The versions ``--update`` reads (3 and 4 only add a field)."""
 
 
 def build(

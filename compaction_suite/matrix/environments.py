@@ -41,7 +41,7 @@ import tempfile
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 SUITE = "compaction-suite"
@@ -96,10 +96,10 @@ class Builder:
     @contextlib.contextmanager
     def using(self, requirements: Sequence[str], log: Path, as_of: datetime | None = None) -> Iterator[Path]:
         """The interpreter of an environment holding ``requirements`` and this compaction-suite, built
-        on first use and held by this run until the block ends (`_held`): `InstallFailed` when the
+        on first use and held by this run until the block ends (`held`): `InstallFailed` when the
         installer fails. With ``as_of``, ``requirements`` resolve from files uploaded by then."""
         home = self._home(requirements, as_of)
-        with _held(lock_of(home)):
+        with held(lock_of(home)):
             os.utime(lock_of(home))  # when it was last used: what `pruning.prune` reads
             yield self.environment(requirements, log, as_of)
 
@@ -234,19 +234,29 @@ def lock_of(home: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _held(lock: Path) -> Iterator[None]:
-    """An exclusive lock on ``lock`` for the block (POSIX ``flock``; where the platform has no
-    ``fcntl``, nothing is held and concurrent runs must not share a cache)."""
+def held(lock: Path, *, wait: bool = True, create: bool = True) -> Iterator[bool]:
+    """An exclusive lock on ``lock`` for the block (POSIX ``flock``), and whether it is held: with
+    ``wait`` the block waits for another run to let go; without, it gets False at once when another
+    run holds the lock. A missing lock file is made, unless not ``create``: then the block gets True
+    holding nothing, since no run holds a lock that is not there (a dry run writes nothing). Where the
+    platform has no ``fcntl`` nothing is held (True) and concurrent runs must not share a cache."""
     try:
         import fcntl
     except ImportError:  # Windows
-        yield
+        yield True
+        return
+    if not create and not lock.exists():
+        yield True
         return
     lock.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
@@ -279,7 +289,7 @@ def released_at(distribution: str, version: str, index: str = INDEX) -> datetime
 
 def _stamp(moment: datetime) -> str:
     """``moment`` as the installers take it (RFC 3339, UTC)."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _pip_dates(python: str) -> bool:

@@ -17,15 +17,13 @@ runs hold the same environment under two different locks.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .environments import MARKER, lock_of
+from .environments import MARKER, held, lock_of
 
 WHEELS = "wheels"
 """The folder of a cache where each run builds its wheel of the checkout (`Builder._wheel`)."""
@@ -53,8 +51,8 @@ def prune(root: Path, unused_for: float, dry_run: bool = False, now: float | Non
             done.kept += 1
             continue
         was_held = lock_of(home).exists()
-        with _held_now(lock_of(home), create=not dry_run) as held:
-            if not held:
+        with held(lock_of(home), wait=False, create=not dry_run) as taken:
+            if not taken:
                 done.in_use.append(home)
             elif was_held and last_used(home) > cutoff:  # a run held it between the look and the lock
                 done.kept += 1
@@ -92,29 +90,3 @@ def disk_usage(path: Path) -> int:
                 seen.add((info.st_dev, info.st_ino))
                 total += getattr(info, "st_blocks", 0) * 512 or info.st_size
     return total
-
-
-@contextlib.contextmanager
-def _held_now(lock: Path, create: bool) -> Iterator[bool]:
-    """Take ``lock`` without waiting: True for the block when taken, False when another run holds
-    it. A missing lock file is created to be held, unless not ``create`` (a dry run writes nothing:
-    no run holds a lock that is not there). Where the platform has no ``fcntl`` nothing is held (as
-    in `environments._held`)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows
-        yield True
-        return
-    if not create and not lock.exists():
-        yield True
-        return
-    with lock.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

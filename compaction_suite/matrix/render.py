@@ -4,6 +4,8 @@ configuration, the documented findings apart, and every failure with its reprodu
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from compaction_suite.conformance.clauses import clauses, harms
@@ -24,6 +26,15 @@ def _updates(updates: list[dict[str, Any]]) -> str:
     return "".join(f"; then {u['configurations']} configuration(s) re-checked with --update in {u['seconds']:.0f} s" for u in updates)
 
 
+def write(folder: Path, data: dict[str, Any], stem: str = "matrix", for_a_person: Callable[[dict[str, Any]], str] | None = None) -> None:
+    """``folder/STEM.json`` (``data``) and ``folder/STEM.md`` (``for_a_person(data)``, the matrix's
+    `markdown` unless given), the folder made if missing: every document the matrix command writes,
+    a matrix, a release's matrix, the version table and the reported bugs, is written this way."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / f"{stem}.md").write_text((for_a_person or markdown)(data), encoding="utf-8")
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The matrix for a person: what users hit first (by harm), then every clause of every configuration."""
     native = [r for r in data["runs"] if r.get("native", True)]
@@ -41,6 +52,7 @@ def markdown(data: dict[str, Any]) -> str:
         "Histories are in each framework's native shapes; shapes a framework never produces are under "
         "*Other shapes*, which no count includes.",
         "",
+        *([] if data.get("complete", True) else ["**Partial:** written after each configuration; the run is still going, or was stopped before its end. A configuration not checked yet is not listed.", ""]),
     ]
     lines += _users_hit(native)
     lines += _documented(native)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from .document import build
 from .environments import Builder, InstallFailed, versions
 from .findings import keys
 from .jobs import CONTRACT_ERROR, Job, described, run_job, slug
-from .render import markdown
+from .render import write
 
 FORMAT = "compaction-suite-versions"
 FORMAT_VERSION = 1
@@ -159,9 +158,7 @@ def run(
 def _write(sweep: Sweep, version: str, runs: list[dict[str, Any]], fast: bool, max_examples: int | None, folder: Path) -> None:
     """The matrix at one release, written under ``folder`` and kept in ``sweep``."""
     document = build(runs, [], fast, max_examples, folder, 0.0)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "matrix.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "matrix.md").write_text(markdown(document), encoding="utf-8")
+    write(folder, document)
     sweep.results[version] = document["runs"]
 
 
