@@ -112,7 +112,7 @@ compact request off a round whose calls the current request answers (refused by 
 `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
-DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
+DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3, "tool_search": False}
 """The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
 run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False, "in_agent": False, "tool_search": False, "persisted": None}
@@ -732,9 +732,11 @@ def history_processor(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["history_processor"], given)
     pm = requires("pydantic_ai.messages", EXTRA)
     pydantic_ai = requires("pydantic_ai", EXTRA)
+    processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
+    if o["tool_search"]:
+        return _processor_with_tool_search(settings, processor)
     model = _offline_model(settings.async_client, settings.model)
     report: list[dict[str, Any]] = []
-    processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
 
     def agent_of(function_model: Any, tools: list[Any], system: list[str] | None) -> Any:
         return processing.agent_with(pydantic_ai, function_model, processor, tools, system)
@@ -754,6 +756,28 @@ def history_processor(settings: Any, **given: Any) -> Any:
     compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
     compactor.reported_run = lambda: report[-1] if report else None
     return compactor
+
+
+def _processor_with_tool_search(settings: Any, processor: Any) -> Any:
+    """``history_processor`` with ``tool_search``: the processor as the ``ProcessHistory`` capability of an
+    ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double, every tool the history calls deferred
+    and found by the provider's client-executed tool search before its first call (`_pydantic_ai_native.run`,
+    `searchable`). A keep-recent window cuts the search rounds of earlier turns with the turns; pydantic-ai must
+    then still let the model find a tool it reaches for again (pydantic/pydantic-ai#7259: before 2.26.0 the reveal
+    state was read from the processed history and the search corpus from the unprocessed one, so a re-search
+    found nothing). Judged on the input the model is sent after the history's last step (RESP-32)."""
+    from . import _pydantic_ai_native as native
+    from ._native import declared
+
+    capabilities_module = requires("pydantic_ai.capabilities", EXTRA)
+    if not hasattr(capabilities_module, "ProcessHistory") or not hasattr(capabilities_module, "ToolSearch"):
+        raise CannotDrive("pydantic_ai:history_processor (tool_search)", "pydantic-ai-slim", "ProcessHistory or ToolSearch is missing")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await native.run(items, settings, capabilities_module.ProcessHistory(processor), tool_search=True)
+
+    declared_here: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}
+    return make("pydantic_ai.ProcessHistory", {"core"}, run, declared=declared_here, is_async=True)
 
 
 @factory
