@@ -34,7 +34,9 @@ double, judged on what the model is sent after the compaction (`adapters._pydant
 processor (``history_processors=``, or the ``ProcessHistory`` capability where that replaced it) that prunes
 messages of the run itself, and reports what ``result.new_messages()`` and ``all_messages()`` hand back
 (SPEC STORE-22; `adapters._pydantic_ai_processor`; ``tests/test_pydantic_ai_processor.py``). The processor is
-user code, so the target is for STORE-22 and reported bugs, not counted in the matrix.
+user code, so the target is for STORE-22 and reported bugs, not counted in the matrix. With ``tool_search`` the
+processor runs as ``ProcessHistory`` on ``OpenAIResponsesModel`` and the Responses double, the history's tools
+deferred behind ``ToolSearch`` (judged by RESP-32; pydantic/pydantic-ai#7259).
 """
 
 from __future__ import annotations
