@@ -119,9 +119,12 @@ DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3, "tool_se
 run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False, "in_agent": False, "tool_search": False, "persisted": None}
 """``in_agent``: the capability inside pydantic-ai's ``Agent`` loop, the history's last turn replayed, every
-request of the run passing through it (pydantic-ai re-reads the history between them); ``tool_search``: the
-tools called only before the last turn are deferred, found by the local ``search_tools`` rounds pydantic-ai
-records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380); ``persisted``: the history the capability left
+request of the run passing through it (pydantic-ai re-reads the history between them); ``in_agent="responses"``:
+the capability in an ``Agent`` on ``OpenAIResponsesModel`` and the Responses double, judged on the input the model
+is sent after the history's last step, as ``openai_compaction`` runs (`_pydantic_ai_native.run`; with
+``tool_search`` every tool the history calls is deferred behind ``ToolSearch``, pydantic/pydantic-ai#7259's class);
+``tool_search``: the tools called only before the last turn are deferred, found by the local ``search_tools``
+rounds pydantic-ai records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380); ``persisted``: the history the capability left
 is kept between turns as a user keeps it (`PERSISTED`), so what comes back is what loads (a history the store
 cannot load ends the next turn before it starts)."""
 
@@ -441,9 +444,23 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         # after the run (what the capability left at the last request, and the answer).
         return await _back(stored(run.kept), run.notes, model)
 
+    async def on_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from . import _pydantic_ai_native as native
+
+        return await native.run(items, settings, capability_of(model), tool_search=bool(o["tool_search"]))
+
+    if o["in_agent"] not in (False, True, "responses"):
+        raise ValueError(f"in_agent must be a bool or 'responses', got {o['in_agent']!r}")
     if o["in_agent"] and o["tool_results"] != "grouped":
         raise ValueError("in_agent replays the turn as pydantic-ai records it: tool_results must be 'grouped'")
     _built(name, capability_of, model)
+    if o["in_agent"] == "responses":  # the Agent on OpenAIResponsesModel and the Responses double (`_pydantic_ai_native.run`)
+        from ._native import declared as declared_native
+
+        if o["persisted"] is not None:
+            raise ValueError("in_agent 'responses' keeps no history between turns: persisted must be None")
+        on_wire: dict[str, Any] = {**declared_native("responses", system_prompt="outside"), "tool_calls": "function"}
+        return make(f"pydantic_ai_harness.{name}", {"core"}, on_responses, declared=on_wire, is_async=True)
     # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
     trigger = None if o["in_agent"] else _trigger(o)
     declared = capabilities("leading", trigger)
