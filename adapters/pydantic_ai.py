@@ -34,7 +34,9 @@ double, judged on what the model is sent after the compaction (`adapters._pydant
 processor (``history_processors=``, or the ``ProcessHistory`` capability where that replaced it) that prunes
 messages of the run itself, and reports what ``result.new_messages()`` and ``all_messages()`` hand back
 (SPEC STORE-22; `adapters._pydantic_ai_processor`; ``tests/test_pydantic_ai_processor.py``). The processor is
-user code, so the target is for STORE-22 and reported bugs, not counted in the matrix.
+user code, so the target is for STORE-22 and reported bugs, not counted in the matrix. With ``tool_search`` the
+processor runs as ``ProcessHistory`` on ``OpenAIResponsesModel`` and the Responses double, the history's tools
+deferred behind ``ToolSearch`` (judged by RESP-32; pydantic/pydantic-ai#7259).
 """
 
 from __future__ import annotations
@@ -112,14 +114,17 @@ compact request off a round whose calls the current request answers (refused by 
 `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
-DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3}
+DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3, "tool_search": False}
 """The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
 run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
 COMMON = {"tool_results": "grouped", "capability_parts": False, "in_agent": False, "tool_search": False, "persisted": None}
 """``in_agent``: the capability inside pydantic-ai's ``Agent`` loop, the history's last turn replayed, every
-request of the run passing through it (pydantic-ai re-reads the history between them); ``tool_search``: the
-tools called only before the last turn are deferred, found by the local ``search_tools`` rounds pydantic-ai
-records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380); ``persisted``: the history the capability left
+request of the run passing through it (pydantic-ai re-reads the history between them); ``in_agent="responses"``:
+the capability in an ``Agent`` on ``OpenAIResponsesModel`` and the Responses double, judged on the input the model
+is sent after the history's last step, as ``openai_compaction`` runs (`_pydantic_ai_native.run`; with
+``tool_search`` every tool the history calls is deferred behind ``ToolSearch``, pydantic/pydantic-ai#7259's class);
+``tool_search``: the tools called only before the last turn are deferred, found by the local ``search_tools``
+rounds pydantic-ai records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380); ``persisted``: the history the capability left
 is kept between turns as a user keeps it (`PERSISTED`), so what comes back is what loads (a history the store
 cannot load ends the next turn before it starts)."""
 
@@ -439,9 +444,23 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         # after the run (what the capability left at the last request, and the answer).
         return await _back(stored(run.kept), run.notes, model)
 
+    async def on_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from . import _pydantic_ai_native as native
+
+        return await native.run(items, settings, capability_of(model), tool_search=bool(o["tool_search"]))
+
+    if o["in_agent"] not in (False, True, "responses"):
+        raise ValueError(f"in_agent must be a bool or 'responses', got {o['in_agent']!r}")
     if o["in_agent"] and o["tool_results"] != "grouped":
         raise ValueError("in_agent replays the turn as pydantic-ai records it: tool_results must be 'grouped'")
     _built(name, capability_of, model)
+    if o["in_agent"] == "responses":  # the Agent on OpenAIResponsesModel and the Responses double (`_pydantic_ai_native.run`)
+        from ._native import declared as declared_native
+
+        if o["persisted"] is not None:
+            raise ValueError("in_agent 'responses' keeps no history between turns: persisted must be None")
+        on_wire: dict[str, Any] = {**declared_native("responses", system_prompt="outside"), "tool_calls": "function"}
+        return make(f"pydantic_ai_harness.{name}", {"core"}, on_responses, declared=on_wire, is_async=True)
     # In the loop a history pydantic-ai never records comes back unchanged, so no size is declared (FIRE-1, FIRE-2).
     trigger = None if o["in_agent"] else _trigger(o)
     declared = capabilities("leading", trigger)
@@ -732,9 +751,11 @@ def history_processor(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["history_processor"], given)
     pm = requires("pydantic_ai.messages", EXTRA)
     pydantic_ai = requires("pydantic_ai", EXTRA)
+    processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
+    if o["tool_search"]:
+        return _processor_with_tool_search(settings, processor)
     model = _offline_model(settings.async_client, settings.model)
     report: list[dict[str, Any]] = []
-    processor = processing.keep_recent(pm, int(o["max_messages"]), int(o["keep_messages"]))
 
     def agent_of(function_model: Any, tools: list[Any], system: list[str] | None) -> Any:
         return processing.agent_with(pydantic_ai, function_model, processor, tools, system)
@@ -754,6 +775,28 @@ def history_processor(settings: Any, **given: Any) -> Any:
     compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
     compactor.reported_run = lambda: report[-1] if report else None
     return compactor
+
+
+def _processor_with_tool_search(settings: Any, processor: Any) -> Any:
+    """``history_processor`` with ``tool_search``: the processor as the ``ProcessHistory`` capability of an
+    ``Agent`` on ``OpenAIResponsesModel`` and the suite's Responses double, every tool the history calls deferred
+    and found by the provider's client-executed tool search before its first call (`_pydantic_ai_native.run`,
+    `searchable`). A keep-recent window cuts the search rounds of earlier turns with the turns; pydantic-ai must
+    then still let the model find a tool it reaches for again (pydantic/pydantic-ai#7259: before 2.26.0 the reveal
+    state was read from the processed history and the search corpus from the unprocessed one, so a re-search
+    found nothing). Judged on the input the model is sent after the history's last step (RESP-32)."""
+    from . import _pydantic_ai_native as native
+    from ._native import declared
+
+    capabilities_module = requires("pydantic_ai.capabilities", EXTRA)
+    if not hasattr(capabilities_module, "ProcessHistory") or not hasattr(capabilities_module, "ToolSearch"):
+        raise CannotDrive("pydantic_ai:history_processor (tool_search)", "pydantic-ai-slim", "ProcessHistory or ToolSearch is missing")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await native.run(items, settings, capabilities_module.ProcessHistory(processor), tool_search=True)
+
+    declared_here: dict[str, Any] = {**declared("responses", system_prompt="outside"), "tool_calls": "function"}
+    return make("pydantic_ai.ProcessHistory", {"core"}, run, declared=declared_here, is_async=True)
 
 
 @factory

@@ -398,3 +398,45 @@ def test_pydantic_ai_adapter_tool_search_finds_the_tool_again_after_the_compacti
     assert kinds.count("compaction") == 1 and kinds[-4:] == ["tool_search_call", "tool_search_output", "function_call", "function_call_output"]
     assert [t["name"] for t in out[-3]["tools"]] == ["read_file"]
     assert check_called_tools_findable(history, out) is None
+
+
+def test_pydantic_ai_adapter_history_processor_with_tool_search_finds_the_tool_again(server):
+    """``history_processor(tool_search=True)``: the keep-recent processor as ``ProcessHistory`` on the Responses
+    model, the history's tools deferred and each found before its first call. The window cuts the earlier turns and
+    their search rounds; the model reaching again for ``read_file`` searches for it (the double), and this release
+    (2.26.0 and later, pydantic/pydantic-ai#7259) finds it: the output ends in the search, its answer loading the tool,
+    then the step's call and output, and RESP-32 passes (2.25.0 answered a search loading no tool)."""
+    pytest.importorskip("pydantic_ai.capabilities", reason="Pydantic AI is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import history_processor
+    from compaction_suite.conformance.formats.responses import check_called_tools_findable
+
+    compactor = history_processor(connected(Settings(), server.base_url), max_messages=6, keep_messages=3, tool_search=True)
+    assert compactor.capabilities["wire_format"] == "responses"
+    history = _items(TURNS)
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    kinds = [i.get("type", "message") for i in out]
+    assert kinds[-4:] == ["tool_search_call", "tool_search_output", "function_call", "function_call_output"]
+    assert [t["name"] for t in out[-3]["tools"]] == ["read_file"]
+    assert len(out) < len(history)  # the window cut the earlier turns
+    assert check_called_tools_findable(history, out) is None
+
+
+def test_pydantic_ai_harness_sliding_window_on_responses_with_tool_search_finds_the_tool_again(server):
+    """``sliding_window(in_agent="responses", tool_search=True)``: the harness's SlidingWindowCompaction in an
+    ``Agent`` on the Responses model, the history's tools deferred; the window cuts the earlier turns and their search
+    rounds, and the model reaching again for ``read_file`` finds it with this release's search (RESP-32 passes)."""
+    pytest.importorskip("pydantic_ai_harness", reason="pydantic-ai-harness is not installed (pip install -e '.[pydantic-ai]')")
+    from compaction_suite.adapters.pydantic_ai import sliding_window
+    from compaction_suite.conformance.formats.responses import check_called_tools_findable
+
+    settings = connected(Settings(), server.base_url)
+    compactor = sliding_window(settings, max_messages=6, keep_messages=3, in_agent="responses", tool_search=True)
+    assert compactor.capabilities["wire_format"] == "responses"
+    history = _items(TURNS)
+    out = asyncio.run(compactor.compact(history, iteration=1))
+    kinds = [i.get("type", "message") for i in out]
+    assert kinds[-4:] == ["tool_search_call", "tool_search_output", "function_call", "function_call_output"]
+    assert len(out) < len(history)
+    assert check_called_tools_findable(history, out) is None
+    with pytest.raises(ValueError, match="in_agent must be"):
+        sliding_window(settings, in_agent="elsewhere")
