@@ -73,6 +73,10 @@ def eviction(settings: Any, o: dict[str, Any]) -> Any:
 
     run = compacting(o, evicted)
     declared = {**capabilities("outside"), "offloads": [EVICTION_PREFIX], "offload_result_tokens": limit}
+    if o["format"] == "anthropic-messages":  # ChatAnthropic's history: each tool_result a ToolMessage, is_error its status
+        declared["wire_format"] = "anthropic-messages"
+    elif o["format"] != "chat-completions":
+        raise ValueError(f"path 'eviction' takes format 'chat-completions' or 'anthropic-messages', got {o['format']!r}")
 
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
