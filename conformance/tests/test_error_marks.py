@@ -61,9 +61,13 @@ def with_failed_calls(request: dict[str, Any], chars: int = ERROR_CHARS) -> dict
 
 def error_chars(suite: Any) -> int:
     """`ERROR_CHARS`, or past twice a declared offload size (chars/4), so that the framework offloads
-    each failed call's output by its own words."""
-    tokens = suite.capabilities.offload_result_tokens
-    return max(ERROR_CHARS, 8 * tokens + 400) if tokens else ERROR_CHARS
+    each failed call's output by its own words; at most a tenth of a declared agent window (reactive or
+    request, chars/4), so that what the framework keeps of the history fits it: the test is about the
+    mark, not an overflow."""
+    caps = suite.capabilities
+    chars = max(ERROR_CHARS, 8 * caps.offload_result_tokens + 400) if caps.offload_result_tokens else ERROR_CHARS
+    windows = [w for w in (caps.reactive_window, caps.request_window) if w]
+    return min(chars, 4 * min(windows) // 10) if windows else chars
 
 
 @ANTHROPIC
