@@ -10,7 +10,9 @@ context (SPEC STORE-30, STORE-31), driven as ``create_deep_agent``'s loop runs t
   whose ids the suite's histories reuse; before 0.4 ``FilesystemBackend.write`` refuses a path that
   exists), and the history with each result as the middleware returned it is the output: what the
   agent's state holds, and its model is sent, after those tool calls; ``read_offload`` reads the newest
-  compaction's backend.
+  compaction's backend. ``format: "anthropic-messages"`` holds the history as an agent on ``ChatAnthropic``
+  does (``_langchain_anthropic``: a failed call's ``is_error`` its ``ToolMessage``'s ``status``) and gives
+  back what ``langchain-anthropic`` sends (SPEC CORE-62).
 * ``path: "compact_tool"``: ``SummarizationToolMiddleware``'s ``compact_conversation`` tool, the agent
   compacting its own context. The model answers the history with a call of the tool (its usage as the
   provider reports it, the history's size); the tool runs on the agent's state as the tool node runs it
@@ -73,6 +75,10 @@ def eviction(settings: Any, o: dict[str, Any]) -> Any:
 
     run = compacting(o, evicted)
     declared = {**capabilities("outside"), "offloads": [EVICTION_PREFIX], "offload_result_tokens": limit}
+    if o["format"] == "anthropic-messages":  # ChatAnthropic's history: each tool_result a ToolMessage, is_error its status
+        declared["wire_format"] = "anthropic-messages"
+    elif o["format"] != "chat-completions":
+        raise ValueError(f"path 'eviction' takes format 'chat-completions' or 'anthropic-messages', got {o['format']!r}")
 
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))

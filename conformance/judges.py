@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import media, newest_results, placeholders, providers
+from . import error_marks, media, newest_results, placeholders, providers
 from .formats import kept_or_marked
 from .formats.responses import HOSTED_CALLS
 from .oracle import SYSTEM_ROLES, canonical, same
@@ -859,7 +859,7 @@ def media_data_in_text(fmt: WireFormat, history: Any, out: Any) -> Violation | N
 
 
 def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Exchange], declared: Sequence[str]) -> dict[str, Violation | None]:
-    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43, CORE-50, CORE-60 and CORE-61 on one output (CORE-12 is judged apart: it needs to
+    """CORE-14, CORE-16, CORE-17, CORE-18, CORE-21, CORE-31, CORE-43, CORE-50, CORE-60, CORE-61 and CORE-62 on one output (CORE-12 is judged apart: it needs to
     know whether the summarizer failed and whether the target summarizes at all)."""
     return {
         "CORE-14": newest_round_kept(fmt, history, out, exchanges),
@@ -872,6 +872,7 @@ def every_output(fmt: WireFormat, history: Any, out: Any, exchanges: Sequence[Ex
         "CORE-50": restated_calls(fmt, history, out, exchanges),
         "CORE-60": transcript_whole(fmt, history, out, exchanges),
         "CORE-61": transcript_roles(fmt, history, out, exchanges),
+        "CORE-62": error_marks.error_mark_kept(fmt, history, out),
     }
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import openai
 
+from compaction_suite.conformance.formats import anthropic as anthropic_format
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
 
 from anthropic_truncating import AnthropicTruncating
@@ -382,6 +384,46 @@ def BedrockWindow(settings):
     return _BedrockWindow(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
 
 
+class _ClearsResults(AnthropicTruncating):
+    """Clears the content of every tool result but the newest round's in place (LangChain's
+    ``ClearToolUsesEdit``), rebuilding each block; ``keeps_mark`` says whether it keeps ``is_error``."""
+
+    keeps_mark = True
+
+    def compact(self, request, *, iteration):
+        messages = request["messages"]
+        fires = iteration >= self.threshold_iterations or self.estimate_tokens(request) >= self.max_context_tokens
+        holders = [i for i, m in enumerate(messages) if isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"])]
+        if not fires or len(holders) < 2 or anthropic_format.in_flight(request):
+            return dict(request)
+        out = copy.deepcopy(request)
+        for i in holders[:-1]:
+            out["messages"][i]["content"] = [self.cleared(b) if b.get("type") == "tool_result" else b for b in messages[i]["content"]]
+        return out
+
+    def cleared(self, block):
+        mark = {"is_error": True} if self.keeps_mark and block.get("is_error") is True else {}
+        return {"type": "tool_result", "tool_use_id": block["tool_use_id"], "content": "[cleared]", **mark}
+
+
+class _ClearsErrorMarks(_ClearsResults):
+    keeps_mark = False
+
+
+def ClearsResults(settings):
+    """Clears old tool results in place and keeps each failed call's ``is_error`` (CORE-62's correct twin)."""
+    correct = anthropic_factory(settings)
+    return _ClearsResults(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
+def ClearsErrorMarks(settings):
+    """Clears old tool results in place, rebuilding each block of its call id and new content only, so a
+    failed call's ``is_error`` is dropped (CORE-62: deepagents PR #1482, an evicted ToolMessage rebuilt
+    without its status)."""
+    correct = anthropic_factory(settings)
+    return _ClearsErrorMarks(correct.threshold_iterations, correct.max_context_tokens, correct.keep_turns)
+
+
 CONTROLS: dict[str, Control] = {
     "OrphanOutput": Control("RESP-1", ("core",), r"function_call_output call_\w+\): no function_call with call_id"),
     "UnansweredCall": Control("RESP-2", ("core",), r"function_call call_\w+\): 0 function_call_output items after it"),
@@ -403,6 +445,7 @@ CONTROLS: dict[str, Control] = {
     "SystemRoleMessage": Control("ANTH-5", ("core",), r"role 'system' \(only user and assistant"),
     "CompactsPendingUse": Control("ANTH-6", ("core",), r"a history waiting for a tool result was changed"),
     "StreamedCompactionBlock": Control("ANTH-7", ("core",), r"compaction\.index: Extra inputs are not permitted", reason_id="compaction-block-extra-field"),
+    "ClearsErrorMarks": Control("CORE-62", ("core",), r"sends the result of call '\w+', which the input marks as an error \(is_error: true\), with its content replaced \('\[cleared\]'\) and without the mark \(no is_error\)", reason_id="error-mark-dropped"),
     "CrashesOnFault": Control("CORE-10", ("core",), r"compact raised \w+Error under summarizer fault"),
     "PlaceholderOnFailure": Control("CORE-11", ("core",), r"item \d+ \(message user\) is new although the summarizer failed", reason_id="failed-summary"),
     "ReasoningContentStripped": Control("RESP-9", ("core",), r"reasoning item 'rs_\w+' was kept without its encrypted_content", reason_id="reasoning-content-lost"),
