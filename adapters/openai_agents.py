@@ -73,7 +73,7 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False, "guardrail_fails": False, "max_turns_handler": False},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
@@ -101,7 +101,20 @@ the run's final output, so the run ends in the SDK's documented ``OutputGuardrai
 the agent's execution will be halted", ``GuardrailFunctionOutput.tripwire_triggered``) after the last step's tools ran (`_run_ended`).
 ``gated``: for ``runner`` the last step's tools are declared ``needs_approval=True``: the run parks on the step's
 calls, the user approves each (``RunState.approve``) and resumes the run on its state (``run_streamed`` with
-``streamed``), the documented human-in-the-loop flow (`_approved_turn`), the tools then answering."""
+``streamed``), the documented human-in-the-loop flow (`_approved_turn`), the tools then answering.
+``guardrail_fails``: for ``runner`` the agent has an output guardrail that runs its own check agent on a model, as
+the SDK's guardrail docs build one, and the API answers that model's request with HTTP 500 (OpenAI's error codes
+guide: "500 - The server had an error while processing your request", `summarizer_apis.SENT`; its own double,
+`GUARDRAIL_DOUBLE`), so the guardrail raises instead of returning a verdict: the run ends in that error, which the
+user's code catches (`_failing_guardrail`). The SDK documents what the session keeps then: "the runner treats the
+verdict as unknown and asks the configured session to persist the completed final-turn items before surfacing the
+guardrail exception" (docs/guardrails.md, 0.22.0).
+``max_turns_handler``: for ``runner`` the run has a ``max_turns`` error handler (``error_handlers={"max_turns": ...}``,
+0.8.0 on, documented "to return a controlled final output instead of ending the run with the corresponding error")
+whose final output is the history's closing message: for a history whose last turn ends in a step of calls, their
+outputs and one assistant text message (`handled_step`), the model answers the step, the tools answer its calls, the
+turn limit (``max_turns=1``) ends the run and the handler answers with the message's text, which the SDK stores as the
+run's final message (``include_in_history``, its default); any other history is returned unchanged."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -131,7 +144,11 @@ WHY = {
         "a last step of calls ends the run; tripwire (with stop_on_first_tool): an output guardrail trips on the run's final output "
         "after the step's tools ran (a history whose last step holds the model's message, which the tripped run does not store, is "
         "returned unchanged); gated: the last step's tools need approval, the run parks on them, the user approves and resumes it "
-        "(run_streamed with streamed); no declared trigger (the Runner compacts after a response, on candidate items)"
+        "(run_streamed with streamed); guardrail_fails: the agent's output guardrail runs its own check agent, whose model request "
+        "the API answers with HTTP 500, so the guardrail raises and the run ends in that error; max_turns_handler: a history whose "
+        "last turn ends in a step of calls, their outputs and one assistant text message is run to the turn limit after the step, "
+        "a max_turns error handler answering with that message (other histories returned unchanged); no declared trigger (the "
+        "Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
         "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
@@ -167,6 +184,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 100, "approved": "stop_at_tools"}),
     ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True}),
     ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True, "gated": True}),
+    ("runner", {"threshold": 100, "streamed": True, "guardrail_fails": True}),
+    ("runner", {"threshold": 100, "max_turns_handler": True, "guardrail_fails": True}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -376,13 +395,21 @@ def runner(settings: Any, **given: Any) -> Any:
             raise CannotDrive("openai_agents:runner", "openai-agents", f"no RunState or FunctionTool.needs_approval ({gate})")
     if o["tripwire"] and not o["stop_on_first_tool"]:
         raise ValueError("tripwire needs stop_on_first_tool (only then does a step of calls end the run, where the guardrail runs)")
-    shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]))
+    if o["tripwire"] and o["guardrail_fails"]:
+        raise ValueError("tripwire and guardrail_fails are two verdicts of one guardrail: give one")
+    if o["max_turns_handler"] and not accepts(agents.Runner.run, "error_handlers"):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "Runner.run has no error_handlers (max_turns_handler) before 0.8.0")
+    failing = _failing_guardrail(agents, openai, settings) if o["guardrail_fails"] else None
+    shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]), failing=failing)
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
     async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         counted.runs.clear()
-        plan = last_step(items)
+        handled = handled_step(items) if o["max_turns_handler"] else None
+        if o["max_turns_handler"] and handled is None:
+            return list(items)  # no run the turn limit ends with the handler's answer ends in this history
+        plan = handled[:4] if handled is not None else last_step(items)
         if plan is None:
             return list(items)  # no run of the SDK's loop ends in this history
         stored, turn, step, outputs = plan
@@ -403,7 +430,8 @@ def runner(settings: Any, **given: Any) -> Any:
             if o["approved"]:
                 left = await resume_approval(agents, models, client, session, f"{n}", str(o["approved"]), **read)
             agent = _replaying(agents, models, client, step, outputs, store=bool(o["store"]), shape=shape)
-            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, gated=bool(o["gated"]), **read)
+            ending = {"error_handlers": {"max_turns": _answering(agents, handled[4])}} if handled is not None else {}
+            await _run_turn(agents, agent, turn, session, streamed=bool(o["streamed"]), hooks=counted.hooks, gated=bool(o["gated"]), failing=failing, ending=ending, **read)
             return [i for i in await store.get_items() if not any(_same_item(i, a) for a in left)]
         finally:
             store.close()
@@ -563,12 +591,105 @@ def _retained_on_tripwire(step: list[Any]) -> bool:
     return bool(kinds) and set(kinds) <= {"reasoning", "function_call"} and kinds[-1] == "function_call"
 
 
+GUARDRAIL_FAULT = "500"
+"""What the API answers the failing output guardrail's check (`_failing_guardrail`): HTTP 500, which OpenAI's
+error codes guide lists ("500 - The server had an error while processing your request"; `summarizer_apis.SENT`)."""
+GUARDRAIL_CHECK = "Say whether this answer is safe to deliver to the user."
+"""The instructions of the failing output guardrail's check agent."""
+
+
+class _FailingGuardrail:
+    """An output guardrail as the SDK's guardrail docs build one, a check agent run by ``Runner.run`` on
+    the guardrail's input, its model the SDK's ``OpenAIResponsesModel`` on its own double, which answers
+    every request with `GUARDRAIL_FAULT` (`ModelDouble`): the client sends once (``max_retries=0``, as
+    `runner`'s own client), so the check's run raises the client's error and the guardrail with it.
+    ``raised`` keeps each error it raised, so the caller tells that error from any other (`raised_in`)."""
+
+    def __init__(self, agents: Any, openai: Any, settings: Any) -> None:
+        from compaction_suite.conformance.summarizer_apis import sends
+
+        from ._model_double import ModelDouble
+
+        if not sends("responses", GUARDRAIL_FAULT):
+            raise AssertionError(f"the Responses API is not known to send {GUARDRAIL_FAULT}")
+        models = requires("agents.models.openai_responses", EXTRA)
+        self.double = ModelDouble(None, fault=GUARDRAIL_FAULT)
+        self.raised: list[BaseException] = []
+        raised = self.raised
+        double = self.double
+
+        @agents.output_guardrail
+        async def checked(_context: Any, _agent: Any, output: Any) -> Any:
+            client = openai.AsyncOpenAI(base_url=double.server().base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+            check = agents.Agent(name="output check", instructions=GUARDRAIL_CHECK, model=models.OpenAIResponsesModel(model=COMPACT_MODEL, openai_client=client))
+            try:
+                verdict = await agents.Runner.run(check, str(output), run_config=agents.RunConfig(tracing_disabled=True))
+            except Exception as error:
+                raised.append(error)
+                raise
+            finally:
+                await client.close()
+            return agents.GuardrailFunctionOutput(output_info=verdict.final_output, tripwire_triggered=False)
+
+        self.guardrail = checked
+
+    def raised_in(self, error: BaseException) -> bool:
+        """Whether ``error``, or an error it was raised from, is one this guardrail raised."""
+        seen: set[int] = set()
+        found: BaseException | None = error
+        while found is not None and id(found) not in seen:
+            if any(found is r for r in self.raised):
+                return True
+            seen.add(id(found))
+            found = found.__cause__ or found.__context__
+        return False
+
+
+def _failing_guardrail(agents: Any, openai: Any, settings: Any) -> _FailingGuardrail:
+    """`runner`'s ``guardrail_fails``: the output guardrail whose check's model request fails (`_FailingGuardrail`)."""
+    return _FailingGuardrail(agents, openai, settings)
+
+
+def handled_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[Any], dict[str, Any], str] | None:
+    """`runner`'s ``max_turns_handler`` plan: for a history whose last turn ends in a model step of calls,
+    their outputs and one assistant message holding one text part, `last_step` of the history before that
+    message and the message's text (what the handler answers); None for any other history (a closing
+    message with reasoning before it, refusals or several parts: no handler's answer is stored so)."""
+    if not items:
+        return None
+    closing = items[-1]
+    if item_kind(closing) != "message" or closing.get("role") != "assistant" or len(items) < 2 or item_kind(items[-2]) != "function_call_output":
+        return None
+    content = closing.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "output_text":
+        text = str(content[0].get("text", ""))
+    else:
+        return None
+    plan = last_step(items[:-1])
+    if plan is None or not any(item_kind(i) == "function_call" for i in plan[2]):
+        return None
+    return (*plan, text)
+
+
+def _answering(agents: Any, text: str) -> Any:
+    """A ``max_turns`` error handler answering with ``text`` as the run's final output, kept in history
+    (``RunErrorHandlerResult``'s default ``include_in_history=True``)."""
+
+    def handler(_data: Any) -> Any:
+        return agents.RunErrorHandlerResult(final_output=text)
+
+    return handler
+
+
 class _Shape:
     """How the replaying agent is built beyond its scripted model and tools (`runner`'s options): its
     ``tool_use_behavior`` (``stop``: ``stop_on_first_tool``), an output guardrail that trips on every final
-    output (``trips``), and tools declared ``needs_approval=True`` (``gated``)."""
+    output (``trips``) or whose check fails (``failing``, `_FailingGuardrail`), and tools declared
+    ``needs_approval=True`` (``gated``)."""
 
-    def __init__(self, agents: Any, *, stop: bool = False, trips: bool = False, gated: bool = False) -> None:
+    def __init__(self, agents: Any, *, stop: bool = False, trips: bool = False, gated: bool = False, failing: _FailingGuardrail | None = None) -> None:
         self.gated = gated
         self.agent: dict[str, Any] = {"tool_use_behavior": "stop_on_first_tool"} if stop else {}
         if trips:
@@ -578,6 +699,8 @@ class _Shape:
                 return agents.GuardrailFunctionOutput(output_info="withheld", tripwire_triggered=True)
 
             self.agent["output_guardrails"] = [withheld]
+        if failing is not None:
+            self.agent["output_guardrails"] = [failing.guardrail]
 
 
 def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool, shape: _Shape | None = None) -> Any:
@@ -602,37 +725,53 @@ def _tools(agents: Any, step: list[Any], outputs: dict[str, Any], *, gated: bool
     return [agents.FunctionTool(name=name, description=f"{name} (replayed)", params_json_schema=schema, on_invoke_tool=answer, strict_json_schema=False, **approval) for name in names]
 
 
-async def _run_turn(agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, hooks: Any = None, gated: bool = False, **read: Any) -> None:
+async def _run_turn(
+    agents: Any, agent: Any, turn: list[Any], session: Any, *, streamed: bool, hooks: Any = None, gated: bool = False,
+    failing: _FailingGuardrail | None = None, ending: dict[str, Any] | None = None, **read: Any,
+) -> None:
     """One run of the turn, ended after the scripted step (``max_turns=1``: a step of calls ends in
     ``MaxTurnsExceeded`` once the Runner has written its outputs, as the history ends there). Without
     ``read`` the merge is given as ``session_input_callback`` (history, then the turn), which 0.6.x
     requires for a list input; with ``read`` (the run's ``session_settings``, 0.8.0 on) the Runner's
     default merge, the same order, as users of a read limit run it. ``gated``: the run parks on the
-    step's calls and is approved and resumed (`_approved_turn`)."""
+    step's calls and is approved and resumed (`_approved_turn`). ``failing``: the agent's failing output
+    guardrail, whose error ends the run; ``ending``: further arguments of the run (its ``error_handlers``)."""
     merge = {} if "session_settings" in read else {"session_input_callback": lambda history, new: history + new}
     config = agents.RunConfig(tracing_disabled=True, **merge, **read)
-    result = await _run_ended(agents, agent, turn, session, config, streamed=streamed, hooks=hooks)
+    result = await _run_ended(agents, agent, turn, session, config, streamed=streamed, hooks=hooks, failing=failing, ending=ending)
     if gated and result is not None:
-        await _approved_turn(agents, agent, result, session, config, streamed=streamed, hooks=hooks)
+        await _approved_turn(agents, agent, result, session, config, streamed=streamed, hooks=hooks, failing=failing, ending=ending)
 
 
-async def _run_ended(agents: Any, agent: Any, given: Any, session: Any, config: Any, *, streamed: bool, hooks: Any) -> Any:
+async def _run_ended(
+    agents: Any, agent: Any, given: Any, session: Any, config: Any, *, streamed: bool, hooks: Any,
+    failing: _FailingGuardrail | None = None, ending: dict[str, Any] | None = None,
+) -> Any:
     """``Runner.run`` (``streamed``: ``run_streamed``, its events consumed) of ``given`` (a turn, or a
-    ``RunState`` to resume): its result, or None where the run ended in the SDK's documented exceptions for
-    how `runner` ends it (``MaxTurnsExceeded`` after a step of calls, ``OutputGuardrailTripwireTriggered``
-    where a guardrail trips: SPEC CORE-14 judges what the session kept either way)."""
+    ``RunState`` to resume), with ``ending``'s further arguments: its result, or None where the run ended in
+    the SDK's documented exceptions for how `runner` ends it (``MaxTurnsExceeded`` after a step of calls,
+    ``OutputGuardrailTripwireTriggered`` where a guardrail trips) or in the error the ``failing`` guardrail
+    raised, which the user's code catches as the run's end: SPEC CORE-14 judges what the session kept either way."""
+    more = dict(ending or {})
     try:
         if streamed:
-            result = agents.Runner.run_streamed(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks)
+            result = agents.Runner.run_streamed(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks, **more)
             async for _ in result.stream_events():
                 pass
             return result
-        return await agents.Runner.run(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks)
+        return await agents.Runner.run(agent, given, session=session, run_config=config, max_turns=1, hooks=hooks, **more)
     except (agents.MaxTurnsExceeded, agents.OutputGuardrailTripwireTriggered):
         return None
+    except Exception as error:
+        if failing is not None and failing.raised_in(error):
+            return None
+        raise
 
 
-async def _approved_turn(agents: Any, agent: Any, parked: Any, session: Any, config: Any, *, streamed: bool, hooks: Any) -> None:
+async def _approved_turn(
+    agents: Any, agent: Any, parked: Any, session: Any, config: Any, *, streamed: bool, hooks: Any,
+    failing: _FailingGuardrail | None = None, ending: dict[str, Any] | None = None,
+) -> None:
     """The documented resume of a run parked on approvals (docs/human_in_the_loop.md: "approve or reject
     each interruption, then resume by passing the state back to ``Runner.run``"): ``parked.to_state()``,
     ``RunState.approve`` for each interruption, the run resumed on the state the way it ran (``streamed``:
@@ -642,7 +781,7 @@ async def _approved_turn(agents: Any, agent: Any, parked: Any, session: Any, con
     state = parked.to_state()
     for interruption in parked.interruptions:
         state.approve(interruption)
-    await _run_ended(agents, agent, state, session, config, streamed=streamed, hooks=hooks)
+    await _run_ended(agents, agent, state, session, config, streamed=streamed, hooks=hooks, failing=failing, ending=ending)
 
 
 # --- the stored session as the Runner writes it (SPEC STORE-13..15, STORE-18, STORE-19)

@@ -342,3 +342,66 @@ def test_the_runner_refuses_a_tripwire_without_stop_on_first_tool():
 
     with pytest.raises(ValueError, match="tripwire needs stop_on_first_tool"):
         runner(Settings(), tripwire=True)
+
+
+def _said(items: list) -> list[tuple]:
+    """Each item's kind, role, call id and text (a stored message's id and encoding aside)."""
+    return [(responses_format.kind(i), i.get("role"), i.get("call_id"), responses_format.said(i)) for i in items]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_failing_output_guardrail_leaves_the_final_turn_stored(streamed):
+    """``guardrail_fails``: the agent's output guardrail runs its own check agent, whose model request its
+    double answers with HTTP 500, so the guardrail raises on the run's final output (the history's closing
+    message) and the run ends in that error. The SDK documents that the verdict is then unknown and the
+    completed final turn is persisted (docs/guardrails.md, 0.22.0): before 0.20.0 a streamed run applied the
+    tripwire rule and dropped the message (openai/openai-agents-python#4312). The suite's own double sees no
+    summarizer exchange: the guardrail's fault is its model's alone."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    with SummarizerServer() as server:
+        compactor = runner(connected(Settings(), server.base_url), threshold=100, guardrail_fails=True, streamed=streamed)
+        kept = asyncio.run(compactor.compact(items, iteration=1))
+        assert server.exchanges == [] and len(server.model_requests) == 1
+    if Version(version("openai-agents")) >= Version("0.20.0") or not streamed:
+        assert _said(kept) == _said(items)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_max_turns_handler_answers_with_the_closing_message(streamed):
+    """``max_turns_handler``: the model answers the step of calls before the history's closing message, the
+    tools answer, the turn limit ends the run and the ``max_turns`` error handler answers with the message's
+    text, which the SDK stores as the run's final message; with ``guardrail_fails`` the guardrail raises on it.
+    From 0.21.0 the handler's output goes through the final-output session pipeline, so it is stored
+    (openai/openai-agents-python#4393: 0.20.0's ``Runner.run`` dropped it)."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds()
+    with SummarizerServer() as server:
+        compactor = runner(connected(Settings(), server.base_url), threshold=100, max_turns_handler=True, guardrail_fails=True, streamed=streamed)
+        kept = asyncio.run(compactor.compact(items, iteration=1))
+        assert len(server.model_requests) == 1  # the step of calls; the closing message is the handler's
+    if Version(version("openai-agents")) >= Version("0.21.0"):
+        assert _said(kept) == _said(items)
+
+
+def test_a_max_turns_handler_leaves_other_histories_unchanged():
+    """``max_turns_handler``: a history not ending in a step of calls, their outputs and one assistant text
+    message holds no answer the handler gives: returned unchanged without a run."""
+    from compaction_suite.adapters.openai_agents import handled_step, runner
+
+    items = _stored_rounds()
+    reasoned = [*items[:-1], {"type": "reasoning", "id": "rs_1", "summary": []}, items[-1]]
+    assert handled_step(items) is not None and handled_step(reasoned) is None and handled_step(items[:-1]) is None
+    with SummarizerServer() as server:
+        kept = asyncio.run(runner(connected(Settings(), server.base_url), threshold=4, max_turns_handler=True).compact(items[:-1], iteration=1))
+        assert server.model_requests == []
+    assert kept == items[:-1]
+
+
+def test_the_runner_refuses_a_guardrail_that_both_trips_and_fails():
+    from compaction_suite.adapters.openai_agents import runner
+
+    with pytest.raises(ValueError, match="two verdicts of one guardrail"):
+        runner(Settings(), stop_on_first_tool=True, tripwire=True, guardrail_fails=True)
