@@ -104,10 +104,12 @@ class UnboundedRetry(RuntimeError):
     least), so the agent would go on calling until Python's recursion limit ends it."""
 
 
-def unbounded(reductions: int, window: int) -> UnboundedRetry:
-    """What `reactively` raises after ``reductions`` reductions in a row each followed by the overflow again."""
+def unbounded(reductions: int, window: int | None) -> UnboundedRetry:
+    """What `reactively` raises after ``reductions`` reductions in a row each followed by the overflow again
+    (``window``: the model double's, None for a double without one, `ModelDouble`)."""
+    said = f"the model's {window}-token window" if window is not None else "the model's window"
     return UnboundedRetry(
-        f"the agent's call never came back: {reductions} reductions in a row each left the request over the model's {window}-token window, "
+        f"the agent's call never came back: {reductions} reductions in a row each left the request over {said}, "
         "and Agent retries after every reduction without a bound (the next reduction and overflow would follow, until the recursion limit)"
     )
 

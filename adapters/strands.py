@@ -608,7 +608,8 @@ def _reactive_window(endpoint: reactive.ModelEndpoint | None) -> dict[str, Any]:
     suite takes (at least 1,000 tokens); nothing otherwise."""
     from compaction_suite.conformance.capabilities import SMALLEST_WINDOW
 
-    return {"reactive_window": endpoint.window_tokens} if endpoint is not None and endpoint.window_tokens >= SMALLEST_WINDOW else {}
+    window = endpoint.window_tokens if endpoint is not None else None
+    return {"reactive_window": window} if window is not None and window >= SMALLEST_WINDOW else {}
 
 
 def _main_model(settings: Any, kind: str, endpoint: reactive.ModelEndpoint, *, thinking: bool = False, **config: Any) -> Any:
