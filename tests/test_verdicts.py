@@ -43,7 +43,7 @@ def test_independent_correct_compactors_conform(target: str, tmp_path: Path) -> 
     assert report["verdict"] == "conforms"
     no_rules = set(waived_by("providers", "openai")) | set(waived_by("trigger", "none")) | set(waived_by("summarizer_window", "none")) | set(waived_by("reactive_window", "none")) | set(waived_by("request_window", "none")) | set(waived_by("trimmed_result_chars", "none")) | set(waived_by("kept_items", "none")) | set(waived_by("usage", "none")) | set(waived_by("run_messages", "none")) | set(waived_by("offloads", "none")) | set(waived_by("offload_result_tokens", "none")) | set(waived_by("keeps", "none"))  # the default providers add no rules (CORE-17); no trigger (FIRE-1, FIRE-2), summarizer window (WIN-1), reactive window (FIRE-5), request window (FIRE-7) tool-result cap (CORE-40), kept window (CORE-71), usage report (COST-1, COST-2), run report (STORE-22), offloads (STORE-30, STORE-31) or retention (CORE-65) declared
     no_rules |= NO_REMOVALS  # no session removal declared (STORE-18, STORE-19)
-    chat = {cid: c for cid, c in report["clauses"].items() if not cid.startswith(("RESP-", "ANTH-")) and cid not in no_rules}
+    chat = {cid: c for cid, c in report["clauses"].items() if "chat-completions" in clauses()[cid].formats and cid not in no_rules}
     assert {report["clauses"][cid]["status"] for cid in no_rules} == {"not-applicable"}
     assert {c["status"] for c in chat.values()} <= {"pass", "skip"}
     assert {c["status"] for cid, c in report["clauses"].items() if cid not in chat} == {"not-applicable"}, "other wire formats' clauses (SPEC Wire formats)"
@@ -103,7 +103,7 @@ def test_a_failure_replays_from_the_report(tmp_path: Path) -> None:
 
 
 def test_capabilities_default_to_the_strict_reading() -> None:
-    other_formats = {cid for cid in clauses() if cid.startswith(("RESP-", "ANTH-"))}  # SPEC "Wire formats"
+    other_formats = {cid for cid, c in clauses().items() if "chat-completions" not in c.formats}  # SPEC "Wire formats": the registry's formats (CORE-62 is Anthropic's only)
     other_formats |= set(waived_by("providers", "openai"))  # CORE-17: the default providers add no rules
     other_formats |= set(waived_by("trigger", "none"))  # FIRE-1, FIRE-2: no trigger declared
     other_formats |= set(waived_by("summarizer_window", "none"))  # WIN-1: no summarizer window declared
@@ -192,7 +192,7 @@ def test_a_cmd_target_declares_in_its_start_answer() -> None:
         capabilities = declared(target(Settings()))
     finally:
         target.close()
-    other_formats = {cid for cid in clauses() if cid.startswith(("RESP-", "ANTH-"))}  # SPEC "Wire formats"
+    other_formats = {cid for cid, c in clauses().items() if "chat-completions" not in c.formats}  # SPEC "Wire formats": the registry's formats (CORE-62 is Anthropic's only)
     other_formats |= set(waived_by("providers", "openai"))  # CORE-17: the default providers add no rules
     other_formats |= set(waived_by("summarizer_window", "none"))  # WIN-1: no summarizer window declared
     other_formats |= NO_REMOVALS  # STORE-18, STORE-19: no session removal declared
