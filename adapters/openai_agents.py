@@ -106,7 +106,7 @@ calls, the user approves each (``RunState.approve``) and resumes the run on its 
 the SDK's guardrail docs build one, and the API answers that model's request with HTTP 500 (OpenAI's error codes
 guide: "500 - The server had an error while processing your request", `summarizer_apis.SENT`; its own double,
 `GUARDRAIL_DOUBLE`), so the guardrail raises instead of returning a verdict: the run ends in that error, which the
-user's code catches (`_failing_guardrail`). The SDK documents what the session keeps then: "the runner treats the
+user's code catches (`_FailingGuardrail`). The SDK documents what the session keeps then: "the runner treats the
 verdict as unknown and asks the configured session to persist the completed final-turn items before surfacing the
 guardrail exception" (docs/guardrails.md, 0.22.0).
 ``max_turns_handler``: for ``runner`` the run has a ``max_turns`` error handler (``error_handlers={"max_turns": ...}``,
@@ -399,7 +399,7 @@ def runner(settings: Any, **given: Any) -> Any:
         raise ValueError("tripwire and guardrail_fails are two verdicts of one guardrail: give one")
     if o["max_turns_handler"] and not accepts(agents.Runner.run, "error_handlers"):
         raise CannotDrive("openai_agents:runner", "openai-agents", "Runner.run has no error_handlers (max_turns_handler) before 0.8.0")
-    failing = _failing_guardrail(agents, openai, settings) if o["guardrail_fails"] else None
+    failing = _FailingGuardrail(agents, openai, settings) if o["guardrail_fails"] else None
     shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]), failing=failing)
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
@@ -592,7 +592,7 @@ def _retained_on_tripwire(step: list[Any]) -> bool:
 
 
 GUARDRAIL_FAULT = "500"
-"""What the API answers the failing output guardrail's check (`_failing_guardrail`): HTTP 500, which OpenAI's
+"""What the API answers the failing output guardrail's check (`_FailingGuardrail`): HTTP 500, which OpenAI's
 error codes guide lists ("500 - The server had an error while processing your request"; `summarizer_apis.SENT`)."""
 GUARDRAIL_CHECK = "Say whether this answer is safe to deliver to the user."
 """The instructions of the failing output guardrail's check agent."""
@@ -643,11 +643,6 @@ class _FailingGuardrail:
             seen.add(id(found))
             found = found.__cause__ or found.__context__
         return False
-
-
-def _failing_guardrail(agents: Any, openai: Any, settings: Any) -> _FailingGuardrail:
-    """`runner`'s ``guardrail_fails``: the output guardrail whose check's model request fails (`_FailingGuardrail`)."""
-    return _FailingGuardrail(agents, openai, settings)
 
 
 def handled_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[Any], dict[str, Any], str] | None:
