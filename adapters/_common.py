@@ -207,7 +207,9 @@ def capabilities(system_prompt: str, trigger: dict[str, Any] | None = None) -> d
 
 
 def options(defaults: dict[str, Any], given: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``defaults`` updated with ``$COMPACTION_ADAPTER_OPTIONS`` and then ``given``; unknown keys are an error."""
+    """``defaults`` updated with ``$COMPACTION_ADAPTER_OPTIONS`` and then ``given``; an unknown key, or
+    a value of another type than its default's (`wrong_type`), is an error (SPEC CLI-2, "an adapter
+    option")."""
     found = dict(defaults)
     raw = os.environ.get(OPTIONS_ENV, "").strip()
     from_env = json.loads(raw) if raw else {}
@@ -217,8 +219,38 @@ def options(defaults: dict[str, Any], given: dict[str, Any] | None = None) -> di
         unknown = sorted(set(source) - set(defaults))
         if unknown:
             raise ValueError(f"unknown adapter option(s) {unknown}; known: {sorted(defaults)}")
+        for key, value in source.items():
+            if problem := wrong_type(defaults[key], value):
+                raise ValueError(f"adapter option {key}={json.dumps(value)}: {problem}")
         found.update(source)
     return found
+
+
+def wrong_type(default: Any, value: Any) -> str | None:
+    """Why ``value`` cannot stand where ``default`` does, or None. A boolean, number, list or object
+    default fixes the type (an integer where a float is, and null anywhere, accepted); a text or
+    null default takes any value, since some are markers (deepagents' ``"factory"``: the
+    framework's own default) whose meaning only the adapter reads."""
+    if value is None or default is None or isinstance(default, str):
+        return None
+    if isinstance(default, bool):
+        expected: tuple[type, ...] = (bool,)
+    elif isinstance(default, int):
+        expected = (int,)
+    elif isinstance(default, float):
+        expected = (int, float)
+    elif isinstance(default, list | tuple):
+        expected = (list, tuple)
+    elif isinstance(default, dict):
+        expected = (dict,)
+    else:
+        return None
+    if isinstance(value, expected) and (bool in expected or not isinstance(value, bool)):
+        return None
+    return f"expected {_TYPE_NAMES[expected[-1]]} like its default {json.dumps(default)}"
+
+
+_TYPE_NAMES: dict[type, str] = {bool: "true or false", int: "an integer", float: "a number", tuple: "a list", dict: "an object"}
 
 
 # --- OpenAI dict helpers ------------------------------------------------------------------
