@@ -1,5 +1,13 @@
-"""Deep Agents with a user's ``SummarizationMiddleware`` passed to ``create_deep_agent`` (SPEC CORE-65):
-``path: "user_middleware"``.
+"""Deep Agents' ``create_deep_agent`` invoked on the history: with its own summarization alone
+(`built_in`), or with a user's ``SummarizationMiddleware`` passed to it (`user_middleware`, SPEC CORE-65).
+
+`built_in` is how most users meet deepagents' summarization: the stack ``create_deep_agent`` builds, its
+trigger and keep computed from the model's profile (85% and 10% of ``max_input_tokens``) from 0.3.0
+(December 2025) on. Up to 0.3.12 that middleware is LangChain's ``SummarizationMiddleware`` built with
+``trim_tokens_to_summarize=None``; from 0.4.0 deepagents' own class, from 0.4.5 built by
+``create_summarization_middleware`` (the ``summarization`` factory's path, which builds the middleware
+alone). 0.2.x summarizes at a fixed 170,000 tokens, past any history the suite draws, so the path starts
+at 0.3.0.
 
 deepagents documents customising summarization by passing LangChain's ``SummarizationMiddleware`` in
 ``create_deep_agent(middleware=[...])``. Which middleware then summarizes is ``create_deep_agent``'s
@@ -47,19 +55,40 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
     """``create_deep_agent(model, middleware=[SummarizationMiddleware(model, trigger=("tokens",
     user_trigger_tokens), keep=("messages", user_keep_messages)), recorder], backend=FilesystemBackend(...))``
     invoked on the history; declares the user's ``keep`` (CORE-65)."""
+    lcmw = requires("langchain.agents.middleware", EXTRA)
+    model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
+    keep = int(o["user_keep_messages"])
+    user = lcmw.SummarizationMiddleware(model=model, trigger=("tokens", int(o["user_trigger_tokens"])), keep=("messages", keep))
+    declared = {**capabilities("outside"), "keeps": {"messages": keep}}
+    return _invoked(o, model, [user], "deepagents.create_deep_agent[middleware=SummarizationMiddleware]", declared)
+
+
+def built_in(settings: Any, o: dict[str, Any], trigger_fraction: float, keep_fraction: float) -> Any:
+    """``create_deep_agent(model, middleware=[recorder], backend=FilesystemBackend(...))`` invoked on the
+    history: its own summarization, whose trigger and keep (``trigger_fraction`` and ``keep_fraction`` of the
+    profile's window, in tokens) it declares, as the ``summarization`` factory does for the middleware alone."""
+    window = int(o["window"])
+    model = chat_model(settings, o, profile={"max_input_tokens": window})
+    declared = {
+        **capabilities("outside", {"tokens": int(window * trigger_fraction)}),
+        "keeps": {"tokens": int(window * keep_fraction)},
+        "summarizer_window": window,
+    }
+    return _invoked(o, model, [], "deepagents.create_deep_agent", declared)
+
+
+def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, declared: dict[str, Any]) -> Any:
+    """A compactor that invokes ``create_deep_agent(model, middleware=[*middleware, recorder], backend=...)``'s
+    own graph on each history and returns the messages of the model request the recorder took."""
     deepagents = requires("deepagents", EXTRA)
     backends = requires("deepagents.backends", EXTRA)
-    lcmw = requires("langchain.agents.middleware", EXTRA)
-    window, keep = int(o["window"]), int(o["user_keep_messages"])
-    model = chat_model(settings, o, profile={"max_input_tokens": window})
-    user = lcmw.SummarizationMiddleware(model=model, trigger=("tokens", int(o["user_trigger_tokens"])), keep=("messages", keep))
     sent: list[Any] = []
     folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-stack-")
     backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
     agent: Any = None
     refusal: AssertionError | None = None
     try:
-        agent = deepagents.create_deep_agent(model=model, middleware=[user, _recorder(sent)], backend=backend)
+        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], backend=backend)
     except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
         refusal = refused
     extra = {SESSION_KEY: "session_compaction_suite"} if SESSION_KEY in getattr(agent, "channels", {}) else {}
@@ -74,7 +103,6 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
     def estimate(history: Any) -> int:
         return approximate_tokens(langchain_messages(o, history))
 
-    declared = {**capabilities("outside"), "keeps": {"messages": keep}}
-    compactor = make("deepagents.create_deep_agent[middleware=SummarizationMiddleware]", {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
+    compactor = make(name, {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
     compactor.offload = folder
     return compactor

@@ -42,6 +42,7 @@ on) keeps the offload file under a session id carried in the state."""
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "user_summarization": {"deepagents": ">=0.4.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
     "eviction": {"deepagents": ">=0.3.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
+    "deep_agent": {"deepagents": ">=0.3.0,<0.8", "langchain": ">=1.0,<2", "langchain-core": ">=1.0,<2", "langchain-openai": ">=1.0,<2"},
 }
 """`user_summarization` runs ``create_deep_agent`` itself, so it needs no factory of deepagents': from 0.4.0
 (February 2026), whose ``create_deep_agent`` builds its own summarization from the model's profile
@@ -49,7 +50,10 @@ SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
 was released beside langchain 1.2).
 `eviction` drives ``FilesystemMiddleware`` alone, so it needs no summarization factory: from 0.3.0
 (December 2025), whose middleware already takes ``tool_token_limit_before_evict`` and evicts in
-``wrap_tool_call`` on a ``FilesystemBackend(virtual_mode=True)`` with ``download_files``."""
+``wrap_tool_call`` on a ``FilesystemBackend(virtual_mode=True)`` with ``download_files``.
+`deep_agent` runs ``create_deep_agent`` with its own summarization alone: from 0.3.0, the first release whose
+trigger and keep come from the model's profile (`_deepagents_stack`), three months of releases before the
+``summarization`` factory's floor."""
 DISTRIBUTIONS = ("deepagents", "langchain-core", "langchain", "langchain-openai", "langchain-anthropic")
 SWEEP_INSTALL = (*DISTRIBUTIONS, "langchain-groq", "langchain-mistralai", "langchain-ollama")
 """A sweep's environment also holds the provider classes the reactive path's ``model`` option names
@@ -139,6 +143,16 @@ DOCUMENTED: list[dict[str, Any]] = [
         "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
         "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring, whose summary call deepagents makes)",
     },
+    {
+        "factory": "deep_agent", "clause": "CORE-10", "options": {},
+        "quote": "The complete request is checked against the input budget after summarization. Irreducible input raises `ContextOverflowError`.",
+        "source": "deepagents 0.7.32, deepagents/middleware/summarization.py (SummarizationMiddleware.wrap_model_call docstring; create_deep_agent builds that middleware)",
+    },
+    {
+        "factory": "deep_agent", "clause": "CORE-10", "options": {},
+        "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
+        "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring, whose summary call deepagents makes)",
+    },
 ]  # fmt: skip
 """Agreed interface 4: a history whose kept part cannot fit the model, and a summarizer error, raise by design."""
 
@@ -155,6 +169,10 @@ WHY = {
         "core only: create_deep_agent's own stack with the user's SummarizationMiddleware; its trigger and keep are the "
         "user's (from 0.7.0) or the built-in one's first (before); summarizer errors propagate; no event"
     ),
+    "deep_agent": (
+        "core only: create_deep_agent's own stack and summarization, a trigger at 85% of the model's window keeping 10% "
+        "(from 0.3.0; LangChain's SummarizationMiddleware before 0.4.0); summarizer errors propagate; no event"
+    ),
 }
 """Why each factory claims only ``core``."""
 
@@ -165,6 +183,7 @@ BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {"path": "eviction"}),
     ("summarization", {"path": "compact_tool"}),
     ("user_summarization", {}),
+    ("deep_agent", {}),
 ]
 """What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
 `PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
@@ -252,6 +271,19 @@ def eviction(settings: Any, **given: Any) -> Any:
     """``FilesystemMiddleware``'s large tool result eviction (``summarization`` with ``path: "eviction"``,
     `_deepagents_offloads.eviction`), driven on every release from 0.3.0 (``SUPPORTED_BY_PATH``)."""
     return offloads.eviction(settings, options(EVICTION_DEFAULTS, given))
+
+
+DEEP_AGENT_DEFAULTS: dict[str, Any] = {key: USER_DEFAULTS[key] for key in ("window", "format", "tool_messages")}
+"""`deep_agent`: the model's window (its profile), the wire format and the tool messages' shape."""
+
+
+@factory
+def deep_agent(settings: Any, **given: Any) -> Any:
+    """``create_deep_agent`` with its own summarization alone, its own graph invoked on the history
+    (`_deepagents_stack.built_in`): the stack its users run, from 0.3.0."""
+    from . import _deepagents_stack
+
+    return _deepagents_stack.built_in(settings, options(DEEP_AGENT_DEFAULTS, given), TRIGGER_FRACTION, KEEP_FRACTION)
 
 
 @factory
