@@ -148,3 +148,23 @@ def test_a_history_over_the_window_sends_the_summarizer_all_of_it(tmp_path):
         assert crashed is None and any(prompt_tokens(b["messages"]) <= WINDOW for b in summary_requests[1:])
     else:
         assert crashed is not None and "context_length_exceeded" in str(crashed)
+
+
+def test_the_deep_agent_path_declares_the_trigger_and_keep_create_deep_agent_computes():
+    """``deepagents:deep_agent`` (``create_deep_agent``'s own summarization) declares a token trigger and
+    keep at the fractions of the profile's window that deepagents computes for that model at the installed
+    release (``compute_summarization_defaults``, ``_compute_summarization_defaults`` before 0.7)."""
+    summarization = pytest.importorskip("deepagents.middleware.summarization", reason="deepagents is not installed")
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
+    from compaction_suite.adapters import deepagents
+
+    compute = getattr(summarization, "compute_summarization_defaults", None) or summarization._compute_summarization_defaults
+    model = ChatOpenAI(model="scripted", api_key=SecretStr("scripted"), base_url="http://127.0.0.1:9/v1", profile={"max_input_tokens": WINDOW})
+    computed = compute(model)
+    settings = type("Settings", (), {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "summarizer_timeout": 1.0})()
+    declared = deepagents.deep_agent(settings).capabilities
+    assert computed["trigger"][0] == computed["keep"][0] == "fraction"
+    assert declared["trigger"] == {"tokens": int(WINDOW * computed["trigger"][1])}
+    assert declared["keeps"] == {"tokens": int(WINDOW * computed["keep"][1])}
