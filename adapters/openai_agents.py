@@ -590,13 +590,18 @@ class _RunUsage:
 
 
 def _loop_starts(agents: Any, target: str) -> None:
-    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.6, 0.9.0
-    and 0.15.0 in the release sweep, beside openai 2.54, whose ``InputTokensDetails`` requires a field the
-    SDK's ``Usage`` default lacks; 0.24.0 starts): a contract error, not a finding."""
+    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai``: 0.6.6, 0.9.0
+    and 0.15.0 beside openai 2.54, whose ``InputTokensDetails`` requires a field the SDK's ``Usage`` default
+    lacks (0.24.0 starts). Only an environment with a newer ``openai`` than the release's day gets there: a
+    sweep with ``--companions today``, an offline one (``--no-index``: nothing dated) or a ``--bugs`` entry
+    that pins no ``openai``; the default sweep (``--companions release``) installs each release beside its
+    day's openai (2.15.0, 2.21.0, 2.33.0), where all three start (branch openai, 2026-11-28). A contract
+    error, not a finding, whose line says the remedy."""
     try:
         agents.RunContextWrapper(context=None)
     except Exception as error:
-        raise CannotDrive(target, "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
+        why = f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}, newer than the release's own day"
+        raise CannotDrive(target, "openai-agents", f"{why} (sweep with --companions release, or pin openai): {str(error).splitlines()[0]}") from error
 
 
 def _retained_on_tripwire(step: list[Any]) -> bool:
