@@ -403,7 +403,7 @@ def runner(settings: Any, **given: Any) -> Any:
     if o["input_turns"] is not None:
         if not accepts(agents.RunConfig, "call_model_input_filter"):
             raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no call_model_input_filter (input_turns)")
-        read["call_model_input_filter"] = newest_turns(requires("agents.run_config", EXTRA), int(o["input_turns"]))
+        read["call_model_input_filter"] = newest_turns(_run_config_module(agents), int(o["input_turns"]))
     if o["abandoned"] and "needs_approval" not in inspect.signature(agents.FunctionTool).parameters:
         raise CannotDrive("openai_agents:runner", "openai-agents", "FunctionTool has no needs_approval (abandoned)")
     if o["approved"] not in (None, *APPROVALS):
@@ -550,6 +550,19 @@ def _same_item(stored: Any, made: dict[str, Any]) -> bool:
     if "call_id" in made:
         return item_kind(stored) == item_kind(made) and stored.get("call_id") == made["call_id"]
     return item_kind(stored) == "message" and stored.get("role") == made["role"] and stored.get("content") in (made["content"], [{"type": "input_text", "text": made["content"]}])
+
+
+def _run_config_module(agents: Any) -> Any:
+    """The module holding ``ModelInputData``, what a ``call_model_input_filter`` returns: ``agents.run_config``
+    where the release has it, else ``agents.run`` (0.6.x, where ``RunConfig`` and its filter types lived; the
+    release sweep found ``input_turns`` refused at 0.6.6 by an import of the later module, branch openai,
+    2026-11-28)."""
+    import importlib.util
+
+    module = requires("agents.run_config" if importlib.util.find_spec("agents.run_config") else "agents.run", EXTRA)
+    if not hasattr(module, "ModelInputData"):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "no ModelInputData for call_model_input_filter (input_turns)")
+    return module
 
 
 def newest_turns(run_config: Any, turns: int) -> Any:
