@@ -75,7 +75,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False, "guardrail_fails": False, "max_turns_handler": False},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
-    "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent"},
+    "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
@@ -83,6 +83,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 candidates through; for ``runner`` the run's ``RunConfig(session_settings=SessionSettings(limit=...))``
 (0.8.0 on), the documented setting by which the ``Runner`` reads only the newest items of the session
 into the model's input (what it sends the model is judged by the double as the API judges it).
+``chained``: for ``handoff_history`` the run continues by the server's stored responses (``Runner.run(...,
+auto_previous_response_id=True)``, the SDK's documented server-managed conversation: each call after the first sends
+``previous_response_id`` and only the items the chain lacks), so what the next agent's model receives is the stored
+chain followed by its request's input, as the API resolves it (`scripted_model`'s ``chains``).
 ``returned``: for ``handoff_history`` what ``compact`` returns, ``next_agent`` (the input the next agent's model
 receives) or ``next_turn`` (the run's history as the SDK hands it back for the user's next turn, `next_turn_input`).
 ``input_turns``: for ``runner`` a ``RunConfig(call_model_input_filter=...)`` keeping the model's input from its
@@ -166,7 +170,9 @@ WHY = {
         "to …'); hops=2: the second agent hands off again, so the third agent's model receives the transcript nested twice (the first "
         "<CONVERSATION HISTORY> re-read at the second handoff, as a triage -> specialist -> specialist chain runs); "
         "returned=next_turn: the output is the run's history for the user's next turn (RunResult.to_input_list, the SDK's "
-        "documented continuation: mode='normalized' from 0.12.2) after the second agent answered"
+        "documented continuation: mode='normalized' from 0.12.2) after the second agent answered; chained: the run continues by the "
+        "server's stored responses (auto_previous_response_id=True), so the output is the stored chain the next agent's request names "
+        "followed by its input, what its model reads as the API resolves it"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -190,6 +196,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
     ("handoff_history", {"said": True, "hops": 2}),
+    ("handoff_history", {"chained": True}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
@@ -197,8 +204,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
 NOT_ADAPTED = (
     "the Runner replays a history's last step only when the SDK's loop can produce it (model items, then the outputs of "
     "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
-    "the Runner's own previous_response_id / conversation_id (server-managed state, no local session to compact; the SDK "
-    "also turns nest_handoff_history off there); a custom handoff_history_mapper or handoff input_filter (the user's code); "
+    "the Runner's own previous_response_id / conversation_id for runner (server-managed state, no local session to compact; "
+    "handoff_history drives auto_previous_response_id with chained, where the SDK from 0.13.0 turns nest_handoff_history off); a custom handoff_history_mapper or handoff input_filter (the user's code); "
     "OpenAIConversationsSession (server-side history, never compacted locally)"
 )
 
@@ -333,28 +340,39 @@ def last_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[A
     return items[: users[-1]], turn[:start], turn[start:end], outputs
 
 
-def scripted_model(models: Any, answer: Any) -> Any:
+def scripted_model(models: Any, answer: Any, chains: dict[str, list[dict[str, Any]]] | None = None) -> Any:
     """The SDK's ``OpenAIResponsesModel`` whose every request carries the items to answer with
     (``extra_body``), ``answer(input_items)``: the suite's double answers it with those items, stores
-    and chains the response as the API does (a model scripted through the double, no network)."""
+    and chains the response as the API does (a model scripted through the double, no network).
+    With ``chains`` (response id -> what that response stands for: its resolved input, then its output),
+    ``answer`` receives what the model reads as the API resolves it: the chain its request's
+    ``previous_response_id`` names, then its ``input`` (OpenAI's "Conversation state" guide;
+    `conformance.response_chains`), and each answered response is added to ``chains``."""
 
     class Scripted(models.OpenAIResponsesModel):
-        def _scripted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def _scripted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[dict[str, Any]]]:
             import dataclasses
 
             named = "model_settings" in kwargs
             settings = kwargs["model_settings"] if named else args[2]
             given = kwargs["input"] if "input" in kwargs else args[1]
             given = [{"type": "message", "role": "user", "content": given}] if isinstance(given, str) else [i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in given]
+            if chains is not None:
+                previous = kwargs["previous_response_id"] if "previous_response_id" in kwargs else (args[7] if len(args) > 7 else None)
+                given = [*chains.get(previous, []), *given] if previous else given
             scripted = dataclasses.replace(settings, extra_body={**(settings.extra_body or {}), SCRIPTED: answer(given)})
-            return (args, {**kwargs, "model_settings": scripted}) if named else ((*args[:2], scripted, *args[3:]), kwargs)
+            called = (args, {**kwargs, "model_settings": scripted}) if named else ((*args[:2], scripted, *args[3:]), kwargs)
+            return (*called, given)
 
         async def get_response(self, *args: Any, **kwargs: Any) -> Any:
-            args, kwargs = self._scripted(args, kwargs)
-            return await super().get_response(*args, **kwargs)
+            args, kwargs, read = self._scripted(args, kwargs)
+            response = await super().get_response(*args, **kwargs)
+            if chains is not None and getattr(response, "response_id", None):
+                chains[response.response_id] = [*read, *(i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in response.output)]
+            return response
 
         async def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            args, kwargs = self._scripted(args, kwargs)
+            args, kwargs, _ = self._scripted(args, kwargs)
             async for event in super().stream_response(*args, **kwargs):
                 yield event
 
@@ -385,7 +403,7 @@ def runner(settings: Any, **given: Any) -> Any:
     if o["input_turns"] is not None:
         if not accepts(agents.RunConfig, "call_model_input_filter"):
             raise CannotDrive("openai_agents:runner", "openai-agents", "RunConfig has no call_model_input_filter (input_turns)")
-        read["call_model_input_filter"] = newest_turns(requires("agents.run_config", EXTRA), int(o["input_turns"]))
+        read["call_model_input_filter"] = newest_turns(_run_config_module(agents), int(o["input_turns"]))
     if o["abandoned"] and "needs_approval" not in inspect.signature(agents.FunctionTool).parameters:
         raise CannotDrive("openai_agents:runner", "openai-agents", "FunctionTool has no needs_approval (abandoned)")
     if o["approved"] not in (None, *APPROVALS):
@@ -534,6 +552,19 @@ def _same_item(stored: Any, made: dict[str, Any]) -> bool:
     return item_kind(stored) == "message" and stored.get("role") == made["role"] and stored.get("content") in (made["content"], [{"type": "input_text", "text": made["content"]}])
 
 
+def _run_config_module(agents: Any) -> Any:
+    """The module holding ``ModelInputData``, what a ``call_model_input_filter`` returns: ``agents.run_config``
+    where the release has it, else ``agents.run`` (0.6.x, where ``RunConfig`` and its filter types lived; the
+    release sweep found ``input_turns`` refused at 0.6.6 by an import of the later module, branch openai,
+    2026-11-28)."""
+    import importlib.util
+
+    module = requires("agents.run_config" if importlib.util.find_spec("agents.run_config") else "agents.run", EXTRA)
+    if not hasattr(module, "ModelInputData"):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "no ModelInputData for call_model_input_filter (input_turns)")
+    return module
+
+
 def newest_turns(run_config: Any, turns: int) -> Any:
     """A ``call_model_input_filter`` keeping the model's input from its ``turns``-th newest user message on
     (all of it when it holds fewer): a cut at a user message never parts a call from its output."""
@@ -572,13 +603,18 @@ class _RunUsage:
 
 
 def _loop_starts(agents: Any, target: str) -> None:
-    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai`` (0.6.6, 0.9.0
-    and 0.15.0 in the release sweep, beside openai 2.54, whose ``InputTokensDetails`` requires a field the
-    SDK's ``Usage`` default lacks; 0.24.0 starts): a contract error, not a finding."""
+    """Raise `CannotDrive` where the SDK's loop cannot start beside the installed ``openai``: 0.6.6, 0.9.0
+    and 0.15.0 beside openai 2.54, whose ``InputTokensDetails`` requires a field the SDK's ``Usage`` default
+    lacks (0.24.0 starts). Only an environment with a newer ``openai`` than the release's day gets there: a
+    sweep with ``--companions today``, an offline one (``--no-index``: nothing dated) or a ``--bugs`` entry
+    that pins no ``openai``; the default sweep (``--companions release``) installs each release beside its
+    day's openai (2.15.0, 2.21.0, 2.33.0), where all three start (branch openai, 2026-11-28). A contract
+    error, not a finding, whose line says the remedy."""
     try:
         agents.RunContextWrapper(context=None)
     except Exception as error:
-        raise CannotDrive(target, "openai-agents", f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}: {str(error).splitlines()[0]}") from error
+        why = f"its Runner cannot start beside openai {requires('openai', EXTRA).__version__}, newer than the release's own day"
+        raise CannotDrive(target, "openai-agents", f"{why} (sweep with --companions release, or pin openai): {str(error).splitlines()[0]}") from error
 
 
 def _retained_on_tripwire(step: list[Any]) -> bool:
@@ -860,6 +896,11 @@ def handoff_history(settings: Any, **given: Any) -> Any:
     if not accepts(agents.RunConfig, "nest_handoff_history"):
         raise CannotDrive("openai_agents:handoff_history", "openai-agents", "RunConfig has no nest_handoff_history")
     _loop_starts(agents, "openai_agents:handoff_history")
+    chained = bool(o["chained"])
+    if chained and not accepts(agents.Runner.run, "auto_previous_response_id"):
+        raise CannotDrive("openai_agents:handoff_history", "openai-agents", "Runner.run has no auto_previous_response_id (chained)")
+    if chained and not o["store"]:
+        raise ValueError("chained needs store: the server keeps only stored responses to chain on")
 
     hops = int(o["hops"])
     if hops not in (1, 2):
@@ -871,21 +912,23 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         n = _digest(items)
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
         received: list[list[dict[str, Any]]] = []
+        chains: dict[str, list[dict[str, Any]]] | None = {} if chained else None
 
         def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
             received.append(given)
             return [{"type": "message", "role": "assistant", "id": f"msg_handoff_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Taking over.", "annotations": []}]}]
 
         settings_ = agents.ModelSettings(store=bool(o["store"]))
-        following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
+        following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer, chains)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
         reasons = any(item_kind(i) == "reasoning" for i in items)
         for hop in range(hops, 0, -1):
             handoff = agents.handoff(following)
             step = handoff_step(n, hop, handoff, reasons=reasons, hosted=bool(o["hosted_tools"]) and hop == 1, said=bool(o["said"]))
             name = "compaction-suite" if hop == 1 else f"compaction_suite_hop_{hop}"
-            following = agents.Agent(name=name, model=scripted_model(models, lambda _given, step=step: step)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
+            following = agents.Agent(name=name, model=scripted_model(models, lambda _given, step=step: step, chains)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
         try:
-            result = await agents.Runner.run(following, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=2 + hops)
+            server = {"auto_previous_response_id": True} if chained else {}
+            result = await agents.Runner.run(following, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=2 + hops, **server)
         finally:
             await client.close()
         if o["returned"] == "next_turn":

@@ -207,3 +207,29 @@ def test_a_program_transcript_in_the_history_is_summarized_not_also_sent():
     assert not [i for i in out if responses_format.kind(i) in responses_format.PROGRAM_ITEMS or (isinstance(i, dict) and i.get("caller"))]
     assert "program_call_1" in str(out)  # restated in the summary
     assert restated_calls(responses_format.FORMAT, history, out) is None
+
+
+def test_a_chained_run_returns_the_stored_chain_then_the_next_request():
+    """``chained``: the run continues by the server's stored responses (``auto_previous_response_id=True``), so
+    what the next agent's model reads is the chain its request names followed by its input, as the API resolves
+    it (openai/openai-agents-python#2151). The next request names the first agent's response and sends only what
+    that chain lacks; the adapter returns the history, the handoff step and then that input. At this release
+    (0.13.0 on, PR #2747) the SDK turns the nesting off under server-managed continuation: no summary message."""
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), chained=True).compact(REASONED, iteration=1))
+        first, last = server.model_requests[0].body, server.model_requests[-1].body
+    assert "previous_response_id" not in first and last.get("previous_response_id")
+    assert returned[: len(REASONED)] == REASONED  # the stored chain: the first request's input, then its output
+    assert returned[-len(last["input"]) :] == last["input"]  # then the next request's own input
+    assert [i.get("name") for i in returned if i.get("type") == "function_call"][-1].startswith("transfer_to")
+    assert not any("<CONVERSATION HISTORY>" in str(i.get("content", "")) for i in returned)
+    assert not responses_format.invalid(returned)
+
+
+def test_chained_needs_stored_responses():
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with pytest.raises(ValueError, match="chained needs store"):
+        handoff_history(Settings(), chained=True, store=False)
