@@ -76,7 +76,8 @@ def test_a_newest_batch_over_the_window_is_reduced_or_refused(suite, history):
     fails (`overflow-after-reduction`, langchain-ai/deepagents#3405: a batch larger than the window
     was kept whole after the summary and the retried call overflowed again)."""
     window = suite.capabilities.reactive_window
-    history = with_newest_batch(suite, oversized(suite, history, window), window)
+    plain = oversized(suite, history, window)
+    history = with_newest_batch(suite, plain, window)
     subject = suite.new()
     try:
         out = subject.compact(copy.deepcopy(history), T)
@@ -84,6 +85,8 @@ def test_a_newest_batch_over_the_window_is_reduced_or_refused(suite, history):
         endless = isinstance(error, overflow.UnboundedReduction)
         if not endless and overflow.LABEL not in str(error):
             return  # the target's own refusal: the request cannot be reduced to fit (SPEC FIRE-5 Decision)
+        if not endless and not recovers(suite, plain):
+            return  # it reads no overflow at all: the other FIRE-5 test's finding, not a reduction that overflowed
         text = f"{type(error).__name__}: {error}"[:REASON_CHARS]
         how = "each reduction was followed by the overflow again, without end" if endless else "the provider's answer ended the run"
         found = (
@@ -93,6 +96,17 @@ def test_a_newest_batch_over_the_window_is_reduced_or_refused(suite, history):
         require(Violation("overflow-after-reduction", found), history, None)
         return
     require(None, history, out)
+
+
+def recovers(suite: Suite, history: Any) -> bool:
+    """Whether a fresh target compacts ``history`` (the same history without the newest batch) without an
+    exception: it reads the provider's answer and reduces, so an answer ending the run on the batch came
+    after its own reduction."""
+    try:
+        suite.new().compact(copy.deepcopy(history), T)
+    except Exception:  # noqa: BLE001 - only whether it came back
+        return False
+    return True
 
 
 def with_newest_batch(suite: Suite, history: Any, window: int) -> Any:
