@@ -15,6 +15,7 @@ and through the adapter's ``path: "reactive"``.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -147,7 +148,7 @@ def _newest_batch(window: int) -> list[dict]:
     from compaction_suite.conformance import formats
     from compaction_suite.conformance.tests import test_reactive, test_window
 
-    suite = types.SimpleNamespace(format=formats.get(formats.CHAT), capabilities=types.SimpleNamespace(trigger=None))
+    suite: Any = types.SimpleNamespace(format=formats.get(formats.CHAT), capabilities=types.SimpleNamespace(trigger=None))
     base = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": "Looking."}]
     return test_reactive.with_newest_batch(suite, test_window.oversized(suite, base, window), window)
 
