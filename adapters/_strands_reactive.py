@@ -21,6 +21,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from compaction_suite.conformance.overflow import UnboundedReduction
+
 from ._model_double import ModelDouble
 
 API = {"anthropic": "anthropic", "bedrock": "converse", "openai": "chat", "openai-responses": "responses", "ollama": "ollama", "mistral": "chat", "litellm": "chat"}
@@ -97,7 +99,7 @@ def call(model: Any, messages: list[dict[str, Any]], system_prompt: str | None) 
         pool.submit(asyncio.run, drain()).result()
 
 
-class UnboundedRetry(RuntimeError):
+class UnboundedRetry(UnboundedReduction):
     """The loop's end where ``Agent`` has none: every reduction left the request over the model's window
     and ``Agent._execute_event_loop_cycle`` calls ``reduce_context`` and the model again after each
     overflow, with no attempt bound and no check that anything shrank (strands-agents 1.0 to 1.62 at

@@ -67,7 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "format": "chat-completions",  # or "anthropic-messages": the model is ChatAnthropic, create_deep_agent's default
     "path": "request",  # "request": the messages wrap_model_call hands on; "reactive": the agent's model called, its overflow answer read (SPEC FIRE-5); "eviction", "compact_tool": adapters/_deepagents_offloads.py
     "model": "openai",  # path "reactive": the agent's LangChain class (openai, anthropic, groq, mistral, ollama; adapters/_langchain_models.py)
-    "reactive_window": 1000,  # path "reactive": the agent model's context window on its double
+    "reactive_window": 8000,  # path "reactive": the agent model's context window on its double, at least the fixed sizes a profile-less model's recovery works in (adapters/README.md)
     "overflow_answer": None,  # path "reactive": the double's answer (conformance.overflow; None: the model's provider's own)
     "file_tool": "read_file",
     "evict_tokens": 500,  # path "eviction": FilesystemMiddleware's tool_token_limit_before_evict

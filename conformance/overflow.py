@@ -16,6 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+LABEL = "[compaction-suite test double]"
+"""What the double appends to every overflow answer it sends: an error whose own text carries it is a
+provider's answer to a request the agent made, let through (SPEC FIRE-5)."""
+
+
+class UnboundedReduction(RuntimeError):
+    """Raised by an adapter standing in for a framework loop that reduces and calls again after every
+    overflow answer without a bound, where each reduction left the request over the window: the run
+    would never end (strands-agents/harness-sdk#3338). FIRE-5 reads it as an overflow after the target's
+    own reduction, never as its refusal."""
+
 
 @dataclass(frozen=True)
 class Overflow:

@@ -903,7 +903,7 @@ class SummarizerServer:
         if tokens <= window:
             return None
         self._count("over_window")
-        status, error = overflow.answer(exchange.api, answers.get(exchange.api), tokens, window, body, "[compaction-suite test double]")
+        status, error = overflow.answer(exchange.api, answers.get(exchange.api), tokens, window, body, overflow.LABEL)
         exchange.over_window = Violation("summarizer-request-over-window", overflow.message(error))
         if api is not None and api.streams and overflow.in_stream(exchange.api, answers.get(exchange.api)):
             return Response(iter([eventstream.exception("validationException", error)]), mimetype=api.stream_mimetype)

@@ -15,6 +15,7 @@ and through the adapter's ``path: "reactive"``.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -137,3 +138,47 @@ def test_create_agent_ends_in_mistrals_error_on_chat_mistralai(server, tmp_path)
     with pytest.raises(httpx.HTTPStatusError, match="too large for model"):
         agent.invoke({"messages": _messages()})
     assert server.counts["over_window"] == 1 and server.counts.get("summary", 0) == 0
+
+
+def _newest_batch(window: int) -> list[dict]:
+    """FIRE-5's newest-batch history in chat-completions (`test_reactive.with_newest_batch`): build-log
+    rounds past twice ``window``, then three parallel reads of 9/20 of it each."""
+    import types
+
+    from compaction_suite.conformance import formats
+    from compaction_suite.conformance.tests import test_reactive, test_window
+
+    suite: Any = types.SimpleNamespace(format=formats.get(formats.CHAT), capabilities=types.SimpleNamespace(trigger=None))
+    base = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Fix the build."}, {"role": "assistant", "content": "Looking."}]
+    return test_reactive.with_newest_batch(suite, test_window.oversized(suite, base, window), window)
+
+
+def test_a_newest_batch_over_the_window_is_clipped_at_the_adapters_window(server):
+    """SPEC FIRE-5, the newest batch: at the adapter's default window (8,000 tokens) deepagents 0.7.32
+    summarizes, offloads each kept result to ``/large_tool_results/`` with a preview in its place
+    (``_clip_overflow_tail``: the suite's ``readFile`` is not its ``read_file``, which it would cut to its
+    first 4,000 characters) and its call comes back."""
+    from compaction_suite.adapters.deepagents import summarization
+
+    compactor = summarization(Settings(base_url=server.base_url), path="reactive", model="openai")
+    assert compactor.capabilities["reactive_window"] == 8000
+    history = _newest_batch(8000)
+    out = compactor.compact(history, iteration=1)
+    model = compactor.model_double.server()
+    assert model.counts["over_window"] == 1 and server.counts["summary"] == 1
+    kept = [m for m in out if m.get("role") == "tool"]
+    assert len(kept) == 3 and all(m["content"].startswith("Tool result too large") for m in kept)
+
+
+def test_under_its_fixed_sizes_deepagents_refuses_in_its_own_words(server):
+    """At a 1,000-token window a read cut to 4,000 characters is still about a third of it, three over it:
+    deepagents 0.7.32 ends the run with its own ``ContextOverflowError`` ("still does not fit after
+    recovery"), not the provider's answer, which FIRE-5 reads as a refusal (SPEC FIRE-5, the newest batch)."""
+    from langchain_core.exceptions import ContextOverflowError
+
+    from compaction_suite.conformance import overflow
+
+    compactor = _reactive(server, "openai")
+    with pytest.raises(ContextOverflowError, match="still does not fit after recovery") as raised:
+        compactor.compact(_newest_batch(WINDOW), iteration=1)
+    assert overflow.LABEL not in str(raised.value) and overflow.LABEL in str(raised.value.__cause__)

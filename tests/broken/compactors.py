@@ -754,12 +754,16 @@ class ReactiveLoop:
     DOUBLE with a context window of `WINDOW` tokens (the suite's ``SummarizerServer``, answering a larger
     request with OpenAI's real overflow answer), is called with the history; on an error its model layer
     reads as an overflow (`recognises`: the error code it maps) the oldest round is dropped and the call
-    made again; any other error ends the loop. Declares ``reactive_window`` (SPEC FIRE-5)."""
+    made again; with one round left, the tool results of that round are cut to a notice, as Strands'
+    sliding window truncates them (`truncates_newest`), and the call made once more; still over, the loop
+    ends with its own error. Any other error ends the loop. Declares ``reactive_window`` (SPEC FIRE-5)."""
 
     WINDOW: ClassVar[int] = 1000
     capabilities: ClassVar[dict[str, Any]] = {"reactive_window": WINDOW}
     profiles = frozenset({"core"})
     recognises: ClassVar[str | None] = "context_length_exceeded"
+    truncates_newest: ClassVar[bool] = True
+    CUT: ClassVar[str] = "The tool result was too large for the context window and was cut."
 
     def __init__(self, settings: Any) -> None:
         from compaction_suite.conformance.summarizer_server import SummarizerServer
@@ -778,13 +782,32 @@ class ReactiveLoop:
             except openai.BadRequestError as error:
                 rounds = split_rounds(current)
                 others = [r for r in rounds if r.kind != "system"]
-                if error.code != self.recognises or len(others) < 2:
+                if error.code != self.recognises:
                     raise
-                current = flatten([r for r in rounds if r.kind == "system"] + others[1:])
+                if len(others) >= 2:
+                    current = flatten([r for r in rounds if r.kind == "system"] + others[1:])
+                    continue
+                cut = [{**m, "content": self.CUT} if m.get("role") == "tool" else m for m in current]
+                if not self.truncates_newest:
+                    raise
+                if cut == current:
+                    raise RuntimeError("the request cannot be reduced to fit the model's context window") from error
+                current = cut
 
 
 class _Unrecognised(ReactiveLoop):
     recognises = None
+
+
+class _KeepsNewestWhole(ReactiveLoop):
+    truncates_newest = False
+
+
+def keeps_newest_batch_whole(settings: Any) -> ReactiveLoop:
+    """A reactive loop that reduces only by dropping older rounds, so a newest round of parallel results
+    larger than the window is sent whole again after its reduction and the provider's overflow answer
+    ends the run (langchain-ai/deepagents#3405, deepagents 0.6.1)."""
+    return _KeepsNewestWhole(settings)
 
 
 def overflow_unrecognised(settings: Any) -> ReactiveLoop:
@@ -1542,6 +1565,7 @@ CONTROLS: dict[str, Control] = {
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
     "overflow_unrecognised": Control("FIRE-5", ("core",), r"ended in BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-answer-not-recovered"),
+    "keeps_newest_batch_whole": Control("FIRE-5", ("core",), r"the newest round's 3 parallel results together hold more than the agent model's window \(1000 tokens\); after the target's reduction its call overflowed again .*BadRequestError: .*Input tokens exceed the configured limit of 1000 tokens", reason_id="overflow-after-reduction"),
     "stringifies_media": Control("CORE-43", ("core",), r"holds [\d,]+ characters of the base64 data of an? (image|file) of the history as text", reason_id="media-data-as-text"),
     "trims_past_its_cap": Control("CORE-40", ("core",), r"a tool result shortened from \d+ to \d+ characters, over the 40 the framework states", reason_id="trimmed-result-over-cap"),
     "masks_instead_of_sliding": Control("CORE-71", ("core",), r"a history of \d+ items compacted to \d+, over the 6 the framework states it keeps", reason_id="kept-items-over-window"),
