@@ -8,6 +8,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:clamp_oversized   # ClampOversizedMessages (a target for reported bugs)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:deduplicate_file_reads   # DeduplicateFileReads (a target for reported bugs)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
@@ -100,6 +101,11 @@ over ``max_part_tokens`` (chars/4) is cut to its head and tail around a marker. 
 four times the head and tail it keeps (the docstring: "set `keep_head_chars` + `keep_tail_chars` well below your
 per-part threshold"), below the suite's large call arguments (20-60 kB, `histories.agent_shaped`) and above every
 other drawn part; the harness's own example (50,000) is beyond any drawn history."""
+DEFAULTS["deduplicate_file_reads"] = {"max_messages": None, "max_tokens": None, "file_tools": ("readFile",), "path_argument": "path"}
+"""``DeduplicateFileReads(file_key=...)``: ``file_key`` has no default in the harness ("file-read identification is
+agent-specific"), so the adapter gives the one its docstring shows, a call of a file-reading tool keyed by its path
+argument, for the suite's file reader (``readFile``, ``{"path": ...}``, `conformance.histories.GENERIC_TOOLS`); both
+triggers None is the harness's "runs whenever invoked"."""
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
@@ -130,7 +136,7 @@ cannot load ends the next turn before it starts)."""
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
-    "tool results -> summarizing, RelevanceCompaction, DeduplicateFileReads; "
+    "tool results -> summarizing, RelevanceCompaction; "
     "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
     "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
     "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
@@ -158,6 +164,11 @@ WHY["tiered"] = (
 WHY["clamp_oversized"] = (
     "core only: ClampOversizedMessages cuts a response part (text or a tool call's arguments) over max_part_tokens "
     "to its head and tail around a marker; no trigger on the history's size, no summarizer"
+)
+
+WHY["deduplicate_file_reads"] = (
+    "core only: DeduplicateFileReads blanks every read of a file a later read of the same file supersedes (the file "
+    "keyed by the user's file_key: readFile's path), pairs kept; no summarizer"
 )
 
 WHY["history_processor"] = (
@@ -636,6 +647,32 @@ def clamp_oversized(settings: Any, **given: Any) -> Any:
         )
 
     return _compactor("ClampOversizedMessages", capability, settings, o)
+
+
+@factory
+def deduplicate_file_reads(settings: Any, **given: Any) -> Any:
+    """``DeduplicateFileReads(file_key=..., max_messages=..., max_tokens=...)`` with its default placeholder: a read
+    of a file (a call of one of ``file_tools``, keyed by its ``path_argument``) that a later read of the same file
+    supersedes is blanked in place, its call kept. A target for reported bugs (not counted): the harness's own
+    zero-cost strategy, driven directly, in pydantic-ai's ``Agent`` loop (``in_agent``), with tool search
+    (``tool_search``) and with the history kept between turns (``persisted``) as the other capabilities are."""
+    o = options(DEFAULTS["deduplicate_file_reads"] | COMMON, given)
+    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    if not hasattr(compaction, "DeduplicateFileReads"):
+        raise CannotDrive("pydantic_ai:deduplicate_file_reads", "pydantic-ai-harness", "its compaction has no DeduplicateFileReads")
+    tools_read = frozenset(str(name) for name in o["file_tools"])
+    argument = str(o["path_argument"])
+
+    def file_key(call: Any) -> str | None:
+        if call.tool_name not in tools_read:
+            return None
+        path = call.args_as_dict().get(argument)
+        return path if isinstance(path, str) else None
+
+    def capability(model: Any) -> Any:
+        return compaction.DeduplicateFileReads(file_key=file_key, max_messages=o["max_messages"], max_tokens=o["max_tokens"])
+
+    return _compactor("DeduplicateFileReads", capability, settings, o)
 
 
 ANSWERS_CALLS = ("tool-return", "retry-prompt")
