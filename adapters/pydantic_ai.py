@@ -61,10 +61,11 @@ from ._common import (
 )
 
 FRAMEWORK = "Pydantic AI"
-SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.1,<3", "pydantic-ai-harness": ">=0.7"}
+SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=1.105,<3", "pydantic-ai-harness": ">=0.4"}
 """Agreed interface 3. The harness's compaction capabilities (``pydantic_ai_harness.compaction``) are there at 0.7
-(July 2026, needing pydantic-ai-slim >=2.1; ``SlidingWindowCompaction`` then named ``SlidingWindow``); 0.18 needs
-pydantic-ai-slim 2.22;
+(July 2026, needing pydantic-ai-slim >=2.1; ``SlidingWindowCompaction`` then named ``SlidingWindow``), and from 0.4
+(June 2026, needing pydantic-ai-slim >=1.105) to 0.6 as ``pydantic_ai_harness.experimental.compaction``, the same
+classes and keywords (`_harness_compaction`); 0.18 needs pydantic-ai-slim 2.22;
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"},
@@ -486,7 +487,7 @@ def _built(name: str, capability_of: Any, model: Any) -> None:
     (``ValueError: At least one of max_messages, max_tokens, or max_fraction must be set.``) stays the
     configuration's contract error, not a crash of the framework's at ``compact`` (CORE-10). The harness
     refuses only options its docstrings call invalid; no configuration the adapter builds from documented
-    arguments is refused at a release it supports (harness 0.7-0.62), so none is deferred to ``compact``."""
+    arguments is refused at a release it supports (harness 0.4-0.62), so none is deferred to ``compact``."""
     try:
         capability_of(model)
     except TypeError as error:
@@ -539,10 +540,28 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     return out
 
 
+def _harness_compaction() -> Any:
+    """The harness's compaction capabilities: ``pydantic_ai_harness.compaction`` from 0.7.0 (July 2026), and before
+    it, from 0.4.0 (June 2026) to 0.6.0, ``pydantic_ai_harness.experimental.compaction``, the same classes with the
+    same keywords (``SlidingWindow``, ``ClearToolResults``, ``SummarizingCompaction``, ``TieredCompaction``,
+    ``ClampOversizedMessages``, ``DeduplicateFileReads``) that the harness announced as experimental
+    (``HarnessExperimentalWarning`` at import, left as users see it). Below 0.4.0 the harness has no compaction."""
+    import importlib
+
+    try:
+        return importlib.import_module("pydantic_ai_harness.compaction")
+    except ImportError:
+        pass
+    try:
+        return importlib.import_module("pydantic_ai_harness.experimental.compaction")
+    except ImportError:
+        return requires("pydantic_ai_harness.compaction", EXTRA)  # the install line, or the harness before 0.4.0
+
+
 @factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     window = getattr(compaction, "SlidingWindowCompaction", None) or compaction.SlidingWindow  # its name before harness 0.1x
 
@@ -558,7 +577,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
 @factory
 def clear_tool_results(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["clear_tool_results"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     def capability(model: Any) -> Any:
         return compaction.ClearToolResults(max_messages=o["max_messages"], max_tokens=o["max_tokens"], keep_pairs=o["keep_pairs"])
@@ -569,7 +588,7 @@ def clear_tool_results(settings: Any, **given: Any) -> Any:
 @factory
 def summarizing(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
@@ -594,7 +613,7 @@ def fallback(settings: Any, **given: Any) -> Any:
     """``FallbackCompaction(fallback_chain=[SummarizingCompaction, SlidingWindowCompaction])`` with its default
     ``fallback_on``, both strategies sized alike: the harness's documented fallback wrapper around a summarizer."""
     o = options(DEFAULTS["fallback"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     if not hasattr(compaction, "FallbackCompaction"):
         raise CannotDrive("pydantic_ai:fallback", "pydantic-ai-harness", "FallbackCompaction arrived in pydantic-ai-harness 0.23")
     size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
@@ -613,7 +632,7 @@ def tiered(settings: Any, **given: Any) -> Any:
     docstring shows: each tier's own trigger inert (``max_tokens=1``, ``max_messages=1``), as the capability
     drives the tiers itself until the chars/4 estimate fits the target."""
     o = options(DEFAULTS["tiered"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
@@ -637,7 +656,7 @@ def clamp_oversized(settings: Any, **given: Any) -> Any:
     the capability left must load back (pydantic/pydantic-ai-harness#401: a typed search call clamped to
     ``{'_clamped': ...}`` does not)."""
     o = options(DEFAULTS["clamp_oversized"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     if not hasattr(compaction, "ClampOversizedMessages"):
         raise CannotDrive("pydantic_ai:clamp_oversized", "pydantic-ai-harness", "its compaction has no ClampOversizedMessages")
 
@@ -657,7 +676,7 @@ def deduplicate_file_reads(settings: Any, **given: Any) -> Any:
     zero-cost strategy, driven directly, in pydantic-ai's ``Agent`` loop (``in_agent``), with tool search
     (``tool_search``) and with the history kept between turns (``persisted``) as the other capabilities are."""
     o = options(DEFAULTS["deduplicate_file_reads"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     if not hasattr(compaction, "DeduplicateFileReads"):
         raise CannotDrive("pydantic_ai:deduplicate_file_reads", "pydantic-ai-harness", "its compaction has no DeduplicateFileReads")
     tools_read = frozenset(str(name) for name in o["file_tools"])
