@@ -154,7 +154,7 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarizing_session", {"manager": "sliding_window", "pin_first": 2}),
 ]
 CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"manager": "context_manager"})]
-"""The context manager under a ``FileSessionManager`` (Strands >= 1.55, as ``CONTEXT_MANAGER``)."""
+"""The context manager under a ``FileSessionManager`` (its ``auto`` preset, from Strands 1.43, `CONTEXT_MANAGER_FROM`)."""
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
@@ -1035,7 +1035,7 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
 
 
 def _context_manager_session(settings: Any, o: dict[str, Any], kind: str) -> Any:
-    """``Agent(context_manager=preset)`` (Strands >= 1.55, as `context_manager` builds it) under a
+    """``Agent(context_manager=preset)`` (from each preset's release, `CONTEXT_MANAGER_FROM`, as `context_manager` builds it) under a
     ``FileSessionManager``: ``compact`` fires its proactive hook (Strands' own estimate of the next call's
     input tokens against ``context_window_limit``) and syncs the session, as the agent does around a model
     call (strands-agents/harness-sdk#4270: its reductions edit ``agent.messages`` in place and never reach
