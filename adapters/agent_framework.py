@@ -60,14 +60,17 @@ from ._common import (
 
 FRAMEWORK = "Microsoft Agent Framework"
 DISTRIBUTIONS = ("agent-framework-core", "agent-framework-openai")
+SWEEP_COMPANION_FROM = {"agent-framework-openai": "1.0.0rc6"}
+"""A version sweep installs agent-framework-openai beside agent-framework-core from 1.0.0rc6, its first release
+(2026-03-30); rc4 and rc5 carry the chat-completions client in core (`_chat_completions_client`)."""
 EXTRA = "agent-framework"
 
-SUPPORTED = {"agent-framework-core": ">=1.0.0rc6,<2"}
-"""Releases this adapter drives (1.0.0rc6, March 2026, the first release candidate beside
-agent-framework-openai, and 1.0.0, April 2026, to 1.23.0): checked when a factory starts. Naming ``rc6``
-admits pre-releases (PEP 440); the betas and rc1-rc3 have no ``_compaction``, rc4-rc5 have it but are not
-run here (SPEC "Supported releases", the pre-release Decision); a class or keyword a release lacks is a
-contract error."""
+SUPPORTED = {"agent-framework-core": ">=1.0.0rc4,<2"}
+"""Releases this adapter drives (1.0.0rc4, March 2026, the first with ``_compaction``, and 1.0.0, April 2026,
+to 1.23.0): checked when a factory starts. Naming ``rc4`` admits pre-releases (PEP 440); the dated betas and
+rc1-rc3 have no compaction (SPEC "Supported releases", the pre-release Decision). At rc4 and rc5 the OpenAI
+chat-completions client is core's ``agent_framework.openai.OpenAIChatClient`` (`_chat_completions_client`),
+agent-framework-openai arriving beside rc6; a class or keyword a release lacks is a contract error."""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "truncation": {"max_n": 20, "compact_to": 10, "tokens": False, "preserve_system": True, "preserve_first_user_group": False},
@@ -248,6 +251,26 @@ def _contents(af: Any, content: Any) -> tuple[list[Any], list[Any] | None]:
     return made, list(made)
 
 
+def _chat_completions_client(settings: Any) -> Any:
+    """AF's OpenAI chat-completions client on the suite's client: ``OpenAIChatCompletionClient(model=...)`` of
+    agent-framework-openai (1.0.0rc6 on), and before it, at 1.0.0rc4 and rc5, where the compaction strategies
+    first shipped, the same client in core as ``agent_framework.openai.OpenAIChatClient(model_id=...)``."""
+    import importlib
+
+    try:
+        client_class = importlib.import_module("agent_framework_openai").OpenAIChatCompletionClient
+    except ImportError:
+        try:
+            legacy = importlib.import_module("agent_framework.openai")
+        except ImportError:
+            legacy = None
+        if legacy is None or not accepts(legacy.OpenAIChatClient, "model_id"):
+            client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient  # the install line
+        else:
+            return legacy.OpenAIChatClient(model_id=settings.model, async_client=settings.async_client)
+    return client_class(model=settings.model, async_client=settings.async_client)
+
+
 def _refusal(af: Any, message: Message) -> list[Any]:
     """An assistant refusal as AF's chat clients parse one (``_parse_refusal_from_openai``): a text
     content holding the refusal, marked as one (``_refusal_additional_properties``) where the
@@ -261,8 +284,8 @@ def _refusal(af: Any, message: Message) -> list[Any]:
         return []
     try:  # the marker's owner, where the release has it
         marker = getattr(importlib.import_module("agent_framework_openai._chat_completion_client"), "_refusal_additional_properties", None)
-    except ImportError:
-        marker = None
+    except ImportError:  # 1.0.0rc4-rc5: the chat-completions client is in agent_framework.openai
+        marker = getattr(importlib.import_module("agent_framework.openai._chat_client"), "_refusal_additional_properties", None)
     return [af.Content.from_text(refusal, **({"additional_properties": marker()} if marker else {}))]
 
 
@@ -497,8 +520,7 @@ def summarization(settings: Any, **given: Any) -> Any:
     before it, it sends every older message whole (agent-framework#7214)."""
     o = _opts("summarization", given)
     af = requires("agent_framework", EXTRA)
-    client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
-    client = client_class(model=settings.model, async_client=settings.async_client)
+    client = _chat_completions_client(settings)
 
     bounded = _release_kwargs(af.SummarizationStrategy, {"max_summary_input_tokens": o["max_summary_input_tokens"]}, given)  # added in 1.13.0
 
@@ -755,8 +777,7 @@ def _strategy_for(af: Any, settings: Any, o: dict[str, Any]) -> Any:
     suite's summarizer (``target_count``, ``threshold``)."""
     if o["strategy"] != "summarization":
         return _named(af, o["strategy"], o)
-    client_class = requires("agent_framework_openai", EXTRA).OpenAIChatCompletionClient
-    client = client_class(model=settings.model, async_client=settings.async_client)
+    client = _chat_completions_client(settings)
     return af.SummarizationStrategy(client=client, target_count=o["target_count"], threshold=o["threshold"], prompt=settings.summary_prompt)
 
 

@@ -8,6 +8,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:fallback   # FallbackCompaction(summarizing, sliding window)
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:clamp_oversized   # ClampOversizedMessages (a target for reported bugs)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:deduplicate_file_reads   # DeduplicateFileReads (a target for reported bugs)
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
@@ -60,10 +61,11 @@ from ._common import (
 )
 
 FRAMEWORK = "Pydantic AI"
-SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=2.1,<3", "pydantic-ai-harness": ">=0.7"}
+SUPPORTED: dict[str, str] = {"pydantic-ai-slim": ">=1.105,<3", "pydantic-ai-harness": ">=0.4"}
 """Agreed interface 3. The harness's compaction capabilities (``pydantic_ai_harness.compaction``) are there at 0.7
-(July 2026, needing pydantic-ai-slim >=2.1; ``SlidingWindowCompaction`` then named ``SlidingWindow``); 0.18 needs
-pydantic-ai-slim 2.22;
+(July 2026, needing pydantic-ai-slim >=2.1; ``SlidingWindowCompaction`` then named ``SlidingWindow``), and from 0.4
+(June 2026, needing pydantic-ai-slim >=1.105) to 0.6 as ``pydantic_ai_harness.experimental.compaction``, the same
+classes and keywords (`_harness_compaction`); 0.18 needs pydantic-ai-slim 2.22;
 ``fallback`` needs harness >= 0.23 and ``capability_parts`` pydantic-ai >= 2.23 (else `CannotDrive`)."""
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "openai_compaction": {"pydantic-ai-slim": ">=1.80,<3"},
@@ -100,6 +102,11 @@ over ``max_part_tokens`` (chars/4) is cut to its head and tail around a marker. 
 four times the head and tail it keeps (the docstring: "set `keep_head_chars` + `keep_tail_chars` well below your
 per-part threshold"), below the suite's large call arguments (20-60 kB, `histories.agent_shaped`) and above every
 other drawn part; the harness's own example (50,000) is beyond any drawn history."""
+DEFAULTS["deduplicate_file_reads"] = {"max_messages": None, "max_tokens": None, "file_tools": ("readFile",), "path_argument": "path"}
+"""``DeduplicateFileReads(file_key=...)``: ``file_key`` has no default in the harness ("file-read identification is
+agent-specific"), so the adapter gives the one its docstring shows, a call of a file-reading tool keyed by its path
+argument, for the suite's file reader (``readFile``, ``{"path": ...}``, `conformance.histories.GENERIC_TOOLS`); both
+triggers None is the harness's "runs whenever invoked"."""
 DEFAULTS["tiered"] = {"target_tokens": 2000, "keep_pairs": 1, "keep_messages": 10, "preserve_first_user_message": True, "summarizer_provider": None}
 """``TieredCompaction``'s documented chain: ``ClearToolResults`` then ``SummarizingCompaction``, each given an inert
 trigger (the tiered capability bypasses it), escalating until the history fits ``target_tokens``."""
@@ -130,7 +137,7 @@ cannot load ends the next turn before it starts)."""
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
-    "tool results -> summarizing, RelevanceCompaction, DeduplicateFileReads; "
+    "tool results -> summarizing, RelevanceCompaction; "
     "pydantic-ai's AnthropicCompaction (the Messages API's compact_20260112 edit, whose trigger is 50,000 input "
     "tokens at least, beyond any drawn history; pydantic-ai-slim 2.62's anthropic extra needs anthropic>=1.15, which "
     "strands-agents[anthropic] (<1.0) excludes from the frameworks extra); history_processors is a hook for user "
@@ -158,6 +165,11 @@ WHY["tiered"] = (
 WHY["clamp_oversized"] = (
     "core only: ClampOversizedMessages cuts a response part (text or a tool call's arguments) over max_part_tokens "
     "to its head and tail around a marker; no trigger on the history's size, no summarizer"
+)
+
+WHY["deduplicate_file_reads"] = (
+    "core only: DeduplicateFileReads blanks every read of a file a later read of the same file supersedes (the file "
+    "keyed by the user's file_key: readFile's path), pairs kept; no summarizer"
 )
 
 WHY["history_processor"] = (
@@ -475,7 +487,7 @@ def _built(name: str, capability_of: Any, model: Any) -> None:
     (``ValueError: At least one of max_messages, max_tokens, or max_fraction must be set.``) stays the
     configuration's contract error, not a crash of the framework's at ``compact`` (CORE-10). The harness
     refuses only options its docstrings call invalid; no configuration the adapter builds from documented
-    arguments is refused at a release it supports (harness 0.7-0.62), so none is deferred to ``compact``."""
+    arguments is refused at a release it supports (harness 0.4-0.62), so none is deferred to ``compact``."""
     try:
         capability_of(model)
     except TypeError as error:
@@ -528,10 +540,28 @@ async def _back(messages: list[Any], notes: Notes, model: Any) -> list[Message]:
     return out
 
 
+def _harness_compaction() -> Any:
+    """The harness's compaction capabilities: ``pydantic_ai_harness.compaction`` from 0.7.0 (July 2026), and before
+    it, from 0.4.0 (June 2026) to 0.6.0, ``pydantic_ai_harness.experimental.compaction``, the same classes with the
+    same keywords (``SlidingWindow``, ``ClearToolResults``, ``SummarizingCompaction``, ``TieredCompaction``,
+    ``ClampOversizedMessages``, ``DeduplicateFileReads``) that the harness announced as experimental
+    (``HarnessExperimentalWarning`` at import, left as users see it). Below 0.4.0 the harness has no compaction."""
+    import importlib
+
+    try:
+        return importlib.import_module("pydantic_ai_harness.compaction")
+    except ImportError:
+        pass
+    try:
+        return importlib.import_module("pydantic_ai_harness.experimental.compaction")
+    except ImportError:
+        return requires("pydantic_ai_harness.compaction", EXTRA)  # the install line, or the harness before 0.4.0
+
+
 @factory
 def sliding_window(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["sliding_window"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     window = getattr(compaction, "SlidingWindowCompaction", None) or compaction.SlidingWindow  # its name before harness 0.1x
 
@@ -547,7 +577,7 @@ def sliding_window(settings: Any, **given: Any) -> Any:
 @factory
 def clear_tool_results(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["clear_tool_results"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     def capability(model: Any) -> Any:
         return compaction.ClearToolResults(max_messages=o["max_messages"], max_tokens=o["max_tokens"], keep_pairs=o["keep_pairs"])
@@ -558,7 +588,7 @@ def clear_tool_results(settings: Any, **given: Any) -> Any:
 @factory
 def summarizing(settings: Any, **given: Any) -> Any:
     o = options(DEFAULTS["summarizing"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
 
     streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
@@ -583,7 +613,7 @@ def fallback(settings: Any, **given: Any) -> Any:
     """``FallbackCompaction(fallback_chain=[SummarizingCompaction, SlidingWindowCompaction])`` with its default
     ``fallback_on``, both strategies sized alike: the harness's documented fallback wrapper around a summarizer."""
     o = options(DEFAULTS["fallback"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     if not hasattr(compaction, "FallbackCompaction"):
         raise CannotDrive("pydantic_ai:fallback", "pydantic-ai-harness", "FallbackCompaction arrived in pydantic-ai-harness 0.23")
     size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
@@ -602,7 +632,7 @@ def tiered(settings: Any, **given: Any) -> Any:
     docstring shows: each tier's own trigger inert (``max_tokens=1``, ``max_messages=1``), as the capability
     drives the tiers itself until the chars/4 estimate fits the target."""
     o = options(DEFAULTS["tiered"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     streamed = _streamed_summary(compaction, o["summarizer_provider"])
 
     def capability(model: Any) -> Any:
@@ -626,7 +656,7 @@ def clamp_oversized(settings: Any, **given: Any) -> Any:
     the capability left must load back (pydantic/pydantic-ai-harness#401: a typed search call clamped to
     ``{'_clamped': ...}`` does not)."""
     o = options(DEFAULTS["clamp_oversized"] | COMMON, given)
-    compaction = requires("pydantic_ai_harness.compaction", EXTRA)
+    compaction = _harness_compaction()
     if not hasattr(compaction, "ClampOversizedMessages"):
         raise CannotDrive("pydantic_ai:clamp_oversized", "pydantic-ai-harness", "its compaction has no ClampOversizedMessages")
 
@@ -636,6 +666,32 @@ def clamp_oversized(settings: Any, **given: Any) -> Any:
         )
 
     return _compactor("ClampOversizedMessages", capability, settings, o)
+
+
+@factory
+def deduplicate_file_reads(settings: Any, **given: Any) -> Any:
+    """``DeduplicateFileReads(file_key=..., max_messages=..., max_tokens=...)`` with its default placeholder: a read
+    of a file (a call of one of ``file_tools``, keyed by its ``path_argument``) that a later read of the same file
+    supersedes is blanked in place, its call kept. A target for reported bugs (not counted): the harness's own
+    zero-cost strategy, driven directly, in pydantic-ai's ``Agent`` loop (``in_agent``), with tool search
+    (``tool_search``) and with the history kept between turns (``persisted``) as the other capabilities are."""
+    o = options(DEFAULTS["deduplicate_file_reads"] | COMMON, given)
+    compaction = _harness_compaction()
+    if not hasattr(compaction, "DeduplicateFileReads"):
+        raise CannotDrive("pydantic_ai:deduplicate_file_reads", "pydantic-ai-harness", "its compaction has no DeduplicateFileReads")
+    tools_read = frozenset(str(name) for name in o["file_tools"])
+    argument = str(o["path_argument"])
+
+    def file_key(call: Any) -> str | None:
+        if call.tool_name not in tools_read:
+            return None
+        path = call.args_as_dict().get(argument)
+        return path if isinstance(path, str) else None
+
+    def capability(model: Any) -> Any:
+        return compaction.DeduplicateFileReads(file_key=file_key, max_messages=o["max_messages"], max_tokens=o["max_tokens"])
+
+    return _compactor("DeduplicateFileReads", capability, settings, o)
 
 
 ANSWERS_CALLS = ("tool-return", "retry-prompt")

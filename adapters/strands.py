@@ -154,7 +154,7 @@ SESSIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarizing_session", {"manager": "sliding_window", "pin_first": 2}),
 ]
 CONTEXT_SESSIONS: list[tuple[str, dict[str, Any]]] = [("summarizing_session", {"manager": "context_manager"})]
-"""The context manager under a ``FileSessionManager`` (Strands >= 1.55, as ``CONTEXT_MANAGER``)."""
+"""The context manager under a ``FileSessionManager`` (its ``auto`` preset, from Strands 1.43, `CONTEXT_MANAGER_FROM`)."""
 """``CONFIGURATIONS`` (what ``compaction-suite matrix`` runs) is all of them, the summarizing ones only
 while the suite's summarizer double answers Strands' streamed ``/v1/messages`` (see ``__getattr__``)."""
 BEDROCK: list[tuple[str, dict[str, Any]]] = [
@@ -806,6 +806,13 @@ def _accumulated(metrics: list[Any]) -> dict[str, int] | None:
 CONTEXT_MANAGER_PRESETS = ("auto", "agentic")
 """``Agent(context_manager=...)``'s own presets; any other ``preset`` is a strategy preset name,
 passed as ``{"strategies": [name]}`` (a ``ContextManagerConfig``), as Strands' docstrings show."""
+CONTEXT_MANAGER_FROM = {"auto": (1, 43), "agentic": (1, 44)}
+"""Where each of ``Agent(context_manager=...)``'s own presets arrived: ``"auto"`` in 1.43.0 and ``"agentic"`` in
+1.44.0 (``ContextManagerStrategy = Literal["auto"]``, then ``Literal["auto", "agentic"]``), as a facade that
+``Agent._resolve_context_manager`` turns into a ``SummarizingConversationManager`` (with ``proactive_compression``
+for ``"auto"``, without it for ``"agentic"``) and a ``ContextOffloader`` plugin; 1.55.0 replaced the facade by the
+``ContextManager`` of ``strands._context_manager``, still taking both names. The same factory drives both forms,
+through the agent's hooks as its event loop does."""
 STRATEGY_PRESETS_FROM = (1, 56)
 """The first release whose ``Agent(context_manager=...)`` takes a ``ContextManagerConfig`` dict and
 whose ``ContextManager(strategies=...)`` resolves preset names (``_context_manager/presets.py``):
@@ -822,10 +829,11 @@ utilization" (strands-agents 1.62.0, ``_context_manager/presets.py``:
 
 def _context_manager_value(factory_name: str, preset: str) -> Any:
     """What ``Agent(context_manager=...)`` is given for ``preset`` (`CONTEXT_MANAGER_PRESETS` as they
-    are, a strategy preset as ``{"strategies": [preset]}``); a contract error (`CannotDrive`) below 1.55,
-    and for a strategy preset below `STRATEGY_PRESETS_FROM`."""
-    if release("strands-agents") < (1, 55):
-        raise CannotDrive(f"strands:{factory_name}", "strands-agents", "Agent(context_manager=...) arrived in 1.55.0")
+    are, a strategy preset as ``{"strategies": [preset]}``); a contract error (`CannotDrive`) below
+    `CONTEXT_MANAGER_FROM`, and for a strategy preset below `STRATEGY_PRESETS_FROM`."""
+    if preset in CONTEXT_MANAGER_FROM and release("strands-agents") < CONTEXT_MANAGER_FROM[preset]:
+        arrived = ".".join(map(str, CONTEXT_MANAGER_FROM[preset])) + ".0"
+        raise CannotDrive(f"strands:{factory_name}", "strands-agents", f"Agent(context_manager={preset!r}) arrived in {arrived}")
     if preset in CONTEXT_MANAGER_PRESETS:
         return preset
     if release("strands-agents") < STRATEGY_PRESETS_FROM:
@@ -911,12 +919,11 @@ def summarizer_refused() -> str | None:
 
 
 def _context_managers(configurations: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    """The context-manager ``configurations`` this release drives (`_context_manager_value`): none
-    below 1.55, ``auto`` and ``agentic`` alone below `STRATEGY_PRESETS_FROM`."""
+    """The context-manager ``configurations`` this release drives (`_context_manager_value`): a preset of
+    ``Agent(context_manager=...)`` from where it arrived (`CONTEXT_MANAGER_FROM`), a strategy preset from
+    `STRATEGY_PRESETS_FROM`."""
     found = release("strands-agents")
-    if found < (1, 55):
-        return []
-    return [(f, o) for f, o in configurations if found >= STRATEGY_PRESETS_FROM or o.get("preset", "auto") in CONTEXT_MANAGER_PRESETS]
+    return [(f, o) for f, o in configurations if found >= CONTEXT_MANAGER_FROM.get(o.get("preset", "auto"), STRATEGY_PRESETS_FROM)]
 
 
 def __getattr__(name: str) -> Any:
@@ -1028,7 +1035,7 @@ def summarizing_session(settings: Any, **given: Any) -> Any:
 
 
 def _context_manager_session(settings: Any, o: dict[str, Any], kind: str) -> Any:
-    """``Agent(context_manager=preset)`` (Strands >= 1.55, as `context_manager` builds it) under a
+    """``Agent(context_manager=preset)`` (from each preset's release, `CONTEXT_MANAGER_FROM`, as `context_manager` builds it) under a
     ``FileSessionManager``: ``compact`` fires its proactive hook (Strands' own estimate of the next call's
     input tokens against ``context_window_limit``) and syncs the session, as the agent does around a model
     call (strands-agents/harness-sdk#4270: its reductions edit ``agent.messages`` in place and never reach

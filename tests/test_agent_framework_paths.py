@@ -465,3 +465,28 @@ def test_an_assistant_refusal_reaches_the_store_as_af_parses_one(per_call_persis
     loop = agent_loop(None, strategy="sliding_window", keep_last_groups=6, view="persisted", per_call_persistence=per_call_persistence)
     out = asyncio.run(loop.compact(history, iteration=1))
     assert out == history, out
+
+
+def test_rc4_and_rc5_use_the_chat_completions_client_their_core_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """agent-framework-core 1.0.0rc4 and rc5 shipped the compaction strategies but no agent-framework-openai
+    (it starts beside rc6): their chat-completions client is ``agent_framework.openai.OpenAIChatClient(model_id=...)``,
+    and a sweep does not ask for the companion there (``SWEEP_COMPANION_FROM``)."""
+    import sys
+    import types
+
+    from compaction_suite.adapters import agent_framework
+    from compaction_suite.matrix import sweep
+
+    class OpenAIChatClient:
+        def __init__(self, *, model_id: str | None = None, async_client: object = None) -> None:
+            self.model_id, self.async_client = model_id, async_client
+
+    legacy = types.ModuleType("agent_framework.openai")
+    legacy.OpenAIChatClient = OpenAIChatClient  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "agent_framework_openai", None)  # not installed, as at rc4 and rc5
+    monkeypatch.setitem(sys.modules, "agent_framework.openai", legacy)
+    settings = types.SimpleNamespace(model="m", async_client=object())
+    client = agent_framework._chat_completions_client(settings)
+    assert isinstance(client, OpenAIChatClient) and client.model_id == "m" and client.async_client is settings.async_client
+    assert agent_framework.SUPPORTED["agent-framework-core"] == ">=1.0.0rc4,<2"
+    assert not sweep._older("1.0.0rc6", agent_framework.SWEEP_COMPANION_FROM["agent-framework-openai"])

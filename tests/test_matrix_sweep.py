@@ -152,6 +152,9 @@ def test_sweep_requirements_pin_the_release_and_what_is_released_with_it() -> No
         "agent-framework-core==1.0.0rc6",
         "agent-framework-openai>=0.0.0a0",
     ]
+    # below a companion's first release it is not asked for (agent-framework-openai starts beside 1.0.0rc6)
+    assert sweep.requirements([job], "agent-framework-core", "1.0.0rc4") == ["agent-framework-core==1.0.0rc4"]
+    assert sweep._older("1.0.0rc5", "1.0.0rc6") and not sweep._older("1.0.0", "1.0.0rc6") and not sweep._older("x", "1.0")
 
 
 def test_a_finding_is_identified_by_clause_and_stable_reason() -> None:
@@ -284,7 +287,7 @@ def test_a_release_outside_what_the_adapter_declares_is_refused_in_one_line_befo
     assert result["status"] == "contract-error" and not done.problems
     assert result["error"] == (
         "compaction_suite.adapters.agent_framework:truncation: UnsupportedRelease: the agent_framework adapter does not support "
-        "agent-framework-core 1.0.0b260116 (supported: >=1.0.0rc6,<2); not installed"
+        "agent-framework-core 1.0.0b260116 (supported: >=1.0.0rc4,<2); not installed"
     )
     (said,) = sweep.driven(sweep.table(done))
     assert said["refused"] == {"1.0.0b260116": result["error"]} and not said["ran"]

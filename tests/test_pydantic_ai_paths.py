@@ -221,3 +221,22 @@ def test_pydantic_ai_summarizing_on_a_stream_only_summary_model(monkeypatch):
             asyncio.run(summarizing(settings, max_messages=8, keep_messages=4, summarizer_provider="dashscope-qwq").compact(history, iteration=1))
         refused = endpoint.exchanges[-1].rejected
     assert refused is not None and refused.reason_id == "dashscope-qwq:non-streaming-request"
+
+
+def test_the_harness_compaction_before_0_7_is_its_experimental_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydantic-ai-harness 0.4.0-0.6.0 hold the compaction capabilities as ``pydantic_ai_harness.experimental.compaction``
+    (same classes and keywords, ``SlidingWindow`` by its old name); 0.7.0 moved them to ``pydantic_ai_harness.compaction``.
+    The adapter takes the one the release has, so its harness factories run from 0.4.0."""
+    import sys
+    import types
+
+    from compaction_suite.adapters import pydantic_ai
+
+    experimental = types.ModuleType("pydantic_ai_harness.experimental.compaction")
+    monkeypatch.setitem(sys.modules, "pydantic_ai_harness.compaction", None)  # the import fails, as below 0.7.0
+    monkeypatch.setitem(sys.modules, "pydantic_ai_harness.experimental.compaction", experimental)
+    assert pydantic_ai._harness_compaction() is experimental
+    monkeypatch.setitem(sys.modules, "pydantic_ai_harness.experimental.compaction", None)  # below 0.4.0: neither
+    with pytest.raises(ImportError, match=r"pydantic_ai_harness\.compaction is not installed"):
+        pydantic_ai._harness_compaction()
+    assert pydantic_ai.SUPPORTED["pydantic-ai-harness"] == ">=0.4"

@@ -148,3 +148,31 @@ def test_a_bedrock_model_without_a_block_formatter_is_read_back_as_its_blocks():
     render = strands.renderer(BedrockModel())
     assert render({"text": "hi"}) == {"type": "text", "text": "hi"}
     assert render({"toolUse": {"toolUseId": "t1", "name": "read", "input": {}}}) == {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
+
+
+def test_the_context_manager_facade_is_driven_from_where_each_preset_arrived(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Agent(context_manager="auto")`` arrived in 1.43.0 and ``"agentic"`` in 1.44.0, as a facade over a
+    ``SummarizingConversationManager`` and a ``ContextOffloader``; 1.55.0 replaced it by ``ContextManager``.
+    Each preset runs from its release, a strategy preset from 1.56.0, and below that the factory says so."""
+    pytest.importorskip("strands", reason="Strands Agents is not installed (pip install -e '.[strands]')")
+    from compaction_suite.adapters import strands
+    from compaction_suite.adapters._common import CannotDrive
+
+    def at(found: tuple[int, ...]) -> None:
+        monkeypatch.setattr(strands, "release", lambda distribution: found)
+
+    at((1, 43, 0))
+    assert strands._context_manager_value("context_manager", "auto") == "auto"
+    with pytest.raises(CannotDrive, match=r"context_manager='agentic'\) arrived in 1\.44\.0"):
+        strands._context_manager_value("context_manager", "agentic")
+    assert [o.get("preset") for _, o in strands._context_managers(strands.CONTEXT_MANAGER_SUMMARIZING)] == ["auto"]
+    at((1, 42, 0))
+    with pytest.raises(CannotDrive, match=r"context_manager='auto'\) arrived in 1\.43\.0"):
+        strands._context_manager_value("context_manager", "auto")
+    assert strands._context_managers(strands.CONTEXT_MANAGER_SUMMARIZING + strands.CONTEXT_SESSIONS) == []
+    at((1, 55, 0))
+    assert strands._context_managers(strands.CONTEXT_MANAGER) == []
+    with pytest.raises(CannotDrive, match="strategy presets"):
+        strands._context_manager_value("context_manager", "stale_tool_cleanup")
+    at((1, 56, 0))
+    assert strands._context_manager_value("context_manager", "stale_tool_cleanup") == {"strategies": ["stale_tool_cleanup"]}

@@ -89,8 +89,11 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
         together = {d.lower() for d in getattr(module, "RELEASED_TOGETHER", ())}
         by_path: dict[str, tuple[str, ...]] = getattr(module, "SWEEP_INSTALL_BY_PATH", {})
         installs = by_path.get(job.factory) or tuple(getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())))
+        first_beside: dict[str, str] = {k.lower(): v for k, v in getattr(module, "SWEEP_COMPANION_FROM", {}).items()}
         for requirement in installs:
             name = re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0].lower()
+            if name != distribution and name in first_beside and _older(version, first_beside[name]):
+                continue  # a companion that did not exist yet at this release (`SWEEP_COMPANION_FROM`)
             pinned = name == distribution or (distribution in together and name in together)
             if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
                 wanted[name] = f"{requirement}=={version}"
@@ -104,6 +107,21 @@ _PRE = ">=0.0.0a0"
 unless a specifier names one): beside a framework's pre-release (agent-framework-core 1.0.0rc6), the
 distributions its adapter installs with it may only exist as pre-releases of that time
 (agent-framework-openai 1.0.0rc6), and pip found no final release to go with it."""
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether release ``version`` comes before ``than`` (PEP 440); False when either cannot be read.
+
+    An adapter's ``SWEEP_COMPANION_FROM`` names, per companion distribution, the first release of the swept
+    framework it is installed beside: below it the companion did not exist (agent-framework-openai arrived
+    beside agent-framework-core 1.0.0rc6; rc4 and rc5 hold the OpenAI client themselves), and asking the
+    installer for it with the release's day as cutoff fails the whole environment."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) < Version(than)
+    except InvalidVersion:
+        return False
 
 
 def _prerelease(version: str) -> bool:
