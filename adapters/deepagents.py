@@ -132,28 +132,21 @@ def in_thread(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     return threaded
 
-DOCUMENTED: list[dict[str, Any]] = [
+_MIDDLEWARE_ERRORS: list[dict[str, str]] = [
     {
-        "factory": "summarization", "clause": "CORE-10", "options": {},
         "quote": "The complete request is checked against the input budget after summarization. Irreducible input raises `ContextOverflowError`.",
         "source": "deepagents 0.7.32, deepagents/middleware/summarization.py (SummarizationMiddleware.wrap_model_call docstring)",
     },
     {
-        "factory": "summarization", "clause": "CORE-10", "options": {},
-        "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
-        "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring, whose summary call deepagents makes)",
-    },
-    {
-        "factory": "deep_agent", "clause": "CORE-10", "options": {},
-        "quote": "The complete request is checked against the input budget after summarization. Irreducible input raises `ContextOverflowError`.",
-        "source": "deepagents 0.7.32, deepagents/middleware/summarization.py (SummarizationMiddleware.wrap_model_call docstring; create_deep_agent builds that middleware)",
-    },
-    {
-        "factory": "deep_agent", "clause": "CORE-10", "options": {},
         "quote": "If a summary call still fails, the underlying error propagates rather than fabricating a summary.",
         "source": "langchain 1.5.2, langchain/agents/middleware/summarization.py (SummarizationMiddleware docstring, whose summary call deepagents makes)",
     },
 ]  # fmt: skip
+DOCUMENTED: list[dict[str, Any]] = [
+    {"factory": factory, "clause": "CORE-10", "options": {}, **documented}
+    for factory in ("summarization", "deep_agent")  # deep_agent: the middleware create_deep_agent builds
+    for documented in _MIDDLEWARE_ERRORS
+]
 """Agreed interface 4: a history whose kept part cannot fit the model, and a summarizer error, raise by design."""
 
 WHY = {
