@@ -228,13 +228,14 @@ def options(defaults: dict[str, Any], given: dict[str, Any] | None = None) -> di
 
 def wrong_type(default: Any, value: Any) -> str | None:
     """Why ``value`` cannot stand where ``default`` does, or None. A boolean, number, list or object
-    default fixes the type (an integer where a float is, and null anywhere, accepted); a text or
+    default fixes the type (an integer where a float is, and null anywhere, accepted; a boolean's
+    option also takes a text naming a mode, as pydantic_ai's ``in_agent="responses"``); a text or
     null default takes any value, since some are markers (deepagents' ``"factory"``: the
     framework's own default) whose meaning only the adapter reads."""
     if value is None or default is None or isinstance(default, str):
         return None
     if isinstance(default, bool):
-        expected: tuple[type, ...] = (bool,)
+        expected: tuple[type, ...] = (str, bool)
     elif isinstance(default, int):
         expected = (int,)
     elif isinstance(default, float):
@@ -250,7 +251,13 @@ def wrong_type(default: Any, value: Any) -> str | None:
     return f"expected {_TYPE_NAMES[expected[-1]]} like its default {json.dumps(default)}"
 
 
-_TYPE_NAMES: dict[type, str] = {bool: "true or false", int: "an integer", float: "a number", tuple: "a list", dict: "an object"}
+_TYPE_NAMES: dict[type, str] = {
+    bool: "true, false or a mode's name",
+    int: "an integer",
+    float: "a number",
+    tuple: "a list",
+    dict: "an object",
+}
 
 
 # --- OpenAI dict helpers ------------------------------------------------------------------

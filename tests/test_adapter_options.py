@@ -28,7 +28,7 @@ DEFAULTS = {
 @pytest.mark.parametrize(
     ("key", "value"),
     [("max_tokens", "1024"), ("max_tokens", 10.5), ("max_tokens", True), ("ratio", "half"), ("ratio", False),
-     ("allow_partial", 1), ("allow_partial", "yes"), ("start_on", "human"), ("trigger", [10])],
+     ("allow_partial", 1), ("allow_partial", [True]), ("start_on", "human"), ("trigger", [10])],
 )  # fmt: skip
 def test_a_value_of_another_type_is_refused_naming_the_option(key, value, monkeypatch):
     monkeypatch.delenv(OPTIONS_ENV, raising=False)
@@ -38,7 +38,7 @@ def test_a_value_of_another_type_is_refused_naming_the_option(key, value, monkey
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("max_tokens", 2000), ("max_tokens", None), ("ratio", 1), ("ratio", 0.25), ("allow_partial", True),
+    [("max_tokens", 2000), ("max_tokens", None), ("ratio", 1), ("ratio", 0.25), ("allow_partial", True), ("allow_partial", "responses"),
      ("start_on", ["human", "tool"]), ("start_on", ("human",)), ("trigger", {"messages": 4}),
      ("counter", "len"), ("counter", 4000), ("keep", 3), ("keep", "all")],
 )  # fmt: skip
