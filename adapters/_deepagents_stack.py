@@ -63,17 +63,11 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
     return _invoked(o, model, [user], "deepagents.create_deep_agent[middleware=SummarizationMiddleware]", declared)
 
 
-def built_in(settings: Any, o: dict[str, Any], trigger_fraction: float, keep_fraction: float) -> Any:
+def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     """``create_deep_agent(model, middleware=[recorder], backend=FilesystemBackend(...))`` invoked on the
-    history: its own summarization, whose trigger and keep (``trigger_fraction`` and ``keep_fraction`` of the
-    profile's window, in tokens) it declares, as the ``summarization`` factory does for the middleware alone."""
-    window = int(o["window"])
-    model = chat_model(settings, o, profile={"max_input_tokens": window})
-    declared = {
-        **capabilities("outside", {"tokens": int(window * trigger_fraction)}),
-        "keeps": {"tokens": int(window * keep_fraction)},
-        "summarizer_window": window,
-    }
+    history: its own summarization, whose trigger and keep, computed from the profile's window, the caller
+    declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone)."""
+    model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
     return _invoked(o, model, [], "deepagents.create_deep_agent", declared)
 
 

@@ -207,6 +207,13 @@ def _middleware(model: Any, backend: Any, trim: Any) -> Any:
     return create(model, backend, trim_tokens_to_summarize=trim)
 
 
+def by_profile(window: int) -> dict[str, Any]:
+    """What deepagents' summarization computes from a model profile of ``window`` tokens, declared: its
+    trigger, its keep (SPEC CORE-65) and the summarizer's window (the same model)."""
+    trigger, keep = {"tokens": int(window * TRIGGER_FRACTION)}, {"tokens": int(window * KEEP_FRACTION)}
+    return {**capabilities("outside", trigger), "summarizer_window": window, "keeps": keep}
+
+
 @factory
 def summarization(settings: Any, **given: Any) -> Any:
     """``create_summarization_middleware(model, backend)`` with the model on the suite's summarizer
@@ -227,9 +234,8 @@ def summarization(settings: Any, **given: Any) -> Any:
     offload = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-")
     backend = backends.FilesystemBackend(root_dir=offload.name, virtual_mode=True)
     middleware = _middleware(model, backend, o["trim_tokens_to_summarize"])
-    declared = {**capabilities("outside", {"tokens": int(window * TRIGGER_FRACTION)}), "summarizer_window": window}
+    declared = by_profile(window)
     declared["offloads"] = [offloads.HISTORY_PREFIX]  # the history file and its media (SPEC STORE-30)
-    declared["keeps"] = {"tokens": int(window * KEEP_FRACTION)}  # compute_summarization_defaults' keep (SPEC CORE-65)
     if o["format"] == "anthropic-messages":
         declared["wire_format"] = "anthropic-messages"
     elif o["format"] == "responses":  # ChatOpenAI on the Responses API (the LangChain adapter's format): function calls only
@@ -276,7 +282,8 @@ def deep_agent(settings: Any, **given: Any) -> Any:
     (`_deepagents_stack.built_in`): the stack its users run, from 0.3.0."""
     from . import _deepagents_stack
 
-    return _deepagents_stack.built_in(settings, options(DEEP_AGENT_DEFAULTS, given), TRIGGER_FRACTION, KEEP_FRACTION)
+    o = options(DEEP_AGENT_DEFAULTS, given)
+    return _deepagents_stack.built_in(settings, o, by_profile(int(o["window"])))
 
 
 @factory
