@@ -75,7 +75,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_session": {"threshold": 4},
     "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False, "guardrail_fails": False, "max_turns_handler": False},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
-    "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False},
+    "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False, "conversation": False, "input_filter": None},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
@@ -87,6 +87,12 @@ into the model's input (what it sends the model is judged by the double as the A
 auto_previous_response_id=True)``, the SDK's documented server-managed conversation: each call after the first sends
 ``previous_response_id`` and only the items the chain lacks), so what the next agent's model receives is the stored
 chain followed by its request's input, as the API resolves it (`scripted_model`'s ``chains``).
+``conversation``: for ``handoff_history`` the run continues in a server-side conversation instead (the Conversations
+API: ``client.conversations.create()``, then ``Runner.run(..., conversation_id=...)``, the SDK's other documented
+server-managed state), the double holding the conversation's items as the API does (`conformance.response_chains`).
+``input_filter``: for ``handoff_history`` the handoff's ``input_filter``, one the SDK ships by name
+(``"remove_all_tools"``: ``agents.extensions.handoff_filters.remove_all_tools``, the filter its handoff docs show),
+which takes precedence over the nesting as the SDK documents; None: no filter (the nesting applies).
 ``returned``: for ``handoff_history`` what ``compact`` returns, ``next_agent`` (the input the next agent's model
 receives) or ``next_turn`` (the run's history as the SDK hands it back for the user's next turn, `next_turn_input`).
 ``input_turns``: for ``runner`` a ``RunConfig(call_model_input_filter=...)`` keeping the model's input from its
@@ -346,8 +352,9 @@ def scripted_model(models: Any, answer: Any, chains: dict[str, list[dict[str, An
     and chains the response as the API does (a model scripted through the double, no network).
     With ``chains`` (response id -> what that response stands for: its resolved input, then its output),
     ``answer`` receives what the model reads as the API resolves it: the chain its request's
-    ``previous_response_id`` names, then its ``input`` (OpenAI's "Conversation state" guide;
-    `conformance.response_chains`), and each answered response is added to ``chains``."""
+    ``previous_response_id`` (or ``conversation_id``) names, then its ``input`` (OpenAI's "Conversation state"
+    guide; `conformance.response_chains`), and each answered response is added to ``chains`` (and stands
+    for its conversation's items from then on)."""
 
     class Scripted(models.OpenAIResponsesModel):
         def _scripted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[dict[str, Any]]]:
@@ -359,16 +366,22 @@ def scripted_model(models: Any, answer: Any, chains: dict[str, list[dict[str, An
             given = [{"type": "message", "role": "user", "content": given}] if isinstance(given, str) else [i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in given]
             if chains is not None:
                 previous = kwargs["previous_response_id"] if "previous_response_id" in kwargs else (args[7] if len(args) > 7 else None)
-                given = [*chains.get(previous, []), *given] if previous else given
+                conversation = kwargs["conversation_id"] if "conversation_id" in kwargs else (args[8] if len(args) > 8 else None)
+                named_chain = previous or conversation
+                given = [*chains.get(named_chain, []), *given] if named_chain else given
             scripted = dataclasses.replace(settings, extra_body={**(settings.extra_body or {}), SCRIPTED: answer(given)})
             called = (args, {**kwargs, "model_settings": scripted}) if named else ((*args[:2], scripted, *args[3:]), kwargs)
             return (*called, given)
 
         async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            conversation = kwargs["conversation_id"] if "conversation_id" in kwargs else (args[8] if len(args) > 8 else None)
             args, kwargs, read = self._scripted(args, kwargs)
             response = await super().get_response(*args, **kwargs)
             if chains is not None and getattr(response, "response_id", None):
-                chains[response.response_id] = [*read, *(i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in response.output)]
+                chain = [*read, *(i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in response.output)]
+                chains[response.response_id] = chain
+                if conversation:
+                    chains[conversation] = chain
             return response
 
         async def stream_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -897,10 +910,19 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         raise CannotDrive("openai_agents:handoff_history", "openai-agents", "RunConfig has no nest_handoff_history")
     _loop_starts(agents, "openai_agents:handoff_history")
     chained = bool(o["chained"])
+    conversation = bool(o["conversation"])
+    if chained and conversation:
+        raise ValueError("chained and conversation are two server-managed states: give one")
     if chained and not accepts(agents.Runner.run, "auto_previous_response_id"):
         raise CannotDrive("openai_agents:handoff_history", "openai-agents", "Runner.run has no auto_previous_response_id (chained)")
-    if chained and not o["store"]:
-        raise ValueError("chained needs store: the server keeps only stored responses to chain on")
+    if conversation and not (accepts(agents.Runner.run, "conversation_id") and hasattr(openai.AsyncOpenAI, "conversations")):
+        raise CannotDrive("openai_agents:handoff_history", "openai-agents", "Runner.run has no conversation_id or the openai client no conversations (conversation)")
+    if (chained or conversation) and not o["store"]:
+        raise ValueError("chained and conversation need store: the server keeps only stored responses to chain on")
+    filters = {"remove_all_tools"}
+    if o["input_filter"] is not None and o["input_filter"] not in filters:
+        raise ValueError(f"input_filter must be one of {sorted(filters)} or None, not {o['input_filter']!r}")
+    input_filter = getattr(requires("agents.extensions.handoff_filters", EXTRA), o["input_filter"]) if o["input_filter"] else None
 
     hops = int(o["hops"])
     if hops not in (1, 2):
@@ -912,7 +934,7 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         n = _digest(items)
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
         received: list[list[dict[str, Any]]] = []
-        chains: dict[str, list[dict[str, Any]]] | None = {} if chained else None
+        chains: dict[str, list[dict[str, Any]]] | None = {} if chained or conversation else None
 
         def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
             received.append(given)
@@ -922,12 +944,14 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer, chains)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
         reasons = any(item_kind(i) == "reasoning" for i in items)
         for hop in range(hops, 0, -1):
-            handoff = agents.handoff(following)
+            handoff = agents.handoff(following, input_filter=input_filter) if input_filter else agents.handoff(following)
             step = handoff_step(n, hop, handoff, reasons=reasons, hosted=bool(o["hosted_tools"]) and hop == 1, said=bool(o["said"]))
             name = "compaction-suite" if hop == 1 else f"compaction_suite_hop_{hop}"
             following = agents.Agent(name=name, model=scripted_model(models, lambda _given, step=step: step, chains)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
         try:
-            server = {"auto_previous_response_id": True} if chained else {}
+            server: dict[str, Any] = {"auto_previous_response_id": True} if chained else {}
+            if conversation:
+                server = {"conversation_id": (await client.conversations.create()).id}
             result = await agents.Runner.run(following, items, run_config=agents.RunConfig(tracing_disabled=True, nest_handoff_history=True), max_turns=2 + hops, **server)
         finally:
             await client.close()

@@ -18,7 +18,18 @@ Where the API refuses a chain, the double refuses it with the API's HTTP 400 and
 * a stored response holding a ``function_call`` whose ``function_call_output`` neither the chain nor
   the request supplies: "No tool output found for function call …." (openai/openai-agents-python#2317:
   the SDK compacting, by ``previous_response_id``, a response whose calls its tools were still
-  answering locally).
+  answering locally; #1061: an agent run continued by ``previous_response_id``);
+* an input item whose ``id`` (or an ``item_reference``'s) the chain or the conversation already holds:
+  "Duplicate item found with id …. Remove duplicate items from your input and try again.", param
+  ``input``, no code (openai/openai-agents-python#1789: ``Runner.run_streamed`` with ``conversation_id``
+  re-sending a ``function_call`` the conversation held; vercel/ai#15492: ``previous_response_id`` with the
+  chain's reasoning item repeated by reference). An item without an ``id`` is new: the API adds it.
+
+A conversation (the Conversations API: ``POST /v1/conversations``, optionally with ``items``) is read as a
+chain is: a response created with ``conversation`` (its id, or ``{"id": …}``) stands for the
+conversation's items followed by its ``input``, and the API appends that input and the response's output to
+the conversation (OpenAI's "Conversation state" guide). A conversation the double never opened is refused
+with the double's own words (the API's text for it is not quoted here).
 
 Standard library only; `summarizer_server` holds one `ResponseStore` per server.
 """
@@ -34,6 +45,8 @@ from .violation import Violation
 
 NOT_FOUND = "summarizer-request-previous-response-not-found"
 UNANSWERED = "summarizer-request-previous-response-unanswered-tool-call"
+DUPLICATE = "summarizer-request-duplicate-item"
+NO_CONVERSATION = "summarizer-request-conversation-not-found"
 CALLS = {"function_call": "function", "custom_tool_call": "custom tool"}
 OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
 
@@ -72,25 +85,62 @@ def unanswered_stored_call(stored: list[dict[str, Any]], given: list[dict[str, A
     return next(((_kind(i), str(i.get("call_id"))) for i in stored if _kind(i) in CALLS and (_kind(i), i.get("call_id")) not in answered), None)
 
 
+def _item_id(item: Mapping[str, Any]) -> str | None:
+    """The id an input item names: its own ``id``, or the one an ``item_reference`` points to."""
+    found = item.get("id")
+    return found if isinstance(found, str) and found else None
+
+
+def duplicate_item(stored: list[dict[str, Any]], given: list[dict[str, Any]]) -> str | None:
+    """The first id among the ``given`` input items that the ``stored`` chain or conversation already
+    holds, or None (an item without an id is new)."""
+    held = {i for i in map(_item_id, stored) if i is not None}
+    return next((i for i in map(_item_id, given) if i is not None and i in held), None)
+
+
+def conversation_of(body: Mapping[str, Any]) -> str | None:
+    """The conversation a Responses request names (``"conversation": "conv_…"`` or ``{"id": "conv_…"}``), or None."""
+    named = body.get("conversation")
+    named = named.get("id") if isinstance(named, Mapping) else named
+    return named if isinstance(named, str) and named else None
+
+
 class ResponseStore:
     """What the double stored: response id -> the chain that response ends (its resolved input, then
-    its output). Thread-safe."""
+    its output); conversation id -> the conversation's items. Thread-safe."""
 
     def __init__(self) -> None:
         self._chains: dict[str, list[dict[str, Any]]] = {}
+        self._conversations: dict[str, list[dict[str, Any]]] = {}
+        self._opened = 0
         self._lock = threading.Lock()
 
+    def open_conversation(self, items: Any = None) -> str:
+        """A new conversation holding ``items`` (``POST /v1/conversations``): its id."""
+        with self._lock:
+            self._opened += 1
+            name = f"conv_compaction_suite_{self._opened:06d}"
+            self._conversations[name] = copy.deepcopy(_items(items))
+        return name
+
     def resolve(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], Refusal | None]:
-        """``body`` as the API reads it: its ``previous_response_id`` replaced by the stored chain before
-        its ``input`` (a body without one is returned as it is), or the API's refusal."""
+        """``body`` as the API reads it: its ``previous_response_id`` (or ``conversation``) replaced by the
+        stored chain (or the conversation's items) before its ``input`` (a body naming neither is returned
+        as it is), or the API's refusal."""
         previous = body.get("previous_response_id")
-        if not previous:
+        conversation = conversation_of(body)
+        if not previous and conversation is None:
             return dict(body), None
         with self._lock:
-            stored = copy.deepcopy(self._chains.get(str(previous)))
-        if stored is None:
+            stored = copy.deepcopy(self._chains.get(str(previous)) if previous else self._conversations.get(str(conversation)))
+        if stored is None and previous:
             return dict(body), Refusal(NOT_FOUND, f"Previous response with id '{previous}' not found.", "previous_response_not_found", "previous_response_id")
+        if stored is None:
+            return dict(body), Refusal(NO_CONVERSATION, f"Conversation '{conversation}' was never opened on this test double.", None, "conversation")
         given = _items(body.get("input"))
+        duplicate = duplicate_item(stored, given)
+        if duplicate is not None:
+            return dict(body), Refusal(DUPLICATE, f"Duplicate item found with id {duplicate}. Remove duplicate items from your input and try again.", None, "input")
         missing = unanswered_stored_call(stored, given)
         if missing is not None:
             kind, call_id = missing
@@ -101,12 +151,18 @@ class ResponseStore:
 
     def keep(self, resolved: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
         """Store the response ``answer`` gave to the request ``resolved`` (`resolve`'s body) unless the
-        request said ``"store": false`` (the API's default is to store)."""
-        if resolved.get("store") is False or not isinstance(answer.get("id"), str):
+        request said ``"store": false`` (the API's default is to store); a request naming a conversation
+        leaves the conversation holding its resolved input and the response's output."""
+        if not isinstance(answer.get("id"), str):
             return
         output = [dict(o) for o in answer.get("output") or [] if isinstance(o, Mapping)]
+        chain = copy.deepcopy(_items(resolved.get("input")) + output)
+        conversation = conversation_of(resolved)
         with self._lock:
-            self._chains[answer["id"]] = copy.deepcopy(_items(resolved.get("input")) + output)
+            if conversation is not None and conversation in self._conversations:
+                self._conversations[conversation] = copy.deepcopy(chain)
+            if resolved.get("store") is not False:
+                self._chains[answer["id"]] = chain
 
     def __contains__(self, response_id: object) -> bool:
         with self._lock:
@@ -115,3 +171,4 @@ class ResponseStore:
     def clear(self) -> None:
         with self._lock:
             self._chains.clear()
+            self._conversations.clear()

@@ -134,6 +134,9 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
 """HTTP fault -> (status, error type, error code)."""
 
 CHAT_PATHS = re.compile(r"^(?:/v1|/openai/v1|/openai/deployments/[^/]+)/chat/completions$")
+CONVERSATIONS = re.compile(r"^/v1/conversations$")
+"""The Conversations API's create (``POST /v1/conversations``): a conversation a response may name
+(`response_chains`), answered with its id; not a summarizer exchange."""
 """``/v1/chat/completions``, Groq's ``/openai/v1/chat/completions`` (the ``groq`` client's path) and
 Azure's ``/openai/deployments/<name>/chat/completions``."""
 
@@ -737,6 +740,8 @@ class SummarizerServer:
     def _handle(self, request: Request) -> Response:
         if COUNT_TOKENS.match(request.path) and request.method == "POST":
             return self._count_tokens(request)
+        if CONVERSATIONS.match(request.path) and request.method == "POST":
+            return self._open_conversation(request)
         api = None if CHAT_PATHS.match(request.path) else api_for(request.path)
         if api is not None and api.name == "responses" and request.method == "POST" and isinstance(_parsed(request), dict) and SCRIPTED in _parsed(request):
             return self._scripted(request, api)
@@ -793,6 +798,14 @@ class SummarizerServer:
         if api is not None and api.name == "responses" and answered is not None:
             self._chains.keep(body, answered)
         return response
+
+    def _open_conversation(self, request: Request) -> Response:
+        """``POST /v1/conversations``: a new conversation holding the body's ``items``, as the API answers
+        its create (``id``, ``object``, ``created_at``, ``metadata``)."""
+        body = _parsed(request)
+        body = body if isinstance(body, dict) else {}
+        name = self._chains.open_conversation(body.get("items"))
+        return _json_response({"id": name, "object": "conversation", "created_at": int(time.time()), "metadata": body.get("metadata") or {}})
 
     def _count_tokens(self, request: Request) -> Response:
         """Anthropic's token counting endpoint (`summarizer_apis.COUNT_TOKENS`): the request judged by
