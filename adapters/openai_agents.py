@@ -178,7 +178,9 @@ WHY = {
         "returned=next_turn: the output is the run's history for the user's next turn (RunResult.to_input_list, the SDK's "
         "documented continuation: mode='normalized' from 0.12.2) after the second agent answered; chained: the run continues by the "
         "server's stored responses (auto_previous_response_id=True), so the output is the stored chain the next agent's request names "
-        "followed by its input, what its model reads as the API resolves it"
+        "followed by its input, what its model reads as the API resolves it; conversation: likewise in a Conversations API "
+        "conversation (client.conversations.create(), Runner.run(conversation_id=...)); input_filter=remove_all_tools: the handoff "
+        "carries the SDK's shipped remove_all_tools filter, which takes precedence over the nesting"
     ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -203,6 +205,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {"returned": "next_turn"}),
     ("handoff_history", {"said": True, "hops": 2}),
     ("handoff_history", {"chained": True}),
+    ("handoff_history", {"conversation": True}),
+    ("handoff_history", {"conversation": True, "input_filter": "remove_all_tools"}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]
@@ -211,7 +215,7 @@ NOT_ADAPTED = (
     "the Runner replays a history's last step only when the SDK's loop can produce it (model items, then the outputs of "
     "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
     "the Runner's own previous_response_id / conversation_id for runner (server-managed state, no local session to compact; "
-    "handoff_history drives auto_previous_response_id with chained, where the SDK from 0.13.0 turns nest_handoff_history off); a custom handoff_history_mapper or handoff input_filter (the user's code); "
+    "handoff_history drives auto_previous_response_id with chained and conversation_id with conversation, where the SDK from 0.14.1 turns nest_handoff_history off and refuses an input filter); a custom handoff_history_mapper or handoff input_filter (the user's code: only the SDK's remove_all_tools is driven); "
     "OpenAIConversationsSession (server-side history, never compacted locally)"
 )
 

@@ -214,7 +214,8 @@ def test_a_chained_run_returns_the_stored_chain_then_the_next_request():
     what the next agent's model reads is the chain its request names followed by its input, as the API resolves
     it (openai/openai-agents-python#2151). The next request names the first agent's response and sends only what
     that chain lacks; the adapter returns the history, the handoff step and then that input. At this release
-    (0.13.0 on, PR #2747) the SDK turns the nesting off under server-managed continuation: no summary message."""
+    the SDK sends only what the server lacks, and the rewritten history is not among it (from 0.14.1, PR #2747, it also
+    turns the nesting off under server-managed continuation): no summary message."""
     from compaction_suite.adapters.openai_agents import handoff_history
 
     with SummarizerServer() as server:
@@ -231,5 +232,42 @@ def test_a_chained_run_returns_the_stored_chain_then_the_next_request():
 def test_chained_needs_stored_responses():
     from compaction_suite.adapters.openai_agents import handoff_history
 
-    with pytest.raises(ValueError, match="chained needs store"):
+    with pytest.raises(ValueError, match="chained and conversation need store"):
         handoff_history(Settings(), chained=True, store=False)
+
+
+def test_a_conversation_run_returns_the_conversation_then_the_next_request():
+    """``conversation``: the run continues in a Conversations API conversation (``conversation_id``), which the double
+    opens and reads as a stored chain; the next agent's model reads the conversation's items, then its input."""
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with SummarizerServer() as server:
+        returned = asyncio.run(handoff_history(connected(Settings(), server.base_url), conversation=True).compact(REASONED, iteration=1))
+        requests = [r.body for r in server.model_requests]
+    assert all(r.get("conversation") == requests[0]["conversation"] for r in requests) and requests[0]["conversation"]
+    assert returned[: len(REASONED)] == REASONED and returned[-len(requests[-1]["input"]) :] == requests[-1]["input"]
+    assert not any("<CONVERSATION HISTORY>" in str(i.get("content", "")) for i in returned)
+
+
+def test_a_tool_removing_filter_on_a_conversation_is_refused():
+    """openai/openai-agents-python#2151: ``remove_all_tools`` drops the handoff's own output from the local history
+    while the conversation holds the handoff call: before 0.14.1 the API refuses the next agent's request ("No tool
+    output found for function call"); from 0.14.1 the SDK refuses the configuration with its UserError (PR #2747)."""
+    import openai
+
+    from agents.exceptions import UserError
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with SummarizerServer() as server:
+        compactor = handoff_history(connected(Settings(), server.base_url), conversation=True, input_filter="remove_all_tools")
+        with pytest.raises((openai.BadRequestError, UserError), match="No tool output found for function call call_handoff|do not support handoff input filters"):
+            asyncio.run(compactor.compact(REASONED, iteration=1))
+
+
+def test_options_of_the_server_managed_handoff():
+    from compaction_suite.adapters.openai_agents import handoff_history
+
+    with pytest.raises(ValueError, match="two server-managed states"):
+        handoff_history(Settings(), chained=True, conversation=True)
+    with pytest.raises(ValueError, match="input_filter must be one of"):
+        handoff_history(Settings(), input_filter="keep_everything")

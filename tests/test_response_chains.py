@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from compaction_suite.conformance import judges
-from compaction_suite.conformance.response_chains import NOT_FOUND, UNANSWERED, ResponseStore
+from compaction_suite.conformance.response_chains import DUPLICATE, NO_CONVERSATION, NOT_FOUND, UNANSWERED, ResponseStore
 from compaction_suite.conformance.summarizer_apis import SCRIPTED
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 
@@ -98,3 +98,53 @@ def test_the_store_resolves_and_refuses_without_a_server():
     assert store.resolve({"previous_response_id": "resp_a", "input": OUTPUTS[:1]})[1].reason_id == UNANSWERED
     assert store.resolve({"previous_response_id": "resp_b"})[1].reason_id == NOT_FOUND
     assert store.resolve({"input": "hi"}) == ({"input": "hi"}, None)
+
+
+def test_a_conversation_stands_for_its_items_then_the_input(server):
+    """The Conversations API: a conversation opened with items (``POST /v1/conversations``) and a response
+    naming it reads its items before the input; the conversation then holds that input and the output."""
+    conversation = client(server).conversations.create(items=[USER]).id
+    scripted(server, CALLS, input=[], conversation=conversation)
+    scripted(server, [], input=OUTPUTS, conversation={"id": conversation})
+    assert len(server.model_requests) == 2 and server.exchanges == []
+    client(server).responses.create(model="gpt-4.1", input="And now summarize.", conversation=conversation)
+    assert server.exchanges[-1].body["input"][: 1 + len(CALLS) + len(OUTPUTS)] == [USER, *CALLS, *OUTPUTS]
+
+
+def test_a_conversation_whose_calls_the_input_leaves_unanswered_is_refused(server):
+    """As for a stored chain: the conversation holds a function call whose output no one sent."""
+    conversation = client(server).conversations.create().id
+    scripted(server, CALLS, conversation=conversation)
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).responses.create(model="gpt-4.1", input=OUTPUTS[:1], conversation=conversation)
+    assert "No tool output found for function call call_2." in refused.value.message
+    assert server.exchanges[-1].rejected.reason_id == UNANSWERED
+
+
+@pytest.mark.parametrize("server_state", ["conversation", "previous_response_id"])
+def test_an_item_the_server_already_holds_is_a_duplicate(server, server_state):
+    """openai/openai-agents-python#1789 (``conversation_id``) and vercel/ai#15492 (``previous_response_id``): an
+    input item whose id the conversation or chain already holds is refused, HTTP 400 "Duplicate item found with
+    id …. Remove duplicate items from your input and try again.", param ``input``; the input without it is
+    accepted."""
+    named: dict = {"conversation": client(server).conversations.create().id} if server_state == "conversation" else {}
+    response_id = scripted(server, CALLS, **named)
+    named = named or {"previous_response_id": response_id}
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(server).responses.create(model="gpt-4.1", input=[CALLS[0], *OUTPUTS], **named)
+    assert "Duplicate item found with id fc_1. Remove duplicate items from your input and try again." in refused.value.message
+    assert refused.value.param == "input" and server.exchanges[-1].rejected.reason_id == DUPLICATE
+    client(server).responses.create(model="gpt-4.1", input=OUTPUTS, **named)
+    assert server.exchanges[-1].rejected is None
+
+
+def test_the_store_opens_conversations_and_refuses_an_unknown_one():
+    store = ResponseStore()
+    name = store.open_conversation([USER])
+    resolved, refusal = store.resolve({"conversation": name, "input": []})
+    assert refusal is None and resolved["input"] == [USER]
+    store.keep(resolved, {"id": "resp_c", "output": CALLS})
+    assert store.resolve({"conversation": {"id": name}, "input": OUTPUTS})[0]["input"] == [USER, *CALLS, *OUTPUTS]
+    assert store.resolve({"conversation": "conv_never_opened", "input": []})[1].reason_id == NO_CONVERSATION
+    store.clear()
+    assert store.resolve({"conversation": name, "input": []})[1].reason_id == NO_CONVERSATION
