@@ -49,9 +49,14 @@ compaction session, so it reaches back to there."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
-        "factory": "handoff_history", "clause": "CORE-14", "options": {},
+        "factory": "handoff_history", "clause": "CORE-14", "options": {"input_filter": None},
         "quote": "compact prior run history into ordered assistant summary segments while preserving lossless message items in their original positions",
         "source": "openai-agents 0.24.0, agents/run_config.py (RunConfig.nest_handoff_history docstring)",
+    },
+    {
+        "factory": "handoff_history", "clause": "CORE-14", "options": {"input_filter": "remove_all_tools"},
+        "quote": "Filters out all tool items: file search, web search and function calls+output.",
+        "source": "openai-agents 0.24.0, agents/extensions/handoff_filters.py (remove_all_tools docstring)",
     },
     {
         "factory": "runner", "clause": "CORE-14", "options": {"tripwire": True}, "reason": r"is masked in place \(now 'Output withheld by an output guardrail\.'\)",
@@ -207,6 +212,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {"chained": True}),
     ("handoff_history", {"conversation": True}),
     ("handoff_history", {"conversation": True, "input_filter": "remove_all_tools"}),
+    ("handoff_history", {"input_filter": "remove_all_tools"}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
 ]

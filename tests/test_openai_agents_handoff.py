@@ -254,13 +254,13 @@ def test_a_tool_removing_filter_on_a_conversation_is_refused():
     while the conversation holds the handoff call: before 0.14.1 the API refuses the next agent's request ("No tool
     output found for function call"); from 0.14.1 the SDK refuses the configuration with its UserError (PR #2747)."""
     import openai
-
     from agents.exceptions import UserError
+
     from compaction_suite.adapters.openai_agents import handoff_history
 
     with SummarizerServer() as server:
         compactor = handoff_history(connected(Settings(), server.base_url), conversation=True, input_filter="remove_all_tools")
-        with pytest.raises((openai.BadRequestError, UserError), match="No tool output found for function call call_handoff|do not support handoff input filters"):
+        with pytest.raises((openai.BadRequestError, UserError), match=r"No tool output found for function call call_handoff|do not support handoff input filters"):
             asyncio.run(compactor.compact(REASONED, iteration=1))
 
 
