@@ -134,11 +134,11 @@ _ERRORS: dict[str, tuple[int, str, str]] = {
 """HTTP fault -> (status, error type, error code)."""
 
 CHAT_PATHS = re.compile(r"^(?:/v1|/openai/v1|/openai/deployments/[^/]+)/chat/completions$")
+"""``/v1/chat/completions``, Groq's ``/openai/v1/chat/completions`` (the ``groq`` client's path) and
+Azure's ``/openai/deployments/<name>/chat/completions``."""
 CONVERSATIONS = re.compile(r"^/v1/conversations$")
 """The Conversations API's create (``POST /v1/conversations``): a conversation a response may name
 (`response_chains`), answered with its id; not a summarizer exchange."""
-"""``/v1/chat/completions``, Groq's ``/openai/v1/chat/completions`` (the ``groq`` client's path) and
-Azure's ``/openai/deployments/<name>/chat/completions``."""
 
 _ID_PREFIXES = ("ent", "id", "ids", "uuid", "guid")
 _HEX = frozenset("0123456789abcdefABCDEF")
