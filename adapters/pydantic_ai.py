@@ -821,16 +821,25 @@ def history_processor(settings: Any, **given: Any) -> Any:
         run = await loop.replay(messages, agent_of)
         if run is None:
             return messages  # no finished run of pydantic-ai's loop ends this history
+        after, new = list(run.result.all_messages()), list(run.result.new_messages())
         report.append({
             "given": await _back(list(run.history), run.notes, model),
-            "after": await _back(list(run.result.all_messages()), run.notes, model),
-            "new": await _back(list(run.result.new_messages()), run.notes, model),
+            "after": await _back(after, run.notes, model),
+            "new": await _back(new, run.notes, model),
+            "counts": {"given": _merged_count(run.history), "after": len(after), "new": len(new)},
         })  # fmt: skip
         return await _back(run.sent[-1], run.notes, model)
 
     compactor = make("pydantic_ai.history_processors", {"core"}, run, declared={**capabilities("leading", None), "run_messages": "reported"}, is_async=True)
     compactor.reported_run = lambda: report[-1] if report else None
     return compactor
+
+
+def _merged_count(messages: list[Any]) -> int:
+    """How many messages pydantic-ai counts in a ``message_history`` it is given: consecutive requests (or
+    responses) merged into one, as its ``_clean_message_history`` does before it sets ``new_message_index``
+    (the units of STORE-22's ``counts``, `conformance.run_messages.COUNTS`)."""
+    return sum(1 for i, m in enumerate(messages) if i == 0 or type(m) is not type(messages[i - 1]))
 
 
 def _processor_with_tool_search(settings: Any, processor: Any) -> Any:

@@ -30,6 +30,7 @@ import base64
 import binascii
 import copy
 import functools
+import importlib.util
 import inspect
 import json
 import os
@@ -63,7 +64,21 @@ SWEEP_INSTALL = ("strands-agents[anthropic]",)
 """What a version sweep installs: the agent's model is Strands' ``AnthropicModel`` (the extra's ``anthropic``).
 The ``ollama`` and ``mistralai`` clients ``OllamaModel`` and ``MistralModel`` need (`MODELS`) are not among
 them: their configurations run where the client is installed (`LOCAL_MODELS`; a bug's run pins it, e.g.
-``mistralai==1.12.4`` beside strands-agents 1.34.1, whose extra wants 1.x, 2.x from 1.46)."""
+``mistralai==1.12.4`` beside strands-agents 1.34.1, whose extra wants 1.x, 2.x from 1.46), and a sweep
+installs them as their users do, through Strands' own extra (`sweep_install`)."""
+
+SWEEP_EXTRAS = {"ollama": "ollama", "mistral": "mistral", "litellm": "litellm"}
+"""Per `LOCAL_MODELS` kind, the extra of strands-agents that brings its client (its README's install line,
+``pip install 'strands-agents[mistral]'``)."""
+
+
+def sweep_install(factory: str, options: dict[str, Any]) -> tuple[str, ...]:
+    """What a version sweep installs for one configuration: `SWEEP_INSTALL`, with the extra of the model
+    kind whose client the ``anthropic`` extra does not bring (`SWEEP_EXTRAS`): a sweep of
+    ``model="mistral"`` at strands-agents 1.62.0 otherwise met no ``mistralai`` and stopped on an
+    ImportError (seventeenth session)."""
+    extra = SWEEP_EXTRAS.get(str(options.get("model")))
+    return (f"strands-agents[anthropic,{extra}]",) if extra else SWEEP_INSTALL
 
 PROVIDERS = ["anthropic", "bedrock-converse"]
 """Agreed interface 1: Strands' default model is Bedrock (Converse API); this adapter sends through
@@ -561,7 +576,9 @@ def _model_kind(value: Any, thinking: Any = False) -> str:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's own setting: its bundled cost map, no download at import
     try:
         requires(module, EXTRA)
-    except ImportError:
+    except ImportError as error:
+        if kind in SWEEP_EXTRAS and importlib.util.find_spec(LOCAL_MODELS[kind]) is None:  # the client, not Strands, is missing
+            raise ImportError(f"{module} needs {LOCAL_MODELS[kind]}, which is not installed: pip install 'strands-agents[{SWEEP_EXTRAS[kind]}]'") from error
         if kind != "openai-responses":
             raise
         raise CannotDrive("strands", "strands-agents", "its release has no OpenAIResponsesModel (model=openai-responses)") from None

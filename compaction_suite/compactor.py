@@ -151,9 +151,10 @@ class ReportsRun(Protocol):
     """``reported_run()``: for the last ``compact`` call's run of the framework's loop, in the wire format,
     ``{"given": the history the run was given, "after": the framework's history after the run, "new":
     what the framework reports as the run's new messages}``, or None when no run completed (declared as
-    ``Capabilities["run_messages"] = "reported"``; SPEC STORE-22)."""
+    ``Capabilities["run_messages"] = "reported"``; SPEC STORE-22). It may also hold ``"counts"``: the
+    three lists' lengths in the framework's own message units (`conformance.run_messages.COUNTS`)."""
 
-    def reported_run(self) -> Mapping[str, list[Any]] | None: ...
+    def reported_run(self) -> Mapping[str, Any] | None: ...
 
 
 class ReadsOffloads(Protocol):

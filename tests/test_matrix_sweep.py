@@ -181,6 +181,11 @@ def test_sweep_requirements_keep_the_extras_an_adapter_installs_the_release_with
     strands = next(fw for fw in FRAMEWORKS if fw.name == "Strands Agents")
     job = Job("Strands", {}, "sliding_window", f"{strands.module}:sliding_window", {}, module=strands.module)
     assert sweep.requirements([job], "strands-agents", "1.35.0") == ["strands-agents[anthropic]==1.35.0"]
+    # a model whose client the anthropic extra does not bring is installed through Strands' own extra, joined with the rest
+    mistral = Job("Strands", {}, "sliding_window", f"{strands.module}:sliding_window", {"model": "mistral"}, module=strands.module)
+    ollama = Job("Strands", {}, "sliding_window", f"{strands.module}:sliding_window", {"model": "ollama"}, module=strands.module)
+    assert sweep.requirements([mistral], "strands-agents", "1.62.0") == ["strands-agents[anthropic,mistral]==1.62.0"]
+    assert sweep.requirements([job, mistral, ollama], "strands-agents", "1.62.0") == ["strands-agents[anthropic,mistral,ollama]==1.62.0"]
 
 
 def test_a_held_environment_waits_for_the_run_holding_it(tmp_path: Path) -> None:

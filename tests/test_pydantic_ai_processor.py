@@ -69,3 +69,20 @@ def test_the_judge_names_what_a_stale_index_leaves_out() -> None:
     assert "6 message(s) the run added" in problem  # the prompt and three rounds
     extra = run_messages.split_wrong(messages, given, [given[-1], *run], [given[-1], *run])
     assert extra is not None and extra.reason_id == "new-messages-extra"
+
+
+def test_the_judge_names_a_start_never_moved_for_what_compaction_removed() -> None:
+    """STORE-22's ``new-messages-start-unmoved``: the reported slice starts at the position the run started
+    at before compaction (as many messages as the run was given, in the framework's own units), the index
+    pydantic-ai 1.0.7 never moved (pydantic/pydantic-ai#2914); one moved by a wrong amount stays
+    ``new-messages-lost`` (#3983's)."""
+    messages = history(rounds=3)
+    given, run = messages[:3], messages[3:]
+    after = [given[-1], *run[-4:]]  # a window kept the last given message and the run's last four
+    unmoved = run_messages.split_wrong(messages, given, after[3:], after)
+    assert unmoved is not None and unmoved.reason_id == "new-messages-start-unmoved"
+    assert "past its first 3 message(s), as many as the run was given" in unmoved
+    moved = run_messages.split_wrong(messages, given, after[4:], after)
+    assert moved is not None and moved.reason_id == "new-messages-lost"
+    counted = run_messages.split_wrong(messages, given, after[4:], after, {"given": 4, "after": 5, "new": 1})
+    assert counted is not None and counted.reason_id == "new-messages-start-unmoved"  # in the framework's units

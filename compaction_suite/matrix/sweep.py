@@ -78,17 +78,22 @@ def applies(job: Job, distribution: str) -> bool:
 
 def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
     """What an environment for one release holds: the release pinned, with the distributions its
-    adapters install beside it (``SWEEP_INSTALL_BY_PATH`` for the job's factory, else ``SWEEP_INSTALL``,
-    default ``DISTRIBUTIONS``), those released together
-    with it (``RELEASED_TOGETHER``) pinned to the same version."""
+    adapters install beside it (the module's ``sweep_install(factory, options)`` for a configuration
+    whose model needs a client of its own, else ``SWEEP_INSTALL_BY_PATH`` for the job's factory, else
+    ``SWEEP_INSTALL``, default ``DISTRIBUTIONS``), those released together
+    with it (``RELEASED_TOGETHER``) pinned to the same version. The extras the jobs ask of the release
+    are joined (``strands-agents[anthropic]`` and ``strands-agents[anthropic,mistral]`` make one)."""
     wanted = {distribution: f"{distribution}=={version}"}
+    extras: set[str] = set()
     for job in jobs:
         module = _module(job)
         if module is None:
             continue
         together = {d.lower() for d in getattr(module, "RELEASED_TOGETHER", ())}
         by_path: dict[str, tuple[str, ...]] = getattr(module, "SWEEP_INSTALL_BY_PATH", {})
-        installs = by_path.get(job.factory) or tuple(getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())))
+        chosen = getattr(module, "sweep_install", None)
+        asked = tuple(chosen(job.factory, job.options)) if callable(chosen) else ()
+        installs = asked or by_path.get(job.factory) or tuple(getattr(module, "SWEEP_INSTALL", getattr(module, "DISTRIBUTIONS", ())))
         first_beside: dict[str, str] = {k.lower(): v for k, v in getattr(module, "SWEEP_COMPANION_FROM", {}).items()}
         for requirement in installs:
             name = re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0].lower()
@@ -96,10 +101,17 @@ def requirements(jobs: list[Job], distribution: str, version: str) -> list[str]:
                 continue  # a companion that did not exist yet at this release (`SWEEP_COMPANION_FROM`)
             pinned = name == distribution or (distribution in together and name in together)
             if name == distribution:  # the release itself, with the extras its adapter needs (strands-agents[anthropic])
-                wanted[name] = f"{requirement}=={version}"
+                extras |= set(_extras(requirement))
+                wanted[name] = f"{name}[{','.join(sorted(extras))}]=={version}" if extras else f"{requirement}=={version}"
             else:
                 wanted.setdefault(name, f"{requirement}=={version}" if pinned else requirement + _PRE * _prerelease(version))
     return [wanted[name] for name in sorted(wanted)]
+
+
+def _extras(requirement: str) -> list[str]:
+    """The extras a requirement names (``strands-agents[anthropic,mistral]`` -> anthropic, mistral)."""
+    found = re.search(r"\[([^\]]*)\]", requirement)
+    return [e.strip() for e in found.group(1).split(",") if e.strip()] if found else []
 
 
 _PRE = ">=0.0.0a0"

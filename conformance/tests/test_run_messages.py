@@ -59,4 +59,4 @@ def test_new_messages_are_what_the_run_added(suite, history, iteration):
     report = run_messages.reported(subject.compactor)
     if report is not None:
         given_, new, after = report
-        require(run_messages.split_wrong(history, given_, new, after), history, after)
+        require(run_messages.split_wrong(history, given_, new, after, run_messages.counts(subject.compactor)), history, after)

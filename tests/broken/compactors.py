@@ -1005,6 +1005,23 @@ class StaleIndexRun:
         return self.report
 
 
+class UnmovedIndexRun(StaleIndexRun):
+    """`StaleIndexRun` whose index is never moved for what the window removed: the run's new messages are
+    its history after the run past as many messages as it was given (pydantic/pydantic-ai#2914)."""
+
+    def compact(self, messages: list[dict], *, iteration: int) -> list[dict]:
+        held = super().compact(messages, iteration=iteration)
+        if self.report is not None:
+            self.report["new"] = held[len(self.report["given"]) :]
+        return held
+
+
+def new_messages_at_an_unmoved_index(settings: Any) -> UnmovedIndexRun:
+    """Reports a run's new messages from the index where the run started, never moved for what the in-run
+    window removed."""
+    return UnmovedIndexRun(settings)
+
+
 def new_messages_at_a_stale_index(settings: Any) -> StaleIndexRun:
     """Reports a run's new messages from an index the in-run window shifted past the run's start."""
     return StaleIndexRun(settings)
@@ -1561,6 +1578,7 @@ CONTROLS: dict[str, Control] = {
     "counts_messages_only": Control("FIRE-7", ("core",), r"exceeded its declared window of 2000 tokens .*ended in BadRequestError: .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window"),
     "counts_images_flat": Control("FIRE-7", ("core",), r"after a user turn pasting \d+ screenshot\(s\) of 1280x800 pixels, 1,105 tokens each .*exceeded its declared window of 2000 tokens .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window-after-images"),
     "sends_all_when_trim_empty": Control("FIRE-7", ("core",), r"after a user turn pasting a build log of [\d,]+ tokens \(the window holds it alone\), .*exceeded its declared window of 2000 tokens .*Input tokens exceed the configured limit of 2000 tokens", reason_id="request-over-window-after-pasted-log"),
+    "new_messages_at_an_unmoved_index": Control("STORE-22", ("core",), r"past its first \d+ message\(s\), as many as the run was given .*the run's start was not moved for what compaction removed", reason_id="new-messages-start-unmoved"),
     "new_messages_at_a_stale_index": Control("STORE-22", ("core",), r"message\(s\) the run added, still in the framework's \d+-message history after the run, are not among the \d+ it reports", reason_id="new-messages-lost"),
     "usage_leaves_out_summary": Control("COST-1", ("core",), r"reported 0 input and 0 output tokens for the run, but the provider billed \d+ input and \d+ output tokens .*left out: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-left-out"),
     "usage_counts_summary_twice": Control("COST-2", ("core",), r"counted twice or never billed: exactly the usage of the chat request\(s\) POST /v1/chat/completions", reason_id="usage-counted-twice"),
