@@ -3,8 +3,10 @@
 
 `built_in` is how most users meet deepagents' summarization: the stack ``create_deep_agent`` builds, its
 trigger and keep computed from the model's profile (85% and 10% of ``max_input_tokens``) from 0.3.0
-(December 2025) on. Up to 0.3.12 that middleware is LangChain's ``SummarizationMiddleware`` built with
-``trim_tokens_to_summarize=None``; from 0.4.0 deepagents' own class, from 0.4.5 built by
+(December 2025) on. Up to 0.3.6 that middleware is LangChain's ``SummarizationMiddleware`` built with
+``trim_tokens_to_summarize=None``; from 0.3.7 deepagents' own subclass of it, which offloads the messages it
+summarizes to ``/conversation_history/<thread>.md`` on the backend and rewrites the state in ``before_model``;
+from 0.4.0 deepagents' own ``wrap_model_call`` class, from 0.4.5 built by
 ``create_summarization_middleware`` (the ``summarization`` factory's path, which builds the middleware
 alone). 0.2.x summarizes at a fixed 170,000 tokens, past any history the suite draws, so the path starts
 at 0.3.0.
@@ -34,6 +36,12 @@ from .langchain import approximate_tokens, chat_model, compacting, langchain_mes
 
 EXTRA = "deepagents"
 SESSION_KEY = "_summarization_session_id"
+SESSION = "session_compaction_suite"
+THREAD = {"configurable": {"thread_id": SESSION}}
+"""The agent invoked in one conversation thread, as a deep agent with a checkpointer is: from 0.3.7 to 0.7.5
+its summarization names the offload file after the config's ``thread_id`` (``_get_thread_id``; a new
+``session_<8 hex>`` per invocation without one), so a summary names the same file for the same history;
+from 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470)."""
 
 
 def _recorder(sent: list[Any]) -> Any:
@@ -85,13 +93,13 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
         agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], backend=backend)
     except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
         refusal = refused
-    extra = {SESSION_KEY: "session_compaction_suite"} if SESSION_KEY in getattr(agent, "channels", {}) else {}
+    extra = {SESSION_KEY: SESSION} if SESSION_KEY in getattr(agent, "channels", {}) else {}
 
     def invoked(converted: list[Any]) -> list[Any]:
         if refusal is not None:
             raise refusal  # what the user's program meets building its agent (CORE-10)
         sent.clear()
-        agent.invoke({"messages": list(converted), **extra})
+        agent.invoke({"messages": list(converted), **extra}, config=THREAD)
         return list(sent)
 
     def estimate(history: Any) -> int:

@@ -164,7 +164,7 @@ WHY = {
     ),
     "deep_agent": (
         "core only: create_deep_agent's own stack and summarization, a trigger at 85% of the model's window keeping 10% "
-        "(from 0.3.0; LangChain's SummarizationMiddleware before 0.4.0); summarizer errors propagate; no event"
+        "(from 0.3.0; LangChain's SummarizationMiddleware before 0.3.7); summarizer errors propagate; no event"
     ),
 }
 """Why each factory claims only ``core``."""
