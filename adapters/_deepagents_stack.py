@@ -28,10 +28,12 @@ output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
 from typing import Any
 
 from ._common import capabilities, make, requires
+from ._deepagents_offloads import HISTORY_PREFIX, reader
 from .langchain import approximate_tokens, chat_model, compacting, langchain_messages
 
 EXTRA = "deepagents"
@@ -74,8 +76,12 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
 def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     """``create_deep_agent(model, middleware=[recorder], backend=FilesystemBackend(...))`` invoked on the
     history: its own summarization, whose trigger and keep, computed from the profile's window, the caller
-    declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone)."""
+    declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone).
+    From 0.3.7, whose summarization writes the messages it summarizes to ``/conversation_history/`` on the
+    backend and names the file in the summary, that offload is declared and read back (SPEC STORE-30)."""
     model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
+    if importlib.util.find_spec("deepagents.middleware.summarization") is not None:  # 0.3.7 on: the history offloaded
+        declared = {**declared, "offloads": [HISTORY_PREFIX]}  # the file the summary names (SPEC STORE-30)
     return _invoked(o, model, [], "deepagents.create_deep_agent", declared)
 
 
@@ -107,4 +113,6 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
 
     compactor = make(name, {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
     compactor.offload = folder
+    if declared.get("offloads"):
+        compactor.read_offload = reader(backend, folder.name)
     return compactor

@@ -168,3 +168,4 @@ def test_the_deep_agent_path_declares_the_trigger_and_keep_create_deep_agent_com
     assert computed["trigger"][0] == computed["keep"][0] == "fraction"
     assert declared["trigger"] == {"tokens": int(WINDOW * computed["trigger"][1])}
     assert declared["keeps"] == {"tokens": int(WINDOW * computed["keep"][1])}
+    assert declared["offloads"] == ["/conversation_history/"]  # 0.3.7 on: the summarized history's file (STORE-30)
