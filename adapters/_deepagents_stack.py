@@ -28,6 +28,7 @@ output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import tempfile
 from typing import Any
@@ -80,23 +81,46 @@ def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     From 0.3.7, whose summarization writes the messages it summarizes to ``/conversation_history/`` on the
     backend and names the file in the summary, that offload is declared and read back (SPEC STORE-30)."""
     model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
+    if o.get("backend", "filesystem") not in ("filesystem", "state"):
+        raise ValueError(f"backend must be 'filesystem' or 'state', got {o['backend']!r}")
     if importlib.util.find_spec("deepagents.middleware.summarization") is not None:  # 0.3.7 on: the history offloaded
         declared = {**declared, "offloads": [HISTORY_PREFIX]}  # the file the summary names (SPEC STORE-30)
-    return _invoked(o, model, [], "deepagents.create_deep_agent", declared)
+    return _invoked(o, model, [], "deepagents.create_deep_agent", declared, in_state=o.get("backend") == "state")
 
 
-def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, declared: dict[str, Any]) -> Any:
+def _state_reader(state: dict[str, Any]) -> Any:
+    """``read_offload`` for an agent on ``StateBackend``: the file at ``path`` in the ``files`` channel of the
+    state its last invocation ended with (a ``content`` text, or its lines before 0.5; base64 for a binary
+    file, decoded as ``download_files`` gives it), or None."""
+
+    def read_offload(path: str) -> bytes | None:
+        file = (state.get("files") or {}).get(path)
+        content = file.get("content") if isinstance(file, dict) else None
+        if isinstance(content, list):
+            content = "\n".join(str(line) for line in content)
+        if not isinstance(content, str):
+            return None
+        return base64.b64decode(content) if file.get("encoding") == "base64" else content.encode()
+
+    return read_offload
+
+
+def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, declared: dict[str, Any], *, in_state: bool = False) -> Any:
     """A compactor that invokes ``create_deep_agent(model, middleware=[*middleware, recorder], backend=...)``'s
-    own graph on each history and returns the messages of the model request the recorder took."""
+    own graph on each history and returns the messages of the model request the recorder took. ``in_state``:
+    no backend given, so the agent keeps its files in its state (``StateBackend``, ``create_deep_agent``'s
+    default), where the offload is read back from."""
     deepagents = requires("deepagents", EXTRA)
     backends = requires("deepagents.backends", EXTRA)
     sent: list[Any] = []
     folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-stack-")
     backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
+    ended: dict[str, Any] = {}  # the state the last invocation ended with
     agent: Any = None
     refusal: AssertionError | None = None
     try:
-        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], backend=backend)
+        given = {} if in_state else {"backend": backend}
+        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], **given)
     except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
         refusal = refused
     extra = {SESSION_KEY: SESSION} if SESSION_KEY in getattr(agent, "channels", {}) else {}
@@ -105,7 +129,8 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
         if refusal is not None:
             raise refusal  # what the user's program meets building its agent (CORE-10)
         sent.clear()
-        agent.invoke({"messages": list(converted), **extra}, config=THREAD)
+        ended.clear()
+        ended.update(agent.invoke({"messages": list(converted), **extra}, config=THREAD) or {})
         return list(sent)
 
     def estimate(history: Any) -> int:
@@ -114,5 +139,5 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
     compactor = make(name, {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
     compactor.offload = folder
     if declared.get("offloads"):
-        compactor.read_offload = reader(backend, folder.name)
+        compactor.read_offload = _state_reader(ended) if in_state else reader(backend, folder.name)
     return compactor
