@@ -95,7 +95,9 @@ def _state_reader(state: dict[str, Any]) -> Any:
 
     def read_offload(path: str) -> bytes | None:
         file = (state.get("files") or {}).get(path)
-        content = file.get("content") if isinstance(file, dict) else None
+        if not isinstance(file, dict):
+            return None
+        content = file.get("content")
         if isinstance(content, list):
             content = "\n".join(str(line) for line in content)
         if not isinstance(content, str):
