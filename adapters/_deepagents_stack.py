@@ -3,8 +3,10 @@
 
 `built_in` is how most users meet deepagents' summarization: the stack ``create_deep_agent`` builds, its
 trigger and keep computed from the model's profile (85% and 10% of ``max_input_tokens``) from 0.3.0
-(December 2025) on. Up to 0.3.12 that middleware is LangChain's ``SummarizationMiddleware`` built with
-``trim_tokens_to_summarize=None``; from 0.4.0 deepagents' own class, from 0.4.5 built by
+(December 2025) on. Up to 0.3.6 that middleware is LangChain's ``SummarizationMiddleware`` built with
+``trim_tokens_to_summarize=None``; from 0.3.7 deepagents' own subclass of it, which offloads the messages it
+summarizes to ``/conversation_history/<thread>.md`` on the backend and rewrites the state in ``before_model``;
+from 0.4.0 deepagents' own ``wrap_model_call`` class, from 0.4.5 built by
 ``create_summarization_middleware`` (the ``summarization`` factory's path, which builds the middleware
 alone). 0.2.x summarizes at a fixed 170,000 tokens, past any history the suite draws, so the path starts
 at 0.3.0.
@@ -26,14 +28,23 @@ output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input
 
 from __future__ import annotations
 
+import base64
+import importlib.util
 import tempfile
 from typing import Any
 
 from ._common import capabilities, make, requires
+from ._deepagents_offloads import HISTORY_PREFIX, reader
 from .langchain import approximate_tokens, chat_model, compacting, langchain_messages
 
 EXTRA = "deepagents"
 SESSION_KEY = "_summarization_session_id"
+SESSION = "session_compaction_suite"
+THREAD = {"configurable": {"thread_id": SESSION}}
+"""The agent invoked in one conversation thread, as a deep agent with a checkpointer is: from 0.3.7 to 0.7.5
+its summarization names the offload file after the config's ``thread_id`` (``_get_thread_id``; a new
+``session_<8 hex>`` per invocation without one), so a summary names the same file for the same history;
+from 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470)."""
 
 
 def _recorder(sent: list[Any]) -> Any:
@@ -66,32 +77,62 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
 def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     """``create_deep_agent(model, middleware=[recorder], backend=FilesystemBackend(...))`` invoked on the
     history: its own summarization, whose trigger and keep, computed from the profile's window, the caller
-    declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone)."""
+    declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone).
+    From 0.3.7, whose summarization writes the messages it summarizes to ``/conversation_history/`` on the
+    backend and names the file in the summary, that offload is declared and read back (SPEC STORE-30)."""
     model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
-    return _invoked(o, model, [], "deepagents.create_deep_agent", declared)
+    if o.get("backend", "filesystem") not in ("filesystem", "state"):
+        raise ValueError(f"backend must be 'filesystem' or 'state', got {o['backend']!r}")
+    if importlib.util.find_spec("deepagents.middleware.summarization") is not None:  # 0.3.7 on: the history offloaded
+        declared = {**declared, "offloads": [HISTORY_PREFIX]}  # the file the summary names (SPEC STORE-30)
+    return _invoked(o, model, [], "deepagents.create_deep_agent", declared, in_state=o.get("backend") == "state")
 
 
-def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, declared: dict[str, Any]) -> Any:
+def _state_reader(state: dict[str, Any]) -> Any:
+    """``read_offload`` for an agent on ``StateBackend``: the file at ``path`` in the ``files`` channel of the
+    state its last invocation ended with (a ``content`` text, or its lines before 0.5; base64 for a binary
+    file, decoded as ``download_files`` gives it), or None."""
+
+    def read_offload(path: str) -> bytes | None:
+        file = (state.get("files") or {}).get(path)
+        if not isinstance(file, dict):
+            return None
+        content = file.get("content")
+        if isinstance(content, list):
+            content = "\n".join(str(line) for line in content)
+        if not isinstance(content, str):
+            return None
+        return base64.b64decode(content) if file.get("encoding") == "base64" else content.encode()
+
+    return read_offload
+
+
+def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, declared: dict[str, Any], *, in_state: bool = False) -> Any:
     """A compactor that invokes ``create_deep_agent(model, middleware=[*middleware, recorder], backend=...)``'s
-    own graph on each history and returns the messages of the model request the recorder took."""
+    own graph on each history and returns the messages of the model request the recorder took. ``in_state``:
+    no backend given, so the agent keeps its files in its state (``StateBackend``, ``create_deep_agent``'s
+    default), where the offload is read back from."""
     deepagents = requires("deepagents", EXTRA)
     backends = requires("deepagents.backends", EXTRA)
     sent: list[Any] = []
     folder = tempfile.TemporaryDirectory(prefix="compaction-suite-deepagents-stack-")
     backend = backends.FilesystemBackend(root_dir=folder.name, virtual_mode=True)
+    ended: dict[str, Any] = {}  # the state the last invocation ended with
     agent: Any = None
     refusal: AssertionError | None = None
     try:
-        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], backend=backend)
+        given = {} if in_state else {"backend": backend}
+        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], **given)
     except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
         refusal = refused
-    extra = {SESSION_KEY: "session_compaction_suite"} if SESSION_KEY in getattr(agent, "channels", {}) else {}
+    extra = {SESSION_KEY: SESSION} if SESSION_KEY in getattr(agent, "channels", {}) else {}
 
     def invoked(converted: list[Any]) -> list[Any]:
         if refusal is not None:
             raise refusal  # what the user's program meets building its agent (CORE-10)
         sent.clear()
-        agent.invoke({"messages": list(converted), **extra})
+        ended.clear()
+        ended.update(agent.invoke({"messages": list(converted), **extra}, config=THREAD) or {})
         return list(sent)
 
     def estimate(history: Any) -> int:
@@ -99,4 +140,6 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
 
     compactor = make(name, {"core"}, compacting(o, invoked), declared=declared, estimate=estimate)
     compactor.offload = folder
+    if declared.get("offloads"):
+        compactor.read_offload = _state_reader(ended) if in_state else reader(backend, folder.name)
     return compactor

@@ -164,7 +164,7 @@ WHY = {
     ),
     "deep_agent": (
         "core only: create_deep_agent's own stack and summarization, a trigger at 85% of the model's window keeping 10% "
-        "(from 0.3.0; LangChain's SummarizationMiddleware before 0.4.0); summarizer errors propagate; no event"
+        "(from 0.3.0; LangChain's SummarizationMiddleware before 0.3.7); summarizer errors propagate; no event"
     ),
 }
 """Why each factory claims only ``core``."""
@@ -177,6 +177,7 @@ BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization", {"path": "compact_tool"}),
     ("user_summarization", {}),
     ("deep_agent", {}),
+    ("deep_agent", {"backend": "state"}),
 ]
 """What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
 `PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
@@ -272,8 +273,10 @@ def eviction(settings: Any, **given: Any) -> Any:
     return offloads.eviction(settings, options(EVICTION_DEFAULTS, given))
 
 
-DEEP_AGENT_DEFAULTS: dict[str, Any] = {key: USER_DEFAULTS[key] for key in ("window", "format", "tool_messages")}
-"""`deep_agent`: the model's window (its profile), the wire format and the tool messages' shape."""
+DEEP_AGENT_DEFAULTS: dict[str, Any] = {**{key: USER_DEFAULTS[key] for key in ("window", "format", "tool_messages")}, "backend": "filesystem"}
+"""`deep_agent`: the model's window (its profile), the wire format and the tool messages' shape; ``backend``:
+``"filesystem"`` (a ``FilesystemBackend`` in a temporary directory) or ``"state"`` (none given:
+``create_deep_agent``'s default ``StateBackend``, its files in the agent's state)."""
 
 
 @factory

@@ -168,3 +168,23 @@ def test_the_deep_agent_path_declares_the_trigger_and_keep_create_deep_agent_com
     assert computed["trigger"][0] == computed["keep"][0] == "fraction"
     assert declared["trigger"] == {"tokens": int(WINDOW * computed["trigger"][1])}
     assert declared["keeps"] == {"tokens": int(WINDOW * computed["keep"][1])}
+    assert declared["offloads"] == ["/conversation_history/"]  # 0.3.7 on: the summarized history's file (STORE-30)
+
+
+def test_the_state_backend_offload_reads_back_as_download_files_gives_it():
+    """``deep_agent(backend="state")`` reads an offload from the ``files`` channel of the agent's final state:
+    a text (or its lines, before 0.5) as UTF-8, a binary file's base64 decoded, a missing file as None."""
+    import base64
+
+    from compaction_suite.adapters._deepagents_stack import _state_reader
+
+    state = {"files": {
+        "/conversation_history/s.md": {"content": "## Summarized", "encoding": "utf-8"},
+        "/conversation_history/media/p.png": {"content": base64.b64encode(b"\x89PNG").decode(), "encoding": "base64"},
+        "/old.md": {"content": ["a", "b"]},
+    }}  # fmt: skip
+    read = _state_reader(state)
+    assert read("/conversation_history/s.md") == b"## Summarized"
+    assert read("/conversation_history/media/p.png") == b"\x89PNG"
+    assert read("/old.md") == b"a\nb"
+    assert read("/conversation_history/none.md") is None
