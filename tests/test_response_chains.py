@@ -100,6 +100,22 @@ def test_the_store_resolves_and_refuses_without_a_server():
     assert store.resolve({"input": "hi"}) == ({"input": "hi"}, None)
 
 
+def test_only_an_id_the_named_chain_holds_is_a_duplicate():
+    """The duplicate rule's precision: an id is refused only where the chain the request names (or its
+    conversation) holds it. An id another response's chain holds, an item without an id, and a request
+    naming no chain (the API reads no server state then) are no duplicates; an ``item_reference`` to an item
+    the chain holds is one (vercel/ai#15492)."""
+    store = ResponseStore()
+    store.keep({"input": [USER]}, {"id": "resp_a", "output": CALLS[:1]})
+    store.keep({"input": [USER]}, {"id": "resp_b", "output": CALLS[1:]})
+    assert store.resolve({"previous_response_id": "resp_b", "input": [CALLS[0], *OUTPUTS]})[1] is None
+    assert store.resolve({"input": [*CALLS, *OUTPUTS]})[1] is None
+    unnamed = {k: v for k, v in CALLS[1].items() if k != "id"}
+    assert store.resolve({"previous_response_id": "resp_b", "input": [unnamed, OUTPUTS[1]]})[1] is None
+    reference = {"type": "item_reference", "id": "fc_2"}
+    assert store.resolve({"previous_response_id": "resp_b", "input": [reference, OUTPUTS[1]]})[1].reason_id == DUPLICATE
+
+
 def test_a_conversation_stands_for_its_items_then_the_input(server):
     """The Conversations API: a conversation opened with items (``POST /v1/conversations``) and a response
     naming it reads its items before the input; the conversation then holds that input and the output."""
