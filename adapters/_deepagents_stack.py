@@ -44,7 +44,8 @@ THREAD = {"configurable": {"thread_id": SESSION}}
 """The agent invoked in one conversation thread, as a deep agent with a checkpointer is: from 0.3.7 to 0.7.5
 its summarization names the offload file after the config's ``thread_id`` (``_get_thread_id``; a new
 ``session_<8 hex>`` per invocation without one), so a summary names the same file for the same history;
-from 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470)."""
+from 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470), a
+private channel the agent's input omits: the thread's checkpoint holds it, as after the thread's first summarization."""
 
 
 def _recorder(sent: list[Any]) -> Any:
@@ -120,19 +121,23 @@ def _invoked(o: dict[str, Any], model: Any, middleware: list[Any], name: str, de
     ended: dict[str, Any] = {}  # the state the last invocation ended with
     agent: Any = None
     refusal: AssertionError | None = None
+    saver = requires("langgraph.checkpoint.memory", EXTRA).InMemorySaver()
     try:
         given = {} if in_state else {"backend": backend}
-        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], **given)
+        agent = deepagents.create_deep_agent(model=model, middleware=[*middleware, _recorder(sent)], checkpointer=saver, **given)
     except AssertionError as refused:  # create_agent's refusal of two middlewares of one name (0.5.4-0.6.12)
         refusal = refused
-    extra = {SESSION_KEY: SESSION} if SESSION_KEY in getattr(agent, "channels", {}) else {}
+    carries_session = SESSION_KEY in getattr(agent, "channels", {})
 
     def invoked(converted: list[Any]) -> list[Any]:
         if refusal is not None:
             raise refusal  # what the user's program meets building its agent (CORE-10)
         sent.clear()
         ended.clear()
-        ended.update(agent.invoke({"messages": list(converted), **extra}, config=THREAD) or {})
+        saver.delete_thread(SESSION)  # each compaction a fresh thread of the same name
+        if carries_session:  # a private channel (omitted from the input from 0.7.6): written as the model node would
+            agent.update_state(THREAD, {SESSION_KEY: SESSION}, as_node="model")
+        ended.update(agent.invoke({"messages": list(converted)}, config=THREAD) or {})
         return list(sent)
 
     def estimate(history: Any) -> int:

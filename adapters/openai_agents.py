@@ -211,7 +211,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {"said": True, "hops": 2}),
     ("handoff_history", {"chained": True}),
     ("handoff_history", {"conversation": True}),
-    ("handoff_history", {"conversation": True, "input_filter": "remove_all_tools"}),
+    # conversation with input_filter="remove_all_tools" is a reported bug's target only (openai-agents-python#2151):
+    # from 0.14.1 the SDK refuses the pair up front with a UserError, the fix, which a row here would show as a crash.
     ("handoff_history", {"input_filter": "remove_all_tools"}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
