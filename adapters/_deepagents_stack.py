@@ -35,17 +35,15 @@ from typing import Any
 
 from ._common import capabilities, make, requires
 from ._deepagents_offloads import HISTORY_PREFIX, reader
+from .deepagents import SESSION, SESSION_KEY, THREAD
 from .langchain import approximate_tokens, chat_model, compacting, langchain_messages
 
 EXTRA = "deepagents"
-SESSION_KEY = "_summarization_session_id"
-SESSION = "session_compaction_suite"
-THREAD = {"configurable": {"thread_id": SESSION}}
-"""The agent invoked in one conversation thread, as a deep agent with a checkpointer is: from 0.3.7 to 0.7.5
-its summarization names the offload file after the config's ``thread_id`` (``_get_thread_id``; a new
-``session_<8 hex>`` per invocation without one), so a summary names the same file for the same history;
-from 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470), a
-private channel the agent's input omits: the thread's checkpoint holds it, as after the thread's first summarization."""
+# The agent is invoked in one conversation thread (`THREAD`), as a deep agent with a checkpointer is: from 0.3.7
+# to 0.7.5 its summarization names the offload file after the config's ``thread_id`` (``_get_thread_id``; a new
+# ``session_<8 hex>`` per invocation without one), so a summary names the same file for the same history; from
+# 0.7.6 the file is named by the session id carried in the state (``SESSION_KEY``, deepagents PR #5470), a private
+# channel the agent's input omits: the thread's checkpoint holds it, as after the thread's first summarization.
 
 
 def _recorder(sent: list[Any]) -> Any:

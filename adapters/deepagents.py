@@ -113,6 +113,8 @@ SESSION_KEY = "_summarization_session_id"
 SESSION = "session_compaction_suite"
 """The offload file's session id, as the state carries it after a thread's first summarization
 (``_get_session_id``): fixed, so the same history gives the same summary message."""
+THREAD = {"configurable": {"thread_id": SESSION}}
+"""The config of one conversation thread named `SESSION` (`in_thread`, `_deepagents_stack`)."""
 
 
 def in_thread(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -124,7 +126,7 @@ def in_thread(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
     config = requires("langchain_core.runnables.config", EXTRA)
 
     def threaded(converted: Any) -> Any:
-        token = config.var_child_runnable_config.set({"configurable": {"thread_id": SESSION}})
+        token = config.var_child_runnable_config.set(THREAD)
         try:
             return call(converted)
         finally:
