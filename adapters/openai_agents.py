@@ -357,6 +357,11 @@ def last_step(items: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[A
     return items[: users[-1]], turn[:start], turn[start:end], outputs
 
 
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, index: int) -> Any:
+    """``OpenAIResponsesModel.get_response``'s argument ``name``, given by keyword or at position ``index``, or None."""
+    return kwargs[name] if name in kwargs else (args[index] if len(args) > index else None)
+
+
 def scripted_model(models: Any, answer: Any, chains: dict[str, list[dict[str, Any]]] | None = None) -> Any:
     """The SDK's ``OpenAIResponsesModel`` whose every request carries the items to answer with
     (``extra_body``), ``answer(input_items)``: the suite's double answers it with those items, stores
@@ -376,16 +381,14 @@ def scripted_model(models: Any, answer: Any, chains: dict[str, list[dict[str, An
             given = kwargs["input"] if "input" in kwargs else args[1]
             given = [{"type": "message", "role": "user", "content": given}] if isinstance(given, str) else [i if isinstance(i, dict) else i.model_dump(exclude_unset=True) for i in given]
             if chains is not None:
-                previous = kwargs["previous_response_id"] if "previous_response_id" in kwargs else (args[7] if len(args) > 7 else None)
-                conversation = kwargs["conversation_id"] if "conversation_id" in kwargs else (args[8] if len(args) > 8 else None)
-                named_chain = previous or conversation
+                named_chain = _argument(args, kwargs, "previous_response_id", 7) or _argument(args, kwargs, "conversation_id", 8)
                 given = [*chains.get(named_chain, []), *given] if named_chain else given
             scripted = dataclasses.replace(settings, extra_body={**(settings.extra_body or {}), SCRIPTED: answer(given)})
             called = (args, {**kwargs, "model_settings": scripted}) if named else ((*args[:2], scripted, *args[3:]), kwargs)
             return (*called, given)
 
         async def get_response(self, *args: Any, **kwargs: Any) -> Any:
-            conversation = kwargs["conversation_id"] if "conversation_id" in kwargs else (args[8] if len(args) > 8 else None)
+            conversation = _argument(args, kwargs, "conversation_id", 8)
             args, kwargs, read = self._scripted(args, kwargs)
             response = await super().get_response(*args, **kwargs)
             if chains is not None and getattr(response, "response_id", None):
@@ -955,7 +958,7 @@ def handoff_history(settings: Any, **given: Any) -> Any:
         following = agents.Agent(name=NEXT_AGENT, model=scripted_model(models, answer, chains)(model=COMPACT_MODEL, openai_client=client), model_settings=settings_)
         reasons = any(item_kind(i) == "reasoning" for i in items)
         for hop in range(hops, 0, -1):
-            handoff = agents.handoff(following, input_filter=input_filter) if input_filter else agents.handoff(following)
+            handoff = agents.handoff(following, input_filter=input_filter)
             step = handoff_step(n, hop, handoff, reasons=reasons, hosted=bool(o["hosted_tools"]) and hop == 1, said=bool(o["said"]))
             name = "compaction-suite" if hop == 1 else f"compaction_suite_hop_{hop}"
             following = agents.Agent(name=name, model=scripted_model(models, lambda _given, step=step: step, chains)(model=COMPACT_MODEL, openai_client=client), handoffs=[handoff], model_settings=settings_)
