@@ -24,6 +24,11 @@ Where the API refuses a chain, the double refuses it with the API's HTTP 400 and
   ``input``, no code (openai/openai-agents-python#1789: ``Runner.run_streamed`` with ``conversation_id``
   re-sending a ``function_call`` the conversation held; vercel/ai#15492: ``previous_response_id`` with the
   chain's reasoning item repeated by reference). An item without an ``id`` is new: the API adds it.
+  The API refuses an ``id`` repeated within one request's own ``input`` in the same words
+  (microsoft/vscode#321977, ``msg_123`` twice in a stateless Copilot request; earendil-works/pi#5165,
+  ``msg_1``; continuedev/continue#10723, a reasoning item's ``rs_…``): `repeated_item`, which the
+  request's rules apply to its resolved input (``summarizer_apis.responses_rejects``) and RESP-6 to a
+  compactor's output.
 
 A conversation (the Conversations API: ``POST /v1/conversations``, optionally with ``items``) is read as a
 chain is: a response created with ``conversation`` (its id, or ``{"id": …}``) stands for the
@@ -85,17 +90,34 @@ def unanswered_stored_call(stored: list[dict[str, Any]], given: list[dict[str, A
     return next(((_kind(i), str(i.get("call_id"))) for i in stored if _kind(i) in CALLS and (_kind(i), i.get("call_id")) not in answered), None)
 
 
-def _item_id(item: Mapping[str, Any]) -> str | None:
+def item_id(item: Any) -> str | None:
     """The id an input item names: its own ``id``, or the one an ``item_reference`` points to."""
-    found = item.get("id")
+    found = item.get("id") if isinstance(item, Mapping) else None
     return found if isinstance(found, str) and found else None
 
 
 def duplicate_item(stored: list[dict[str, Any]], given: list[dict[str, Any]]) -> str | None:
     """The first id among the ``given`` input items that the ``stored`` chain or conversation already
     holds, or None (an item without an id is new)."""
-    held = {i for i in map(_item_id, stored) if i is not None}
-    return next((i for i in map(_item_id, given) if i is not None and i in held), None)
+    held = {i for i in map(item_id, stored) if i is not None}
+    return next((i for i in map(item_id, given) if i is not None and i in held), None)
+
+
+def repeated_item(items: Any) -> tuple[int, int, str] | None:
+    """The first item of ``items`` (a request's input) whose id an earlier item already named: (the
+    earlier index, its index, the id), or None. The API refuses it: `duplicate_text`."""
+    first: dict[str, int] = {}
+    for index, name in enumerate(map(item_id, items if isinstance(items, list) else [])):
+        if name is not None and name in first:
+            return first[name], index, name
+        if name is not None:
+            first[name] = index
+    return None
+
+
+def duplicate_text(name: str) -> str:
+    """The Responses API's words for an input naming the item ``name`` twice (param ``input``, no code)."""
+    return f"Duplicate item found with id {name}. Remove duplicate items from your input and try again."
 
 
 def conversation_of(body: Mapping[str, Any]) -> str | None:
@@ -140,7 +162,7 @@ class ResponseStore:
         given = _items(body.get("input"))
         duplicate = duplicate_item(stored, given)
         if duplicate is not None:
-            return dict(body), Refusal(DUPLICATE, f"Duplicate item found with id {duplicate}. Remove duplicate items from your input and try again.", None, "input")
+            return dict(body), Refusal(DUPLICATE, duplicate_text(duplicate), None, "input")
         missing = unanswered_stored_call(stored, given)
         if missing is not None:
             kind, call_id = missing

@@ -164,7 +164,8 @@ def invalid_anthropic(body: Any) -> str | None:
 
 def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
     """The chat-completions API's own rules on a request's ``messages`` (the texts it answers with,
-    quoted in miurla/morphic#136, run-llama/llama_index#10493 and router-for-me/CLIProxyAPI#2798)."""
+    quoted in miurla/morphic#136, run-llama/llama_index#10493 and router-for-me/CLIProxyAPI#2798; a call
+    answered by two tool messages, agno-agi/agno#5116 and anomalyco/opencode#1211)."""
     messages = body["messages"]
     if not messages:
         return Violation("summarizer-request-empty", "[] is too short - 'messages'")
@@ -173,9 +174,18 @@ def chat_rejects(body: Mapping[str, Any]) -> Violation | None:
         return Violation("summarizer-request-invalid-message", f"Invalid 'messages': {problem}")
     for r in oracle.rounds(messages):
         opener = messages[r[0]]
+        answering: dict[Any, int] = {}
         for i in r:
             if messages[i].get("role") == "tool" and (opener.get("role") != "assistant" or messages[i].get("tool_call_id") not in oracle.call_ids(opener)):
                 return Violation("summarizer-request-orphan-tool-result", f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (param messages.[{i}].role)")
+            call_id = messages[i].get("tool_call_id") if messages[i].get("role") == "tool" else None
+            if call_id in answering:
+                return Violation(
+                    "summarizer-request-tool-call-answered-twice",
+                    f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}', in messages[{answering[call_id]}] and messages[{i}]. (param messages.[{i}].tool_call_id)",
+                )
+            if call_id is not None:
+                answering[call_id] = i
         answered = [messages[i].get("tool_call_id") for i in r[1:]]
         unanswered = [str(c) for c in oracle.call_ids(opener) if c not in answered]
         if unanswered:
@@ -191,12 +201,16 @@ def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     """The Responses API's own rules on a request's ``input`` items (SPEC RESP-1, RESP-2, RESP-6: the
     texts quoted in continuedev/continue#10092 and Soju06/codex-lb#1168; RESP-3 where the request
     alone shows it: a reasoning item followed by no item the model wrote), for /v1/responses and its
-    compact endpoint alike."""
+    compact endpoint alike; an item id named twice, in the API's words (`response_chains.repeated_item`)."""
     from .formats import responses
+    from .response_chains import DUPLICATE, duplicate_text, repeated_item
 
     items = body.get("input")
     if not isinstance(items, list):
         return None
+    repeated = repeated_item(items)
+    if repeated is not None:
+        return Violation(DUPLICATE, duplicate_text(repeated[2]))
     problem = responses.invalid(items)
     if problem:
         return Violation("summarizer-request-invalid-item", f"Invalid 'input': {problem}")

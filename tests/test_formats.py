@@ -212,6 +212,28 @@ def test_each_anthropic_clause_catches_its_worked_violation(clause: str, out: ob
     assert {k: v for k, v in anthropic.structural(ANTHROPIC_HISTORY, ANTHROPIC_CORRECT).items() if v} == {}
 
 
+@pytest.mark.parametrize(
+    ("content", "final", "reason_id"),
+    [
+        pytest.param("", False, "invalid-message:empty-content", id="empty-string"),
+        pytest.param("", True, None, id="empty-final-assistant"),
+        pytest.param([{"type": "text", "text": ""}], True, "invalid-message:empty-text-block", id="empty-block-anywhere"),
+        pytest.param([{"type": "text", "text": "Done."}, {"type": "text", "text": ""}], False, "invalid-message:empty-text-block", id="empty-block-beside-text"),
+        pytest.param([{"type": "text", "text": " \n"}], False, "invalid-message:whitespace-text", id="whitespace-only-block"),
+        pytest.param([{"type": "text", "text": " "}, {"type": "text", "text": "Done."}], False, None, id="whitespace-beside-text"),
+        pytest.param("Done.", False, None, id="text"),
+    ],
+)
+def test_anth5_refuses_the_empty_text_the_messages_api_refuses(content: object, final: bool, reason_id: str | None) -> None:
+    """SPEC ANTH-5: the Messages API's answers to empty text, each shape as LibreChat-AI/agents#124 probed
+    it; an assistant turn ending the request may be empty (a prefill)."""
+    turn = {"role": "assistant", "content": content}
+    messages = [M[0], turn] if final else [M[0], turn, {"role": "user", "content": "Go on."}]
+    found = anthropic.invalid({"messages": messages})
+    assert (found.reason_id if found is not None else None) == reason_id, found
+    assert anthropic.invalid({"messages": messages}, {"messages": messages}) is None  # the caller's own
+
+
 def test_what_the_profile_tests_ask_of_each_format() -> None:
     """The operations the format-independent tests use (SPEC Part A, "Wire formats"), on the worked examples."""
     fmt = formats.get(formats.RESPONSES)

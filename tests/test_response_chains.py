@@ -103,8 +103,9 @@ def test_the_store_resolves_and_refuses_without_a_server():
 def test_only_an_id_the_named_chain_holds_is_a_duplicate():
     """The duplicate rule's precision: an id is refused only where the chain the request names (or its
     conversation) holds it. An id another response's chain holds, an item without an id, and a request
-    naming no chain (the API reads no server state then) are no duplicates; an ``item_reference`` to an item
-    the chain holds is one (vercel/ai#15492)."""
+    naming no chain (the API reads no server state then) are no duplicates of a chain (an id named twice
+    within one input is the request rules' refusal, below); an ``item_reference`` to an item the chain
+    holds is one (vercel/ai#15492)."""
     store = ResponseStore()
     store.keep({"input": [USER]}, {"id": "resp_a", "output": CALLS[:1]})
     store.keep({"input": [USER]}, {"id": "resp_b", "output": CALLS[1:]})
@@ -152,6 +153,39 @@ def test_an_item_the_server_already_holds_is_a_duplicate(server, server_state):
     assert refused.value.param == "input" and server.exchanges[-1].rejected.reason_id == DUPLICATE
     client(server).responses.create(model="gpt-4.1", input=OUTPUTS, **named)
     assert server.exchanges[-1].rejected is None
+
+
+def test_an_id_named_twice_in_one_input_is_a_duplicate(server):
+    """SPEC Decision (an id repeated within one input): a stateless request naming one item id twice, by
+    the item or by an ``item_reference``, is refused in the API's words (microsoft/vscode#321977,
+    earendil-works/pi#5165); the same items without the repeat, or with the repeated copy unnamed, are
+    accepted."""
+    reference = {"type": "item_reference", "id": "fc_1"}
+    unnamed = {k: v for k, v in CALLS[0].items() if k != "id"}
+    for repeated in (CALLS[0], reference):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client(server).responses.create(model="gpt-4.1", input=[USER, *CALLS, repeated, *OUTPUTS])
+        assert "Duplicate item found with id fc_1. Remove duplicate items from your input and try again." in refused.value.message
+        assert server.exchanges[-1].rejected.reason_id == DUPLICATE
+    client(server).responses.create(model="gpt-4.1", input=[USER, *CALLS, *OUTPUTS, {**USER, "id": "msg_a"}, {**USER, "id": "msg_b"}])
+    assert server.exchanges[-1].rejected is None
+    with pytest.raises(openai.BadRequestError):
+        client(server).responses.create(model="gpt-4.1", input=[USER, *CALLS[1:], unnamed, unnamed, *OUTPUTS])
+    assert server.exchanges[-1].rejected.reason_id != DUPLICATE  # refused for the call_id named twice, not the id
+
+
+def test_resp6_an_output_naming_an_id_twice_is_invalid_unless_its_input_did():
+    """RESP-6: the output may not name an item id twice (the request the API would refuse), except an id the
+    input itself already names twice: that repeat is the caller's."""
+    from compaction_suite.conformance.formats import responses
+
+    history = [USER, CALLS[0], OUTPUTS[0]]
+    problem = responses.invalid([*history, CALLS[0]], history)
+    assert problem is not None and problem.reason_id == "invalid-item:duplicate-id" and "'fc_1'" in str(problem)
+    assert responses.invalid(history, history) is None
+    twice = [USER, {**USER, "id": "msg_1"}, {**USER, "id": "msg_1"}]
+    assert responses.invalid(twice, twice) is None
+    assert responses.invalid(twice, [USER, {**USER, "id": "msg_1"}]).reason_id == "invalid-item:duplicate-id"
 
 
 def test_the_store_opens_conversations_and_refuses_an_unknown_one():

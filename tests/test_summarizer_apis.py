@@ -169,6 +169,16 @@ def test_hang_times_the_client_out(server: SummarizerServer, api: str) -> None:
         ("/v1/messages", {"model": "c", "messages": []}, "max_tokens"),
         ("/v1/responses", {"input": "x"}, "model"),
         ("/v1/responses/compact", {"model": "m", "previous_response_id": "resp_1"}, "Previous response with id 'resp_1' not found."),
+        (
+            "/v1/chat/completions",
+            {"model": "m", "messages": [
+                {"role": "user", "content": "List the files."},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "Tool execution aborted"},
+                {"role": "tool", "tool_call_id": "call_1", "content": "a.py b.py"},
+            ]},
+            "Invalid parameter: Duplicate value for 'tool_call_id' of 'call_1', in messages[2] and messages[3].",
+        ),
     ],
 )
 def test_invalid_requests_are_http_400(server: SummarizerServer, path: str, body: dict, says: str) -> None:

@@ -158,7 +158,7 @@ def invalid(request: Any, given: Any = None) -> Violation | None:
     seen: set[str] = set()
     before = messages_of(given) or []
     for i, m in enumerate(messages):
-        problem = _invalid_message(m, before)
+        problem = _invalid_message(m, before) or _empty_text(m, final=i == len(messages) - 1)
         if problem and not any(same(m, g) for g in before):
             return Violation(f"invalid-message:{problem.reason_id}", f"{where(messages, i)}: {problem}")
         for use in tool_uses(m):
@@ -188,6 +188,24 @@ def _invalid_message(m: Any, given: Sequence[Message] = ()) -> Violation | None:
         problem = _invalid_block(block, m["role"])
         if problem and not (_unknown(block) and any(same(block, b) for g in given for b in blocks(g))):
             return problem
+    return None
+
+
+def _empty_text(m: Message, *, final: bool) -> Violation | None:
+    """ANTH-5: the Messages API refuses a message whose string content is empty, but for a final
+    assistant message ("all messages must have non-empty content except for the optional final
+    assistant message", anthropics/claude-code#6774, microsoft/autogen#6083), a text block whose text is
+    empty ("text content blocks must be non-empty", anthropics/claude-code#59812), and a message whose
+    only block is text of whitespace ("text content blocks must contain non-whitespace text",
+    anthropics/claude-code#23440; the API's answers to each shape, LibreChat-AI/agents#124)."""
+    content = m.get("content")
+    if content == "" and not (final and m.get("role") == "assistant"):
+        return Violation("empty-content", "all messages must have non-empty content except for the optional final assistant message")
+    texts = [b.get("text") for b in blocks(m) if b.get("type") == "text"] if isinstance(content, list) else []
+    if "" in texts:
+        return Violation("empty-text-block", "text content blocks must be non-empty")
+    if isinstance(content, list) and len(content) == 1 and texts and not str(texts[0]).strip():
+        return Violation("whitespace-text", "text content blocks must contain non-whitespace text")
     return None
 
 

@@ -23,6 +23,7 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
+from ..response_chains import duplicate_text, item_id, repeated_item
 from ..summarizer_apis import compaction_digest, folded, responses_messages
 from ..tool_search import loaded, words
 from ..violation import Violation
@@ -196,11 +197,16 @@ def removed(history: Sequence[Item], out: Sequence[Item]) -> list[Item]:
 
 
 def invalid(items: Any, given: Sequence[Any] = ()) -> Violation | None:
-    """RESP-6: the shape rules of the Responses API's ``input`` items, and unique ``call_id``s.
-    Pairing is RESP-1/RESP-2's, reasoning order RESP-3's. An item returned identical to one of
-    ``given`` (the input) passes the shape rules: it is the caller's (Decision, SPEC RESP-6)."""
+    """RESP-6: the shape rules of the Responses API's ``input`` items, unique ``call_id``s and unique
+    item ids. Pairing is RESP-1/RESP-2's, reasoning order RESP-3's. An item returned identical to one of
+    ``given`` (the input) passes the shape rules: it is the caller's (Decision, SPEC RESP-6); so does an
+    id ``given`` already names twice."""
     if not isinstance(items, list):
         return Violation("invalid-output:not-a-list", f"the output is a {type(items).__name__}, not a list of items")
+    repeated = repeated_item(items)
+    if repeated is not None and repeated_item([i for i in given if item_id(i) == repeated[2]]) is None:
+        earlier, at, name = repeated
+        return Violation("invalid-item:duplicate-id", f"{where(items, at)}: id {name!r} names {where(items, earlier)} again; the API refuses it: {duplicate_text(name)!r}")
     seen: set[str] = set()
     for i, item in enumerate(items):
         problem = _invalid_item(item)
