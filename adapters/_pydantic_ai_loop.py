@@ -224,6 +224,39 @@ class Replayed:
     left of it at the request after the history's end, before pydantic-ai merges it for the model."""
 
 
+@dataclass
+class Handed:
+    """What a capability's ``before_model_request`` handed on at one request: the messages of the request
+    context it returned (what the model is sent) and how long the run's history was then."""
+
+    messages: list[Any]
+    history_length: int
+
+
+def recording(capability: Any, handed: list[Handed]) -> Any:
+    """``capability`` with each ``before_model_request`` it answers recorded in ``handed`` (`Handed`); the hook
+    itself runs unchanged (the instance's own method, called as pydantic-ai calls it)."""
+    hook = capability.before_model_request
+
+    async def before_model_request(ctx: Any, request_context: Any) -> Any:
+        result = await hook(ctx, request_context)
+        handed.append(Handed(messages=list(result.messages), history_length=len(ctx.messages)))
+        return result
+
+    capability.before_model_request = before_model_request
+    return capability
+
+
+def as_sent(run: Replayed, handed: list[Handed]) -> list[Any]:
+    """The run as the model saw it: what the capability handed on at the run's last request (`recording`),
+    then what the run recorded after that request (a finished run's answer); the run's history when no
+    request was handed on."""
+    if not handed:
+        return run.kept
+    last = handed[-1]
+    return [*last.messages, *run.kept[last.history_length :]]
+
+
 class Asked(Exception):
     """Raised by the scripted model when the run asks it past the history's end: the request is read, the run ends."""
 
@@ -233,12 +266,15 @@ AgentOf = Callable[[Any, list[Any], "list[str] | None"], Any]
 history's system prompts as its own when nothing else came before the turn (one ``SystemPromptPart`` each)."""
 
 
-async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: bool = False, pending: bool = False) -> Replayed | None:
+async def replay(
+    messages: list[Message], agent_of: AgentOf, *, tool_search: bool = False, pending: bool = False, handed: list[Handed] | None = None
+) -> Replayed | None:
     """The history's last turn run through pydantic-ai's ``Agent`` (module docstring), or None when the
     history does not end in a run of its loop (`last_turn`). With ``pending``, a history ending in a request
     (a user message, or the results of the last calls) is run up to the model request after it, read and
     ended there (`Asked`). With ``tool_search``, the tools called only before the turn are deferred and the
-    history holds the search rounds that found them (`with_searches`)."""
+    history holds the search rounds that found them (`with_searches`). ``handed``: the requests a `recording`
+    capability handed on, whose messages are noted as the run's own are."""
     from .pydantic_ai import EXTRA, _user_content, to_pydantic_ai
 
     pm = requires("pydantic_ai.messages", EXTRA)
@@ -284,9 +320,9 @@ async def replay(messages: list[Message], agent_of: AgentOf, *, tool_search: boo
         try:
             result = await agent.run(_user_content(pm, turn[0].get("content")), message_history=history or None)
         except Asked:
-            note_turn(pm, [list(captured)], turn, notes, before)
+            note_turn(pm, [list(captured), *(h.messages for h in handed or [])], turn, notes, before)
             return Replayed(history=history, notes=notes, sent=sent, result=None, kept=list(captured))
     if messages[-1].get("role") != "assistant":
         return None  # the run ended before the history did: not a run of pydantic-ai's loop
-    note_turn(pm, [*sent, list(result.all_messages())], turn, notes, before)
+    note_turn(pm, [*sent, list(result.all_messages()), *(h.messages for h in handed or [])], turn, notes, before)
     return Replayed(history=history, notes=notes, sent=sent, result=result, kept=list(result.all_messages()))

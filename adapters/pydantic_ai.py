@@ -55,6 +55,7 @@ from ._common import (
     factory,
     make,
     options,
+    release,
     requires,
     text_of_parts,
     tool_text,
@@ -134,6 +135,16 @@ is sent after the history's last step, as ``openai_compaction`` runs (`_pydantic
 rounds pydantic-ai records (`_pydantic_ai_loop`; pydantic/pydantic-ai-harness#380); ``persisted``: the history the capability left
 is kept between turns as a user keeps it (`PERSISTED`), so what comes back is what loads (a history the store
 cannot load ends the next turn before it starts)."""
+
+HISTORY_WRITTEN_FROM = (0, 54)
+"""The harness release from which a compaction capability writes what it compacted into the run's history
+(``ctx.messages[:] = compacted`` in each ``before_model_request``, read in the 0.54.0 and 0.62.0 wheels); up to 0.53.0
+(read in the 0.4.0-0.10.0, 0.18.0, 0.20.0, 0.29.0, 0.36.0, 0.52.0 and 0.53.0 wheels) it sets only
+``request_context.messages``, what the model is sent. pydantic-ai-slim 2.11.0-2.51.0 (read: ``_agent_graph``'s
+``ctx.state.message_history[:] = messages`` after the hooks) wrote that list back into the history; 2.62 and later (read: 2.62.0, 2.68.0; ``HistoryMirroringMessages``) keep only what a hook appends, so
+harness 0.36.0 with slim 2.68.0 compacts each request and never the history. In the ``Agent`` loop the adapter
+therefore judges, below that release, what the capability handed the model at the last request
+(`_pydantic_ai_loop.as_sent`), the history at that request wherever slim wrote it back."""
 
 NOT_ADAPTED = (
     "FallbackCompaction chains other than summarizing -> sliding window, TieredCompaction chains other than clear "
@@ -439,22 +450,27 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
         ctx = tools.RunContext(deps=None, model=model, usage=usage.RunUsage(), messages=list(converted))
         request = models.ModelRequestContext(model=model, messages=list(converted), model_settings=None, model_request_parameters=models.ModelRequestParameters())
         sent = await capability_of(model).before_model_request(ctx, request)
-        # What the model is sent: harness releases before ~0.2x write only the returned request
-        # context's messages, later ones ``ctx.messages`` too (the same list).
+        # What the model is sent: the returned request context's messages, at every release; from
+        # `HISTORY_WRITTEN_FROM` the capability writes the same list into ``ctx.messages`` too.
         return await _back(stored(list(sent.messages)), notes, model)
 
     async def in_agent(messages: list[Message]) -> list[Message]:
         pydantic_ai = requires("pydantic_ai", EXTRA)
+        handed: list[loop.Handed] = []
 
         def agent_of(function_model: Any, replayed: list[Any], system: list[str] | None) -> Any:
-            return pydantic_ai.Agent(function_model, capabilities=[capability_of(model)], tools=replayed, system_prompt=system or ())
+            capability = loop.recording(capability_of(model), handed)
+            return pydantic_ai.Agent(function_model, capabilities=[capability], tools=replayed, system_prompt=system or ())
 
-        run = await loop.replay(messages, agent_of, tool_search=bool(o["tool_search"]), pending=True)
+        run = await loop.replay(messages, agent_of, tool_search=bool(o["tool_search"]), pending=True, handed=handed)
         if run is None:
             return messages  # no run of pydantic-ai's loop ends this history
         # A history ending in a request: what the model is sent next. One ending in an answer: the history
-        # after the run (what the capability left at the last request, and the answer).
-        return await _back(stored(run.kept), run.notes, model)
+        # after the run (what the capability left at the last request, and the answer). Where the harness
+        # leaves the history as it was and hands only the model its compacted request (`HISTORY_WRITTEN_FROM`),
+        # that request stands for the history at it.
+        kept = run.kept if release("pydantic-ai-harness") >= HISTORY_WRITTEN_FROM else loop.as_sent(run, handed)
+        return await _back(stored(kept), run.notes, model)
 
     async def on_responses(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from . import _pydantic_ai_native as native

@@ -127,3 +127,38 @@ def test_a_turn_holding_an_empty_answer_is_no_run_of_the_loop() -> None:
     assert not recorded(turn, turn[-8:]) and recorded(messages, messages[-6:])
     target = pydantic_ai.clear_tool_results(settings(), max_tokens=100, keep_pairs=1, in_agent=True)
     assert asyncio.run(target.compact(turn[:-1], iteration=1)) == turn[:-1]
+
+
+def test_a_harness_compacting_only_the_request_is_judged_on_what_the_model_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Harness releases before `HISTORY_WRITTEN_FROM` (0.54.0) set only ``request_context.messages``; pydantic-ai
+    from 2.62 (the one installed here) no longer writes that list back into the run's history, so the history
+    after the run is uncompacted and the loop is judged on what the capability handed the model (`as_sent`).
+    The capability here is the installed ``ClearToolResults`` run on a copy of the run's history, as 0.53.0 ran."""
+    import dataclasses
+
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai_harness import compaction
+
+    from compaction_suite.adapters import pydantic_ai
+
+    @dataclasses.dataclass
+    class RequestOnly(AbstractCapability[Any]):
+        inner: Any = None
+
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            return await self.inner.before_model_request(dataclasses.replace(ctx, messages=list(ctx.messages)), request_context)
+
+    def request_only(**keywords: Any) -> Any:
+        return RequestOnly(inner=compaction.ClearToolResults(**keywords))
+
+    monkeypatch.setattr(pydantic_ai, "_harness_compaction", lambda: SimpleNamespace(ClearToolResults=request_only))
+    # ending in the second round's result (compacted at the request after it), and in the run's answer (the
+    # request before it, then the answer)
+    for messages in (history()[:-1], history()):
+        for harness, cleared in (((0, 53), True), ((0, 62), False)):
+            monkeypatch.setattr(pydantic_ai, "release", lambda _name, harness=harness: harness)
+            target = pydantic_ai.clear_tool_results(settings(), max_tokens=100, keep_pairs=1, in_agent=True)
+            out = asyncio.run(target.compact(messages, iteration=1))
+            assert [m["role"] for m in out] == [m["role"] for m in messages]
+            assert (out[3]["content"] != messages[3]["content"]) is cleared  # the oldest result, cleared in the request only
+            assert out[-1] == messages[-1]
