@@ -458,6 +458,8 @@ def runner(settings: Any, **given: Any) -> Any:
         if plan is None:
             return list(items)  # no run of the SDK's loop ends in this history
         stored, turn, step, outputs = plan
+        if not returnable(agents, outputs):
+            return list(items)  # a tool result no tool of the SDK returns as the history holds it
         if o["tripwire"] and not _retained_on_tripwire(step):
             return list(items)  # the history shows an item delivered which the tripped run does not store
         n = next(_ids)
@@ -770,12 +772,56 @@ def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: 
     return agents.Agent(name="compaction-suite", model=model, tools=tools, model_settings=agents.ModelSettings(store=store), **shape.agent)
 
 
+TOOL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "input_text": ("ToolOutputText", ("text",)),
+    "input_image": ("ToolOutputImage", ("image_url", "file_id", "detail")),
+    "input_file": ("ToolOutputFileContent", ("file_data", "file_url", "file_id", "filename")),
+}
+"""A ``function_call_output``'s content part -> the SDK's tool return type that stores it, and the fields the
+SDK copies from it (``ItemHelpers._convert_single_tool_output_pydantic_model``, 0.6.6-0.24.0)."""
+
+
+def tool_return(agents: Any, output: Any) -> Any:
+    """What a tool returns for the SDK to store ``output`` (a ``function_call_output``'s output) as it is:
+    the text itself, or for a list of content parts the SDK's documented structured returns
+    (``ToolOutputText``, ``ToolOutputImage``, ``ToolOutputFileContent``: docs/tools.md "Returning images or
+    files from function tools"), which the SDK writes back as ``input_text``/``input_image``/``input_file``
+    parts. None where no return stores it: a part of another type, or with a field the SDK does not copy.
+    The wire parts themselves are no return value: the SDK stores ``str()`` of such a list, one text (the
+    sweep of 2026-11-28 found ``runner`` with ``streamed`` failing CORE-14 on that, an artefact of this
+    adapter returning the history's parts as they were)."""
+    if isinstance(output, str):
+        return output
+    if not isinstance(output, list) or not output:
+        return None
+    returned = []
+    for part in output:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in TOOL_PARTS:
+            return None
+        name, fields = TOOL_PARTS[kind]
+        given = {k: v for k, v in part.items() if k != "type"}
+        if set(given) - set(fields) or not hasattr(agents, name):
+            return None
+        try:
+            returned.append(getattr(agents, name)(**given))
+        except ValueError:  # pydantic's ValidationError: an image without a url or file id, say
+            return None
+    return returned
+
+
+def returnable(agents: Any, outputs: dict[str, Any]) -> bool:
+    """Whether tools can return every output of ``outputs`` as the history holds it (`tool_return`)."""
+    return all(tool_return(agents, output) is not None for output in outputs.values())
+
+
 def _tools(agents: Any, step: list[Any], outputs: dict[str, Any], *, gated: bool = False) -> list[Any]:
     """One ``FunctionTool`` per name the step calls, answering each call with the history's output for it
-    (``gated``: each declared ``needs_approval=True``)."""
+    (`tool_return`: what the tool returns for the SDK to store that output; ``gated``: each declared
+    ``needs_approval=True``)."""
 
     async def answer(context: Any, _arguments: str) -> Any:
-        return outputs[context.tool_call_id]
+        return tool_return(agents, outputs[context.tool_call_id])
 
     names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
@@ -869,7 +915,7 @@ class _RunnerSession(_Session):
 
     async def append(self, items: list[dict[str, Any]]) -> None:
         plan = last_step(items)
-        if plan is None:
+        if plan is None or not returnable(self._agents, plan[3]):
             await self._session.add_items(items)
             return
         stored, turn, step, outputs = plan

@@ -139,6 +139,30 @@ def test_the_runner_replays_only_steps_its_loop_produces():
     assert last_step([said]) is None
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_runner_stores_a_tool_result_of_content_parts_as_the_history_holds_it(streamed):
+    """A step's output that is a list of content parts is stored as that list (the tool returns the SDK's
+    ``ToolOutputText``/``ToolOutputImage``/``ToolOutputFileContent``), not as ``str()`` of it, streamed or not;
+    a part no tool return stores leaves the history as it is (no run of the SDK's loop ends in it)."""
+    import agents
+
+    from compaction_suite.adapters.openai_agents import runner, tool_return
+
+    parts = [{"type": "input_text", "text": "1\timport json"}, {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}]
+    assert tool_return(agents, "x") == "x"
+    assert tool_return(agents, [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]) is None
+    assert tool_return(agents, [{"type": "input_text", "text": "x", "annotations": []}]) is None  # a field the SDK would drop
+    user = {"type": "message", "role": "user", "content": "read it"}
+    call = {"type": "function_call", "id": "fc_c1", "call_id": "c1", "name": "readFile", "arguments": "{}", "status": "completed"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": parts}
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        kept = asyncio.run(runner(settings, threshold=100, streamed=streamed).compact([user, call, output], iteration=1))
+        unchanged = [user, call, {**output, "output": [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]}]
+        assert asyncio.run(runner(settings, threshold=100, streamed=streamed).compact(unchanged, iteration=1)) == unchanged
+    assert [i["output"] for i in kept if i.get("type") == "function_call_output"] == [parts]
+
+
 def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     """``SessionSettings(limit=N)`` on the underlying session (a documented read limit): the compaction
     session sends only the last N items to the compact endpoint and then replaces the *whole* store with
