@@ -163,6 +163,35 @@ def test_the_runner_stores_a_tool_result_of_content_parts_as_the_history_holds_i
     assert [i["output"] for i in kept if i.get("type") == "function_call_output"] == [parts]
 
 
+@pytest.mark.skipif(Version(version("openai-agents")) < Version("0.16.0"), reason="ModelSettings.context_management arrived in 0.16.0")
+@pytest.mark.parametrize("streamed", [False, True])
+def test_server_compaction_stores_the_compaction_item_the_response_starts_with(streamed):
+    """``server_compaction``: the agent's request carries ``context_management`` at that threshold; the double,
+    the input past it, answers the compaction item before the step, and the SDK stores it in the session between
+    the turn's input and the step, every earlier item kept (what the Runner reads into the next turn)."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds("about the repository layout " * 20)
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        kept = asyncio.run(runner(settings, threshold=100, server_compaction=200, streamed=streamed).compact(items, iteration=1))
+        sent = [r.body for r in server.model_requests]
+    assert [b.get("context_management") for b in sent] == [[{"type": "compaction", "compact_threshold": 200}]]
+    assert [responses_format.kind(i) for i in kept[-2:]] == ["compaction", "message"]
+    assert kept[:-2] == items[:-1] and kept[-1]["id"] == items[-1]["id"]
+
+
+def test_server_compaction_is_refused_where_model_settings_has_no_context_management(monkeypatch):
+    import agents
+
+    from compaction_suite.adapters._common import CannotDrive
+    from compaction_suite.adapters.openai_agents import runner
+
+    monkeypatch.setattr(agents, "ModelSettings", type("ModelSettings", (), {"__init__": lambda self, store=None: None}))
+    with pytest.raises(CannotDrive, match="context_management"):
+        runner(Settings(), threshold=100, server_compaction=200)
+
+
 def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     """``SessionSettings(limit=N)`` on the underlying session (a documented read limit): the compaction
     session sends only the last N items to the compact endpoint and then replaces the *whole* store with
