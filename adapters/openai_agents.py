@@ -135,7 +135,9 @@ run's final message (``include_in_history``, its default); any other history is 
 threshold", its docstring): the double answers a request whose input reaches N tokens with the compaction item
 first, then the step (OpenAI's compaction guide), and the SDK stores that item in the session with the run's other
 items (a ``CompactionItem``); the output is every stored item, what the ``Runner`` reads into the next turn's input.
-A configuration gives a ``threshold`` past any history's candidates, so the session's own compaction stays out."""
+The session is then the ``SQLiteSession`` itself, without ``OpenAIResponsesCompactionSession`` (``threshold`` and
+``compaction_mode`` unused): the server compacts, the suite's summarizer is never asked, as for a user who lets the
+API compact."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -169,8 +171,9 @@ WHY = {
         "the API answers with HTTP 500, so the guardrail raises and the run ends in that error; max_turns_handler: a history whose "
         "last turn ends in a step of calls, their outputs and one assistant text message is run to the turn limit after the step, "
         "a max_turns error handler answering with that message (other histories returned unchanged); server_compaction: "
-        "the agent's ModelSettings(context_management=...) at that compact_threshold, the Responses API compacting server-side "
-        "(the double answers the compaction item before the step) and the SDK storing that item in the session; no declared "
+        "the agent's ModelSettings(context_management=...) at that compact_threshold over a plain SQLiteSession (no compaction "
+        "session), the Responses API compacting server-side (the double answers the compaction item before the step) and the "
+        "SDK storing that item in the session; no declared "
         "trigger (the Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
@@ -213,7 +216,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True, "gated": True}),
     ("runner", {"threshold": 100, "streamed": True, "guardrail_fails": True}),
     ("runner", {"threshold": 100, "max_turns_handler": True, "guardrail_fails": True}),
-    ("runner", {"threshold": 100, "server_compaction": 500}),
+    ("runner", {"server_compaction": 500}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -481,7 +484,7 @@ def runner(settings: Any, **given: Any) -> Any:
         store = memory.SQLiteSession(f"compaction-suite-runner-{n}")
         try:
             await store.add_items(stored)
-            session = memory.OpenAIResponsesCompactionSession(
+            session = store if server is not None else memory.OpenAIResponsesCompactionSession(
                 f"compaction-suite-runner-{n}", store, client=client, model=COMPACT_MODEL,
                 should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
             )  # fmt: skip

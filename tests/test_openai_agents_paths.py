@@ -174,11 +174,12 @@ def test_server_compaction_stores_the_compaction_item_the_response_starts_with(s
     items = _stored_rounds("about the repository layout " * 20)
     with SummarizerServer() as server:
         settings = connected(Settings(), server.base_url)
-        kept = asyncio.run(runner(settings, threshold=100, server_compaction=200, streamed=streamed).compact(items, iteration=1))
+        kept = asyncio.run(runner(settings, server_compaction=200, streamed=streamed).compact(items, iteration=1))
         sent = [r.body for r in server.model_requests]
     assert [b.get("context_management") for b in sent] == [[{"type": "compaction", "compact_threshold": 200}]]
     assert [responses_format.kind(i) for i in kept[-2:]] == ["compaction", "message"]
     assert kept[:-2] == items[:-1] and kept[-1]["id"] == items[-1]["id"]
+    assert not [e for e in server.exchanges if e.api == "compact"]  # no compaction session: the API compacts
 
 
 def test_server_compaction_is_refused_where_model_settings_has_no_context_management(monkeypatch):
