@@ -78,7 +78,7 @@ COMPACT_MODEL = "gpt-4.1"
 DEFAULTS: dict[str, dict[str, Any]] = {
     "responses_compaction": {"threshold": 10, "session_limit": None},
     "responses_session": {"threshold": 4},
-    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False, "guardrail_fails": False, "max_turns_handler": False},
+    "runner": {"threshold": 10, "store": True, "streamed": False, "compaction_mode": None, "session_limit": None, "input_turns": None, "abandoned": False, "approved": None, "stop_on_first_tool": False, "tripwire": False, "gated": False, "guardrail_fails": False, "max_turns_handler": False, "server_compaction": None},
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False, "conversation": False, "input_filter": None},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
@@ -129,7 +129,15 @@ guardrail exception" (docs/guardrails.md, 0.22.0).
 whose final output is the history's closing message: for a history whose last turn ends in a step of calls, their
 outputs and one assistant text message (`handled_step`), the model answers the step, the tools answer its calls, the
 turn limit (``max_turns=1``) ends the run and the handler answers with the message's text, which the SDK stores as the
-run's final message (``include_in_history``, its default); any other history is returned unchanged."""
+run's final message (``include_in_history``, its default); any other history is returned unchanged.
+``server_compaction``: for ``runner`` the agent's ``ModelSettings(context_management=[{"type": "compaction",
+"compact_threshold": N}])`` (0.16.0 on, "to enable server-side compaction when the rendered context crosses a token
+threshold", its docstring): the double answers a request whose input reaches N tokens with the compaction item
+first, then the step (OpenAI's compaction guide), and the SDK stores that item in the session with the run's other
+items (a ``CompactionItem``); the output is every stored item, what the ``Runner`` reads into the next turn's input.
+The session is then the ``SQLiteSession`` itself, without ``OpenAIResponsesCompactionSession`` (``threshold`` and
+``compaction_mode`` unused): the server compacts, the suite's summarizer is never asked, as for a user who lets the
+API compact."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -162,8 +170,11 @@ WHY = {
         "(run_streamed with streamed); guardrail_fails: the agent's output guardrail runs its own check agent, whose model request "
         "the API answers with HTTP 500, so the guardrail raises and the run ends in that error; max_turns_handler: a history whose "
         "last turn ends in a step of calls, their outputs and one assistant text message is run to the turn limit after the step, "
-        "a max_turns error handler answering with that message (other histories returned unchanged); no declared trigger (the "
-        "Runner compacts after a response, on candidate items)"
+        "a max_turns error handler answering with that message (other histories returned unchanged); server_compaction: "
+        "the agent's ModelSettings(context_management=...) at that compact_threshold over a plain SQLiteSession (no compaction "
+        "session), the Responses API compacting server-side (the double answers the compaction item before the step) and the "
+        "SDK storing that item in the session; no declared "
+        "trigger (the Runner compacts after a response, on candidate items)"
     ),
     "tool_output_trimmer": (
         "core only: ToolOutputTrimmer, the SDK's call_model_input_filter, on the model's input as the Runner calls it "
@@ -205,6 +216,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("runner", {"threshold": 100, "streamed": True, "stop_on_first_tool": True, "tripwire": True, "gated": True}),
     ("runner", {"threshold": 100, "streamed": True, "guardrail_fails": True}),
     ("runner", {"threshold": 100, "max_turns_handler": True, "guardrail_fails": True}),
+    ("runner", {"server_compaction": 500}),
     ("handoff_history", {}),
     ("handoff_history", {"hosted_tools": True}),
     ("handoff_history", {"returned": "next_turn"}),
@@ -223,7 +235,9 @@ NOT_ADAPTED = (
     "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
     "the Runner's own previous_response_id / conversation_id for runner (server-managed state, no local session to compact; "
     "handoff_history drives auto_previous_response_id with chained and conversation_id with conversation, where the SDK from 0.14.1 turns nest_handoff_history off and refuses an input filter); a custom handoff_history_mapper or handoff input_filter (the user's code: only the SDK's remove_all_tools is driven); "
-    "OpenAIConversationsSession (server-side history, never compacted locally)"
+    "OpenAIConversationsSession (server-side history, never compacted locally); the sandbox agents' Compaction capability "
+    "(agents.sandbox: server_compaction's context_management, its input cut at the newest compaction item; a SandboxAgent runs "
+    "beside a sandbox client, which the suite does not start)"
 )
 
 _ids = itertools.count(1)
@@ -445,7 +459,10 @@ def runner(settings: Any, **given: Any) -> Any:
     if o["max_turns_handler"] and not accepts(agents.Runner.run, "error_handlers"):
         raise CannotDrive("openai_agents:runner", "openai-agents", "Runner.run has no error_handlers (max_turns_handler) before 0.8.0")
     failing = _FailingGuardrail(agents, openai, settings) if o["guardrail_fails"] else None
-    shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]), failing=failing)
+    server = o["server_compaction"]
+    if server is not None and not accepts(agents.ModelSettings, "context_management"):
+        raise CannotDrive("openai_agents:runner", "openai-agents", "ModelSettings has no context_management (server_compaction) before 0.16.0")
+    shape = _Shape(agents, stop=bool(o["stop_on_first_tool"]), trips=bool(o["tripwire"]), gated=bool(o["gated"]), failing=failing, server_compaction=int(server) if server is not None else None)
     _loop_starts(agents, "openai_agents:runner")
     counted = _RunUsage(agents)
 
@@ -458,6 +475,8 @@ def runner(settings: Any, **given: Any) -> Any:
         if plan is None:
             return list(items)  # no run of the SDK's loop ends in this history
         stored, turn, step, outputs = plan
+        if not returnable(agents, outputs):
+            return list(items)  # a tool result no tool of the SDK returns as the history holds it
         if o["tripwire"] and not _retained_on_tripwire(step):
             return list(items)  # the history shows an item delivered which the tripped run does not store
         n = next(_ids)
@@ -465,7 +484,7 @@ def runner(settings: Any, **given: Any) -> Any:
         store = memory.SQLiteSession(f"compaction-suite-runner-{n}")
         try:
             await store.add_items(stored)
-            session = memory.OpenAIResponsesCompactionSession(
+            session = store if server is not None else memory.OpenAIResponsesCompactionSession(
                 f"compaction-suite-runner-{n}", store, client=client, model=COMPACT_MODEL,
                 should_trigger_compaction=lambda context: len(context["compaction_candidate_items"]) >= threshold, **mode,
             )  # fmt: skip
@@ -745,10 +764,14 @@ class _Shape:
     """How the replaying agent is built beyond its scripted model and tools (`runner`'s options): its
     ``tool_use_behavior`` (``stop``: ``stop_on_first_tool``), an output guardrail that trips on every final
     output (``trips``) or whose check fails (``failing``, `_FailingGuardrail`), and tools declared
-    ``needs_approval=True`` (``gated``)."""
+    ``needs_approval=True`` (``gated``); ``server_compaction``: its model settings turn on the Responses API's
+    server-side compaction at that ``compact_threshold`` (``ModelSettings.context_management``)."""
 
-    def __init__(self, agents: Any, *, stop: bool = False, trips: bool = False, gated: bool = False, failing: _FailingGuardrail | None = None) -> None:
+    def __init__(
+        self, agents: Any, *, stop: bool = False, trips: bool = False, gated: bool = False, failing: _FailingGuardrail | None = None, server_compaction: int | None = None,
+    ) -> None:
         self.gated = gated
+        self.model: dict[str, Any] = {"context_management": [{"type": "compaction", "compact_threshold": server_compaction}]} if server_compaction is not None else {}
         self.agent: dict[str, Any] = {"tool_use_behavior": "stop_on_first_tool"} if stop else {}
         if trips:
 
@@ -763,19 +786,63 @@ class _Shape:
 
 def _replaying(agents: Any, models: Any, client: Any, step: list[Any], outputs: dict[str, Any], *, store: bool, shape: _Shape | None = None) -> Any:
     """The agent whose model answers with ``step`` and whose tools answer its calls with ``outputs``,
-    built as ``shape`` says (`_Shape`)."""
+    built as ``shape`` says (`_Shape`), its ``ModelSettings`` with ``store`` and the shape's model settings."""
     shape = shape or _Shape(agents)
     model = scripted_model(models, lambda _given: step)(model=COMPACT_MODEL, openai_client=client)
     tools = _tools(agents, step, outputs, gated=shape.gated)
-    return agents.Agent(name="compaction-suite", model=model, tools=tools, model_settings=agents.ModelSettings(store=store), **shape.agent)
+    return agents.Agent(name="compaction-suite", model=model, tools=tools, model_settings=agents.ModelSettings(store=store, **shape.model), **shape.agent)
+
+
+TOOL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "input_text": ("ToolOutputText", ("text",)),
+    "input_image": ("ToolOutputImage", ("image_url", "file_id", "detail")),
+    "input_file": ("ToolOutputFileContent", ("file_data", "file_url", "file_id", "filename")),
+}
+"""A ``function_call_output``'s content part -> the SDK's tool return type that stores it, and the fields the
+SDK copies from it (``ItemHelpers._convert_single_tool_output_pydantic_model``, 0.6.6-0.24.0)."""
+
+
+def tool_return(agents: Any, output: Any) -> Any:
+    """What a tool returns for the SDK to store ``output`` (a ``function_call_output``'s output) as it is:
+    the text itself, or for a list of content parts the SDK's documented structured returns
+    (``ToolOutputText``, ``ToolOutputImage``, ``ToolOutputFileContent``: docs/tools.md "Returning images or
+    files from function tools"), which the SDK writes back as ``input_text``/``input_image``/``input_file``
+    parts. None where no return stores it: a part of another type, or with a field the SDK does not copy.
+    The wire parts themselves are no return value: the SDK stores ``str()`` of such a list, one text (the
+    sweep of 2026-11-28 found ``runner`` with ``streamed`` failing CORE-14 on that, an artefact of this
+    adapter returning the history's parts as they were)."""
+    if isinstance(output, str):
+        return output
+    if not isinstance(output, list) or not output:
+        return None
+    returned = []
+    for part in output:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in TOOL_PARTS:
+            return None
+        name, fields = TOOL_PARTS[kind]
+        given = {k: v for k, v in part.items() if k != "type"}
+        if set(given) - set(fields) or not hasattr(agents, name):
+            return None
+        try:
+            returned.append(getattr(agents, name)(**given))
+        except ValueError:  # pydantic's ValidationError: an image without a url or file id, say
+            return None
+    return returned
+
+
+def returnable(agents: Any, outputs: dict[str, Any]) -> bool:
+    """Whether tools can return every output of ``outputs`` as the history holds it (`tool_return`)."""
+    return all(tool_return(agents, output) is not None for output in outputs.values())
 
 
 def _tools(agents: Any, step: list[Any], outputs: dict[str, Any], *, gated: bool = False) -> list[Any]:
     """One ``FunctionTool`` per name the step calls, answering each call with the history's output for it
-    (``gated``: each declared ``needs_approval=True``)."""
+    (`tool_return`: what the tool returns for the SDK to store that output; ``gated``: each declared
+    ``needs_approval=True``)."""
 
     async def answer(context: Any, _arguments: str) -> Any:
-        return outputs[context.tool_call_id]
+        return tool_return(agents, outputs[context.tool_call_id])
 
     names = dict.fromkeys(str(i.get("name")) for i in step if item_kind(i) == "function_call")
     schema = {"type": "object", "properties": {}, "additionalProperties": True}
@@ -869,7 +936,7 @@ class _RunnerSession(_Session):
 
     async def append(self, items: list[dict[str, Any]]) -> None:
         plan = last_step(items)
-        if plan is None:
+        if plan is None or not returnable(self._agents, plan[3]):
             await self._session.add_items(items)
             return
         stored, turn, step, outputs = plan

@@ -139,6 +139,60 @@ def test_the_runner_replays_only_steps_its_loop_produces():
     assert last_step([said]) is None
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_runner_stores_a_tool_result_of_content_parts_as_the_history_holds_it(streamed):
+    """A step's output that is a list of content parts is stored as that list (the tool returns the SDK's
+    ``ToolOutputText``/``ToolOutputImage``/``ToolOutputFileContent``), not as ``str()`` of it, streamed or not;
+    a part no tool return stores leaves the history as it is (no run of the SDK's loop ends in it)."""
+    import agents
+
+    from compaction_suite.adapters.openai_agents import runner, tool_return
+
+    parts = [{"type": "input_text", "text": "1\timport json"}, {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}]
+    assert tool_return(agents, "x") == "x"
+    assert tool_return(agents, [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]) is None
+    assert tool_return(agents, [{"type": "input_text", "text": "x", "annotations": []}]) is None  # a field the SDK would drop
+    user = {"type": "message", "role": "user", "content": "read it"}
+    call = {"type": "function_call", "id": "fc_c1", "call_id": "c1", "name": "readFile", "arguments": "{}", "status": "completed"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": parts}
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        kept = asyncio.run(runner(settings, threshold=100, streamed=streamed).compact([user, call, output], iteration=1))
+        unchanged = [user, call, {**output, "output": [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}]}]
+        assert asyncio.run(runner(settings, threshold=100, streamed=streamed).compact(unchanged, iteration=1)) == unchanged
+    assert [i["output"] for i in kept if i.get("type") == "function_call_output"] == [parts]
+
+
+@pytest.mark.skipif(Version(version("openai-agents")) < Version("0.16.0"), reason="ModelSettings.context_management arrived in 0.16.0")
+@pytest.mark.parametrize("streamed", [False, True])
+def test_server_compaction_stores_the_compaction_item_the_response_starts_with(streamed):
+    """``server_compaction``: the agent's request carries ``context_management`` at that threshold; the double,
+    the input past it, answers the compaction item before the step, and the SDK stores it in the session between
+    the turn's input and the step, every earlier item kept (what the Runner reads into the next turn)."""
+    from compaction_suite.adapters.openai_agents import runner
+
+    items = _stored_rounds("about the repository layout " * 20)
+    with SummarizerServer() as server:
+        settings = connected(Settings(), server.base_url)
+        kept = asyncio.run(runner(settings, server_compaction=200, streamed=streamed).compact(items, iteration=1))
+        sent = [r.body for r in server.model_requests]
+    assert [b.get("context_management") for b in sent] == [[{"type": "compaction", "compact_threshold": 200}]]
+    assert [responses_format.kind(i) for i in kept[-2:]] == ["compaction", "message"]
+    assert kept[:-2] == items[:-1] and kept[-1]["id"] == items[-1]["id"]
+    assert not [e for e in server.exchanges if e.api == "compact"]  # no compaction session: the API compacts
+
+
+def test_server_compaction_is_refused_where_model_settings_has_no_context_management(monkeypatch):
+    import agents
+
+    from compaction_suite.adapters._common import CannotDrive
+    from compaction_suite.adapters.openai_agents import runner
+
+    monkeypatch.setattr(agents, "ModelSettings", type("ModelSettings", (), {"__init__": lambda self, store=None: None}))
+    with pytest.raises(CannotDrive, match="context_management"):
+        runner(Settings(), threshold=100, server_compaction=200)
+
+
 def test_openai_agents_session_limit_compacts_a_window_and_drops_the_rest():
     """``SessionSettings(limit=N)`` on the underlying session (a documented read limit): the compaction
     session sends only the last N items to the compact endpoint and then replaces the *whole* store with
