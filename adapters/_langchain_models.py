@@ -69,3 +69,24 @@ def chat_model(kind: str, base_url: str, api_key: str, model: str, timeout: floa
     if kind == "mistral":
         return package.ChatMistralAI(model=model, base_url=base_url, api_key=api_key, timeout=int(timeout), max_retries=0)
     return package.ChatOllama(model=model, base_url=root, client_kwargs={"timeout": timeout})
+
+
+BEDROCK_REGION = "us-east-1"
+BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+"""The model id ``ChatBedrockConverse`` is given: Claude on Bedrock, whose id names its provider (``anthropic``,
+from which ``langchain-aws`` decides what the model supports); the Converse double answers any id."""
+
+
+def bedrock_converse(base_url: str, timeout: float) -> Any:
+    """``ChatBedrockConverse`` (``langchain-aws``) on the double's Bedrock Converse API (``POST
+    /model/{modelId}/converse``, `conformance.converse`) at ``base_url``'s root: boto3's ``endpoint_url``
+    (the class's ``base_url``, an alias of ``endpoint_url`` in every release), dummy credentials (the
+    double reads no signature), one attempt per call. The double answers each request by Bedrock's rules,
+    its ``ValidationException`` among them."""
+    aws = requires("langchain_aws", "langchain")
+    botocore = requires("botocore.config", "langchain")
+    config = botocore.Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=timeout, read_timeout=timeout)
+    return aws.ChatBedrockConverse(
+        model=BEDROCK_MODEL, base_url=base_url.removesuffix("/v1"), region_name=BEDROCK_REGION,
+        aws_access_key_id="compaction-suite", aws_secret_access_key="compaction-suite", config=config,
+    )  # fmt: skip

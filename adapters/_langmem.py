@@ -29,9 +29,13 @@ DEFAULTS: dict[str, Any] = {
     "system": "agent",  # "agent": create_react_agent's prompt (outside the hook); "state": a SystemMessage in the state
     "tool_messages": "plain",
     "format": "chat-completions",
+    "summarizer": "agent",  # "agent": the agent's own chat model; "bedrock": ChatBedrockConverse (langchain-aws) on Bedrock's Converse API
 }
 """``SummarizationNode``'s sizes as langmem's guide sets them for a ReAct agent, scaled to the suite's
-histories (its default ``max_summary_tokens`` is 256)."""
+histories (its default ``max_summary_tokens`` is 256). ``summarizer``: the node's ``model``, a class of its
+own (langmem's recipe binds a summarization model apart from the agent's): ``"bedrock"`` is
+``ChatBedrockConverse`` on the suite's Bedrock Converse API, which the node sends the messages it
+summarizes as they are (``toolUse``/``toolResult`` blocks among them, langmem#102)."""
 
 
 def node(model: Any, o: dict[str, Any]) -> Any:

@@ -64,6 +64,15 @@ SWEEP_INSTALL_BY_PATH: dict[str, tuple[str, ...]] = {"langmem_summarization": (*
 to start, naming the extra."""
 EXTRA = "langchain"
 
+
+def sweep_install(factory: str, options: dict[str, Any]) -> tuple[str, ...]:
+    """What a version sweep installs for one configuration: ``SWEEP_INSTALL_BY_PATH`` for its factory (else
+    `DISTRIBUTIONS`), with ``langchain-aws`` where the summarizer is ``ChatBedrockConverse``
+    (``summarizer: "bedrock"``, `_langchain_models.bedrock_converse`)."""
+    installs = SWEEP_INSTALL_BY_PATH.get(factory, DISTRIBUTIONS)
+    return (*installs, "langchain-aws") if options.get("summarizer") == "bedrock" else installs
+
+
 TRIM_DEFAULTS: dict[str, Any] = {
     "max_tokens": 1024,
     "token_counter": "approximate",  # "approximate" (count_tokens_approximately), "len" (count messages) or "model" (the agent's chat model)
@@ -178,6 +187,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("trim_messages", {"path": "hook"}),
     ("langmem_summarization", {}),
     ("langmem_summarization", {"max_tokens": 4096, "max_tokens_before_summary": 2048, "system": "state"}),
+    ("langmem_summarization", {"summarizer": "bedrock"}),
 ]
 """What ``compaction-suite matrix`` runs: (factory, options) pairs over the size parameters."""
 
@@ -721,13 +731,22 @@ def approximate_tokens(messages: list[Any]) -> int:
 @factory
 def langmem_summarization(settings: Any, **given: Any) -> Any:
     """langmem's ``SummarizationNode`` as ``create_react_agent``'s ``pre_model_hook`` (``adapters/_langmem.py``),
-    its summarizer the agent's model on the suite's server; the output is the hook's ``llm_input_messages``."""
-    from . import _langmem
+    its summarizer the agent's model on the suite's server (``summarizer: "agent"``) or ``ChatBedrockConverse``
+    on its Bedrock Converse API (``"bedrock"``); the output is the hook's ``llm_input_messages``."""
+    from . import _langchain_models, _langmem
 
     o = options(_langmem.DEFAULTS, given)
     requires("langmem.short_term", EXTRA)
-    hook = _langmem.node(chat_model(settings, o), o)
+    if o["summarizer"] == "agent":
+        summarizer = chat_model(settings, o)
+    elif o["summarizer"] == "bedrock":
+        summarizer = _langchain_models.bedrock_converse(settings.base_url or "", settings.summarizer_timeout)
+    else:
+        raise ValueError(f"summarizer must be 'agent' or 'bedrock', got {o['summarizer']!r}")
+    hook = _langmem.node(summarizer, o)
     declared = _declared(o, _langmem.trigger(o))
+    if o["summarizer"] == "bedrock":  # Converse takes an image as its bytes (langchain-aws refuses an image URL): a Bedrock agent holds them so
+        declared["images"] = "inline"
 
     def estimate(history: Any) -> int:
         return _langmem.counted(langchain_messages(o, history))

@@ -157,6 +157,11 @@ def test_a_sweep_installs_what_the_path_needs() -> None:
     harness = Job("Pydantic AI", {}, "summarizing", f"{module}:summarizing", {}, "", True, module)
     assert requirements([native], "pydantic-ai-slim", "1.81.0") == ["pydantic-ai-slim[openai]==1.81.0"]
     assert requirements([harness], "pydantic-ai-slim", "2.27.0") == ["pydantic-ai-harness", "pydantic-ai-slim==2.27.0"]
+    chain = "compaction_suite.adapters.langchain"
+    bedrock = Job("LangChain", {}, "langmem_summarization", f"{chain}:langmem_summarization", {"summarizer": "bedrock"}, "", True, chain)
+    trim = Job("LangChain", {}, "trim_messages", f"{chain}:trim_messages", {}, "", True, chain)
+    assert "langchain-aws" in requirements([bedrock], "langmem", "0.0.29")  # ChatBedrockConverse, the summarizer's class
+    assert requirements([trim], "langchain", "1.2.0") == ["langchain==1.2.0", "langchain-anthropic", "langchain-core", "langchain-openai"]
 
 
 def _bounds(spec: str) -> tuple[str | None, str | None]:
