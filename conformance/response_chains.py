@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, cast
 
 from .violation import Violation
@@ -103,16 +103,23 @@ def duplicate_item(stored: list[dict[str, Any]], given: list[dict[str, Any]]) ->
     return next((i for i in map(item_id, given) if i is not None and i in held), None)
 
 
-def repeated_item(items: Any) -> tuple[int, int, str] | None:
-    """The first item of ``items`` (a request's input) whose id an earlier item already named: (the
-    earlier index, its index, the id), or None. The API refuses it: `duplicate_text`."""
+def repeated_item(items: Any, allowed: Collection[str] = ()) -> tuple[int, int, str] | None:
+    """The first item of ``items`` (a request's input) whose id an earlier item already named, ids in
+    ``allowed`` aside: (the earlier index, its index, the id), or None. The API refuses it: `duplicate_text`."""
     first: dict[str, int] = {}
     for index, name in enumerate(map(item_id, items if isinstance(items, list) else [])):
-        if name is not None and name in first:
+        if name is None or name in allowed:
+            continue
+        if name in first:
             return first[name], index, name
-        if name is not None:
-            first[name] = index
+        first[name] = index
     return None
+
+
+def named_twice(items: Any) -> set[str]:
+    """The ids ``items`` name more than once."""
+    names = [name for name in map(item_id, items if isinstance(items, list) else []) if name is not None]
+    return {name for name in names if names.count(name) > 1}
 
 
 def duplicate_text(name: str) -> str:

@@ -186,6 +186,8 @@ def test_resp6_an_output_naming_an_id_twice_is_invalid_unless_its_input_did():
     twice = [USER, {**USER, "id": "msg_1"}, {**USER, "id": "msg_1"}]
     assert responses.invalid(twice, twice) is None
     assert responses.invalid(twice, [USER, {**USER, "id": "msg_1"}]).reason_id == "invalid-item:duplicate-id"
+    both = [*twice, CALLS[0], OUTPUTS[0], CALLS[0]]
+    assert responses.invalid(both, [*twice, CALLS[0], OUTPUTS[0]]).reason_id == "invalid-item:duplicate-id"  # past the caller's own repeat
 
 
 def test_the_store_opens_conversations_and_refuses_an_unknown_one():

@@ -23,7 +23,7 @@ from compaction_suite.text import SUMMARY_PREFIX, chars_per_four
 
 from ..clauses import every_output
 from ..clauses import in_flight as in_flight_clause
-from ..response_chains import duplicate_text, item_id, repeated_item
+from ..response_chains import duplicate_text, named_twice, repeated_item
 from ..summarizer_apis import compaction_digest, folded, responses_messages
 from ..tool_search import loaded, words
 from ..violation import Violation
@@ -203,8 +203,8 @@ def invalid(items: Any, given: Sequence[Any] = ()) -> Violation | None:
     id ``given`` already names twice."""
     if not isinstance(items, list):
         return Violation("invalid-output:not-a-list", f"the output is a {type(items).__name__}, not a list of items")
-    repeated = repeated_item(items)
-    if repeated is not None and repeated_item([i for i in given if item_id(i) == repeated[2]]) is None:
+    repeated = repeated_item(items, allowed=named_twice(list(given)))
+    if repeated is not None:
         earlier, at, name = repeated
         return Violation("invalid-item:duplicate-id", f"{where(items, at)}: id {name!r} names {where(items, earlier)} again; the API refuses it: {duplicate_text(name)!r}")
     seen: set[str] = set()
