@@ -203,14 +203,14 @@ def responses_rejects(body: Mapping[str, Any]) -> Violation | None:
     alone shows it: a reasoning item followed by no item the model wrote), for /v1/responses and its
     compact endpoint alike; an item id named twice, in the API's words (`response_chains.repeated_item`)."""
     from .formats import responses
-    from .response_chains import DUPLICATE, duplicate_text, repeated_item
+    from .response_chains import DUPLICATE, Refusal, duplicate_text, repeated_item
 
     items = body.get("input")
     if not isinstance(items, list):
         return None
     repeated = repeated_item(items)
     if repeated is not None:
-        return Violation(DUPLICATE, duplicate_text(repeated[2]))
+        return Refusal(DUPLICATE, duplicate_text(repeated[2]), param="input")  # the API's error names ``input``
     problem = responses.invalid(items)
     if problem:
         return Violation("summarizer-request-invalid-item", f"Invalid 'input': {problem}")

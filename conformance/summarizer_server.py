@@ -773,7 +773,7 @@ class SummarizerServer:
         if rejected:
             self._count("bad_request")
             exchange.rejected = rejected
-            return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+            return _rejected(rejected, api)
         over = self._over_window(exchange, body, api)
         if over is not None:
             return over
@@ -842,7 +842,7 @@ class SummarizerServer:
             return _refused(refusal, api)
         rejected = api.rejects(resolved)
         if rejected:
-            return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
+            return _rejected(rejected, api)
         messages = api.as_messages(resolved)
         prompt = prompt_tokens(messages)
         compacted = server_compaction(resolved, deterministic_summary(messages), prompt)
@@ -985,6 +985,14 @@ def _parsed(request: Request) -> Any:
         return json.loads(raw) if raw else None
     except ValueError:
         return None
+
+
+def _rejected(rejected: str, api: Api | None) -> Response:
+    """The provider's HTTP 400 for a request its rules refuse, with the ``code`` and ``param`` a
+    `Refusal` carries (an item id named twice in one input names ``input``)."""
+    if isinstance(rejected, Refusal) and api is not None:
+        return _refused(rejected, api)
+    return _error_response(400, rejected, "invalid_request_error", None, api=api, provider_text=True)
 
 
 def _refused(refusal: Refusal, api: Api) -> Response:

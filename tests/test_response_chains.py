@@ -166,6 +166,7 @@ def test_an_id_named_twice_in_one_input_is_a_duplicate(server):
         with pytest.raises(openai.BadRequestError) as refused:
             client(server).responses.create(model="gpt-4.1", input=[USER, *CALLS, repeated, *OUTPUTS])
         assert "Duplicate item found with id fc_1. Remove duplicate items from your input and try again." in refused.value.message
+        assert refused.value.param == "input" and refused.value.code is None  # the API's body for a duplicate item (response_chains)
         assert server.exchanges[-1].rejected.reason_id == DUPLICATE
     client(server).responses.create(model="gpt-4.1", input=[USER, *CALLS, *OUTPUTS, {**USER, "id": "msg_a"}, {**USER, "id": "msg_b"}])
     assert server.exchanges[-1].rejected is None
