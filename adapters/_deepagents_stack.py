@@ -103,7 +103,7 @@ def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     backend and names the file in the summary, that offload is declared and read back (SPEC STORE-30)."""
     profile: dict[str, Any] = {"max_input_tokens": int(o["window"])}
     if o.get("text_only"):  # a text-only model's profile (models.dev's, as LangChain's registry gives it): no media input
-        profile |= {field: False for field in TEXT_ONLY}
+        profile |= dict.fromkeys(TEXT_ONLY, False)
     model = chat_model(settings, o, profile=profile)
     if o.get("backend", "filesystem") not in ("filesystem", "state"):
         raise ValueError(f"backend must be 'filesystem' or 'state', got {o['backend']!r}")
