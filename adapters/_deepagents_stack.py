@@ -29,6 +29,7 @@ output. The model is ``ChatOpenAI`` on the suite's summarizer with a ``max_input
 from __future__ import annotations
 
 import base64
+import importlib
 import importlib.util
 import tempfile
 from typing import Any
@@ -47,16 +48,32 @@ EXTRA = "deepagents"
 
 
 def _recorder(sent: list[Any]) -> Any:
-    """An innermost ``AgentMiddleware`` that keeps the request's messages and answers without a model call."""
+    """An innermost ``AgentMiddleware`` that keeps the request's messages and answers without a model call.
+
+    ``create_deep_agent`` lands a user's middleware ahead of its tail (prompt caching, memory, skills and,
+    from 0.7.19, ``UnsupportedContentMiddleware``, the last one that rewrites the messages), so a recorder
+    passed as itself would answer before that tail ran. From 0.7.19 the recorder therefore takes the
+    ``UnsupportedContentMiddleware`` slot by its name (a user middleware named like a built-in one replaces
+    it in place, 0.7.0 on) and runs that middleware itself before it records: what it keeps is what the
+    model is sent (``tests/test_deepagents_loop.py``)."""
     middleware = requires("langchain.agents.middleware", EXTRA)
     lc = requires("langchain_core.messages", EXTRA)
+    unsupported = getattr(importlib.import_module("deepagents.middleware"), "UnsupportedContentMiddleware", None)
+    inner = unsupported() if unsupported is not None else None
+
+    def record(request: Any) -> Any:
+        sent[:] = list(request.messages)
+        answer = lc.AIMessage(content="done")
+        response = getattr(middleware, "ModelResponse", None)
+        return response(result=[answer]) if response is not None else answer
 
     class CompactionSuiteRecorder(middleware.AgentMiddleware):  # type: ignore[name-defined]
+        @property
+        def name(self) -> str:
+            return "UnsupportedContentMiddleware" if inner is not None else type(self).__name__
+
         def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            sent[:] = list(request.messages)
-            answer = lc.AIMessage(content="done")
-            response = getattr(middleware, "ModelResponse", None)
-            return response(result=[answer]) if response is not None else answer
+            return inner.wrap_model_call(request, record) if inner is not None else record(request)
 
     return CompactionSuiteRecorder()
 
@@ -73,13 +90,21 @@ def user_middleware(settings: Any, o: dict[str, Any]) -> Any:
     return _invoked(o, model, [user], "deepagents.create_deep_agent[middleware=SummarizationMiddleware]", declared)
 
 
+TEXT_ONLY = ("image_inputs", "audio_inputs", "video_inputs", "pdf_inputs", "image_tool_message", "pdf_tool_message")
+"""The ``ModelProfile`` fields a text-only model's profile sets False, which deepagents' multimodal scrub
+(``FilesystemMiddleware`` before 0.7.19, ``UnsupportedContentMiddleware`` from it) reads."""
+
+
 def built_in(settings: Any, o: dict[str, Any], declared: dict[str, Any]) -> Any:
     """``create_deep_agent(model, middleware=[recorder], backend=FilesystemBackend(...))`` invoked on the
     history: its own summarization, whose trigger and keep, computed from the profile's window, the caller
     declares (``deepagents.by_profile``, as the ``summarization`` factory does for the middleware alone).
     From 0.3.7, whose summarization writes the messages it summarizes to ``/conversation_history/`` on the
     backend and names the file in the summary, that offload is declared and read back (SPEC STORE-30)."""
-    model = chat_model(settings, o, profile={"max_input_tokens": int(o["window"])})
+    profile: dict[str, Any] = {"max_input_tokens": int(o["window"])}
+    if o.get("text_only"):  # a text-only model's profile (models.dev's, as LangChain's registry gives it): no media input
+        profile |= dict.fromkeys(TEXT_ONLY, False)
+    model = chat_model(settings, o, profile=profile)
     if o.get("backend", "filesystem") not in ("filesystem", "state"):
         raise ValueError(f"backend must be 'filesystem' or 'state', got {o['backend']!r}")
     if importlib.util.find_spec("deepagents.middleware.summarization") is not None:  # 0.3.7 on: the history offloaded

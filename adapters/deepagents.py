@@ -180,6 +180,7 @@ BASE_CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("user_summarization", {}),
     ("deep_agent", {}),
     ("deep_agent", {"backend": "state"}),
+    ("deep_agent", {"text_only": True}),
 ]
 """What ``compaction-suite matrix`` runs (``CONFIGURATIONS`` adds the reactive path on each installed
 `PROVIDER_CLASSES` class): ``create_deep_agent``'s own configuration, the one
@@ -275,10 +276,14 @@ def eviction(settings: Any, **given: Any) -> Any:
     return offloads.eviction(settings, options(EVICTION_DEFAULTS, given))
 
 
-DEEP_AGENT_DEFAULTS: dict[str, Any] = {**{key: USER_DEFAULTS[key] for key in ("window", "format", "tool_messages")}, "backend": "filesystem"}
+DEEP_AGENT_DEFAULTS: dict[str, Any] = {**{key: USER_DEFAULTS[key] for key in ("window", "format", "tool_messages")}, "backend": "filesystem", "text_only": False}
 """`deep_agent`: the model's window (its profile), the wire format and the tool messages' shape; ``backend``:
 ``"filesystem"`` (a ``FilesystemBackend`` in a temporary directory) or ``"state"`` (none given:
-``create_deep_agent``'s default ``StateBackend``, its files in the agent's state)."""
+``create_deep_agent``'s default ``StateBackend``, its files in the agent's state); ``text_only``: the model's
+profile also says it takes no image, audio, video or PDF input (a text-only model, as models.dev's profiles
+in LangChain's registry say of many), so the stack's multimodal scrub replaces each such block of a user
+message or tool result on every request (``UnsupportedContentMiddleware``, which ``create_deep_agent`` adds
+from 0.7.19; ``FilesystemMiddleware``'s own scrub before, where the release has one)."""
 
 
 @factory

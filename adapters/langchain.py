@@ -108,6 +108,7 @@ SUMMARIZATION_DEFAULTS: dict[str, Any] = {
     "tools": 0,  # path "agent": tools the agent offers beside those the history calls
     "system_prompt_tokens": 0,  # path "agent": the size of create_agent's system_prompt (chars/4)
     "tokens_per_image": None,  # None: the middleware's own counter; N: count_tokens_approximately(tokens_per_image=N)
+    "summarizer_window": None,  # None: the agent's model writes the summary; N: summarizer= a chat model of its own whose window is N (langchain 1.4.5 on)
 }
 """``SummarizationMiddleware``'s defaults (keep 20 messages, trim 4000 tokens for the summary
 call) with a token trigger, since it has no default trigger. ``path: "agent"`` replays the history
@@ -115,7 +116,16 @@ through ``create_agent`` with a system prompt and tools beside it (``adapters/_l
 the middleware's trigger a fraction of the model's window, and declares that window
 (``request_window``, SPEC FIRE-7). ``tokens_per_image``: the ``token_counter`` a user passes to count each
 image as N tokens (``count_tokens_approximately``'s own default is 85, what OpenAI counts a low-detail
-image; a 1280x800 screenshot is 1,105 at its default detail)."""
+image; a 1280x800 screenshot is 1,105 at its default detail). ``summarizer_window``: the middleware's
+``summarizer=`` (langchain 1.4.5 on), documented as "Use this to summarize with a different model than the
+one whose context window you're managing": a ``ChatOpenAI`` of its own on the suite's summarizer whose
+profile says a window of N tokens, declared (``summarizer_window``, SPEC WIN-1), so that a summary prompt over
+it meets the provider's ``context_length_exceeded`` and the middleware's retry with the middle of the
+history cut out (``_overflow_retry_prompt``, langchain 1.4.4 on)."""
+
+SUMMARIZER_FLOOR = (1, 4, 5)
+"""The first langchain whose ``SummarizationMiddleware`` takes ``summarizer=`` (1.4.5, October 2026; its
+retry of an overflowing summary prompt with the middle cut arrived in 1.4.4)."""
 
 CONTEXT_EDITING_DEFAULTS: dict[str, Any] = {
     "trigger": 1000,
@@ -176,6 +186,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("summarization_middleware", {"trigger_tokens": None}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "system": "state"}),
     ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "tool_messages": "native"}),
+    ("summarization_middleware", {"trigger_tokens": 500, "keep_messages": 6, "summarizer_window": 2000}),
     ("context_editing", {"trigger": 500, "keep": 1}),
     ("context_editing", {"trigger": 1000, "keep": 3, "clear_tool_inputs": True}),
     ("context_editing", {"trigger": 500, "keep": 1, "tool_messages": "native"}),
@@ -512,14 +523,18 @@ def _declared(o: dict[str, Any], trigger: dict[str, int] | str | None = None) ->
     return {**declared, "wire_format": ANTHROPIC} if _format(o) == ANTHROPIC else declared
 
 
-def _summarization(cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int]) -> Any:
+def _summarization(
+    cls: Any, model: Any, o: dict[str, Any], trigger: list[tuple[str, int]], keep: tuple[str, int], summarizer: Any = None
+) -> Any:
     """``SummarizationMiddleware`` as the installed release takes its sizes: ``trigger=``/``keep=`` (1.0.x's
     later releases and on), or 1.0's ``max_tokens_before_summary=``/``messages_to_keep=``, which hold only a
-    token trigger and a message count (anything else is a contract error)."""
+    token trigger and a message count (anything else is a contract error); ``summarizer`` (`_summarizer`)
+    passed as ``summarizer=`` when given."""
     import inspect
 
     if "trigger" in inspect.signature(cls.__init__).parameters:
         counter = {} if o["tokens_per_image"] is None else {"token_counter": _image_counter(int(o["tokens_per_image"]))}
+        counter |= {} if summarizer is None else {"summarizer": summarizer}
         return cls(model, trigger=trigger or None, keep=keep, trim_tokens_to_summarize=o["trim_tokens_to_summarize"], **counter)
     if o["tokens_per_image"] is not None:
         raise CannotDrive("langchain:summarization_middleware", "langchain", "this release takes no token_counter")
@@ -598,11 +613,13 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
     if fraction is not None:
         trigger.append(("fraction", fraction))
     keep = ("tokens", int(o["keep_tokens"])) if o["keep_tokens"] is not None else ("messages", int(o["keep_messages"]))
-    middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep)
+    middleware = _summarization(middleware_module.SummarizationMiddleware, model, o, trigger, keep, _summarizer(settings, o))
     if o["path"] == "agent":
         return _replaying(settings, o, middleware)
     declared = _declared(o, _trigger_said(trigger) if fraction is None else None)
     declared["keeps"] = {keep[0]: keep[1]}  # the configured retention (SPEC CORE-65)
+    if o["summarizer_window"] is not None:
+        declared["summarizer_window"] = int(o["summarizer_window"])
 
     def summarized(converted: list[Any]) -> list[Any]:
         update = middleware.before_model({"messages": converted}, None)
@@ -613,6 +630,22 @@ def summarization_middleware(settings: Any, **given: Any) -> Any:
 
     run = compacting(o, summarized)
     return make("langchain.SummarizationMiddleware", {"core"}, run, declared=declared, estimate=estimate)
+
+
+def _summarizer(settings: Any, o: dict[str, Any]) -> Any:
+    """``summarizer_window`` given: the chat model passed as ``summarizer=``, the agent's model class on the
+    suite's summarizer with a profile of that window (the middleware reads it to bound its overflow retry);
+    none given, None (the agent's model writes the summary). Below `SUMMARIZER_FLOOR` a contract error."""
+    window = o["summarizer_window"]
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1000:
+        raise ValueError(f"summarizer_window must be an integer of at least 1000, got {window!r}")
+    if o["path"] != "state":
+        raise ValueError("summarizer_window takes path 'state'")
+    if release("langchain") < SUMMARIZER_FLOOR:
+        raise CannotDrive("langchain:summarization_middleware", "langchain", "SummarizationMiddleware takes summarizer= from 1.4.5 on")
+    return chat_model(settings, o, profile={"max_input_tokens": int(window)})
 
 
 def _fraction(o: dict[str, Any]) -> float | None:

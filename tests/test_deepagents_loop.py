@@ -188,3 +188,40 @@ def test_the_state_backend_offload_reads_back_as_download_files_gives_it():
     assert read("/conversation_history/media/p.png") == b"\x89PNG"
     assert read("/old.md") == b"a\nb"
     assert read("/conversation_history/none.md") is None
+
+
+def test_a_text_only_model_is_sent_what_the_deep_agent_path_gives_back():
+    """``deep_agent(text_only=True)``: ``create_deep_agent`` on a model whose profile takes no images, given a
+    user message pasting a screenshot. Its own loop sends the model that message with the image replaced by
+    the stack's notice (``UnsupportedContentMiddleware`` from 0.7.19, the last middleware to touch the
+    messages); the adapter's output, recorded in that middleware's slot, holds the same message."""
+    pytest.importorskip("deepagents", reason="deepagents is not installed (pip install -e '.[deepagents]')")
+    import base64
+
+    import httpx
+    from deepagents import create_deep_agent
+    from langchain_core.messages import HumanMessage
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
+    from compaction_suite.adapters import deepagents
+    from compaction_suite.adapters._deepagents_stack import TEXT_ONLY
+    from compaction_suite.conformance.histories import flat_png
+    from compaction_suite.conformance.summarizer_server import SummarizerServer
+
+    url = "data:image/png;base64," + base64.b64encode(flat_png(64, 64, 10)).decode()
+    pasted = [{"type": "text", "text": "here is the failing build"}, {"type": "image_url", "image_url": {"url": url}}]
+    endpoint = WindowedModel(rounds=0)
+    profile = {"max_input_tokens": WINDOW, **dict.fromkeys(TEXT_ONLY, False)}
+    model = ChatOpenAI(
+        model="scripted", api_key=SecretStr("scripted"), base_url="http://scripted.invalid/v1", max_retries=0,
+        http_client=httpx.Client(transport=endpoint.transport()), profile=profile,
+    )  # fmt: skip
+    create_deep_agent(model=model, system_prompt=SYSTEM_PROMPT).invoke({"messages": [HumanMessage(pasted)]})
+    sent = [m for m in endpoint.requests[-1]["messages"] if m["role"] == "user"]
+    with SummarizerServer() as server:
+        settings = type("Settings", (), {"model": "m", "base_url": server.base_url, "api_key": "k", "summarizer_timeout": 5.0})()
+        out = deepagents.deep_agent(settings, text_only=True).compact([{"role": "user", "content": pasted}], iteration=1)
+    assert sent[-1]["content"] != pasted, "the text-only model was sent the image"
+    assert not any("image_url" in json.dumps(m) for m in sent)
+    assert [m for m in out if m["role"] == "user"][-1]["content"] == sent[-1]["content"]

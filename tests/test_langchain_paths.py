@@ -269,3 +269,41 @@ def test_the_replay_summarizes_on_the_way_and_the_model_reports_usage_over_the_w
         summaries = len(server.requests)
     assert summaries and len(out) < len(history) and oracle.same(out[-4:], history[-4:])
     assert str(out[0]["content"]).startswith(SUMMARY_PREFIX)
+
+
+# --- summarizer=: a summarizer of its own, smaller than the agent's model (langchain 1.4.5 on) --------------
+
+
+def test_a_summarizer_of_its_own_meets_its_window_and_the_middleware_retries_with_the_middle_cut():
+    """``SummarizationMiddleware(model, summarizer=ChatOpenAI(profile={"max_input_tokens": 2000}))`` in
+    ``create_agent``'s loop, its trigger (3,000 tokens) above the summarizer's window: the summary is asked of
+    the summarizer, never the agent's model; the first summary prompt is over the window and answered as
+    OpenAI answers it (``context_length_exceeded``), and the middleware asks again with the middle of the
+    history cut out, which fits (langchain 1.4.4 on). What the adapter's ``summarizer_window`` declares: the
+    window of the model the middleware sends its summary prompts to."""
+    middleware_module = pytest.importorskip("langchain.agents.middleware", reason="LangChain is not installed (pip install -e '.[langchain]')")
+    if "summarizer" not in __import__("inspect").signature(middleware_module.SummarizationMiddleware.__init__).parameters:
+        pytest.skip("this langchain's SummarizationMiddleware takes no summarizer= (1.4.5 on)")
+    import httpx
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    from compaction_suite.adapters.langchain import summarization_middleware
+
+    endpoint = LongLoop(rounds=6)
+    model = ChatOpenAI(model="scripted", api_key="scripted", base_url="http://scripted.invalid/v1", max_retries=0, http_client=httpx.Client(transport=endpoint.transport()))
+    with SummarizerServer() as server:
+        server.window(2000)
+        settings = connected(Settings(), server.base_url)
+        summarizer = ChatOpenAI(model=settings.model, base_url=settings.base_url, api_key=settings.api_key, max_retries=0, profile={"max_input_tokens": 2000})
+        middleware = middleware_module.SummarizationMiddleware(model, trigger=("tokens", 3000), keep=("messages", 6), summarizer=summarizer)
+        agent = create_agent(model, tools=[tool(read_file)], system_prompt=SYSTEM_PROMPT, middleware=[middleware])
+        state = _turns(agent, 3)
+        prompts = [str(r.body["messages"]) for r in server.requests if isinstance(r.body, dict) and r.body.get("messages")]
+        declared = summarization_middleware(settings, trigger_tokens=3000, keep_messages=6, summarizer_window=2000).capabilities
+    assert prompts, "the summarizer was never asked"
+    assert not any(str(r["messages"][0].get("content", "")).startswith("<role>") for r in endpoint.requests), "the agent's model was asked a summary"
+    assert "middle of conversation omitted" not in prompts[0] and "middle of conversation omitted" in prompts[1]
+    assert any(m.type == "human" and str(m.content).startswith(SUMMARY_PREFIX) for m in state)
+    assert declared["summarizer_window"] == summarizer.profile["max_input_tokens"]

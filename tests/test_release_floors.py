@@ -287,3 +287,15 @@ def test_langchain_middleware_that_does_not_import_beside_its_dependencies_is_a_
     monkeypatch.setattr(langchain, "requires", skewed)
     line = _refused(langchain.summarization_middleware, SETTINGS)
     assert line.startswith("adapter langchain:summarization_middleware cannot drive langchain ") and "ExecutionInfo" in line
+
+
+def test_langchain_summarizer_of_its_own_below_1_4_5_refuses_only_the_configuration_that_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """langchain before 1.4.5: ``SummarizationMiddleware`` takes no ``summarizer=``; the configuration with a
+    summarizer of its own (``summarizer_window``) is refused in one line, the others run."""
+    pytest.importorskip("langchain.agents.middleware")
+    from compaction_suite.adapters import langchain
+
+    monkeypatch.setattr(langchain, "release", lambda distribution: (1, 4, 4))  # double: langchain 1.4.4's release number
+    line = _refused(langchain.summarization_middleware, SETTINGS, summarizer_window=2000)
+    assert line.startswith("adapter langchain:summarization_middleware cannot drive langchain ") and "summarizer= from 1.4.5" in line
+    assert langchain.summarization_middleware(SETTINGS) is not None
