@@ -25,7 +25,7 @@ from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 pytest.importorskip("agent_framework", reason="Agent Framework is not installed (pip install -e '.[agent-framework]')")
 
-from test_agent_framework_paths import (  # noqa: E402  (after the skip: it imports agent_framework's test helpers)
+from test_agent_framework_paths import (
     CLOSING_ANSWER,
     LOOP_ROUNDS,
     full_history,

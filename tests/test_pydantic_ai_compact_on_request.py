@@ -24,9 +24,9 @@ pytest.importorskip("pydantic_ai_harness", reason="pydantic-ai-harness is not in
 if release("pydantic-ai-harness") < (0, 62):
     pytest.skip("CompactOnRequest arrived in pydantic-ai-harness 0.62.0", allow_module_level=True)
 
-from compaction_suite.adapters import pydantic_ai as adapter  # noqa: E402
-from compaction_suite.conformance.settings import Settings, connected  # noqa: E402
-from compaction_suite.conformance.summarizer_server import SummarizerServer  # noqa: E402
+from compaction_suite.adapters import pydantic_ai as adapter
+from compaction_suite.conformance.settings import Settings, connected
+from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 KEEP = 4
 
@@ -111,5 +111,5 @@ def test_compact_on_request_returns_what_the_model_received_after_its_ask(strate
 def test_compact_on_request_refuses_below_its_release(monkeypatch):
     """Below pydantic-ai-harness 0.62.0 the configuration is a contract error, in one line."""
     monkeypatch.setattr(adapter, "release", lambda distribution: (0, 61, 0))
-    with pytest.raises(CannotDrive, match="CompactOnRequest arrived in pydantic-ai-harness 0.62.0"):
+    with pytest.raises(CannotDrive, match=r"CompactOnRequest arrived in pydantic-ai-harness 0\.62\.0"):
         adapter.compact_on_request(Settings())
