@@ -85,6 +85,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
         "approval": False, "history": "chat", "after_strategy": None, "stream": False,
+        "iteration_limit": False,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
     "redis_history": {"max_messages": 8, "rounds": 3},
@@ -147,6 +148,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "tool_result", "approval": True, "view": "persisted"}),
     ("agent_loop", {"strategy": "summarization", "stream": True}),
     ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12, "stream": True}),
+    ("agent_loop", {"strategy": "summarization", "iteration_limit": True}),
     ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
     ("truncation", {"max_n": 8, "compact_to": 4, "history": "responses"}),
     ("tool_result", {"keep_last_tool_call_groups": 1, "history": "responses"}),
@@ -836,7 +838,10 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     ``after_strategy`` adds ``CompactionProvider(after_strategy=...)`` beside the history (`_after_run`).
     ``stream=True`` runs ``agent.run(..., stream=True)``, AF's streaming function-invocation loop (its own
     code path, compacting before each streamed model call; every release the adapter supports has it), each
-    scripted reply streamed as one update (`_updates`) and the stream consumed as a streaming caller does."""
+    scripted reply streamed as one update (`_updates`) and the stream consumed as a streaming caller does.
+    ``iteration_limit=True`` sets ``function_invocation_configuration["max_iterations"]`` (AF's documented budget of
+    model round-trips) to the replayed rounds, so the loop spends its budget on them and the call that holds the whole
+    history is AF's final call past the budget (``tool_choice="none"``, compacted on its own code path)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
@@ -863,6 +868,8 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         replayed = converted[start:]
         sent: list[list[Any]] = []
         client = _scripted_client(af, replayed[::2], sent)
+        if o["iteration_limit"]:  # the call holding the whole history is the final no-tools call past the budget
+            client.function_invocation_configuration["max_iterations"] = max(1, len(replayed) // 2)
         history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
         gated = _first_round_tools(replayed) if o["approval"] else frozenset()
         agent = af.Agent(
@@ -890,6 +897,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     extras += ("" if o["message_ids"] else "+no_message_ids") + ("+approval" if o["approval"] else "")
     extras += f"+after_run:{o['after_strategy']}" if o["after_strategy"] else ""
     extras += "+stream" if o["stream"] else ""
+    extras += "+iteration_limit" if o["iteration_limit"] else ""
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}{convert.suffix}"
     return make(name, {"core"}, run, declared=capabilities("in_list") | convert.declared, is_async=True)
 
