@@ -239,6 +239,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto"}),
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto", "at": "turn_start"}),
     ("compact_on_request", {"strategy": "summarizing"}),
+    ("compact_on_request", {"strategy": "sliding_window"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them. ``clear_tool_results`` in
 pydantic-ai's ``Agent`` loop (``in_agent``) is counted since its first clean full check (50 examples, harness 0.62.0,
