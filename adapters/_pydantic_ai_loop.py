@@ -27,11 +27,15 @@ from ._common import CannotDrive, Message, Note, Notes, call_names, deep, requir
 
 SEARCH_ID = "compaction-suite-search-"
 """The call id prefix of a drawn tool-search round (`searched`)."""
+REQUEST_ID = "compaction-suite-compact-request-"
+"""The call id prefix of a drawn compaction request (``compact_context``, the harness's ``CompactOnRequest``): the
+model's ask, which the chat history has no message for, left out of what is handed back as a search round is."""
 
 
 def searched(part: Any) -> bool:
-    """Whether ``part`` belongs to a drawn tool-search round (or was rebuilt from one)."""
-    return str(getattr(part, "tool_call_id", "")).startswith(SEARCH_ID)
+    """Whether ``part`` belongs to a drawn round the chat history has no message for: a tool-search round, or a
+    compaction request (`REQUEST_ID`), or was rebuilt from one."""
+    return str(getattr(part, "tool_call_id", "")).startswith((SEARCH_ID, REQUEST_ID))
 
 
 def deferred_names(before: list[Message], turn: list[Message]) -> list[str]:

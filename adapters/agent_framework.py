@@ -84,7 +84,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "agent_loop": {
         "strategy": "summarization", "target_count": 4, "threshold": 2, "keep_last_groups": 6, "token_budget": 2000,
         "middleware": False, "view": "next_call", "rounds": 3, "per_call_persistence": False, "message_ids": True,
-        "approval": False, "history": "chat", "after_strategy": None,
+        "approval": False, "history": "chat", "after_strategy": None, "stream": False,
+        "iteration_limit": False,
     },
     "harness_agent": {"max_context_window_tokens": 2000, "max_output_tokens": 500, "rounds": 2},
     "redis_history": {"max_messages": 8, "rounds": 3},
@@ -145,6 +146,9 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("agent_loop", {"strategy": "sliding_window", "keep_last_groups": 3, "history": "responses"}),
     ("agent_loop", {"strategy": "tool_result", "approval": True}),
     ("agent_loop", {"strategy": "tool_result", "approval": True, "view": "persisted"}),
+    ("agent_loop", {"strategy": "summarization", "stream": True}),
+    ("agent_loop", {"strategy": "summarization", "view": "persisted", "rounds": 12, "stream": True}),
+    ("agent_loop", {"strategy": "summarization", "iteration_limit": True}),
     ("sliding_window", {"keep_last_groups": 3, "history": "responses"}),
     ("truncation", {"max_n": 8, "compact_to": 4, "history": "responses"}),
     ("tool_result", {"keep_last_tool_call_groups": 1, "history": "responses"}),
@@ -663,6 +667,8 @@ def _scripted_client(af: Any, replies: list[Any], sent: list[list[Any]]) -> Any:
         def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
             sent.append(list(messages))
             reply = replies.pop(0) if replies else af.Message(role="assistant", contents=[af.Content.from_text(CLOSING)], message_id="compaction-suite-closing")
+            if stream:  # ``agent.run(stream=True)``: the reply as one streamed update, finalized by AF's own finalizer
+                return self._build_response_stream(_updates(af, reply))
 
             async def answer() -> Any:
                 return af.ChatResponse(messages=[reply])
@@ -670,6 +676,23 @@ def _scripted_client(af: Any, replies: list[Any], sent: list[list[Any]]) -> Any:
             return answer()
 
     return ScriptedAgentModel()
+
+
+async def _updates(af: Any, reply: Any) -> Any:
+    """A scripted reply as a streaming provider sends it: one ``ChatResponseUpdate`` holding the whole
+    message (a provider may send a tool call whole in one chunk), with the message's id and role."""
+    yield af.ChatResponseUpdate(contents=list(reply.contents), role="assistant", message_id=reply.message_id, author_name=reply.author_name)
+
+
+async def _run(agent: Any, messages: Any, session: Any, stream: bool) -> Any:
+    """One ``agent.run``; with ``stream`` the streamed run (``agent.run(..., stream=True)``) consumed update by
+    update as a streaming caller does, then its final response (``ResponseStream.get_final_response``)."""
+    if not stream:
+        return await agent.run(messages, session=session)
+    streamed = agent.run(messages, session=session, stream=True)
+    async for _ in streamed:
+        pass
+    return await streamed.get_final_response()
 
 
 def _replayed_tools(af: Any, rounds: list[Any], gated: frozenset[str] = frozenset()) -> list[Any]:
@@ -715,18 +738,18 @@ def _first_round_tools(replayed: list[Any]) -> frozenset[str]:
     return frozenset() if first & later else first
 
 
-async def _approved_runs(af: Any, agent: Any, session: Any, first: list[Any], rounds: int) -> None:
+async def _approved_runs(af: Any, agent: Any, session: Any, first: list[Any], rounds: int, stream: bool = False) -> None:
     """``agent.run`` on ``first``, then, while a run ends on AF's function-approval requests, a next
     run of the same session whose input is a user message approving each (``to_function_approval_response``,
     AF's documented way to answer them): at most one approval run per replayed round (`_first_round_tools`
     gates so that there is one)."""
-    response = await agent.run(first, session=session)
+    response = await _run(agent, first, session, stream)
     for _ in range(rounds):
         requests = [c for m in response.messages for c in m.contents if c.type == "function_approval_request"]
         if not requests:
             return
         answer = af.Message(role="user", contents=[r.to_function_approval_response(approved=True) for r in requests])
-        response = await agent.run([answer], session=session)
+        response = await _run(agent, [answer], session, stream)
     if any(c.type == "function_approval_request" for m in response.messages for c in m.contents):
         raise RuntimeError(f"the scripted loop still asks approval after {rounds} approval runs")
 
@@ -812,7 +835,13 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     builds the tools of the first replayed round with ``approval_mode="always_require"``: the run ends
     on AF's approval request and each request is answered (approved) in a next run of the same
     session, as AF documents its approval flow, so a tool round spans two runs (`_approved_runs`).
-    ``after_strategy`` adds ``CompactionProvider(after_strategy=...)`` beside the history (`_after_run`)."""
+    ``after_strategy`` adds ``CompactionProvider(after_strategy=...)`` beside the history (`_after_run`).
+    ``stream=True`` runs ``agent.run(..., stream=True)``, AF's streaming function-invocation loop (its own
+    code path, compacting before each streamed model call; every release the adapter supports has it), each
+    scripted reply streamed as one update (`_updates`) and the stream consumed as a streaming caller does.
+    ``iteration_limit=True`` sets ``function_invocation_configuration["max_iterations"]`` (AF's documented budget of
+    model round-trips) to the replayed rounds, so the loop spends its budget on them and the call that holds the whole
+    history is AF's final call past the budget (``tool_choice="none"``, compacted on its own code path)."""
     o = options(DEFAULTS["agent_loop"], given)
     if o["view"] not in ("next_call", "persisted"):
         raise ValueError(f"view must be 'next_call' or 'persisted', got {o['view']!r}")
@@ -839,6 +868,8 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         replayed = converted[start:]
         sent: list[list[Any]] = []
         client = _scripted_client(af, replayed[::2], sent)
+        if o["iteration_limit"]:  # the call holding the whole history is the final no-tools call past the budget
+            client.function_invocation_configuration["max_iterations"] = max(1, len(replayed) // 2)
         history = sessions.InMemoryHistoryProvider(skip_excluded=True)  # compaction beside a history, as AF documents it
         gated = _first_round_tools(replayed) if o["approval"] else frozenset()
         agent = af.Agent(
@@ -848,7 +879,7 @@ def agent_loop(settings: Any, **given: Any) -> Any:
         )  # fmt: skip
         session = agent.create_session()
         named = [(m, m.author_name) for m in replayed[::2]]
-        await _approved_runs(af, agent, session, converted[:start], len(replayed) // 2)
+        await _approved_runs(af, agent, session, converted[:start], len(replayed) // 2, stream=bool(o["stream"]))
         for reply, name in named:  # the agent stamps its name on its model's replies: not the history's
             reply.author_name = name
         if len(sent) != len(replayed) // 2 + 1:
@@ -865,6 +896,8 @@ def agent_loop(settings: Any, **given: Any) -> Any:
     extras = ("+ChatMiddleware" if o["middleware"] else "") + ("+per_call_persistence" if o["per_call_persistence"] else "")
     extras += ("" if o["message_ids"] else "+no_message_ids") + ("+approval" if o["approval"] else "")
     extras += f"+after_run:{o['after_strategy']}" if o["after_strategy"] else ""
+    extras += "+stream" if o["stream"] else ""
+    extras += "+iteration_limit" if o["iteration_limit"] else ""
     name = f"agent_framework.Agent.{o['strategy']}{extras}.{o['view']}{convert.suffix}"
     return make(name, {"core"}, run, declared=capabilities("in_list") | convert.declared, is_async=True)
 

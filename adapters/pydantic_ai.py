@@ -9,6 +9,7 @@ Targets (research, conversion and declarations in ``adapters/README.md``)::
     compaction-suite check compaction_suite.adapters.pydantic_ai:tiered     # TieredCompaction(clear tool results, summarizing)
     compaction-suite check compaction_suite.adapters.pydantic_ai:clamp_oversized   # ClampOversizedMessages (a target for reported bugs)
     compaction-suite check compaction_suite.adapters.pydantic_ai:deduplicate_file_reads   # DeduplicateFileReads (a target for reported bugs)
+    compaction-suite check compaction_suite.adapters.pydantic_ai:compact_on_request   # CompactOnRequest (harness 0.62.0 on), the model's compact_context
     compaction-suite check compaction_suite.adapters.pydantic_ai:openai_compaction   # pydantic-ai's own OpenAICompaction
     compaction-suite check compaction_suite.adapters.pydantic_ai:history_processor --clause STORE-22   # history_processors, new_messages()
 
@@ -122,6 +123,11 @@ compact request off a round whose calls the current request answers (refused by 
 `tests/test_pydantic_ai_native.py`)."""
 """``FallbackCompaction`` triggers on its own token threshold (``max_tokens``); the strategies it chains
 compact when it calls them (each given ``max_messages=1``, inert there, and the same ``keep_messages``)."""
+DEFAULTS["compact_on_request"] = {"strategy": "summarizing", "keep_messages": 6, "preserve_first_user_message": True, "min_tokens": None, "max_per_run": None, "summarizer_provider": None}
+"""``CompactOnRequest(strategy, min_tokens=..., max_per_run=...)`` as its docstring shows it: the strategy
+``SummarizingCompaction(max_messages=1, keep_messages=6)`` (its trigger bypassed: the model's request runs it), or
+``SlidingWindowCompaction`` sized alike (``strategy="sliding_window"``); no minimum and no per-run limit, the
+capability's defaults."""
 DEFAULTS["history_processor"] = {"max_messages": 6, "keep_messages": 3, "tool_search": False}
 """The pair-safe "keep only recent messages" processor: past ``max_messages`` the last ``keep_messages``, so a
 run of two tool rounds after a long history prunes messages of the run itself (pydantic/pydantic-ai#3983)."""
@@ -188,6 +194,12 @@ WHY["history_processor"] = (
     "history's last turn; judged on result.new_messages() against result.all_messages(), pydantic-ai's bookkeeping"
 )
 
+WHY["compact_on_request"] = (
+    "core only: the harness's CompactOnRequest (0.62.0 on) in pydantic-ai's Agent loop: the model calls compact_context "
+    "as the turn begins and the wrapped strategy (SummarizingCompaction, or SlidingWindowCompaction) runs before the "
+    "next request, its own trigger bypassed; no size trigger"
+)
+
 DEFAULTS["anthropic_compaction"] = {"token_threshold": 50_000}
 """``AnthropicCompaction``'s ``token_threshold`` (its default 150,000; the API's minimum 50,000, which the suite's
 histories reach when grown to the target's trigger)."""
@@ -226,6 +238,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("openai_compaction", {"stateless": False, "message_count_threshold": None, "token_threshold": 500}),
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto"}),
     ("openai_compaction", {"stateless": True, "message_count_threshold": 4, "previous_response_id": "auto", "at": "turn_start"}),
+    ("compact_on_request", {"strategy": "summarizing"}),
+    ("compact_on_request", {"strategy": "sliding_window"}),
 ]
 """What ``compaction-suite matrix`` runs and counts: histories as pydantic-ai records them. ``clear_tool_results`` in
 pydantic-ai's ``Agent`` loop (``in_agent``) is counted since its first clean full check (50 examples, harness 0.62.0,
@@ -495,6 +509,71 @@ def _compactor(name: str, capability_of: Any, settings: Any, o: dict[str, Any]) 
     if o.get("summarizer_provider") is not None:
         declared["summarizer_providers"] = [o["summarizer_provider"]]
     return make(f"pydantic_ai_harness.{name}", {"core"}, in_agent if o["in_agent"] else direct, declared=declared, is_async=True)
+
+
+COMPACT_ON_REQUEST_FROM = (0, 62)
+"""``CompactOnRequest`` arrived in pydantic-ai-harness 0.62.0 (``compaction/_compact_on_request.py``; absent from the
+0.52.0-0.61.0 wheels, read)."""
+
+
+@factory
+def compact_on_request(settings: Any, **given: Any) -> Any:
+    """``CompactOnRequest`` (pydantic-ai-harness 0.62.0 on) in pydantic-ai's ``Agent`` loop, the history's last turn
+    replayed (`_pydantic_ai_loop.replay`): the scripted model's first answer of the turn is a ``compact_context`` call
+    (the tool the capability registers), as a model asks when a new task begins; the harness runs the tool, accepts the
+    request in ``after_tool_execute`` and runs ``strategy`` in the next ``before_model_request``, writing what it
+    compacted into the run's history; the turn then replays on it. What comes back is the history after the run (or at
+    the model request after a history ending in a request), less the drawn request round (`_pydantic_ai_loop.REQUEST_ID`),
+    which the chat history has no message for. A request no trigger drives: no size is declared (FIRE-1, FIRE-2)."""
+    from . import _pydantic_ai_loop as loop
+
+    o = options(DEFAULTS["compact_on_request"], given)
+    compaction = _harness_compaction()
+    if release("pydantic-ai-harness") < COMPACT_ON_REQUEST_FROM or not hasattr(compaction, "CompactOnRequest"):
+        raise CannotDrive("pydantic_ai:compact_on_request", "pydantic-ai-harness", "CompactOnRequest arrived in pydantic-ai-harness 0.62.0")
+    if o["strategy"] not in ("summarizing", "sliding_window"):
+        raise ValueError(f"strategy must be 'summarizing' or 'sliding_window', got {o['strategy']!r}")
+    pm = requires("pydantic_ai.messages", EXTRA)
+    function = requires("pydantic_ai.models.function", EXTRA)
+    model = _offline_model(settings.async_client, settings.model)
+    size = {"max_messages": 1, "keep_messages": o["keep_messages"], "preserve_first_user_message": o["preserve_first_user_message"]}
+    streamed = _streamed_summary(compaction, o["summarizer_provider"])
+
+    def capability_of(model: Any) -> Any:
+        if o["strategy"] == "summarizing":
+            strategy = compaction.SummarizingCompaction(model=model, **size, **streamed)
+        else:
+            strategy = compaction.SlidingWindowCompaction(**size)
+        return compaction.CompactOnRequest(strategy, min_tokens=o["min_tokens"], max_per_run=o["max_per_run"])
+
+    async def run(messages: list[Message]) -> list[Message]:
+        pydantic_ai = requires("pydantic_ai", EXTRA)
+        handed: list[loop.Handed] = []
+
+        def agent_of(function_model: Any, replayed: list[Any], system: list[str] | None) -> Any:
+            scripted = function_model.function
+            asked: list[Any] = []
+
+            def answer(request: list[Any], info: Any) -> Any:
+                if not asked:  # the turn's first answer: the model asks for a compaction
+                    asked.append(request)
+                    return pm.ModelResponse(parts=[pm.ToolCallPart(tool_name="compact_context", args={}, tool_call_id=f"{loop.REQUEST_ID}0")])
+                return scripted(request, info)
+
+            capability = loop.recording(capability_of(model), handed)
+            return pydantic_ai.Agent(function.FunctionModel(answer), capabilities=[capability], tools=replayed, system_prompt=system or ())
+
+        replayed = await loop.replay(messages, agent_of, pending=True, handed=handed)
+        if replayed is None:
+            return messages  # no run of pydantic-ai's loop ends this history
+        return await _back(replayed.kept, replayed.notes, model)
+
+    _built("CompactOnRequest", capability_of, model)
+    declared = capabilities("leading", None)
+    if o["summarizer_provider"] is not None:
+        declared["summarizer_providers"] = [o["summarizer_provider"]]
+    name = f"pydantic_ai_harness.CompactOnRequest[{o['strategy']}]"
+    return make(name, {"core"}, run, declared=declared, is_async=True)
 
 
 def _built(name: str, capability_of: Any, model: Any) -> None:
