@@ -47,6 +47,7 @@ SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "tool_output_trimmer": {"openai-agents": ">=0.9,<0.25"},
     "handoff_history": {"openai-agents": ">=0.6.0,<0.25"},
     "sandbox_compaction": {"openai-agents": ">=0.14,<0.25"},
+    "encrypted_session": {"openai-agents": ">=0.8,<0.25"},
 }
 """``agents.extensions.ToolOutputTrimmer`` arrived in 0.9.0 (openai/openai-agents-python#2468; 0.9.0's wheel
 holds it, with the ``CallModelData`` it is called with). The handoff's nesting (``RunConfig.nest_handoff_history``)
@@ -91,6 +92,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False, "conversation": False, "input_filter": None},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
     "sandbox_compaction": {"threshold": 3800, "store": True, "streamed": False},
+    "encrypted_session": {"ttl": 600, "approval_wait": 300, "streamed": False},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
@@ -150,7 +152,10 @@ API compact.
 ``threshold``: for ``sandbox_compaction`` the ``Compaction`` capability's ``StaticCompactionPolicy(threshold=N)``, the
 ``compact_threshold`` it asks the API for; the SDK's sandbox instructions alone (its base prompt, the capabilities'
 instructions and the workspace's layout, sent as ``instructions``) count some 3,600 tokens at 0.24.0, so a threshold
-below that compacts every request."""
+below that compacts every request.
+``ttl``, ``approval_wait``: for ``encrypted_session`` the ``EncryptedSession``'s ``ttl`` (600 s, its default) and the
+seconds between the run parking on the step's calls and the user approving them; the next turn comes ``ttl + 1`` seconds
+after the calls were written."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -219,6 +224,13 @@ WHY = {
         "compaction item (process_context), the probe taken off; streamed: run_streamed; store: ModelSettings(store=...); "
         "no declared trigger (the API compacts on its own count)"
     ),
+    "encrypted_session": (
+        "core only: EncryptedSession(ttl) over a SQLiteSession written and read by Runner.run under a clock the adapter sets: "
+        "the last step's tools need approval, the run parks on the calls, the user approves approval_wait seconds later and "
+        "resumes it, and the next turn comes ttl + 1 seconds after the calls were written; the output is that turn's model "
+        "input, the items the session still reads (every expired item silently skipped, as documented); a history whose "
+        "last step makes no call is returned unchanged"
+    ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
@@ -250,6 +262,7 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
     ("sandbox_compaction", {"threshold": 3800}),
+    ("encrypted_session", {}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
@@ -1081,6 +1094,114 @@ def _sandbox_modules() -> tuple[Any, Any, Any, Any] | None:
     if not all(hasattr(caps, name) for name in ("Compaction", "StaticCompactionPolicy", "Filesystem", "Shell")) or not hasattr(run_config, "SandboxRunConfig"):
         return None
     return sandbox, caps, unix_local, run_config
+
+
+# --- EncryptedSession's TTL (agents.extensions.memory.EncryptedSession)
+
+
+class _FernetClock:
+    """A TEST DOUBLE of the wall clock ``cryptography.fernet`` reads (``time.time()``: the timestamp a token is
+    written with, and the present a ``ttl`` is checked against), set by the test and put in place of the module's
+    ``time`` only inside ``with`` (the SDK's ``EncryptedSession`` encrypts each item as its own Fernet token and
+    drops each one whose token is older than ``ttl`` on read)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __enter__(self) -> _FernetClock:
+        import types
+
+        import cryptography.fernet
+
+        self._module = cryptography.fernet
+        self._kept = cryptography.fernet.time
+        cryptography.fernet.time = types.SimpleNamespace(time=self.time)  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._module.time = self._kept
+
+
+@factory
+def encrypted_session(settings: Any, **given: Any) -> Any:
+    """``EncryptedSession(ttl=...)`` over an in-memory ``SQLiteSession``, written and read by the SDK's own ``Runner``
+    under a clock the adapter sets (`_FernetClock`): ``compact(items)`` stores the items before the history's last
+    user message and runs the last turn, the step's tools declared ``needs_approval=True`` so the run parks on the
+    step's calls (the SDK stores the turn and the calls); the user approves ``approval_wait`` seconds later and
+    resumes the run (``RunState.approve``, the documented human-in-the-loop flow), the tools answering (the SDK stores
+    the outputs then); the user's next turn (`_server_compaction.PROBE`) comes when the calls are ``ttl + 1`` seconds
+    old. The output is what the model is sent on that turn (the probe taken off): the items the session still reads.
+    A history whose last step makes no call is returned unchanged (nothing parks: every item is written at once)."""
+    o = options(DEFAULTS["encrypted_session"], given)
+    agents = requires("agents", EXTRA)
+    memory = requires("agents.memory", EXTRA)
+    models = requires("agents.models.openai_responses", EXTRA)
+    openai = requires("openai", EXTRA)
+    encrypted = requires("agents.extensions.memory", EXTRA)
+    if not hasattr(encrypted, "EncryptedSession"):
+        raise CannotDrive("openai_agents:encrypted_session", "openai-agents", "agents.extensions.memory has no EncryptedSession")
+    if not (hasattr(agents, "RunState") and "needs_approval" in inspect.signature(agents.FunctionTool).parameters):
+        raise CannotDrive("openai_agents:encrypted_session", "openai-agents", "no RunState or FunctionTool.needs_approval (the approval the TTL outlasts) before 0.8.0")
+    ttl, wait = int(o["ttl"]), int(o["approval_wait"])
+    if not 1 <= wait <= ttl:
+        raise ValueError(f"approval_wait must be from 1 to ttl ({ttl}) seconds, not {wait}")
+    _loop_starts(agents, "openai_agents:encrypted_session")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from ._server_compaction import PROBE
+
+        plan = last_step(items)
+        if plan is None or not any(item_kind(i) == "function_call" for i in plan[2]):
+            return list(items)  # no run parks on a call in this history
+        stored, turn, step, outputs = plan
+        if not returnable(agents, outputs):
+            return list(items)
+        n = next(_ids)
+        sent: list[list[dict[str, Any]]] = []
+        closing = {"type": "message", "role": "assistant", "id": f"msg_encrypted_next_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
+
+        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            last = given[-1] if given else {}
+            if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
+                sent.append(given)
+                return [closing]
+            return step
+
+        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        store = memory.SQLiteSession(f"compaction-suite-encrypted-{n}")
+        session = encrypted.EncryptedSession(f"compaction-suite-encrypted-{n}", store, encryption_key=ENCRYPTION_KEY, ttl=ttl)
+        config = agents.RunConfig(tracing_disabled=True, session_input_callback=lambda history, new: history + new)
+        try:
+            with _FernetClock(CLOCK_START) as clock:
+                await session.add_items(stored)
+                agent = agents.Agent(name="compaction-suite", model=scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client), tools=_tools(agents, step, outputs, gated=True))
+                parked = await _run_ended(agents, agent, turn, session, config, streamed=bool(o["streamed"]), hooks=None)
+                clock.now += wait
+                if parked is not None:
+                    await _approved_turn(agents, agent, parked, session, config, streamed=bool(o["streamed"]), hooks=None)
+                clock.now = CLOCK_START + ttl + 1
+                try:
+                    await _run_ended(agents, agent, [{"type": "message", "role": "user", "content": PROBE}], session, config, streamed=bool(o["streamed"]), hooks=None)
+                except openai.BadRequestError:
+                    pass  # the API refused what the session read: the output is that request, judged as the API judges it
+        finally:
+            store.close()
+            await client.close()
+        if not sent:
+            raise AssertionError("the SDK's Runner sent the model no next turn")
+        return list(sent[-1][:-1])
+
+    declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
+    return make("openai_agents.Runner+EncryptedSession(ttl)", {"core"}, run, declared=declared_, is_async=True)
+
+
+ENCRYPTION_KEY = "compaction-suite-encrypted-session-key-0123456789"
+"""The key ``EncryptedSession`` derives its per-session Fernet key from (a fixed test key)."""
+CLOCK_START = 1_800_000_000.0
+"""Where `_FernetClock` starts for each ``compact`` call (seconds since the epoch, 2027-01-15)."""
 
 
 # --- the handoff's nested history (RunConfig(nest_handoff_history=True))
