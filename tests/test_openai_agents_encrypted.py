@@ -96,5 +96,5 @@ def test_encrypted_session_is_refused_without_approvals(monkeypatch):
     from compaction_suite.adapters.openai_agents import encrypted_session
 
     monkeypatch.delattr(agents, "RunState")
-    with pytest.raises(CannotDrive, match="before 0.8.0"):
+    with pytest.raises(CannotDrive, match=r"before 0\.8\.0"):
         encrypted_session(Settings())

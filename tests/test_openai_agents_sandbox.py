@@ -115,5 +115,5 @@ def test_sandbox_compaction_is_refused_where_the_release_has_no_sandbox_agents(m
     from compaction_suite.adapters._common import CannotDrive
 
     monkeypatch.setattr(openai_agents, "_sandbox_modules", lambda: None)
-    with pytest.raises(CannotDrive, match="before 0.14.0"):
+    with pytest.raises(CannotDrive, match=r"before 0\.14\.0"):
         openai_agents.sandbox_compaction(Settings())
