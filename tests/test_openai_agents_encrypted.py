@@ -10,6 +10,7 @@ the agent model is the SDK's ``OpenAIResponsesModel`` on the suite's summarizer 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_the_runner_sends_an_output_whose_call_the_ttl_dropped_and_the_api_refus
     async def deploy(_context, _arguments: str) -> str:
         return "deployed v2"
 
-    async def run(server: SummarizerServer) -> list[dict]:
+    async def run(server: SummarizerServer) -> list[Any]:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
         session = EncryptedSession("ttl-loop", agents.SQLiteSession("ttl-loop"), encryption_key=ENCRYPTION_KEY, ttl=600)
         schema = {"type": "object", "properties": {}, "additionalProperties": True}

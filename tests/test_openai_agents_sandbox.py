@@ -10,6 +10,7 @@ request (`openai_agents.scripted_model`); the double compacts server-side where 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,7 @@ def test_the_sandbox_agents_loop_cuts_the_next_turns_input_at_the_newest_compact
         received.append(given)
         return [items[-1]] if len(received) == 1 else [said]
 
-    async def run(server: SummarizerServer) -> list[dict]:
+    async def run(server: SummarizerServer) -> list[Any]:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
         session = agents.SQLiteSession("sandbox-loop")
         await session.add_items(items[:8])
