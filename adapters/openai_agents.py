@@ -18,6 +18,9 @@ writes it (each appended turn run through ``Runner.run``), with the session's ow
 nests for the next agent (``RunConfig(nest_handoff_history=True)``): what that agent's model receives.
 ``tool_output_trimmer`` is the SDK's built-in ``call_model_input_filter``, ``ToolOutputTrimmer``, which the
 ``Runner`` calls on the model's input before each model call: what the model then receives.
+``sandbox_compaction`` is a ``SandboxAgent`` (0.14.0 on) with the SDK's default capabilities run by the ``Runner``
+on the SDK's local sandbox client, the API compacting server-side at its ``Compaction`` capability's threshold:
+the model's input on the user's next turn, which the capability cuts at the newest compaction item.
 Declarations proven by
 ``tests/test_adapter_format_loops.py``, ``tests/test_openai_agents_paths.py`` and ``tests/test_session_loops.py``.
 """
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import os
+import tempfile
 from typing import Any
 
 from ._common import CannotDrive, accepts, factory, make, options, requires
@@ -41,11 +46,15 @@ that mode through the SDK's ``Runner`` against the double's stored response chai
 SUPPORTED_BY_PATH: dict[str, dict[str, str]] = {
     "tool_output_trimmer": {"openai-agents": ">=0.9,<0.25"},
     "handoff_history": {"openai-agents": ">=0.6.0,<0.25"},
+    "sandbox_compaction": {"openai-agents": ">=0.14,<0.25"},
+    "encrypted_session": {"openai-agents": ">=0.8,<0.25"},
 }
 """``agents.extensions.ToolOutputTrimmer`` arrived in 0.9.0 (openai/openai-agents-python#2468; 0.9.0's wheel
 holds it, with the ``CallModelData`` it is called with). The handoff's nesting (``RunConfig.nest_handoff_history``)
 arrived in 0.6.0 (openai/openai-agents-python#1996, on by default until 0.7.0); ``handoff_history`` needs no
-compaction session, so it reaches back to there."""
+compaction session, so it reaches back to there. The sandbox agents (``agents.sandbox``: ``SandboxAgent``, its
+``Compaction`` capability, ``RunConfig(sandbox=SandboxRunConfig(...))`` and the local ``UnixLocalSandboxClient``)
+arrived in 0.14.0 (absent from 0.13.6's wheel, present in 0.14.0's, read 2026-11-28)."""
 
 DOCUMENTED: list[dict[str, Any]] = [
     {
@@ -82,6 +91,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "runner_session": {"threshold": 100, "store": True, "compaction_mode": None},
     "handoff_history": {"store": True, "hosted_tools": False, "said": False, "hops": 1, "returned": "next_agent", "chained": False, "conversation": False, "input_filter": None},
     "tool_output_trimmer": {"recent_turns": 2, "max_output_chars": 500, "preview_chars": 200},
+    "sandbox_compaction": {"threshold": 3800, "store": True, "streamed": False},
+    "encrypted_session": {"ttl": 600, "approval_wait": 300, "streamed": False},
 }
 """``session_limit``: for ``responses_compaction`` the underlying session's ``SessionSettings(limit=...)``
 (how many items its reads return), a documented session setting the compaction session reads its
@@ -137,7 +148,14 @@ first, then the step (OpenAI's compaction guide), and the SDK stores that item i
 items (a ``CompactionItem``); the output is every stored item, what the ``Runner`` reads into the next turn's input.
 The session is then the ``SQLiteSession`` itself, without ``OpenAIResponsesCompactionSession`` (``threshold`` and
 ``compaction_mode`` unused): the server compacts, the suite's summarizer is never asked, as for a user who lets the
-API compact."""
+API compact.
+``threshold``: for ``sandbox_compaction`` the ``Compaction`` capability's ``StaticCompactionPolicy(threshold=N)``, the
+``compact_threshold`` it asks the API for; the SDK's sandbox instructions alone (its base prompt, the capabilities'
+instructions and the workspace's layout, sent as ``instructions``) count some 3,600 tokens at 0.24.0, so a threshold
+below that compacts every request.
+``ttl``, ``approval_wait``: for ``encrypted_session`` the ``EncryptedSession``'s ``ttl`` (600 s, its default) and the
+seconds between the run parking on the step's calls and the user approving them; the next turn comes ``ttl + 1`` seconds
+after the calls were written."""
 WHY = {
     "responses_compaction": (
         "core only: item-count trigger (no iteration trigger); the summary is the compact endpoint's opaque "
@@ -198,6 +216,21 @@ WHY = {
         "conversation (client.conversations.create(), Runner.run(conversation_id=...)); input_filter=remove_all_tools: the handoff "
         "carries the SDK's shipped remove_all_tools filter, which takes precedence over the nesting"
     ),
+    "sandbox_compaction": (
+        "core only: a SandboxAgent (default capabilities, Compaction at StaticCompactionPolicy(threshold)) run by Runner.run on "
+        "the SDK's local UnixLocalSandboxClient over a plain SQLiteSession: the history's last turn replayed (max_turns=1), the "
+        "API compacting server-side where a request reaches the threshold (the double answers the compaction item before the "
+        "step), then the user's next turn; the output is that turn's model input, which the capability cuts at its newest "
+        "compaction item (process_context), the probe taken off; streamed: run_streamed; store: ModelSettings(store=...); "
+        "no declared trigger (the API compacts on its own count)"
+    ),
+    "encrypted_session": (
+        "core only: EncryptedSession(ttl) over a SQLiteSession written and read by Runner.run under a clock the adapter sets: "
+        "the last step's tools need approval, the run parks on the calls, the user approves approval_wait seconds later and "
+        "resumes it, and the next turn comes ttl + 1 seconds after the calls were written; the output is that turn's model "
+        "input, the items the session still reads (every expired item silently skipped, as documented); a history whose "
+        "last step makes no call is returned unchanged"
+    ),
 }
 CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("responses_compaction", {"threshold": 4}),
@@ -228,6 +261,8 @@ CONFIGURATIONS: list[tuple[str, dict[str, Any]]] = [
     ("handoff_history", {"input_filter": "remove_all_tools"}),
     ("tool_output_trimmer", {}),
     ("tool_output_trimmer", {"max_output_chars": 40, "preview_chars": 20}),
+    ("sandbox_compaction", {"threshold": 3800}),
+    ("encrypted_session", {}),
 ]
 """What ``compaction-suite matrix`` runs: histories as the SDK's sessions store them."""
 NOT_ADAPTED = (
@@ -235,9 +270,9 @@ NOT_ADAPTED = (
     "its function calls in their order): a custom tool call or an item between a call and its output is returned unchanged; "
     "the Runner's own previous_response_id / conversation_id for runner (server-managed state, no local session to compact; "
     "handoff_history drives auto_previous_response_id with chained and conversation_id with conversation, where the SDK from 0.14.1 turns nest_handoff_history off and refuses an input filter); a custom handoff_history_mapper or handoff input_filter (the user's code: only the SDK's remove_all_tools is driven); "
-    "OpenAIConversationsSession (server-side history, never compacted locally); the sandbox agents' Compaction capability "
-    "(agents.sandbox: server_compaction's context_management, its input cut at the newest compaction item; a SandboxAgent runs "
-    "beside a sandbox client, which the suite does not start)"
+    "OpenAIConversationsSession (server-side history, never compacted locally); sandbox_compaction runs the sandbox agents on "
+    "the SDK's local client only (docker and hosted sandbox clients, a sandbox Memory capability and a dynamic compaction "
+    "policy are not driven)"
 )
 
 _ids = itertools.count(1)
@@ -963,6 +998,210 @@ def runner_session(settings: Any, **given: Any) -> Any:
     compactor.capabilities = {**compactor.capabilities, "session_removes": list(REMOVES)}
     compactor.session = lambda path: _RunnerSession(modules, settings, path, o)
     return compactor
+
+
+# --- the sandbox agents' Compaction capability (agents.sandbox, 0.14.0 on)
+
+
+@factory
+def sandbox_compaction(settings: Any, **given: Any) -> Any:
+    """A ``SandboxAgent`` run by the SDK's own ``Runner`` on the SDK's local sandbox client
+    (``RunConfig(sandbox=SandboxRunConfig(client=UnixLocalSandboxClient()))``: a temporary workspace on this
+    machine, no network, no docker), its capabilities the SDK's defaults (``Filesystem()``, ``Shell()``,
+    ``Compaction()``) with the ``Compaction`` capability's documented static policy at ``threshold``
+    (``StaticCompactionPolicy(threshold=N)``): the capability adds ``context_management=[{"type": "compaction",
+    "compact_threshold": N}]`` to every request (the model's ``extra_args``) and, before each turn, cuts the
+    model's input at its newest compaction item (``process_context``). ``compact(items)`` stores the items before
+    the history's last user message in an in-memory ``SQLiteSession``, runs the last turn as `runner` runs it (the
+    model answering the history's last step, the tools its calls, ``max_turns=1``), the double compacting
+    server-side where the request reaches ``threshold`` (the compaction item before the step), then the user's
+    next turn (`_server_compaction.PROBE`) through the same ``Runner``: the output is what the model is sent on
+    that turn, the probe taken off (the SDK's instructions apart, in ``instructions``)."""
+    o = options(DEFAULTS["sandbox_compaction"], given)
+    agents = requires("agents", EXTRA)
+    memory = requires("agents.memory", EXTRA)
+    models = requires("agents.models.openai_responses", EXTRA)
+    openai = requires("openai", EXTRA)
+    capabilities = _sandbox_modules()
+    if capabilities is None:
+        raise CannotDrive("openai_agents:sandbox_compaction", "openai-agents", "no agents.sandbox Compaction capability (SandboxAgent) before 0.14.0")
+    sandbox, caps, unix_local, run_config = capabilities
+    threshold = int(o["threshold"])
+    os.makedirs(SANDBOX_ROOT, exist_ok=True)
+    _loop_starts(agents, "openai_agents:sandbox_compaction")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from ._server_compaction import AGENT_TIMEOUT, PROBE
+
+        plan = last_step(items)
+        if plan is None:
+            return list(items)  # no run of the SDK's loop ends in this history
+        stored, turn, step, outputs = plan
+        if not returnable(agents, outputs):
+            return list(items)  # a tool result no tool of the SDK returns as the history holds it
+        n = next(_ids)
+        sent: list[list[dict[str, Any]]] = []
+        closing = {"type": "message", "role": "assistant", "id": f"msg_sandbox_next_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
+
+        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            last = given[-1] if given else {}
+            if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
+                sent.append(given)
+                return [closing]
+            return step
+
+        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=AGENT_TIMEOUT, max_retries=0)
+        store = memory.SQLiteSession(f"compaction-suite-sandbox-{n}")
+        try:
+            await store.add_items(stored)
+            model = scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client)
+            agent = sandbox.SandboxAgent(
+                name="compaction-suite", model=model, tools=_tools(agents, step, outputs), model_settings=agents.ModelSettings(store=bool(o["store"])),
+                default_manifest=sandbox.Manifest(root=SANDBOX_ROOT), capabilities=[caps.Filesystem(), caps.Shell(), caps.Compaction(policy=caps.StaticCompactionPolicy(threshold=threshold))],
+            )  # fmt: skip
+            local = run_config.SandboxRunConfig(client=unix_local.UnixLocalSandboxClient())
+            await _run_turn(agents, agent, turn, store, streamed=bool(o["streamed"]), sandbox=local)
+            await _run_ended(agents, agent, [{"type": "message", "role": "user", "content": PROBE}], store, agents.RunConfig(tracing_disabled=True, session_input_callback=lambda history, new: history + new, sandbox=local), streamed=bool(o["streamed"]), hooks=None)
+        finally:
+            store.close()
+            await client.close()
+        if not sent:
+            raise AssertionError("the SDK's Runner sent the model no next turn")
+        return list(sent[-1][:-1])
+
+    declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
+    return make("openai_agents.SandboxAgent(Compaction)", {"core"}, run, declared=declared_, is_async=True)
+
+
+SANDBOX_ROOT = os.path.join(tempfile.gettempdir(), "compaction-suite-sandbox-workspace")
+"""The sandbox workspace's root on this machine, one fixed path (``Manifest(root=...)``, the SDK's documented way to
+choose it; the local client then neither creates nor deletes it). The SDK writes the root into the agent's
+instructions, which the API reads and compacts: the fresh temporary root the client makes by default would make the
+compaction item differ run to run for the same history (SPEC CORE-8 found it), a difference of the machine, not of the
+history. The agent's tools never write there (only the history's own tools answer)."""
+
+
+def _sandbox_modules() -> tuple[Any, Any, Any, Any] | None:
+    """(``agents.sandbox``, its ``capabilities``, ``sandboxes.unix_local``, ``agents.run_config``) where the release
+    has the sandbox agents' ``Compaction`` capability and ``RunConfig(sandbox=...)`` (0.14.0 on), else None."""
+    import importlib
+
+    try:
+        found = tuple(importlib.import_module(name) for name in ("agents.sandbox", "agents.sandbox.capabilities", "agents.sandbox.sandboxes.unix_local", "agents.run_config"))
+    except ImportError:
+        return None
+    sandbox, caps, unix_local, run_config = found
+    if not all(hasattr(caps, name) for name in ("Compaction", "StaticCompactionPolicy", "Filesystem", "Shell")) or not hasattr(run_config, "SandboxRunConfig"):
+        return None
+    return sandbox, caps, unix_local, run_config
+
+
+# --- EncryptedSession's TTL (agents.extensions.memory.EncryptedSession)
+
+
+class _FernetClock:
+    """A TEST DOUBLE of the wall clock ``cryptography.fernet`` reads (``time.time()``: the timestamp a token is
+    written with, and the present a ``ttl`` is checked against), set by the test and put in place of the module's
+    ``time`` only inside ``with`` (the SDK's ``EncryptedSession`` encrypts each item as its own Fernet token and
+    drops each one whose token is older than ``ttl`` on read)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __enter__(self) -> _FernetClock:
+        import types
+
+        import cryptography.fernet
+
+        self._module = cryptography.fernet
+        self._kept = cryptography.fernet.time
+        cryptography.fernet.time = types.SimpleNamespace(time=self.time)  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._module.time = self._kept
+
+
+@factory
+def encrypted_session(settings: Any, **given: Any) -> Any:
+    """``EncryptedSession(ttl=...)`` over an in-memory ``SQLiteSession``, written and read by the SDK's own ``Runner``
+    under a clock the adapter sets (`_FernetClock`): ``compact(items)`` stores the items before the history's last
+    user message and runs the last turn, the step's tools declared ``needs_approval=True`` so the run parks on the
+    step's calls (the SDK stores the turn and the calls); the user approves ``approval_wait`` seconds later and
+    resumes the run (``RunState.approve``, the documented human-in-the-loop flow), the tools answering (the SDK stores
+    the outputs then); the user's next turn (`_server_compaction.PROBE`) comes when the calls are ``ttl + 1`` seconds
+    old. The output is what the model is sent on that turn (the probe taken off): the items the session still reads.
+    A history whose last step makes no call is returned unchanged (nothing parks: every item is written at once)."""
+    o = options(DEFAULTS["encrypted_session"], given)
+    agents = requires("agents", EXTRA)
+    memory = requires("agents.memory", EXTRA)
+    models = requires("agents.models.openai_responses", EXTRA)
+    openai = requires("openai", EXTRA)
+    encrypted = requires("agents.extensions.memory", EXTRA)
+    if not hasattr(encrypted, "EncryptedSession"):
+        raise CannotDrive("openai_agents:encrypted_session", "openai-agents", "agents.extensions.memory has no EncryptedSession")
+    if not (hasattr(agents, "RunState") and "needs_approval" in inspect.signature(agents.FunctionTool).parameters):
+        raise CannotDrive("openai_agents:encrypted_session", "openai-agents", "no RunState or FunctionTool.needs_approval (the approval the TTL outlasts) before 0.8.0")
+    ttl, wait = int(o["ttl"]), int(o["approval_wait"])
+    if not 1 <= wait <= ttl:
+        raise ValueError(f"approval_wait must be from 1 to ttl ({ttl}) seconds, not {wait}")
+    _loop_starts(agents, "openai_agents:encrypted_session")
+
+    async def run(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from ._server_compaction import PROBE
+
+        plan = last_step(items)
+        if plan is None or not any(item_kind(i) == "function_call" for i in plan[2]):
+            return list(items)  # no run parks on a call in this history
+        stored, turn, step, outputs = plan
+        if not returnable(agents, outputs):
+            return list(items)
+        n = next(_ids)
+        sent: list[list[dict[str, Any]]] = []
+        closing = {"type": "message", "role": "assistant", "id": f"msg_encrypted_next_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
+
+        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            last = given[-1] if given else {}
+            if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
+                sent.append(given)
+                return [closing]
+            return step
+
+        client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
+        store = memory.SQLiteSession(f"compaction-suite-encrypted-{n}")
+        session = encrypted.EncryptedSession(f"compaction-suite-encrypted-{n}", store, encryption_key=ENCRYPTION_KEY, ttl=ttl)
+        config = agents.RunConfig(tracing_disabled=True, session_input_callback=lambda history, new: history + new)
+        try:
+            with _FernetClock(CLOCK_START) as clock:
+                await session.add_items(stored)
+                agent = agents.Agent(name="compaction-suite", model=scripted_model(models, answer)(model=COMPACT_MODEL, openai_client=client), tools=_tools(agents, step, outputs, gated=True))
+                parked = await _run_ended(agents, agent, turn, session, config, streamed=bool(o["streamed"]), hooks=None)
+                clock.now += wait
+                if parked is not None:
+                    await _approved_turn(agents, agent, parked, session, config, streamed=bool(o["streamed"]), hooks=None)
+                clock.now = CLOCK_START + ttl + 1
+                try:
+                    await _run_ended(agents, agent, [{"type": "message", "role": "user", "content": PROBE}], session, config, streamed=bool(o["streamed"]), hooks=None)
+                except openai.BadRequestError:
+                    pass  # the API refused what the session read: the output is that request, judged as the API judges it
+        finally:
+            store.close()
+            await client.close()
+        if not sent:
+            raise AssertionError("the SDK's Runner sent the model no next turn")
+        return list(sent[-1][:-1])
+
+    declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
+    return make("openai_agents.Runner+EncryptedSession(ttl)", {"core"}, run, declared=declared_, is_async=True)
+
+
+ENCRYPTION_KEY = "compaction-suite-encrypted-session-key-0123456789"
+"""The key ``EncryptedSession`` derives its per-session Fernet key from (a fixed test key)."""
+CLOCK_START = 1_800_000_000.0
+"""Where `_FernetClock` starts for each ``compact`` call (seconds since the epoch, 2027-01-15)."""
 
 
 # --- the handoff's nested history (RunConfig(nest_handoff_history=True))

@@ -136,6 +136,7 @@ def summary_stands_for_answer(fmt: WireFormat, history: Any, out: Any, exchanges
         return None
     sent = alnum("\n".join(s for e in _and_summarized(answering, exchanges) for s in strings(e.body)))
     gone = removed(fmt, history, out)
+    gone = [item for item in gone if not _behind_held_compaction(fmt, history, item, sent)]
     for item in gone:
         needle = _needle(fmt.said(item))
         if needle and needle not in sent:
@@ -179,6 +180,23 @@ def media_urls(item: Any) -> list[str]:
 
     walk(item)
     return found
+
+
+def _behind_held_compaction(fmt: WireFormat, history: Any, item: Any, sent: str) -> bool:
+    """Whether a compaction item of the input after ``item`` was held by the answered requests (``sent``: their
+    letters and digits): a compaction item stands for the input before it, which the API reads through it (OpenAI's
+    compaction guide; SPEC CORE-12 Decision: summaries of summaries), so a request holding it held ``item``. A
+    compaction item is held when the requests hold the first `NEEDLE` letters and digits of its opaque content."""
+    items = fmt.items(history)
+    at = next((i for i, b in enumerate(items) if b is item), None)
+    if at is None:
+        return False
+    for later in items[at + 1 :]:
+        if isinstance(later, dict) and later.get("type") == "compaction":
+            key = alnum(str(later.get("encrypted_content") or ""))[:NEEDLE]
+            if key and key in sent:
+                return True
+    return False
 
 
 def _and_summarized(answering: Sequence[Exchange], exchanges: Sequence[Exchange]) -> list[Exchange]:

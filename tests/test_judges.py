@@ -102,6 +102,32 @@ def test_a_summary_of_an_earlier_summary_of_the_same_call_stands_for_what_that_o
     assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 1 (user)" in found
 
 
+def test_a_summary_whose_request_held_an_input_compaction_item_stands_for_what_that_item_stands_for() -> None:
+    """SPEC CORE-12 Decision (summaries of summaries): a compaction item of the input stands for the items before it
+    (the API reads them through it), so a request that held it held them: a framework that cuts the model's input at
+    the newest compaction item before the API compacts again (the OpenAI Agents SDK's sandbox ``Compaction``
+    capability) replaces nothing unread. A request without that item did not hold them."""
+    from compaction_suite.conformance.summarizer_server import Exchange, RecordedRequest
+
+    def message(role: str, text: str) -> dict[str, Any]:
+        return {"type": "message", "role": role, "content": [{"type": "input_text" if role == "user" else "output_text", "text": text}]}
+
+    earlier = compaction_item("the build fails linking ledger_flush", [])
+    history = [message("user", "Fix the build of the payments service, it fails since this morning."), message("assistant", "The ledger library moved."), earlier,
+               message("user", "Now run the tests of the ledger package."), message("assistant", "All ledger tests pass now.")]  # fmt: skip
+    newer = compaction_item("the ledger tests pass", [earlier])
+
+    def answered(held: list[dict[str, Any]]) -> Exchange:
+        exchange = Exchange(RecordedRequest("POST", "/v1/responses", {}, {"model": "m", "input": held}), "responses")
+        exchange.answer, exchange.output = "the ledger tests pass", (newer,)
+        return exchange
+
+    out = [newer, history[-1]]
+    assert judges.summary_stands_for_answer(RESP, history, out, [answered(history[2:4])]) is None
+    found = judges.summary_stands_for_answer(RESP, history, out, [answered(history[3:4])])
+    assert found is not None and found.reason_id == "summary-of-unsent-messages" and "input item 0 (user)" in found
+
+
 IMAGE = "https://images.example.com/08-0badc0de.png"
 SEEN: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": "What does the failing dashboard in this screenshot show?"}, {"type": "image_url", "image_url": {"url": IMAGE}}]}
 
