@@ -719,15 +719,12 @@ class SummarizerServer:
         response.headers[TEST_DOUBLE_HEADER] = TEST_DOUBLE_LABEL
         return response(environ, start_response)
 
-    def _record(self, request: Request, api: str, *, body: Any = None) -> Exchange:
-        """Record ``request`` as an exchange of ``api``: its body as received, or ``body`` where given (a
-        scripted agent-model request, its script left out: no part of what the API reads)."""
-        if body is None:
-            raw = request.get_data(cache=True)
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+    def _record(self, request: Request, api: str) -> Exchange:
+        raw = request.get_data(cache=True)
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
         headers = {key.lower(): value for key, value in request.headers.items()}
         exchange = Exchange(RecordedRequest(request.method, request.path, headers, body), api)
         with self._cond:
@@ -836,9 +833,7 @@ class SummarizerServer:
         judged by the API's rules as any request's, then answered with the scripted items and stored; with
         server-side compaction on, after the compaction item it calls for (`summarizer_apis.server_compaction`).
         A scripted call of a deferred tool the input has not loaded is preceded by the model's client tool
-        search for it (`tool_search.search_first`). A server-side compaction is recorded as a summarizer
-        exchange (its request as the API reads it, the script left out; its answer the summary the compaction
-        item stands for, its output that item), so CORE-12 ties the item the framework keeps to it."""
+        search for it (`tool_search.search_first`)."""
         body, output, problem = self._scripted_request(request, api, "items")
         if problem is not None:
             return problem
@@ -850,12 +845,7 @@ class SummarizerServer:
             return _rejected(rejected, api)
         messages = api.as_messages(resolved)
         prompt = prompt_tokens(messages)
-        summary = deterministic_summary(messages)
-        compacted = server_compaction(resolved, summary, prompt)
-        if compacted is not None:  # the server's compaction is a summarizer answer like any other (SPEC CORE-12)
-            exchange = self._record(request, api.name, body={k: v for k, v in body.items() if k != SCRIPTED})
-            exchange.sent = resolved if resolved != exchange.request.body else None
-            exchange.answer, exchange.output = summary, (compacted,)
+        compacted = server_compaction(resolved, deterministic_summary(messages), prompt)
         output = tool_search.search_first(resolved, output) or output  # a deferred tool is searched for first
         answered = scripted_body(resolved, [compacted, *output] if compacted else output, prompt)
         self._bill(request.path, "model", prompt, answered["usage"]["output_tokens"])

@@ -182,32 +182,6 @@ def test_server_compaction_stores_the_compaction_item_the_response_starts_with(s
     assert not [e for e in server.exchanges if e.api == "compact"]  # no compaction session: the API compacts
 
 
-@pytest.mark.skipif(Version(version("openai-agents")) < Version("0.16.0"), reason="ModelSettings.context_management arrived in 0.16.0")
-def test_a_server_side_compaction_is_recorded_as_the_summarizer_answer_core_12_ties_its_item_to():
-    """The double records the server-side compaction it answers as a summarizer exchange (its request as the API
-    reads it, without the script; its answer the summary, its output the compaction item), so CORE-12 judges the
-    ``server_compaction`` configurations: the item the SDK stores is the one answered. Without the exchange the
-    same output is a summary no summarizer answered (which the suite held back as the note of a target that never
-    summarizes, so CORE-12 judged nothing)."""
-    from compaction_suite.adapters.openai_agents import runner
-    from compaction_suite.conformance import judges
-    from compaction_suite.conformance.summarizer_apis import SCRIPTED
-
-    items = _stored_rounds("about the repository layout " * 20)
-    with SummarizerServer() as server:
-        settings = connected(Settings(), server.base_url)
-        kept = asyncio.run(runner(settings, server_compaction=200).compact(items, iteration=1))
-        answered = [e for e in server.exchanges if e.api == "responses"]
-    assert len(answered) == 1 and SCRIPTED not in answered[0].body and answered[0].body.get("context_management")
-    assert [responses_format.kind(i) for i in answered[0].output] == ["compaction"] and answered[0].answer
-    assert judges.summary_stands_for_answer(responses_format.FORMAT, items, kept, answered) is None
-    missing = judges.summary_stands_for_answer(responses_format.FORMAT, items, kept, [])
-    assert missing is not None and missing.reason_id == "summary-without-summarizer-answer"
-    with SummarizerServer() as server:  # below the threshold: no compaction, no exchange
-        asyncio.run(runner(connected(Settings(), server.base_url), server_compaction=10**6).compact(items, iteration=1))
-        assert server.exchanges == []
-
-
 def test_server_compaction_is_refused_where_model_settings_has_no_context_management(monkeypatch):
     import agents
 
