@@ -192,6 +192,8 @@ class Suite:
         self.trigger_rounds: int | None = None
         """The size of the probe history at which the target first asked its summarizer."""
         self.summarizer_apis: set[str] = set()
+        self.server_side_only = False
+        """Whether every summary the probe saw was a server-side compaction (`Exchange.server_side`)."""
         """The APIs the target asked its summarizer through (``chat``, ``responses``, ``compact``, ``anthropic``)."""
         self.pending: list[Finding] = []
         """CORE-12 findings on calls that asked no summarizer, kept until the run shows whether the
@@ -351,7 +353,8 @@ class Suite:
         except Exception:  # noqa: BLE001 - a crash here is judged by the tests, not the probe
             out = history
         exchanges = self.server.exchanges
-        self.summarizer_apis |= {e.api for e in exchanges}
+        self.summarizer_apis |= {e.api for e in exchanges if not e.server_side}
+        self.server_side_only = bool(exchanges) and all(e.server_side for e in exchanges) and not self.summarizer_apis
         return bool(exchanges), not oracle.same(out, history)
 
     def filler(self, rounds: int) -> list[dict]:

@@ -178,6 +178,10 @@ class Exchange:
     sent: Any = None
     """The request as the API reads it, when that differs from its body: its ``previous_response_id``
     resolved into the stored chain before its ``input`` (`response_chains`)."""
+    server_side: bool = False
+    """Whether this summary was the provider's server-side compaction inside the agent's own model request
+    (the Messages API's ``compact_20260112`` edit): no separate summarizer request the fault sweep could fail
+    (SPEC Part A, "Wire formats", Decision: server-side compaction)."""
 
     @property
     def body(self) -> Any:
@@ -876,7 +880,7 @@ class SummarizerServer:
         if edit is not None and prompt >= anthropic_compaction.trigger(edit):
             summary = deterministic_summary(api.as_messages(read))
             exchange = self._record(request, api.name)
-            exchange.answer = summary
+            exchange.answer, exchange.server_side = summary, True
             reduced = _prompt({**read, "messages": [{"role": "assistant", "content": [anthropic_compaction.compaction_block(summary)]}]}, api)
             self._bill(request.path, anthropic_compaction.ITERATION, prompt, count_tokens(summary))
             usage = {"input_tokens": reduced, "output_tokens": completion, "iterations": anthropic_compaction.iterations((prompt, count_tokens(summary)), (reduced, completion))}

@@ -57,7 +57,7 @@ def test_past_the_trigger_the_answer_opens_with_the_compaction_block(server: Sum
     assert compaction.input_tokens > 50_000 > message.input_tokens
     billed = [(s.api, s.input_tokens, s.output_tokens) for s in server.served]
     assert billed == [("compaction", compaction.input_tokens, compaction.output_tokens), ("model", message.input_tokens, message.output_tokens)]
-    assert [e.api for e in server.exchanges] == ["anthropic"]
+    assert [e.api for e in server.exchanges] == ["anthropic"] and server.exchanges[0].server_side  # no fault sweep reaches it
 
 
 def test_below_the_trigger_no_compaction(server: SummarizerServer) -> None:

@@ -94,6 +94,10 @@ hanging summarizer costs a timeout per step."""
 TRANSIENT_SWEEP = hypothesis_settings(max_examples=1, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 """One example per transient fault (each waits out a client's retry backoff)."""
 NO_SUMMARIZER = "the target made no request to the suite's summarizer when it compacted: no summarizer fault can reach it"
+SERVER_SIDE = (
+    "the target's summaries are the provider's server-side compaction inside its own model requests, which the test double "
+    "does not fail: no summarizer fault can reach it (SPEC Part A, Wire formats, Decision: server-side compaction)"
+)
 
 substantial = histories(min_rounds=8, max_rounds=14)
 """Histories long enough that a compactor keeping a tail of rounds or of ten-odd messages
@@ -218,6 +222,8 @@ def summarizing(suite: Suite, history: Any, fault: str | None = None) -> Any:
     ``assume``) where even the grown history is not summarized."""
     if not suite.calls_summarizer:
         pytest.skip(NO_SUMMARIZER)
+    if fault is not None and suite.server_side_only:
+        pytest.skip(SERVER_SIDE)
     if fault is not None and (why := unsent(suite, fault)):
         pytest.skip(why)
     if asks(suite, history):
