@@ -87,8 +87,9 @@ def test_the_sandbox_agents_loop_cuts_the_next_turns_input_at_the_newest_compact
 @pytest.mark.parametrize("streamed", [False, True])
 def test_sandbox_compaction_returns_the_next_turns_input_the_capability_cut(streamed):
     """``openai_agents:sandbox_compaction``: the output is the model's input on the user's next turn, the probe taken
-    off: from the compaction item the API answered the history's last step with; CORE-12 ties that item to the
-    server-side compaction the double recorded, whose request held every item cut."""
+    off: from the compaction item the API answered the history's last step with. The double records no summarizer
+    exchange for a server-side compaction (SPEC Part A, Wire formats, Decision: server-side compaction), so CORE-12
+    holds such an output back as the note of a target that never summarizes."""
     from compaction_suite.adapters.openai_agents import sandbox_compaction
 
     items = _rounds("about the repository layout " * 20)
@@ -97,7 +98,9 @@ def test_sandbox_compaction_returns_the_next_turns_input_the_capability_cut(stre
         exchanges = server.exchanges
     assert _kinds(out) == ["compaction", "message"] and out[-1]["id"] == items[-1]["id"]
     assert not any(responses_format.FORMAT.structural(items, out).values())
-    assert judges.summary_stands_for_answer(responses_format.FORMAT, items, out, exchanges) is None
+    assert exchanges == []  # what CORE-12 would need, and the fault sweep would meet, is not recorded
+    missing = judges.summary_stands_for_answer(responses_format.FORMAT, items, out, exchanges)
+    assert missing is not None and missing.reason_id == "summary-without-summarizer-answer"  # held back, not judged
 
 
 def test_sandbox_compaction_below_the_threshold_sends_the_history():

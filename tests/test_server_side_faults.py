@@ -6,13 +6,14 @@ of its own meets them."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from compaction_suite.conformance.tests.common import SERVER_SIDE, summarizing
 
 
-def _suite(*, server_side_only: bool) -> SimpleNamespace:
+def _suite(*, server_side_only: bool) -> Any:
     """A TEST DOUBLE of the suite, holding only what `summarizing` reads before it grows a history."""
     return SimpleNamespace(calls_summarizer=True, server_side_only=server_side_only, summarizer_apis={"anthropic"})
 
