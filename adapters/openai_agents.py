@@ -1041,14 +1041,7 @@ def sandbox_compaction(settings: Any, **given: Any) -> Any:
             return list(items)  # a tool result no tool of the SDK returns as the history holds it
         n = next(_ids)
         sent: list[list[dict[str, Any]]] = []
-        closing = {"type": "message", "role": "assistant", "id": f"msg_sandbox_next_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
-
-        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            last = given[-1] if given else {}
-            if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
-                sent.append(given)
-                return [closing]
-            return step
+        answer = _next_turn_answer(step, sent, f"msg_sandbox_next_{n}")
 
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=AGENT_TIMEOUT, max_retries=0)
         store = memory.SQLiteSession(f"compaction-suite-sandbox-{n}")
@@ -1071,6 +1064,24 @@ def sandbox_compaction(settings: Any, **given: Any) -> Any:
 
     declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
     return make("openai_agents.SandboxAgent(Compaction)", {"core"}, run, declared=declared_, is_async=True)
+
+
+def _next_turn_answer(step: list[dict[str, Any]], sent: list[list[dict[str, Any]]], closing_id: str) -> Any:
+    """The scripted model of a run that ends on the user's next turn (`_server_compaction.PROBE`): it answers
+    the history's last ``step`` until that turn comes, then keeps the input it was sent there in ``sent`` and
+    closes the run with a short assistant message (id ``closing_id``)."""
+    from ._server_compaction import PROBE
+
+    closing = {"type": "message", "role": "assistant", "id": closing_id, "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
+
+    def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        last = given[-1] if given else {}
+        if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
+            sent.append(given)
+            return [closing]
+        return step
+
+    return answer
 
 
 SANDBOX_ROOT = os.path.join(tempfile.gettempdir(), "compaction-suite-sandbox-workspace")
@@ -1161,14 +1172,7 @@ def encrypted_session(settings: Any, **given: Any) -> Any:
             return list(items)
         n = next(_ids)
         sent: list[list[dict[str, Any]]] = []
-        closing = {"type": "message", "role": "assistant", "id": f"msg_encrypted_next_{n}", "status": "completed", "content": [{"type": "output_text", "text": "Noted.", "annotations": []}]}
-
-        def answer(given: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            last = given[-1] if given else {}
-            if item_kind(last) == "message" and last.get("role") == "user" and last.get("content") in (PROBE, [{"type": "input_text", "text": PROBE}]):
-                sent.append(given)
-                return [closing]
-            return step
+        answer = _next_turn_answer(step, sent, f"msg_encrypted_next_{n}")
 
         client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.summarizer_timeout, max_retries=0)
         store = memory.SQLiteSession(f"compaction-suite-encrypted-{n}")

@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from test_openai_agents_paths import _stored_rounds as _rounds
 
 from compaction_suite.conformance import judges
 from compaction_suite.conformance.formats import responses as responses_format
@@ -20,19 +21,6 @@ from compaction_suite.conformance.settings import Settings, connected
 from compaction_suite.conformance.summarizer_server import SummarizerServer
 
 pytest.importorskip("agents.sandbox.capabilities", reason="the OpenAI Agents SDK's sandbox agents are not installed (openai-agents 0.14.0 on)")
-
-
-def _rounds(about: str) -> list[dict]:
-    """Three rounds as the Runner stores them (a question, a read_file call and its output, an answer)."""
-    items: list[dict] = []
-    for i in range(3):
-        items += [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"question {i} {about}".rstrip()}]},
-            {"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": "read_file", "arguments": "{}", "status": "completed"},
-            {"type": "function_call_output", "call_id": f"call_{i}", "output": f"contents {i}"},
-            {"type": "message", "id": f"msg_{i}", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}]},
-        ]
-    return items
 
 
 def _kinds(items: list[dict]) -> list[str | None]:
