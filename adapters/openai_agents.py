@@ -1058,9 +1058,7 @@ def sandbox_compaction(settings: Any, **given: Any) -> Any:
         finally:
             store.close()
             await client.close()
-        if not sent:
-            raise AssertionError("the SDK's Runner sent the model no next turn")
-        return list(sent[-1][:-1])
+        return _next_turn_input(sent)
 
     declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
     return make("openai_agents.SandboxAgent(Compaction)", {"core"}, run, declared=declared_, is_async=True)
@@ -1082,6 +1080,13 @@ def _next_turn_answer(step: list[dict[str, Any]], sent: list[list[dict[str, Any]
         return step
 
     return answer
+
+
+def _next_turn_input(sent: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """What the model was last sent on the user's next turn (`_next_turn_answer` kept it), the probe taken off."""
+    if not sent:
+        raise AssertionError("the SDK's Runner sent the model no next turn")
+    return list(sent[-1][:-1])
 
 
 SANDBOX_ROOT = os.path.join(tempfile.gettempdir(), "compaction-suite-sandbox-workspace")
@@ -1194,9 +1199,7 @@ def encrypted_session(settings: Any, **given: Any) -> Any:
         finally:
             store.close()
             await client.close()
-        if not sent:
-            raise AssertionError("the SDK's Runner sent the model no next turn")
-        return list(sent[-1][:-1])
+        return _next_turn_input(sent)
 
     declared_ = {**declared("responses", system_prompt="outside"), **programs_held(agents)}
     return make("openai_agents.Runner+EncryptedSession(ttl)", {"core"}, run, declared=declared_, is_async=True)

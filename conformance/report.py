@@ -90,7 +90,7 @@ def _exercised(suite: Suite, clause: Any) -> int:
     """How many examples exercised ``clause``: for the fault clauses of a target that summarizes,
     the examples whose summarizer fault reached the summarizer (SPEC CORE-11 Decision); a target whose
     summaries are all server-side meets no fault, and counts as one that never summarizes does."""
-    if clause.exercised == "fault" and suite.summarizes and not suite.server_side_only:
+    if clause.exercised == "fault" and suite.fault_swept:
         return len(suite.observed.reached.get(clause.id, ()))
     return suite.observed.count(clause.id)
 
@@ -118,7 +118,7 @@ def _clause(clause: Any, entries: list[dict[str, Any]], finding: Finding | None,
         return item | _evidence(finding.history, finding.output, finding.case, clause.id)
     if status in ("skip", "pass", "unexercised") and any(e["outcome"] == "pass" for e in entries):
         status = "pass"
-    if clause.exercised == "fault" and suite.summarizes and not suite.server_side_only and status in ("skip", "pass", "unexercised") and exercised == 0:
+    if clause.exercised == "fault" and suite.fault_swept and status in ("skip", "pass", "unexercised") and exercised == 0:
         return item | {"status": "not-exercised", "reason": UNREACHED}
     if status in ("pass", "unexercised") and exercised == 0:
         why = "no example compacted where this clause speaks" if not clause.exercised_by_check else "no example reached its check"

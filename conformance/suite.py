@@ -192,9 +192,9 @@ class Suite:
         self.trigger_rounds: int | None = None
         """The size of the probe history at which the target first asked its summarizer."""
         self.summarizer_apis: set[str] = set()
+        """The APIs the target asked its summarizer through (``chat``, ``responses``, ``compact``, ``anthropic``)."""
         self.server_side_only = False
         """Whether every summary the probe saw was a server-side compaction (`Exchange.server_side`)."""
-        """The APIs the target asked its summarizer through (``chat``, ``responses``, ``compact``, ``anthropic``)."""
         self.pending: list[Finding] = []
         """CORE-12 findings on calls that asked no summarizer, kept until the run shows whether the
         target summarizes at all (a target that never does writes no summaries to judge)."""
@@ -303,6 +303,13 @@ class Suite:
     def summarizes(self) -> bool:
         """Whether the target asked the suite's summarizer in this run (probe included)."""
         return bool(self.summarizer_seen or self._calls_summarizer)
+
+    @property
+    def fault_swept(self) -> bool:
+        """Whether the fault sweep reaches the target: it asked the suite's summarizer in this run, and not only
+        through a provider's server-side compaction, which the test double does not fail (SPEC CORE-11 Decision:
+        summarizer reach; Part A, Wire formats, Decision: server-side compaction)."""
+        return self.summarizes and not self.server_side_only
 
     def reach(self, exchanges: list[Exchange], history: Any) -> None:
         """Count ``history`` as an example whose summarizer fault reached the summarizer (it
